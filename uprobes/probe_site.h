@@ -1,0 +1,25 @@
+// A place to put a probe: the result of resolving selectors against the
+// modules of a target. Everything the attacher needs, and everything the
+// trace's probe table records.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "formats/trace_types.h"
+
+namespace atrace::uprobes {
+
+struct ProbeSite {
+  uint32_t id = 0;           // becomes the BPF cookie; dense from 1
+  std::string name;          // demangled name, as shown in reports
+  std::string mangled;       // symbol as in the ELF file
+  std::string module;        // file name ("libc.so.6", "demo")
+  std::string path;          // path used to attach (the module file)
+  uint64_t address = 0;      // st_value
+  uint64_t size = 0;         // st_size
+  uint64_t offset = 0;       // file offset of the entry instruction
+  fmt::ProbePath entry_path = fmt::ProbePath::Unknown;
+};
+
+}  // namespace atrace::uprobes

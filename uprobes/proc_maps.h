@@ -1,0 +1,39 @@
+// The modules (executable file mappings) of a process or of a program about
+// to be launched.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace atrace::uprobes {
+
+class TargetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Module {
+  std::string path;  // as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6")
+  std::string name;  // basename ("libc.so.6")
+  bool is_main = false;
+};
+
+// Main executable first (from /proc/PID/exe), then every other file with an
+// executable mapping, each once. Throws TargetError ("no process with pid N").
+std::vector<Module> process_modules(pid_t pid);
+
+// For launch mode, before the program runs: the executable itself, then the
+// shared libraries its dynamic loader would load (asks the program's own
+// PT_INTERP loader with --list, as ldd does; nothing of the program runs).
+// Static executables give just themselves.
+std::vector<Module> launch_modules(const std::string& exe_path);
+
+// Resolves a command name like execvp would (PATH search); throws TargetError
+// "command not found: NAME".
+std::string find_executable(const std::string& cmd);
+
+}  // namespace atrace::uprobes

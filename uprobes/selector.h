@@ -1,0 +1,41 @@
+// Selectors: which functions to probe.
+//
+//   GLOB           demangled names in the main executable ("main", "ns::Class::*")
+//   MODULE:GLOB    names in a shared library chosen by file name or path glob
+//                  ("libz.so*:deflate*"); "::" in C++ names is not a separator
+//   re:REGEX       ECMAScript regex over demangled names in the main executable
+//   MODULE:re:REGEX
+// A list is comma-separated; commas inside <>, () or [] belong to the name.
+#pragma once
+
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace atrace::uprobes {
+
+class SelectorError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Selector {
+  std::string text;         // as the user wrote it, for messages
+  std::string module_glob;  // empty: the main executable
+  bool is_regex = false;
+  std::string pattern;      // glob or regex source
+  std::regex regex;         // compiled when is_regex
+
+  // file_name is the basename ("libc.so.6"), path the full path.
+  bool matches_module(const std::string& file_name, const std::string& path,
+                      bool is_main) const;
+  // Matches the full demangled name ("ns::f(int)") or the name without its
+  // parameter list and return type ("ns::f").
+  bool matches_name(const std::string& demangled) const;
+};
+
+// Throws SelectorError naming the bad selector (empty, bad regex).
+std::vector<Selector> parse_selectors(const std::string& list);
+
+}  // namespace atrace::uprobes

@@ -1,0 +1,82 @@
+// Per-function profile built from a trace's events: calls, inclusive
+// (total) and exclusive (self) time, min/max, unfinished calls. The analysis
+// every report is built from.
+//
+// Call trees are rebuilt per thread from entry/exit pairs. An exit that does
+// not match the innermost open call pops until it finds its entry (frames
+// skipped by longjmp or exceptions are closed at that exit's time); an exit
+// with no entry (the call started before recording) is ignored and counted.
+// Calls still open at the end count as calls, are closed at the end of the
+// recording and counted as `unfinished`. Recursion: total_ns counts only the
+// outermost activation of a function on a thread, so it never exceeds wall
+// time; calls, min and max count every activation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+
+namespace atrace::analysis {
+
+struct FunctionStats {
+  uint32_t id = 0;
+  std::string name;
+  std::string module;
+  uint32_t tid = 0;  // 0 in the all-threads profile
+  uint64_t calls = 0;
+  uint64_t unfinished = 0;
+  uint64_t total_ns = 0;
+  uint64_t self_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+struct ThreadSummary {
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  std::string name;
+  uint64_t events = 0;
+};
+
+struct Profile {
+  std::vector<FunctionStats> functions;            // all threads merged
+  std::vector<FunctionStats> per_thread;           // one row per (tid, function)
+  std::vector<ThreadSummary> threads;
+  uint64_t events = 0;
+  uint64_t orphan_exits = 0;  // exits whose entry was not recorded
+  uint64_t lost_events = 0;
+  uint64_t first_ts = 0, last_ts = 0;
+};
+
+class ProfileBuilder {
+ public:
+  explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
+  void add(const fmt::Event& ev);
+  // end_ts closes unfinished calls (the recording's end).
+  Profile finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
+                 const fmt::LostCounts& lost);
+
+ private:
+  struct Frame {
+    uint32_t id;
+    uint64_t start;
+    uint64_t child_ns;
+  };
+  struct ThreadState {
+    std::vector<Frame> stack;
+    std::map<uint32_t, uint32_t> active;  // id -> open activations (recursion)
+    uint64_t events = 0;
+  };
+  void close_frame(uint32_t tid, ThreadState& t, uint64_t ts, bool unfinished);
+
+  std::map<uint32_t, const fmt::ProbeInfo*> probes_;
+  std::map<uint32_t, ThreadState> threads_;
+  std::map<std::pair<uint32_t, uint32_t>, FunctionStats> per_thread_;  // (tid, id)
+  uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
+};
+
+}  // namespace atrace::analysis
