@@ -1,0 +1,33 @@
+// atrace: entry point. Parses the command line and hands over to the
+// subcommand; every subcommand lives in its own cmd_*.cpp.
+#include <cstdio>
+#include <exception>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"atrace: trace user functions and kernel events of a process with eBPF"};
+  app.set_version_flag("--version", ATRACE_VERSION);
+  app.require_subcommand(1);
+  int status = 0;
+  atrace::tools::add_record(app, status);
+  atrace::tools::add_report(app, status);
+  atrace::tools::add_info(app, status);
+  atrace::tools::add_list(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "atrace: %s (see atrace --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 1;
+  }
+  return status;
+}
