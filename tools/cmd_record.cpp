@@ -1,1 +1,96 @@
-// placeholder: being written
+// atrace record: parse options, hand over to the recorder (userspace/recorder).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+#include "userspace/recorder.h"
+
+namespace atrace::tools {
+
+namespace {
+
+// "8M", "512k", "1G", plain bytes.
+size_t parse_size(const std::string& s) {
+  size_t pos = 0;
+  unsigned long long v = std::stoull(s, &pos);
+  std::string unit = s.substr(pos);
+  if (unit == "k" || unit == "K" || unit == "KiB") v <<= 10;
+  else if (unit == "m" || unit == "M" || unit == "MiB") v <<= 20;
+  else if (unit == "g" || unit == "G" || unit == "GiB") v <<= 30;
+  else if (!unit.empty()) throw std::invalid_argument("bad size '" + s + "'");
+  return static_cast<size_t>(v);
+}
+
+struct RecordArgs {
+  RecordOptions opts;
+  std::string buffer_size = "8M";
+  std::string full_command_line;
+};
+
+}  // namespace
+
+void add_record(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<RecordArgs>();
+  auto* cmd = app.add_subcommand(
+      "record",
+      "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
+  cmd->add_option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
+      ->default_str("atrace.data");
+  auto* pid = cmd->add_option("-p,--pid", args->opts.pid, "Attach to this running process");
+  cmd->add_option("--select", args->opts.select,
+                  "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
+                  "(shared library by file name), re:REGEX")
+      ->required();
+  cmd->add_option("--exclude", args->opts.exclude, "Functions not to trace (same syntax)");
+  cmd->add_option("--duration", args->opts.duration_s, "Stop recording after SEC seconds")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
+      ->default_str("8M");
+  cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
+  auto* command = cmd->add_option("command", args->opts.command, "Command to launch (after --)");
+  pid->excludes(command);
+  cmd->positionals_at_end();
+  cmd->footer(
+      "Examples:\n"
+      "  atrace record --select='main,ns::*' -- ./prog arg\n"
+      "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
+      "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
+      "a launched command's exit status is passed on.");
+  cmd->callback([args, &exit_status]() {
+    auto& o = args->opts;
+    if (o.pid <= 0 && o.command.empty()) {
+      std::fprintf(stderr, "atrace: record needs a target: -p PID or -- CMD [ARGS...]\n");
+      exit_status = 2;
+      return;
+    }
+    try {
+      o.buffer_bytes = parse_size(args->buffer_size);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "atrace: bad --buffer-size '%s' (e.g. 8M)\n", args->buffer_size.c_str());
+      exit_status = 2;
+      return;
+    }
+    o.atrace_command_line = invocation();
+    try {
+      RecordResult r = record(o);
+      if (r.lost)
+        std::fprintf(stderr, "atrace: warning: %llu events lost (ring buffer full): try --buffer-size\n",
+                     static_cast<unsigned long long>(r.lost));
+      std::fprintf(stderr, "atrace: %llu events from %zu functions written to %s\n",
+                   static_cast<unsigned long long>(r.events), r.probes,
+                   o.output == "-" ? "stdout" : o.output.c_str());
+      exit_status = r.exit_status;
+    } catch (const RecordError& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
+      exit_status = 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
+      exit_status = 1;
+    }
+  });
+}
+
+}  // namespace atrace::tools

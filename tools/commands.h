@@ -6,7 +6,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace atrace::tools {
+
+// atrace's own command line, for trace headers.
+const std::string& invocation();
 
 void add_record(CLI::App& app, int& exit_status);
 void add_report(CLI::App& app, int& exit_status);

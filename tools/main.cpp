@@ -2,10 +2,18 @@
 // subcommand; every subcommand lives in its own cmd_*.cpp.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "tools/commands.h"
 
+namespace {
+std::string g_invocation;
+}
+
+const std::string& atrace::tools::invocation() { return g_invocation; }
+
 int main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) g_invocation += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"atrace: trace user functions and kernel events of a process with eBPF"};
   app.set_version_flag("--version", ATRACE_VERSION);
   app.require_subcommand(1);

@@ -1,1 +1,465 @@
-// placeholder: being written
+#include "userspace/recorder.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <sys/capability.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "bpf/atrace.h"
+#include "bpf/atrace.skel.h"
+#include "formats/trace_writer.h"
+#include "uprobes/elf_symbols.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/resolve.h"
+#include "uprobes/selector.h"
+#include "userspace/attach.h"
+#include "userspace/features.h"
+#include "userspace/reorder.h"
+#include "userspace/rings.h"
+#include "userspace/target.h"
+
+namespace atrace {
+
+namespace {
+
+constexpr uint64_t kDrainPeriodNs = 50'000'000;   // timer drain
+constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
+constexpr int kLostSlots = 8;                      // bpf: ATRACE_KIND_SLOTS
+
+uint64_t now_ns(clockid_t clock) {
+  struct timespec ts {};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool g_verbose = false;
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (!g_verbose && level != LIBBPF_WARN) return 0;
+  if (!g_verbose) return 0;  // libbpf's own warnings become our one-line errors
+  return vfprintf(stderr, fmt, args);
+}
+
+// Root, or at least the capabilities BPF uprobes need.
+bool has_tracing_privileges() {
+  if (geteuid() == 0) return true;
+  cap_t caps = cap_get_proc();
+  if (!caps) return false;
+  cap_flag_value_t bpf = CAP_CLEAR, perfmon = CAP_CLEAR;
+  cap_get_flag(caps, CAP_BPF, CAP_EFFECTIVE, &bpf);
+  cap_get_flag(caps, CAP_PERFMON, CAP_EFFECTIVE, &perfmon);
+  cap_free(caps);
+  return bpf == CAP_SET && perfmon == CAP_SET;
+}
+
+std::string read_comm(pid_t pid, uint32_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+struct SkelDeleter {
+  void operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
+};
+
+// Threads seen in the records, with names read while they live and taken
+// from their exit record when they die.
+class ThreadTable {
+ public:
+  explicit ThreadTable(pid_t pid) : pid_(pid) {}
+  void saw(const fmt::Event& ev) {
+    auto [it, fresh] = threads_.try_emplace(ev.tid);
+    auto& t = it->second;
+    if (fresh) {
+      t.tid = ev.tid;
+      t.pid = ev.pid;
+      t.first_ts = ev.ts;
+      t.name = read_comm(pid_, ev.tid);
+    }
+    t.last_ts = std::max(t.last_ts, ev.ts);
+    ++t.events;
+  }
+  void exited(uint32_t tid, uint32_t tgid, uint64_t ts, const char* comm) {
+    auto& t = threads_[tid];
+    if (!t.tid) {
+      t.tid = tid;
+      t.pid = tgid;
+      t.first_ts = ts;
+    }
+    t.last_ts = std::max(t.last_ts, ts);
+    t.name.assign(comm, strnlen(comm, ATRACE_COMM_LEN));
+  }
+  void refresh_names() {
+    for (auto& [tid, t] : threads_) {
+      std::string n = read_comm(pid_, tid);
+      if (!n.empty()) t.name = n;
+    }
+  }
+  std::vector<fmt::ThreadInfo> table() const {
+    std::vector<fmt::ThreadInfo> v;
+    for (const auto& [tid, t] : threads_) v.push_back(t);
+    return v;
+  }
+
+ private:
+  pid_t pid_;
+  std::map<uint32_t, fmt::ThreadInfo> threads_;
+};
+
+class StatusLine {
+ public:
+  StatusLine() : enabled_(isatty(STDERR_FILENO)) {}
+  void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\ratrace: %zu probes, %llu events, %llu lost, %.1f s\033[K", probes,
+                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(lost),
+                 elapsed);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+class Recorder {
+ public:
+  explicit Recorder(const RecordOptions& o) : opts_(o) {}
+  // A run that failed before anything was recorded leaves no file behind.
+  ~Recorder() {
+    if (writer_ && !header_written_ && opts_.output != "-") {
+      writer_.reset();
+      unlink(opts_.output.c_str());
+    }
+  }
+  RecordResult run();
+
+ private:
+  std::vector<uprobes::ProbeSite> resolve_sites(const KernelFeatures& f);
+  void load_bpf();
+  void on_record(const void* data, size_t size);
+  void drain_and_flush(uint64_t cutoff);
+  fmt::LostCounts read_lost() const;
+  uint64_t lost_total() const { return read_lost().total(); }
+
+  const RecordOptions& opts_;
+  std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
+  std::unique_ptr<PerCpuRings> rings_;
+  std::unique_ptr<fmt::TraceWriter> writer_;
+  std::unique_ptr<ThreadTable> threads_;
+  Reorderer reorder_;
+  uint64_t events_ = 0;
+  bool header_written_ = false;
+  int ncpus_ = 0;
+  std::string exe_path_;
+};
+
+std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f) {
+  std::vector<uprobes::Selector> include, exclude;
+  try {
+    include = uprobes::parse_selectors(opts_.select);
+    if (!opts_.exclude.empty()) exclude = uprobes::parse_selectors(opts_.exclude);
+  } catch (const uprobes::SelectorError& e) {
+    throw RecordError(e.what());
+  }
+  std::vector<uprobes::Module> modules;
+  try {
+    if (opts_.pid > 0) {
+      modules = uprobes::process_modules(opts_.pid);
+    } else {
+      exe_path_ = uprobes::find_executable(opts_.command.at(0));
+      modules = uprobes::launch_modules(exe_path_);
+    }
+    uprobes::ResolveOptions ro;
+    ro.nop5_supported = f.uprobe_syscall;
+    return uprobes::resolve_probe_sites(include, exclude, modules, ro);
+  } catch (const uprobes::TargetError& e) {
+    throw RecordError(e.what());
+  } catch (const uprobes::SelectorError& e) {
+    throw RecordError(e.what());
+  } catch (const uprobes::ElfError& e) {
+    throw RecordError(e.what());
+  }
+}
+
+void Recorder::load_bpf() {
+  skel_.reset(atrace_bpf::open());
+  if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + std::strerror(errno));
+  ncpus_ = libbpf_num_possible_cpus();
+  if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
+    throw RecordError("cannot determine the number of CPUs");
+  size_t ring = ring_size_for(opts_.buffer_bytes);
+  bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
+  bpf_map__set_max_entries(bpf_map__inner_map(skel_->maps.rings), static_cast<__u32>(ring));
+  skel_->rodata->ring_bytes = ring;
+  if (int err = atrace_bpf::load(skel_.get()); err) {
+    if (err == -EPERM || err == -EACCES)
+      throw RecordError("permission denied loading BPF programs: run atrace as root");
+    throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));
+  }
+  rings_ = std::make_unique<PerCpuRings>(bpf_map__fd(skel_->maps.rings), ncpus_, ring,
+                                         [this](const void* d, size_t n) { on_record(d, n); });
+}
+
+void Recorder::on_record(const void* data, size_t size) {
+  if (size < sizeof(atrace_rec_hdr)) return;
+  const auto* h = static_cast<const atrace_rec_hdr*>(data);
+  fmt::Event ev;
+  ev.ts = h->ts;
+  ev.pid = h->tgid;
+  ev.tid = h->tid;
+  ev.id = h->id;
+  ev.cpu = h->cpu;
+  switch (h->kind) {
+    case ATRACE_REC_FUNC_ENTRY: ev.kind = fmt::EventKind::FuncEntry; break;
+    case ATRACE_REC_FUNC_EXIT: ev.kind = fmt::EventKind::FuncExit; break;
+    case ATRACE_REC_THREAD_EXIT: {
+      if (size < sizeof(atrace_rec_comm)) return;
+      ev.kind = fmt::EventKind::ThreadExit;
+      threads_->exited(h->tid, h->tgid, h->ts, static_cast<const atrace_rec_comm*>(data)->comm);
+      reorder_.push(ev);
+      ++events_;
+      return;
+    }
+    default: return;
+  }
+  threads_->saw(ev);
+  reorder_.push(ev);
+  ++events_;
+}
+
+void Recorder::drain_and_flush(uint64_t cutoff) {
+  rings_->drain();
+  auto batch = reorder_.take_until(cutoff);
+  if (!batch.empty()) writer_->write_events(batch);
+}
+
+fmt::LostCounts Recorder::read_lost() const {
+  fmt::LostCounts lost;
+  lost.per_cpu.assign(static_cast<size_t>(ncpus_), 0);
+  if (!skel_) return lost;
+  std::vector<uint64_t> values(static_cast<size_t>(ncpus_));
+  for (__u32 k = 0; k < kLostSlots; ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lost), &k, values.data()) != 0) continue;
+    for (int c = 0; c < ncpus_; ++c) lost.per_cpu[static_cast<size_t>(c)] += values[static_cast<size_t>(c)];
+  }
+  return lost;
+}
+
+RecordResult Recorder::run() {
+  g_verbose = opts_.verbose;
+  libbpf_set_print(libbpf_print);
+  if (opts_.select.empty()) throw RecordError("nothing selected: give --select=PATTERNS");
+  if (!has_tracing_privileges())
+    throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
+  KernelFeatures features = detect_kernel_features();
+  if (auto missing = features.missing_requirement(); !missing.empty()) throw RecordError(missing);
+
+  // Everything that can fail on the user's input fails before the target
+  // is touched.
+  std::vector<uprobes::ProbeSite> sites = resolve_sites(features);
+  std::unique_ptr<Target> target;
+  if (opts_.pid > 0) {
+    try {
+      target = std::make_unique<Target>(Target::attach(opts_.pid));
+    } catch (const TargetError& e) {
+      throw RecordError(e.what());
+    }
+  }
+  try {
+    writer_ = std::make_unique<fmt::TraceWriter>(opts_.output);
+  } catch (const std::exception& e) {
+    throw RecordError(e.what());
+  }
+  load_bpf();
+
+  // Signals arrive through a signalfd; blocked before a child is forked,
+  // and unblocked again in the child before its exec.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
+  sigset_t old_mask;
+  sigprocmask(SIG_BLOCK, &sigs, &old_mask);
+  struct MaskRestore {
+    sigset_t m;
+    ~MaskRestore() { sigprocmask(SIG_SETMASK, &m, nullptr); }
+  } restore{old_mask};
+  UniqueFd sigfd(signalfd(-1, &sigs, SFD_CLOEXEC));
+
+  if (!target) {
+    try {
+      target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command));
+    } catch (const TargetError& e) {
+      throw RecordError(e.what());
+    }
+  }
+  const pid_t pid = target->pid();
+  threads_ = std::make_unique<ThreadTable>(pid);
+  __u32 tgid = static_cast<__u32>(pid);
+  __u8 one = 1;
+  bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &tgid, &one, BPF_ANY);
+  if (!atrace_bpf::attach(skel_.get()) && !skel_->links.thread_exit)
+    throw RecordError("cannot attach the thread-exit tracepoint");
+
+  fmt::TraceHeader header;
+  header.atrace_version = ATRACE_VERSION;
+  header.command_line = opts_.atrace_command_line;
+  header.target_pid = static_cast<uint32_t>(pid);
+  header.host = hostname();
+  header.kernel = features.release;
+  header.clock_id = CLOCK_MONOTONIC;
+
+  FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid);
+  std::vector<fmt::ProbeInfo> table;
+  size_t failed = 0;
+  std::string first_failure;
+  for (const auto& s : sites) {
+    std::string err = probes.attach(s);
+    if (!err.empty()) {
+      if (!failed++) first_failure = s.name + " in " + s.module + ": " + err;
+      continue;
+    }
+    fmt::ProbeInfo p;
+    p.id = s.id;
+    p.name = s.name;
+    p.module = s.module;
+    p.path = s.path;
+    p.address = s.address;
+    p.offset = s.offset;
+    p.path_kind = s.entry_path;
+    table.push_back(std::move(p));
+  }
+  if (table.empty()) {
+    if (failed && (errno == EPERM || errno == EACCES))
+      throw RecordError("permission denied attaching uprobes: run atrace as root");
+    throw RecordError("no probe could be attached (" + first_failure + ")");
+  }
+  if (failed)
+    std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
+                 failed, sites.size(), first_failure.c_str());
+
+  header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.start_real_ns = now_ns(CLOCK_REALTIME);
+  if (target->launched()) {
+    header.target_command = join(opts_.command);
+    try {
+      target->release();
+    } catch (const TargetError& e) {
+      throw RecordError(e.what());
+    }
+  } else {
+    header.target_command = target->command_line();
+  }
+  writer_->write_header(header);
+  writer_->write_probes(table);
+  header_written_ = true;
+
+  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+  struct itimerspec its {};
+  its.it_interval.tv_nsec = kDrainPeriodNs;
+  its.it_value.tv_nsec = kDrainPeriodNs;
+  timerfd_settime(timer.get(), 0, &its, nullptr);
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  auto watch = [&](int fd, uint64_t tag) {
+    struct epoll_event e {};
+    e.events = EPOLLIN;
+    e.data.u64 = tag;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
+  };
+  enum : uint64_t { kRings, kSignal, kTarget, kTimer };
+  watch(rings_->epoll_fd(), kRings);
+  watch(sigfd.get(), kSignal);
+  watch(target->pidfd(), kTarget);
+  watch(timer.get(), kTimer);
+
+  StatusLine status;
+  const uint64_t start = header.start_mono_ns;
+  const uint64_t deadline =
+      opts_.duration_s > 0 ? start + static_cast<uint64_t>(opts_.duration_s * 1e9) : UINT64_MAX;
+  bool stop = false;
+  while (!stop) {
+    struct epoll_event evs[4];
+    int n = epoll_wait(ep.get(), evs, 4, -1);
+    if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
+    for (int i = 0; i < n; ++i) {
+      switch (evs[i].data.u64) {
+        case kSignal: {
+          struct signalfd_siginfo si {};
+          (void)!read(sigfd.get(), &si, sizeof si);
+          stop = true;
+          break;
+        }
+        case kTarget: stop = true; break;
+        case kTimer: {
+          uint64_t ticks;
+          (void)!read(timer.get(), &ticks, sizeof ticks);
+          break;
+        }
+        default: break;
+      }
+    }
+    uint64_t now = now_ns(CLOCK_MONOTONIC);
+    if (now >= deadline) stop = true;
+    drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
+    status.show(table.size(), events_, lost_total(), static_cast<double>(now - start) / 1e9);
+  }
+
+  // Stop: entries first, then returns (attach.h), then everything in flight.
+  probes.detach_all();
+  if (!target->exited()) threads_->refresh_names();
+  rings_->drain();
+  auto rest = reorder_.take_all();
+  if (!rest.empty()) writer_->write_events(rest);
+  status.clear();
+
+  header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.end_real_ns = now_ns(CLOCK_REALTIME);
+  fmt::LostCounts lost = read_lost();
+  writer_->finish(header, threads_->table(), lost);
+
+  RecordResult r;
+  r.events = events_;
+  r.lost = lost.total();
+  r.probes = table.size();
+  // A launched target is left to finish, then its status is passed on.
+  r.exit_status = target->wait_exit();
+  return r;
+}
+
+}  // namespace
+
+RecordResult record(const RecordOptions& opts) { return Recorder(opts).run(); }
+
+}  // namespace atrace

@@ -1,0 +1,73 @@
+// Target: a launched child is held until released, passes its exit status
+// on, and never runs if atrace gives up before releasing it.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "userspace/target.h"
+
+using atrace::Target;
+using atrace::TargetError;
+
+namespace {
+std::string temp_path(const char* name) {
+  return std::string("/tmp/atrace_test_target_") + std::to_string(getpid()) + "_" + name;
+}
+bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
+}  // namespace
+
+TEST(Target, HeldChildDoesNotRunUntilReleased) {
+  std::string marker = temp_path("ran");
+  unlink(marker.c_str());
+  Target t = Target::launch_held("/bin/sh", {"sh", "-c", "touch " + marker + "; exit 3"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(exists(marker)) << "the child ran before release";
+  EXPECT_FALSE(t.exited());
+  t.release();
+  EXPECT_EQ(t.wait_exit(), 3);
+  EXPECT_TRUE(exists(marker));
+  unlink(marker.c_str());
+}
+
+TEST(Target, NeverReleasedChildExitsWithoutRunning) {
+  std::string marker = temp_path("never");
+  unlink(marker.c_str());
+  pid_t pid;
+  {
+    Target t = Target::launch_held("/bin/sh", {"sh", "-c", "touch " + marker});
+    pid = t.pid();
+  }  // destroyed unreleased: reaped, never exec'd
+  EXPECT_FALSE(exists(marker));
+  EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST(Target, FailedExecIsReported) {
+  Target t = Target::launch_held("/nonexistent/prog", {"prog"});
+  EXPECT_THROW(t.release(), TargetError);
+}
+
+TEST(Target, SignalDeathMapsTo128PlusSignal) {
+  Target t = Target::launch_held("/bin/sh", {"sh", "-c", "kill -TERM $$"});
+  t.release();
+  EXPECT_EQ(t.wait_exit(), 128 + 15);
+}
+
+TEST(Target, AttachToMissingPidFails) {
+  EXPECT_THROW(Target::attach(999999999), TargetError);
+}
+
+TEST(Target, AttachWatchesExit) {
+  Target child = Target::launch_held("/bin/sleep", {"sleep", "0.2"});
+  child.release();
+  Target watched = Target::attach(child.pid());
+  EXPECT_NE(watched.command_line().find("sleep 0.2"), std::string::npos);
+  struct pollfd p = {watched.pidfd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1);
+  EXPECT_EQ(child.wait_exit(), 0);
+}

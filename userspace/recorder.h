@@ -1,0 +1,48 @@
+// `atrace record`: the recording engine end to end.
+//
+//   selectors -> probe sites -> BPF programs -> per-CPU rings -> reorder
+//   -> trace writer
+//
+// The recorder owns every kernel object it creates (links, rings, maps) by
+// RAII, so however it leaves, probes go with it; the target is never
+// stopped (attach mode) and a launched target is always waited for.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace atrace {
+
+// A problem with the user's request or environment: printed as one line.
+class RecordError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RecordOptions {
+  std::string output = "atrace.data";
+  pid_t pid = 0;                      // attach mode when > 0
+  std::vector<std::string> command;   // launch mode when not empty
+  std::string select;                 // selector list (required)
+  std::string exclude;
+  double duration_s = 0;              // 0: until the target exits or a signal
+  size_t buffer_bytes = 8u << 20;     // per CPU
+  std::string atrace_command_line;    // for the trace header
+  bool verbose = false;
+};
+
+struct RecordResult {
+  int exit_status = 0;  // launch mode: the target's; attach mode: 0
+  uint64_t events = 0;
+  uint64_t lost = 0;
+  size_t probes = 0;
+};
+
+// Throws RecordError for anything the user can fix.
+RecordResult record(const RecordOptions& opts);
+
+}  // namespace atrace

@@ -1,0 +1,45 @@
+// The per-CPU ring buffers: one BPF ringbuf per CPU, installed in the BPF
+// program's ARRAY_OF_MAPS, drained by one libbpf ring_buffer consumer.
+// Draining never blocks a traced thread: the programs write without waking
+// us and we come by on a timer (or when a ring is past half full).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "userspace/unique_fd.h"
+
+struct ring_buffer;
+
+namespace atrace {
+
+class PerCpuRings {
+ public:
+  using Handler = std::function<void(const void* data, size_t size)>;
+
+  // Creates `ncpus` rings of `bytes` each (a power of two, multiple of the
+  // page size) and stores them at index cpu of the map `outer_map_fd`.
+  // Throws std::runtime_error.
+  PerCpuRings(int outer_map_fd, int ncpus, size_t bytes, Handler handler);
+  ~PerCpuRings();
+  PerCpuRings(const PerCpuRings&) = delete;
+  PerCpuRings& operator=(const PerCpuRings&) = delete;
+
+  // Readable when some ring forced a wake-up.
+  int epoll_fd() const;
+  // Hands every available record to the handler; returns how many.
+  size_t drain();
+
+ private:
+  static int on_record(void* ctx, void* data, size_t size);
+  std::vector<UniqueFd> rings_;
+  Handler handler_;
+  struct ring_buffer* rb_ = nullptr;
+};
+
+// Rounds a requested size up to a valid ring size (power of two, >= 1 page).
+size_t ring_size_for(size_t requested);
+
+}  // namespace atrace
