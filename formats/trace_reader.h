@@ -34,6 +34,9 @@ class TraceReader {
   // Warnings about the file (truncated, damaged parts), one line each.
   const std::vector<std::string>& warnings() const;
   uint64_t event_count() const;
+  // Format version found in the file (a newer minor version reads fine).
+  uint16_t version_major() const;
+  uint16_t version_minor() const;
 
   // Next event in global time order; false at the end.
   bool next(Event& ev);

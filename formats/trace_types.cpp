@@ -1,1 +1,26 @@
-// placeholder: being written
+// Names of the trace vocabulary's enums, as `atrace info`, `atrace script`
+// and the reports print them. Kept stable: scripts parse them.
+#include "formats/trace_types.h"
+
+namespace atrace::fmt {
+
+const char* to_string(EventKind k) {
+  switch (k) {
+    case EventKind::FuncEntry: return "entry";
+    case EventKind::FuncExit: return "exit";
+    case EventKind::ThreadExit: return "thread-exit";
+  }
+  return "unknown";
+}
+
+const char* to_string(ProbePath p) {
+  switch (p) {
+    case ProbePath::SingleStep: return "single-step";
+    case ProbePath::Emulated: return "emulated";
+    case ProbePath::Nop5: return "nop5";
+    case ProbePath::Unknown: break;
+  }
+  return "unknown";
+}
+
+}  // namespace atrace::fmt

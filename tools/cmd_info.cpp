@@ -1,1 +1,137 @@
-// placeholder: being written
+// `atrace info`: what a trace file holds, without analysing it: who recorded
+// what, where and when, the probe table (with the path each probe takes in
+// the kernel, the main factor of its cost), threads and lost events.
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "formats/trace_reader.h"
+#include "tools/commands.h"
+#include "userspace/report.h"
+
+namespace atrace::tools {
+namespace {
+
+// "2024-05-01T12:00:00.123+02:00" in the local time zone.
+std::string iso8601_local(uint64_t real_ns) {
+  if (real_ns == 0) return "unknown";
+  time_t secs = static_cast<time_t>(real_ns / 1000000000);
+  struct tm tm;
+  if (!localtime_r(&secs, &tm)) return "unknown";
+  char date[32], zone[8];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::strftime(zone, sizeof zone, "%z", &tm);  // +0200
+  std::string z = zone;
+  if (z.size() == 5) z.insert(3, ":");
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ".%03u", static_cast<unsigned>(real_ns / 1000000 % 1000));
+  return std::string(date) + ms + z;
+}
+
+void print_header(const fmt::TraceReader& r, const std::string& input) {
+  const auto& h = r.header();
+  std::printf("Trace file:      %s (format %u.%u)\n", input.c_str(), r.version_major(),
+              r.version_minor());
+  std::printf("atrace version:  %s\n", h.atrace_version.c_str());
+  std::printf("Recorded with:   %s\n", h.command_line.c_str());
+  std::printf("Target:          %s (pid %u)\n",
+              h.target_command.empty() ? "?" : h.target_command.c_str(), h.target_pid);
+  std::printf("Host:            %s, kernel %s\n", h.host.c_str(), h.kernel.c_str());
+  std::printf("Clock:           %s\n",
+              h.clock_id == 1 ? "CLOCK_MONOTONIC" : ("clock id " + std::to_string(h.clock_id)).c_str());
+  std::printf("Started:         %s\n", iso8601_local(h.start_real_ns).c_str());
+}
+
+// Duration from the header's clocks, or at least up to the last event when
+// the end was never written.
+void print_duration(fmt::TraceReader& r) {
+  const auto& h = r.header();
+  if (h.end_mono_ns > h.start_mono_ns) {
+    std::printf("Duration:        %s\n",
+                analysis::format_duration(h.end_mono_ns - h.start_mono_ns).c_str());
+    return;
+  }
+  uint64_t last = 0;
+  fmt::Event ev;
+  r.rewind();
+  while (r.next(ev)) last = ev.ts;
+  r.rewind();
+  if (last > h.start_mono_ns && h.start_mono_ns)
+    std::printf("Duration:        at least %s (end not recorded)\n",
+                analysis::format_duration(last - h.start_mono_ns).c_str());
+  else
+    std::printf("Duration:        unknown (end not recorded)\n");
+}
+
+void print_events(const fmt::TraceReader& r) {
+  std::printf("Events:          %" PRIu64 "\n", r.event_count());
+  const auto& lost = r.lost();
+  if (lost.per_cpu.empty()) {
+    std::printf("Lost events:     not recorded\n");
+    return;
+  }
+  std::printf("Lost events:     %" PRIu64, lost.total());
+  if (lost.total()) {
+    std::printf(" (");
+    const char* sep = "";
+    for (size_t cpu = 0; cpu < lost.per_cpu.size(); cpu++) {
+      if (!lost.per_cpu[cpu]) continue;
+      std::printf("%scpu%zu: %" PRIu64, sep, cpu, lost.per_cpu[cpu]);
+      sep = ", ";
+    }
+    std::printf(")");
+  }
+  std::printf("\n");
+}
+
+void print_probes(const fmt::TraceReader& r) {
+  std::printf("\nProbes: %zu\n", r.probes().size());
+  if (r.probes().empty()) return;
+  std::printf("  %6s  %-11s  %18s  %-20s  %s\n", "ID", "Path", "Address", "Module", "Function");
+  for (const auto& p : r.probes())
+    std::printf("  %6u  %-11s  %#18" PRIx64 "  %-20s  %s\n", p.id, fmt::to_string(p.path_kind),
+                p.address, p.module.c_str(), p.name.c_str());
+}
+
+void print_threads(const fmt::TraceReader& r) {
+  std::printf("\nThreads: %zu\n", r.threads().size());
+  if (r.threads().empty()) return;
+  std::printf("  %8s  %8s  %10s  %s\n", "TID", "PID", "Events", "Name");
+  for (const auto& t : r.threads())
+    std::printf("  %8u  %8u  %10" PRIu64 "  %s\n", t.tid, t.pid, t.events, t.name.c_str());
+}
+
+int run_info(const std::string& input) {
+  try {
+    fmt::TraceReader reader(input);
+    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    print_header(reader, input == "-" ? "stdin" : input);
+    print_duration(reader);
+    print_events(reader);
+    print_probes(reader);
+    print_threads(reader);
+    if (std::fflush(stdout) != 0) {
+      std::perror("atrace: stdout: write failed");
+      return 1;
+    }
+    return 0;
+  } catch (const fmt::TraceError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_info(CLI::App& app, int& exit_status) {
+  auto input = std::make_shared<std::string>("atrace.data");
+  CLI::App* cmd = app.add_subcommand(
+      "info", "What a trace file holds: header, probes and their kernel paths, threads, losses");
+  cmd->add_option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
+      ->capture_default_str();
+  cmd->callback([input, &exit_status] { exit_status = run_info(*input); });
+}
+
+}  // namespace atrace::tools

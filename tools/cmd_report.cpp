@@ -1,1 +1,61 @@
-// placeholder: being written
+// `atrace report`: reads a trace, builds the per-function profile and prints
+// it as a text table or as JSON (the stable interface, docs/report-json.md).
+#include <cstdio>
+#include <memory>
+
+#include "formats/trace_reader.h"
+#include "tools/commands.h"
+#include "userspace/profile.h"
+#include "userspace/report.h"
+
+namespace atrace::tools {
+namespace {
+
+struct ReportArgs {
+  std::string input = "atrace.data";
+  std::string sort = "total";
+  std::string format = "text";
+  bool threads = false;
+};
+
+int run_report(const ReportArgs& args) {
+  try {
+    fmt::TraceReader reader(args.input);
+    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    analysis::Profile profile = analysis::build_profile(reader);
+    analysis::ReportInput in{reader.header(), profile, reader.warnings()};
+    analysis::ReportOptions opt;
+    opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
+    opt.threads = args.threads;
+    std::string out = args.format == "json" ? analysis::render_json(in, opt)
+                                            : analysis::render_text(in, opt);
+    if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
+      std::perror("atrace: stdout: write failed");
+      return 1;
+    }
+    return 0;
+  } catch (const fmt::TraceError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
+  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      ->capture_default_str();
+  cmd->add_option("--sort", args->sort, "Order of the rows: calls, total, self, avg, max or name")
+      ->check(CLI::IsMember({"calls", "total", "self", "avg", "max", "name"}))
+      ->capture_default_str();
+  cmd->add_flag("--threads", args->threads, "One table per thread instead of all threads merged");
+  cmd->add_option("--format", args->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([args, &exit_status] { exit_status = run_report(*args); });
+}
+
+}  // namespace atrace::tools

@@ -14,10 +14,16 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/trace_types.h"
+
+namespace atrace::fmt {
+class TraceReader;
+}
 
 namespace atrace::analysis {
 
@@ -52,11 +58,17 @@ struct Profile {
   uint64_t first_ts = 0, last_ts = 0;
 };
 
+// A thread that exits (ThreadExit) with calls still open (pthread_exit,
+// exit() from a callee) has them closed at its exit time, counted unfinished.
+// Profile.functions is sorted by total_ns, largest first; per_thread by tid,
+// then total_ns. The builder keeps copies of what it needs: the probe vector
+// need not outlive it. finish() is called once.
 class ProfileBuilder {
  public:
   explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
   void add(const fmt::Event& ev);
-  // end_ts closes unfinished calls (the recording's end).
+  // end_ts closes unfinished calls (the recording's end); an end_ts before
+  // the last event (0: unknown, truncated trace) means the last event's time.
   Profile finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
                  const fmt::LostCounts& lost);
 
@@ -70,13 +82,29 @@ class ProfileBuilder {
     std::vector<Frame> stack;
     std::map<uint32_t, uint32_t> active;  // id -> open activations (recursion)
     uint64_t events = 0;
+    uint32_t pid = 0;
   };
   void close_frame(uint32_t tid, ThreadState& t, uint64_t ts, bool unfinished);
 
-  std::map<uint32_t, const fmt::ProbeInfo*> probes_;
+  std::map<uint32_t, fmt::ProbeInfo> probes_;
   std::map<uint32_t, ThreadState> threads_;
   std::map<std::pair<uint32_t, uint32_t>, FunctionStats> per_thread_;  // (tid, id)
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
 };
+
+// Orders of report rows (`atrace report --sort=KEY`).
+enum class SortKey { Calls, Total, Self, Avg, Max, Name };
+// "calls", "total", "self", "avg", "max", "name"; nullopt otherwise.
+std::optional<SortKey> parse_sort_key(std::string_view s);
+// Largest first for numbers, alphabetical for names; ties by name, module.
+void sort_functions(std::vector<FunctionStats>& rows, SortKey key);
+
+// Wall time of the recording: the header's end - start clocks, or from the
+// start to the last event when the end is missing (truncated trace).
+uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p);
+
+// Reads every event of `reader` (from its first) into a profile, closing
+// unfinished calls at the recording's end.
+Profile build_profile(fmt::TraceReader& reader);
 
 }  // namespace atrace::analysis

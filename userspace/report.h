@@ -1,0 +1,34 @@
+// The `atrace report` renderings of a Profile: a text table for people and
+// a JSON document for programs (a stable interface, docs/report-json.md).
+// Both take the same inputs so they always say the same thing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "userspace/profile.h"
+
+namespace atrace::analysis {
+
+struct ReportOptions {
+  SortKey sort = SortKey::Total;
+  bool threads = false;  // also per-thread rows
+};
+
+// Everything a report says: the recording's header, its profile and the
+// reader's warnings about the file.
+struct ReportInput {
+  const fmt::TraceHeader& header;
+  const Profile& profile;
+  const std::vector<std::string>& warnings;
+};
+
+// "812 ns", "20.1 ms", "1.52 s": three significant digits.
+std::string format_duration(uint64_t ns);
+
+std::string render_text(const ReportInput& in, const ReportOptions& opt);
+std::string render_json(const ReportInput& in, const ReportOptions& opt);
+
+}  // namespace atrace::analysis
