@@ -1,0 +1,78 @@
+// What the integration tests need from the machine and the build: paths of
+// atrace and the targets, whether real tracing can run here, temporary
+// directories, and ways to look at processes and probes from outside.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atrace::it {
+
+// Set by tests/integration/CMakeLists.txt.
+struct Paths {
+  static constexpr const char* atrace = ATRACE_BIN;
+  static constexpr const char* demo = ATRACE_DEMO_BIN;
+  static constexpr const char* target_c = TARGET_C_BIN;
+  static constexpr const char* target_cpp = TARGET_CPP_BIN;
+  static constexpr const char* target_threads = TARGET_THREADS_BIN;
+  static constexpr const char* target_lib = TARGET_LIB_BIN;
+};
+
+// True when the environment variable CI is "true": then a test that cannot
+// run must fail instead of being skipped.
+bool in_ci();
+
+// Empty when this process can trace (root, uprobe PMU, BTF, bpf() works);
+// otherwise why not.
+std::string tracing_unavailable_reason();
+
+// A fresh directory under $TMPDIR (or /tmp), removed at destruction unless
+// keep() was called (a failed test keeps its files for a look).
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  void keep() { keep_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  bool keep_ = false;
+};
+
+// A string unique to this test run, passed to targets as --tag=... so the
+// test can find (and clean up) its own processes in /proc.
+std::string unique_tag();
+
+// Processes whose command line contains `needle` (zombies excluded).
+std::vector<pid_t> pids_with_arg(const std::string& needle);
+// Kills them (SIGKILL): cleanup after a test that found leftovers.
+void kill_pids_with_arg(const std::string& needle);
+
+// The state letter of /proc/PID/stat ('R', 'S', 't', 'T', 'Z', ...), or
+// nullopt when there is no such process.
+std::optional<char> process_state(pid_t pid);
+
+// `len` bytes of the memory of process `pid` at `addr` (via /proc/PID/mem).
+std::optional<std::vector<std::uint8_t>> read_process_memory(pid_t pid, std::uint64_t addr,
+                                                             size_t len);
+
+// Lines of the kernel's uprobe_events that name a file of this build's
+// targets or demo: uprobes atrace created through tracefs and left behind.
+// nullopt when no tracefs is mounted (nothing can be checked then).
+std::optional<std::vector<std::string>> leftover_uprobe_events();
+
+// The value of the first "key=value" line of a target's stdout.
+std::optional<std::string> printed_value(const std::string& out, const std::string& key);
+// The same, as a decimal count.
+std::optional<long> printed_count(const std::string& out, const std::string& key);
+
+}  // namespace atrace::it
