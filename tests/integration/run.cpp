@@ -163,7 +163,9 @@ std::optional<std::string> Child::wait_for_line(std::string_view prefix, millise
 Result Child::wait(milliseconds timeout) {
   Result r;
   r.argv = argv_;
-  auto deadline = start_ + timeout;
+  // Counted from now: a long-running child (a target stopped late in its
+  // test) still gets the whole timeout to end.
+  auto deadline = Clock::now() + timeout;
   while (!try_reap()) {
     if (Clock::now() >= deadline) {
       ::kill(-pid_, SIGKILL);

@@ -53,8 +53,8 @@ class Child {
   bool running();
   void signal(int sig);
 
-  // Waits for the end, reading all output. After the timeout the process
-  // group gets SIGKILL and the result says timed_out.
+  // Waits for the end, reading all output. When `timeout` (from now) passes,
+  // the process group gets SIGKILL and the result says timed_out.
   Result wait(milliseconds timeout);
 
   // Everything read from stdout so far.
