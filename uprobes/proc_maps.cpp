@@ -1,1 +1,245 @@
-// placeholder: being written
+// Modules of a running process (/proc/PID/exe and /proc/PID/maps) or of a
+// program about to be launched (its dynamic loader's --list, like ldd, run
+// without a shell so nothing of the program itself executes).
+#include "uprobes/proc_maps.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "uprobes/elf_file.h"
+
+extern char** environ;
+
+namespace atrace::uprobes {
+
+namespace {
+
+std::string basename_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string strip_deleted(std::string path) {
+  constexpr std::string_view suffix = " (deleted)";
+  if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+    path.resize(path.size() - suffix.size());
+  return path;
+}
+
+std::string canonical(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+[[noreturn]] void proc_error(pid_t pid, const std::string& what, int err) {
+  if (err == ENOENT || err == ESRCH) throw TargetError("no process with pid " + std::to_string(pid));
+  if (err == EACCES || err == EPERM)
+    throw TargetError("cannot read " + what + ": permission denied (run as root or with CAP_SYS_PTRACE)");
+  throw TargetError("cannot read " + what + ": " + std::strerror(err));
+}
+
+std::string read_exe_link(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  struct stat st;
+  if (::stat(proc.c_str(), &st) != 0) proc_error(pid, proc, errno);
+  const std::string link = proc + "/exe";
+  std::string buf(PATH_MAX, '\0');
+  ssize_t n = ::readlink(link.c_str(), buf.data(), buf.size());
+  if (n < 0) {
+    int err = errno;
+    // /proc/PID exists but exe does not: a kernel thread or a zombie.
+    if (err == ENOENT)
+      throw TargetError("process " + std::to_string(pid) + " has no executable (kernel thread or exited?)");
+    proc_error(pid, link, err);
+  }
+  buf.resize(static_cast<size_t>(n));
+  return strip_deleted(buf);
+}
+
+// The path field of a /proc/PID/maps line for an executable file mapping,
+// or empty. Format: "start-end perms offset dev inode   path".
+std::string exec_mapping_path(const std::string& line) {
+  size_t pos = 0;
+  std::string_view fields[5];
+  for (auto& f : fields) {
+    while (pos < line.size() && line[pos] == ' ') ++pos;
+    size_t end = line.find(' ', pos);
+    if (end == std::string::npos) return {};
+    f = std::string_view(line).substr(pos, end - pos);
+    pos = end;
+  }
+  if (fields[1].size() < 3 || fields[1][2] != 'x') return {};
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  if (pos >= line.size() || line[pos] != '/') return {};  // [vdso], [stack], anonymous
+  return strip_deleted(line.substr(pos));
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// PT_INTERP of an executable, empty for a static one.
+std::string interpreter_of(const std::string& exe) {
+  detail::ElfFile file(exe);
+  if (file.status() == detail::ElfFile::Status::CannotOpen) throw TargetError(file.error());
+  if (file.status() == detail::ElfFile::Status::NotElf)
+    throw TargetError(exe + ": not an ELF executable (for a script, trace its interpreter)");
+  size_t n = 0;
+  if (elf_getphdrnum(file.elf(), &n) != 0) return {};
+  for (size_t i = 0; i < n; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(file.elf(), static_cast<int>(i), &ph) || ph.p_type != PT_INTERP) continue;
+    if (ph.p_offset >= file.image_size() || ph.p_filesz == 0) break;
+    size_t len = std::min<uint64_t>(ph.p_filesz, file.image_size() - ph.p_offset);
+    std::string interp(reinterpret_cast<const char*>(file.image()) + ph.p_offset, len);
+    interp.resize(std::strlen(interp.c_str()));  // drop the NUL terminator
+    return interp;
+  }
+  return {};
+}
+
+// Runs ARGV (no shell, inherited environment) and returns its stdout.
+std::string run_capture(const std::vector<std::string>& argv, int* exit_status) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw TargetError(std::string("pipe: ") + std::strerror(errno));
+  detail::UniqueFd rd(fds[0]), wr(fds[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, wr.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t child = -1;
+  int rc = ::posix_spawn(&child, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw TargetError("cannot run " + argv[0] + ": " + std::strerror(rc));
+  wr.reset();  // our copy: EOF once the child exits
+
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(rd.get(), buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  *exit_status = status;
+  return out;
+}
+
+// One line of "ld.so --list": "\tlibc.so.6 => /lib/.../libc.so.6 (0x...)",
+// "\t/lib64/ld-linux-x86-64.so.2 (0x...)", "\tlinux-vdso.so.1 (0x...)" or
+// "\tlibfoo.so => not found". Returns false for lines that name no file.
+bool parse_list_line(const std::string& exe, std::string_view line, std::string* reported,
+                     std::string* path) {
+  while (!line.empty() && (line.front() == '\t' || line.front() == ' ')) line.remove_prefix(1);
+  size_t addr = line.rfind(" (0x");
+  std::string_view head = addr == std::string_view::npos ? line : line.substr(0, addr);
+  size_t arrow = head.find(" => ");
+  if (arrow != std::string_view::npos) {
+    std::string_view target = head.substr(arrow + 4);
+    if (target == "not found")
+      throw TargetError("cannot launch " + exe + ": shared library " + std::string(head.substr(0, arrow)) +
+                        " not found (check LD_LIBRARY_PATH)");
+    *reported = std::string(head.substr(0, arrow));
+    *path = std::string(target);
+    return !path->empty() && path->front() == '/';
+  }
+  if (head.empty() || head.front() != '/') return false;  // linux-vdso.so.1, "statically linked"
+  *reported = std::string(head);
+  *path = std::string(head);
+  return true;
+}
+
+}  // namespace
+
+std::vector<Module> process_modules(pid_t pid) {
+  std::vector<Module> mods;
+  const std::string exe = read_exe_link(pid);
+  mods.push_back({exe, basename_of(exe), true});
+  std::set<std::string> seen{exe};
+
+  const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
+  std::ifstream maps(maps_path);
+  if (!maps) proc_error(pid, maps_path, errno);
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::string path = exec_mapping_path(line);
+    if (path.empty() || !seen.insert(path).second) continue;
+    mods.push_back({path, basename_of(path), false});
+  }
+  return mods;
+}
+
+std::vector<Module> launch_modules(const std::string& exe_path) {
+  std::vector<Module> mods;
+  const std::string exe = canonical(exe_path);
+  mods.push_back({exe, basename_of(exe_path), true});
+  const std::string interp = interpreter_of(exe_path);
+  if (interp.empty()) return mods;  // static
+
+  int status = 0;
+  const std::string out = run_capture({interp, "--list", exe_path}, &status);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw TargetError("cannot list the libraries of " + exe_path + ": " + interp + " --list failed");
+
+  std::set<std::string> seen{exe};
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t end = out.find('\n', pos);
+    if (end == std::string::npos) end = out.size();
+    std::string reported, path;
+    if (parse_list_line(exe_path, std::string_view(out).substr(pos, end - pos), &reported, &path)) {
+      path = canonical(path);
+      if (seen.insert(path).second) mods.push_back({path, basename_of(reported), false});
+    }
+    pos = end + 1;
+  }
+  return mods;
+}
+
+std::string find_executable(const std::string& cmd) {
+  if (cmd.empty()) throw TargetError("command not found: ''");
+  if (cmd.find('/') != std::string::npos) {
+    struct stat st;
+    if (::stat(cmd.c_str(), &st) != 0) throw TargetError("command not found: " + cmd);
+    if (!is_executable_file(cmd)) throw TargetError("not an executable file: " + cmd);
+    return cmd;
+  }
+  const char* env = std::getenv("PATH");
+  std::string_view search = env ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (;;) {
+    size_t colon = search.find(':');
+    std::string dir(search.substr(0, colon));
+    if (dir.empty()) dir = ".";  // an empty PATH element is the current directory
+    std::string candidate = dir + "/" + cmd;
+    if (is_executable_file(candidate)) return candidate;
+    if (colon == std::string_view::npos) break;
+    search.remove_prefix(colon + 1);
+  }
+  throw TargetError("command not found: " + cmd);
+}
+
+}  // namespace atrace::uprobes

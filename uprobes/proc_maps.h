@@ -17,19 +17,22 @@ class TargetError : public std::runtime_error {
 };
 
 struct Module {
-  std::string path;  // as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6")
-  std::string name;  // basename ("libc.so.6")
+  std::string path;  // as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6");
+                     // launch_modules(): the realpath of what the loader reports
+  std::string name;  // basename ("libc.so.6"; launch: of the name as reported)
   bool is_main = false;
 };
 
 // Main executable first (from /proc/PID/exe), then every other file with an
-// executable mapping, each once. Throws TargetError ("no process with pid N").
+// executable mapping, each once. Throws TargetError ("no process with pid N",
+// "... permission denied ...", a kernel thread has no executable).
 std::vector<Module> process_modules(pid_t pid);
 
 // For launch mode, before the program runs: the executable itself, then the
 // shared libraries its dynamic loader would load (asks the program's own
 // PT_INTERP loader with --list, as ldd does; nothing of the program runs).
-// Static executables give just themselves.
+// Static executables give just themselves. Throws TargetError when the file
+// is not ELF, or a needed library is "not found" (LD_LIBRARY_PATH applies).
 std::vector<Module> launch_modules(const std::string& exe_path);
 
 // Resolves a command name like execvp would (PATH search); throws TargetError

@@ -1,1 +1,129 @@
-// placeholder: being written
+// Parsing selector lists and matching them against modules and names.
+// Globs use fnmatch(3) without FNM_PATHNAME, so '*' also crosses "::" and '/'.
+#include "uprobes/selector.h"
+
+#include <fnmatch.h>
+
+#include <string_view>
+
+#include "uprobes/demangle.h"
+#include "uprobes/name_scan.h"
+
+namespace atrace::uprobes {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool is_open(char c) { return c == '<' || c == '(' || c == '[' || c == '{'; }
+bool is_close(char c) { return c == '>' || c == ')' || c == ']' || c == '}'; }
+
+// Splits at commas outside brackets; operator names ("operator<",
+// "operator,") are opaque tokens.
+std::vector<std::string_view> split_list(std::string_view list) {
+  std::vector<std::string_view> items;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < list.size();) {
+    size_t after_op = detail::skip_operator(list, i);
+    if (after_op != std::string_view::npos) {
+      i = after_op;
+      continue;
+    }
+    char c = list[i];
+    if (is_open(c)) {
+      ++depth;
+    } else if (is_close(c)) {
+      if (depth > 0) --depth;
+    } else if (c == ',' && depth == 0) {
+      items.push_back(list.substr(start, i - start));
+      start = i + 1;
+    }
+    ++i;
+  }
+  items.push_back(list.substr(start));
+  return items;
+}
+
+// Position of the MODULE:PATTERN separator: the first ':' that is not half
+// of "::"; npos when there is none.
+size_t module_separator(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != ':') continue;
+    if (i + 1 < s.size() && s[i + 1] == ':') {
+      ++i;  // skip the pair
+      continue;
+    }
+    return i;
+  }
+  return std::string_view::npos;
+}
+
+bool starts_with_re(std::string_view s) { return s.substr(0, 3) == "re:"; }
+
+[[noreturn]] void bad(std::string_view text, const std::string& why) {
+  throw SelectorError("bad selector '" + std::string(text) + "': " + why);
+}
+
+Selector parse_one(std::string_view text) {
+  Selector sel;
+  sel.text = std::string(text);
+  if (text.empty()) bad(text, "empty selector");
+
+  std::string_view rest = text;
+  if (!starts_with_re(rest)) {
+    size_t sep = module_separator(rest);
+    if (sep != std::string_view::npos) {
+      sel.module_glob = std::string(trim(rest.substr(0, sep)));
+      rest = trim(rest.substr(sep + 1));
+      if (sel.module_glob.empty()) bad(text, "empty module before ':'");
+    }
+  }
+  if (starts_with_re(rest)) {
+    sel.is_regex = true;
+    rest = rest.substr(3);
+  }
+  sel.pattern = std::string(rest);
+  if (sel.pattern.empty()) bad(text, sel.is_regex ? "empty regular expression" : "empty function pattern");
+  if (sel.is_regex) {
+    try {
+      sel.regex = std::regex(sel.pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      bad(text, e.what());
+    }
+  }
+  return sel;
+}
+
+bool glob(const std::string& pattern, const std::string& s) {
+  return fnmatch(pattern.c_str(), s.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+bool Selector::matches_module(const std::string& file_name, const std::string& path,
+                              bool is_main) const {
+  if (module_glob.empty()) return is_main;
+  return glob(module_glob, file_name) || glob(module_glob, path);
+}
+
+bool Selector::matches_name(const std::string& demangled) const {
+  return matches_name(demangled, base_name(demangled));
+}
+
+bool Selector::matches_name(const std::string& demangled, const std::string& base) const {
+  if (is_regex) return std::regex_search(demangled, regex) || std::regex_search(base, regex);
+  return glob(pattern, demangled) || glob(pattern, base);
+}
+
+std::vector<Selector> parse_selectors(const std::string& list) {
+  std::vector<Selector> out;
+  for (std::string_view item : split_list(list)) out.push_back(parse_one(trim(item)));
+  return out;
+}
+
+}  // namespace atrace::uprobes

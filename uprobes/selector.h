@@ -5,7 +5,8 @@
 //                  ("libz.so*:deflate*"); "::" in C++ names is not a separator
 //   re:REGEX       ECMAScript regex over demangled names in the main executable
 //   MODULE:re:REGEX
-// A list is comma-separated; commas inside <>, () or [] belong to the name.
+// A list is comma-separated; commas inside <>, (), [] or {} belong to the
+// name, spaces around items are ignored. Globs are fnmatch(3) patterns.
 #pragma once
 
 #include <regex>
@@ -33,9 +34,12 @@ struct Selector {
   // Matches the full demangled name ("ns::f(int)") or the name without its
   // parameter list and return type ("ns::f").
   bool matches_name(const std::string& demangled) const;
+  // Same, with base_name(demangled) already computed (resolving many symbols).
+  bool matches_name(const std::string& demangled, const std::string& base) const;
 };
 
-// Throws SelectorError naming the bad selector (empty, bad regex).
+// Throws SelectorError naming the bad selector (empty, bad regex), e.g.
+// "bad selector 're:(': <regex error>". An empty list is an empty selector.
 std::vector<Selector> parse_selectors(const std::string& list);
 
 }  // namespace atrace::uprobes

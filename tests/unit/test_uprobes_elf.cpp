@@ -1,0 +1,183 @@
+// ELF function symbols, checked against this test binary itself: the file
+// offset read_functions() computes must hold the very bytes the CPU runs.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <gtest/gtest.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <algorithm>
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "uprobes/elf_symbols.h"
+
+using atrace::uprobes::ElfError;
+using atrace::uprobes::ElfFunction;
+using atrace::uprobes::read_functions;
+
+extern "C" __attribute__((noinline)) int atrace_test_known_function(int x) noexcept {
+  // Enough work that the body is not trivial.
+  int acc = 0;
+  for (int i = 0; i < x; ++i) acc = acc * 31 + i;
+  asm volatile("" : "+r"(acc));
+  return acc;
+}
+
+// Aliases at the same address: the global one with the shortest name wins.
+extern "C" int atrace_test_w(int) noexcept __attribute__((weak, alias("atrace_test_known_function")));
+extern "C" int atrace_test_known_function_longer_alias(int) noexcept
+    __attribute__((alias("atrace_test_known_function")));
+
+namespace {
+
+const ElfFunction* find(const std::vector<ElfFunction>& fs, const std::string& name) {
+  for (const auto& f : fs)
+    if (f.mangled == name) return &f;
+  return nullptr;
+}
+
+// Load bias of the main executable (0 for non-PIE).
+uintptr_t main_load_bias() {
+  uintptr_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        *static_cast<uintptr_t*>(data) = info->dlpi_addr;
+        return 1;  // the first object is the main executable
+      },
+      &bias);
+  return bias;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    read_functions(path);
+  } catch (const ElfError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string temp_file(const std::string& tag, const std::string& content) {
+  std::string path = ::testing::TempDir() + "atrace_elf_" + tag + "_" + std::to_string(getpid());
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+}  // namespace
+
+TEST(UprobesElf, FindsKnownFunctionWithFileOffsetOfItsCode) {
+  volatile int sink = atrace_test_known_function(3);
+  (void)sink;
+  const auto funcs = read_functions("/proc/self/exe");
+  const ElfFunction* f = find(funcs, "atrace_test_known_function");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->demangled, "atrace_test_known_function");
+  EXPECT_GT(f->size, 4u);
+  EXPECT_LT(f->size, 4096u);
+
+  // st_value + load bias is where the function runs.
+  const auto* code = reinterpret_cast<const uint8_t*>(&atrace_test_known_function);
+  EXPECT_EQ(f->address + main_load_bias(), reinterpret_cast<uintptr_t>(code));
+
+  // The file bytes at offset are the bytes in memory, over the whole body.
+  std::vector<uint8_t> file_bytes(f->size);
+  int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ssize_t n = ::pread(fd, file_bytes.data(), file_bytes.size(), static_cast<off_t>(f->offset));
+  ::close(fd);
+  ASSERT_EQ(n, static_cast<ssize_t>(f->size));
+  EXPECT_EQ(std::memcmp(file_bytes.data(), code, f->size), 0);
+
+  // first_bytes is the start of the same code.
+  EXPECT_EQ(f->first_len, std::min<size_t>(16, f->size));
+  EXPECT_EQ(std::memcmp(f->first_bytes, code, f->first_len), 0);
+}
+
+TEST(UprobesElf, CollapsesAliasesPreferringGlobalThenShortest) {
+  const auto funcs = read_functions("/proc/self/exe");
+  EXPECT_NE(find(funcs, "atrace_test_known_function"), nullptr);
+  EXPECT_EQ(find(funcs, "atrace_test_w"), nullptr);  // weak loses though shorter
+  EXPECT_EQ(find(funcs, "atrace_test_known_function_longer_alias"), nullptr);
+  // One entry per address, sorted.
+  for (size_t i = 1; i < funcs.size(); ++i) EXPECT_LT(funcs[i - 1].address, funcs[i].address);
+}
+
+TEST(UprobesElf, DemanglesCppSymbols) {
+  const auto funcs = read_functions("/proc/self/exe");
+  // A GoogleTest function this binary certainly contains.
+  bool found = false;
+  for (const auto& f : funcs) {
+    if (f.mangled.rfind("_Z", 0) == 0 && f.demangled.find("testing::") != std::string::npos) {
+      found = true;
+      EXPECT_NE(f.demangled, f.mangled);
+      break;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(UprobesElf, ReadsLibcDynsymQuickly) {
+  Dl_info info{};
+  // gnu_get_libc_version: a libc function no sanitizer intercepts.
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&::gnu_get_libc_version), &info), 0);
+  ASSERT_NE(info.dli_fname, nullptr);
+  const std::string libc = info.dli_fname;
+  read_functions(libc);  // warm the page cache
+  const auto start = std::chrono::steady_clock::now();
+  const auto funcs = read_functions(libc);
+  const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(ms, 100.0) << "read_functions(" << libc << ") took " << ms << " ms";
+  EXPECT_GT(funcs.size(), 1000u);
+  // A function is found at the address it runs at, minus the load base.
+  const uintptr_t at = reinterpret_cast<uintptr_t>(&::gnu_get_libc_version) -
+                       reinterpret_cast<uintptr_t>(info.dli_fbase);
+  const ElfFunction* fn = find(funcs, "gnu_get_libc_version");
+  ASSERT_NE(fn, nullptr);
+  EXPECT_EQ(fn->address, at);
+  EXPECT_EQ(std::memcmp(fn->first_bytes, reinterpret_cast<const void*>(&::gnu_get_libc_version), fn->first_len), 0);
+  // strlen and memcpy are GNU IFUNCs.
+  EXPECT_NE(find(funcs, "fopen"), nullptr);
+  EXPECT_NE(find(funcs, "strlen"), nullptr);
+  EXPECT_NE(find(funcs, "memcpy"), nullptr);
+}
+
+TEST(UprobesElf, Errors) {
+  EXPECT_EQ(error_of("/nonexistent/atrace"), "/nonexistent/atrace: cannot open: No such file or directory");
+  const std::string text = temp_file("text", "#!/bin/sh\necho not an elf\n");
+  EXPECT_EQ(error_of(text), text + ": not an ELF file");
+  ::unlink(text.c_str());
+  const std::string empty = temp_file("empty", "");
+  EXPECT_EQ(error_of(empty), empty + ": not an ELF file");
+  ::unlink(empty.c_str());
+
+  // A valid ELF header with no sections at all: the stripped case.
+  std::string hdr(64, '\0');
+  const unsigned char ident[] = {0x7f, 'E', 'L', 'F', 2 /*64-bit*/, 1 /*LE*/, 1 /*version*/};
+  std::memcpy(hdr.data(), ident, sizeof ident);
+  hdr[16] = 2;     // e_type = ET_EXEC
+  hdr[18] = 0x3e;  // e_machine = x86-64
+  hdr[20] = 1;     // e_version
+  hdr[52] = 64;    // e_ehsize
+  const std::string bare = temp_file("bare", hdr);
+  EXPECT_EQ(error_of(bare), bare + ": no function symbols (stripped?)");
+  ::unlink(bare.c_str());
+}
+
+TEST(UprobesElf, ClosesItsFiles) {
+  auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                         std::filesystem::directory_iterator{});
+  };
+  const auto before = open_fds();
+  for (int i = 0; i < 50; ++i) {
+    read_functions("/proc/self/exe");
+    EXPECT_THROW(read_functions("/etc/passwd"), ElfError);
+  }
+  EXPECT_EQ(open_fds(), before);
+}

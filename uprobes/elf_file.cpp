@@ -1,0 +1,53 @@
+// Opening ELF files once, with ownership of every resource (see elf_file.h).
+#include "uprobes/elf_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+namespace atrace::uprobes::detail {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) reset(o.release());
+  return *this;
+}
+
+UniqueFd::~UniqueFd() { reset(); }
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+namespace {
+// libelf requires elf_version() once per process before any other call.
+void init_libelf() {
+  static std::once_flag once;
+  std::call_once(once, [] { elf_version(EV_CURRENT); });
+}
+}  // namespace
+
+ElfFile::ElfFile(const std::string& path) {
+  init_libelf();
+  fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd_) {
+    status_ = Status::CannotOpen;
+    error_ = path + ": cannot open: " + std::strerror(errno);
+    return;
+  }
+  // ELF_C_READ_MMAP maps the file once; elf_rawfile() then gives the image.
+  elf_.reset(elf_begin(fd_.get(), ELF_C_READ_MMAP, nullptr));
+  if (!elf_ || elf_kind(elf_.get()) != ELF_K_ELF) {
+    elf_.reset();
+    status_ = Status::NotElf;
+    error_ = path + ": not an ELF file";
+    return;
+  }
+  image_ = reinterpret_cast<const unsigned char*>(elf_rawfile(elf_.get(), &image_size_));
+  if (!image_) image_size_ = 0;
+}
+
+}  // namespace atrace::uprobes::detail

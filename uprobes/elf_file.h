@@ -1,0 +1,66 @@
+// Private helper: an ELF file opened read-only with libelf, owning its fd and
+// Elf* (RAII), mapped once so callers read symbols and code bytes from
+// memory instead of issuing one read per symbol.
+#pragma once
+
+#include <libelf.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace atrace::uprobes::detail {
+
+// Closes a file descriptor when it goes out of scope.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+struct ElfDeleter {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+using ElfPtr = std::unique_ptr<Elf, ElfDeleter>;
+
+// An opened ELF file. open() returns a null elf() with error() set when the
+// file cannot be opened or is not ELF; the caller picks the exception type.
+class ElfFile {
+ public:
+  enum class Status { Ok, CannotOpen, NotElf };
+
+  explicit ElfFile(const std::string& path);
+
+  Status status() const { return status_; }
+  const std::string& error() const { return error_; }  // "PATH: ..." message
+  Elf* elf() const { return elf_.get(); }
+  // The whole file image (libelf's mapping) and its size.
+  const unsigned char* image() const { return image_; }
+  size_t image_size() const { return image_size_; }
+
+ private:
+  UniqueFd fd_;
+  ElfPtr elf_;
+  const unsigned char* image_ = nullptr;
+  size_t image_size_ = 0;
+  Status status_ = Status::Ok;
+  std::string error_;
+};
+
+}  // namespace atrace::uprobes::detail
