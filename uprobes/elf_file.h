@@ -39,8 +39,9 @@ struct ElfDeleter {
 };
 using ElfPtr = std::unique_ptr<Elf, ElfDeleter>;
 
-// An opened ELF file. open() returns a null elf() with error() set when the
-// file cannot be opened or is not ELF; the caller picks the exception type.
+// An opened ELF file. The constructor leaves elf() null, with status() and
+// error() set, when the file cannot be opened or is not ELF; the caller picks
+// the exception type.
 class ElfFile {
  public:
   enum class Status { Ok, CannotOpen, NotElf };
