@@ -113,6 +113,7 @@ class ThreadTable {
     }
     t.last_ts = std::max(t.last_ts, ts);
     t.name.assign(comm, strnlen(comm, ATRACE_COMM_LEN));
+    ++t.events;
   }
   void refresh_names() {
     for (auto& [tid, t] : threads_) {
@@ -218,16 +219,27 @@ void Recorder::load_bpf() {
   if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
     throw RecordError("cannot determine the number of CPUs");
   size_t ring = ring_size_for(opts_.buffer_bytes);
+  try {
+    rings_ = std::make_unique<PerCpuRings>(ncpus_, ring);
+  } catch (const std::exception& e) {
+    if (errno == EPERM || errno == EACCES)
+      throw RecordError("permission denied creating BPF maps: run atrace as root");
+    throw RecordError(e.what());
+  }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
-  bpf_map__set_max_entries(bpf_map__inner_map(skel_->maps.rings), static_cast<__u32>(ring));
+  bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
   skel_->rodata->ring_bytes = ring;
   if (int err = atrace_bpf::load(skel_.get()); err) {
     if (err == -EPERM || err == -EACCES)
       throw RecordError("permission denied loading BPF programs: run atrace as root");
     throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));
   }
-  rings_ = std::make_unique<PerCpuRings>(bpf_map__fd(skel_->maps.rings), ncpus_, ring,
-                                         [this](const void* d, size_t n) { on_record(d, n); });
+  try {
+    rings_->install(bpf_map__fd(skel_->maps.rings),
+                    [this](const void* d, size_t n) { on_record(d, n); });
+  } catch (const std::exception& e) {
+    throw RecordError(e.what());
+  }
 }
 
 void Recorder::on_record(const void* data, size_t size) {

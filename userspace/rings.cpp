@@ -17,8 +17,7 @@ size_t ring_size_for(size_t requested) {
   return n;
 }
 
-PerCpuRings::PerCpuRings(int outer_map_fd, int ncpus, size_t bytes, Handler handler)
-    : handler_(std::move(handler)) {
+PerCpuRings::PerCpuRings(int ncpus, size_t bytes) {
   for (int cpu = 0; cpu < ncpus; ++cpu) {
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "atrace_ring", 0, 0,
                             static_cast<__u32>(bytes), nullptr);
@@ -27,6 +26,13 @@ PerCpuRings::PerCpuRings(int outer_map_fd, int ncpus, size_t bytes, Handler hand
                                " KiB ring buffer for CPU " + std::to_string(cpu) + ": " +
                                std::strerror(errno));
     rings_.emplace_back(fd);
+  }
+}
+
+void PerCpuRings::install(int outer_map_fd, Handler handler) {
+  handler_ = std::move(handler);
+  for (size_t cpu = 0; cpu < rings_.size(); ++cpu) {
+    int fd = rings_[cpu].get();
     __u32 key = static_cast<__u32>(cpu);
     if (bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
       throw std::runtime_error("cannot install ring buffer for CPU " + std::to_string(cpu) +

@@ -20,12 +20,17 @@ class PerCpuRings {
   using Handler = std::function<void(const void* data, size_t size)>;
 
   // Creates `ncpus` rings of `bytes` each (a power of two, multiple of the
-  // page size) and stores them at index cpu of the map `outer_map_fd`.
-  // Throws std::runtime_error.
-  PerCpuRings(int outer_map_fd, int ncpus, size_t bytes, Handler handler);
+  // page size). Throws std::runtime_error.
+  PerCpuRings(int ncpus, size_t bytes);
   ~PerCpuRings();
   PerCpuRings(const PerCpuRings&) = delete;
   PerCpuRings& operator=(const PerCpuRings&) = delete;
+
+  // A ring to serve as the outer map's inner-map template before the BPF
+  // object is loaded (libbpf 1.1 cannot resize its own template).
+  int template_fd() const { return rings_.front().get(); }
+  // Stores ring i at index i of the loaded outer map and starts consuming.
+  void install(int outer_map_fd, Handler handler);
 
   // Readable when some ring forced a wake-up.
   int epoll_fd() const;
