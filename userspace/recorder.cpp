@@ -14,7 +14,6 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 
@@ -29,6 +28,8 @@
 #include "userspace/features.h"
 #include "userspace/reorder.h"
 #include "userspace/rings.h"
+#include "userspace/status_line.h"
+#include "userspace/thread_table.h"
 #include "userspace/target.h"
 
 namespace atrace {
@@ -64,13 +65,6 @@ bool has_tracing_privileges() {
   return bpf == CAP_SET && perfmon == CAP_SET;
 }
 
-std::string read_comm(pid_t pid, uint32_t tid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
 std::string hostname() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
@@ -85,71 +79,6 @@ std::string join(const std::vector<std::string>& v) {
 
 struct SkelDeleter {
   void operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
-};
-
-// Threads seen in the records, with names read while they live and taken
-// from their exit record when they die.
-class ThreadTable {
- public:
-  explicit ThreadTable(pid_t pid) : pid_(pid) {}
-  void saw(const fmt::Event& ev) {
-    auto [it, fresh] = threads_.try_emplace(ev.tid);
-    auto& t = it->second;
-    if (fresh) {
-      t.tid = ev.tid;
-      t.pid = ev.pid;
-      t.first_ts = ev.ts;
-      t.name = read_comm(pid_, ev.tid);
-    }
-    t.last_ts = std::max(t.last_ts, ev.ts);
-    ++t.events;
-  }
-  void exited(uint32_t tid, uint32_t tgid, uint64_t ts, const char* comm) {
-    auto& t = threads_[tid];
-    if (!t.tid) {
-      t.tid = tid;
-      t.pid = tgid;
-      t.first_ts = ts;
-    }
-    t.last_ts = std::max(t.last_ts, ts);
-    t.name.assign(comm, strnlen(comm, ATRACE_COMM_LEN));
-    ++t.events;
-  }
-  void refresh_names() {
-    for (auto& [tid, t] : threads_) {
-      std::string n = read_comm(pid_, tid);
-      if (!n.empty()) t.name = n;
-    }
-  }
-  std::vector<fmt::ThreadInfo> table() const {
-    std::vector<fmt::ThreadInfo> v;
-    for (const auto& [tid, t] : threads_) v.push_back(t);
-    return v;
-  }
-
- private:
-  pid_t pid_;
-  std::map<uint32_t, fmt::ThreadInfo> threads_;
-};
-
-class StatusLine {
- public:
-  StatusLine() : enabled_(isatty(STDERR_FILENO)) {}
-  void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
-    if (!enabled_) return;
-    std::fprintf(stderr, "\ratrace: %zu probes, %llu events, %llu lost, %.1f s\033[K", probes,
-                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(lost),
-                 elapsed);
-    shown_ = true;
-  }
-  void clear() {
-    if (shown_) std::fputs("\r\033[K", stderr);
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
 };
 
 class Recorder {
@@ -169,6 +98,9 @@ class Recorder {
   void load_bpf();
   void on_record(const void* data, size_t size);
   void drain_and_flush(uint64_t cutoff);
+  std::vector<fmt::ProbeInfo> attach_functions(FunctionProbes& probes,
+                                               const std::vector<uprobes::ProbeSite>& sites);
+  void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
   fmt::LostCounts read_lost() const;
   uint64_t lost_total() const { return read_lost().total(); }
 
@@ -257,14 +189,12 @@ void Recorder::on_record(const void* data, size_t size) {
     case ATRACE_REC_THREAD_EXIT: {
       if (size < sizeof(atrace_rec_comm)) return;
       ev.kind = fmt::EventKind::ThreadExit;
-      threads_->exited(h->tid, h->tgid, h->ts, static_cast<const atrace_rec_comm*>(data)->comm);
-      reorder_.push(ev);
-      ++events_;
-      return;
+      threads_->exited(ev, static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
+      break;
     }
     default: return;
   }
-  threads_->saw(ev);
+  if (ev.kind != fmt::EventKind::ThreadExit) threads_->saw(ev);
   reorder_.push(ev);
   ++events_;
 }
@@ -287,6 +217,98 @@ fmt::LostCounts Recorder::read_lost() const {
   return lost;
 }
 
+std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
+                                                       const std::vector<uprobes::ProbeSite>& sites) {
+  std::vector<fmt::ProbeInfo> table;
+  size_t failed = 0;
+  int first_errno = 0;
+  std::string first_failure;
+  for (const auto& s : sites) {
+    std::string err = probes.attach(s);
+    if (!err.empty()) {
+      if (!failed++) {
+        first_errno = errno;
+        first_failure = s.name + " in " + s.module + ": " + err;
+      }
+      continue;
+    }
+    fmt::ProbeInfo p;
+    p.id = s.id;
+    p.name = s.name;
+    p.module = s.module;
+    p.path = s.path;
+    p.address = s.address;
+    p.offset = s.offset;
+    p.path_kind = s.entry_path;
+    table.push_back(std::move(p));
+  }
+  if (table.empty()) {
+    if (first_errno == EPERM || first_errno == EACCES)
+      throw RecordError("permission denied attaching uprobes: run atrace as root");
+    throw RecordError("no probe could be attached (" + first_failure + ")");
+  }
+  if (failed)
+    std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
+                 failed, sites.size(), first_failure.c_str());
+  return table;
+}
+
+// Drains on a timer (and on a forced ring wake-up) until a signal, the
+// target's exit or the --duration deadline.
+void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start) {
+  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+  struct itimerspec its {};
+  its.it_interval.tv_nsec = kDrainPeriodNs;
+  its.it_value.tv_nsec = kDrainPeriodNs;
+  timerfd_settime(timer.get(), 0, &its, nullptr);
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  auto watch = [&](int fd, uint64_t tag) {
+    struct epoll_event e {};
+    e.events = EPOLLIN;
+    e.data.u64 = tag;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
+  };
+  enum : uint64_t { kRings, kSignal, kTarget, kTimer };
+  watch(rings_->epoll_fd(), kRings);
+  watch(sigfd, kSignal);
+  watch(target.pidfd(), kTarget);
+  watch(timer.get(), kTimer);
+
+  StatusLine status;
+  const uint64_t deadline =
+      opts_.duration_s > 0 ? start + static_cast<uint64_t>(opts_.duration_s * 1e9) : UINT64_MAX;
+  bool stop = false;
+  while (!stop) {
+    struct epoll_event evs[4];
+    int n = epoll_wait(ep.get(), evs, 4, -1);
+    if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
+    for (int i = 0; i < n; ++i) {
+      switch (evs[i].data.u64) {
+        case kSignal: {
+          struct signalfd_siginfo si {};
+          (void)!read(sigfd, &si, sizeof si);
+          stop = true;
+          break;
+        }
+        case kTarget: stop = true; break;
+        case kTimer: {
+          uint64_t ticks;
+          (void)!read(timer.get(), &ticks, sizeof ticks);
+          break;
+        }
+        default: break;
+      }
+    }
+    uint64_t now = now_ns(CLOCK_MONOTONIC);
+    if (now >= deadline) stop = true;
+    drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
+    status.show(nprobes, events_, lost_total(), static_cast<double>(now - start) / 1e9);
+  }
+
+  status.clear();
+}
+
 RecordResult Recorder::run() {
   g_verbose = opts_.verbose;
   libbpf_set_print(libbpf_print);
@@ -299,6 +321,8 @@ RecordResult Recorder::run() {
   // Everything that can fail on the user's input fails before the target
   // is touched.
   std::vector<uprobes::ProbeSite> sites = resolve_sites(features);
+  // A reader that goes away (record -o - | head) is a write error, not a kill.
+  signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<Target> target;
   if (opts_.pid > 0) {
     try {
@@ -353,33 +377,7 @@ RecordResult Recorder::run() {
   header.clock_id = CLOCK_MONOTONIC;
 
   FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid);
-  std::vector<fmt::ProbeInfo> table;
-  size_t failed = 0;
-  std::string first_failure;
-  for (const auto& s : sites) {
-    std::string err = probes.attach(s);
-    if (!err.empty()) {
-      if (!failed++) first_failure = s.name + " in " + s.module + ": " + err;
-      continue;
-    }
-    fmt::ProbeInfo p;
-    p.id = s.id;
-    p.name = s.name;
-    p.module = s.module;
-    p.path = s.path;
-    p.address = s.address;
-    p.offset = s.offset;
-    p.path_kind = s.entry_path;
-    table.push_back(std::move(p));
-  }
-  if (table.empty()) {
-    if (failed && (errno == EPERM || errno == EACCES))
-      throw RecordError("permission denied attaching uprobes: run atrace as root");
-    throw RecordError("no probe could be attached (" + first_failure + ")");
-  }
-  if (failed)
-    std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
-                 failed, sites.size(), first_failure.c_str());
+  std::vector<fmt::ProbeInfo> table = attach_functions(probes, sites);
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);
@@ -397,56 +395,7 @@ RecordResult Recorder::run() {
   writer_->write_probes(table);
   header_written_ = true;
 
-  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-  struct itimerspec its {};
-  its.it_interval.tv_nsec = kDrainPeriodNs;
-  its.it_value.tv_nsec = kDrainPeriodNs;
-  timerfd_settime(timer.get(), 0, &its, nullptr);
-
-  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-  auto watch = [&](int fd, uint64_t tag) {
-    struct epoll_event e {};
-    e.events = EPOLLIN;
-    e.data.u64 = tag;
-    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
-  };
-  enum : uint64_t { kRings, kSignal, kTarget, kTimer };
-  watch(rings_->epoll_fd(), kRings);
-  watch(sigfd.get(), kSignal);
-  watch(target->pidfd(), kTarget);
-  watch(timer.get(), kTimer);
-
-  StatusLine status;
-  const uint64_t start = header.start_mono_ns;
-  const uint64_t deadline =
-      opts_.duration_s > 0 ? start + static_cast<uint64_t>(opts_.duration_s * 1e9) : UINT64_MAX;
-  bool stop = false;
-  while (!stop) {
-    struct epoll_event evs[4];
-    int n = epoll_wait(ep.get(), evs, 4, -1);
-    if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
-    for (int i = 0; i < n; ++i) {
-      switch (evs[i].data.u64) {
-        case kSignal: {
-          struct signalfd_siginfo si {};
-          (void)!read(sigfd.get(), &si, sizeof si);
-          stop = true;
-          break;
-        }
-        case kTarget: stop = true; break;
-        case kTimer: {
-          uint64_t ticks;
-          (void)!read(timer.get(), &ticks, sizeof ticks);
-          break;
-        }
-        default: break;
-      }
-    }
-    uint64_t now = now_ns(CLOCK_MONOTONIC);
-    if (now >= deadline) stop = true;
-    drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
-    status.show(table.size(), events_, lost_total(), static_cast<double>(now - start) / 1e9);
-  }
+  record_until_stop(*target, sigfd.get(), table.size(), header.start_mono_ns);
 
   // Stop: entries first, then returns (attach.h), then everything in flight.
   probes.detach_all();
@@ -454,7 +403,6 @@ RecordResult Recorder::run() {
   rings_->drain();
   auto rest = reorder_.take_all();
   if (!rest.empty()) writer_->write_events(rest);
-  status.clear();
 
   header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.end_real_ns = now_ns(CLOCK_REALTIME);

@@ -1,0 +1,32 @@
+// The one refreshed status line of `atrace record` on stderr, shown only
+// when stderr is a terminal (never in pipes or logs).
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+
+namespace atrace {
+
+class StatusLine {
+ public:
+  StatusLine() : enabled_(isatty(STDERR_FILENO)) {}
+  void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\ratrace: %zu probes, %llu events, %llu lost, %.1f s\033[K", probes,
+                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(lost),
+                 elapsed);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+}  // namespace atrace
