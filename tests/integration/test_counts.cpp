@@ -96,16 +96,29 @@ TEST_F(Counts, PieWithFourThreads) {
   expect_calls(*rep, "worker_step", 4 * 2000, r);
 
   // Four worker threads, distinct, none of them the main thread (which never
-  // calls worker_step), each with at least one event per call it made.
-  long long pid = printed_count(r.out, "pid").value_or(-1);
-  std::set<long long> tids;
-  for (const auto& t : (*rep)["threads"]) {
-    if (t["events"].get<long long>() == 0) continue;
-    tids.insert(t["tid"].get<long long>());
-    EXPECT_NE(t["tid"].get<long long>(), pid) << "the main thread called no traced function";
-    EXPECT_GE(t["events"].get<long long>(), 2000) << t.dump();
+  // calls worker_step). "threads" lists every thread with any event (the
+  // main thread has a few of its own), so the callers are the ones with at
+  // least an entry and an exit per call.
+  const long long pid = printed_count(r.out, "pid").value_or(-1);
+  std::set<long long> callers;
+  for (const auto& t : (*rep)["threads"])
+    if (t["events"].get<long long>() >= 2 * 2000) {
+      callers.insert(t["tid"].get<long long>());
+      EXPECT_NE(t["tid"].get<long long>(), pid) << "the main thread called no traced function";
+    }
+  EXPECT_EQ(callers.size(), 4u) << (*rep)["threads"].dump();
+
+  // With --threads, a function's calls split by thread: 2000 on each worker.
+  const auto* fn = find_function(*rep, "worker_step");
+  ASSERT_NE(fn, nullptr);
+  if (fn->contains("per_thread")) {
+    std::set<long long> split;
+    for (const auto& t : (*fn)["per_thread"]) {
+      EXPECT_EQ(t["calls"], 2000) << t.dump();
+      split.insert(t["tid"].get<long long>());
+    }
+    EXPECT_EQ(split, callers) << (*fn)["per_thread"].dump();
   }
-  EXPECT_EQ(tids.size(), 4u) << (*rep)["threads"].dump();
 }
 
 TEST_F(Counts, ThreadNamesAreRecorded) {
@@ -114,10 +127,11 @@ TEST_F(Counts, ThreadNamesAreRecorded) {
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
-  // The workers name themselves (pthread_setname_np) before their first call.
+  // The workers name themselves (pthread_setname_np) before their first
+  // call; they are the threads with an entry and an exit per call.
   std::set<std::string> names;
   for (const auto& t : (*rep)["threads"])
-    if (t["events"].get<long long>() > 0) names.insert(t["name"].get<std::string>());
+    if (t["events"].get<long long>() >= 2 * 100) names.insert(t["name"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"worker0", "worker1", "worker2", "worker3"}))
       << (*rep)["threads"].dump();
 }

@@ -17,6 +17,6 @@ int main(int argc, char** argv) {
     acc += shared_fn((int)i);
     TARGET_BARRIER();
   }
-  printf("shared_fn=%ld\nchecksum=%ld\n", shared_fn_calls(), acc);
+  printf("shared_fn=%ld\nchecksum=%ld\n", calls_of_shared_fn(), acc);
   return target_exit_code(argc, argv);
 }

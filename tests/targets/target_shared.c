@@ -14,4 +14,4 @@ TRACED int shared_fn(int x) {
   return x * 2;
 }
 
-long shared_fn_calls(void) { return shared_calls; }
+long calls_of_shared_fn(void) { return shared_calls; }

@@ -3,6 +3,6 @@
 #define ATRACE_TARGET_SHARED_H
 
 int shared_fn(int x);       /* traced; counts its calls */
-long shared_fn_calls(void); /* not traced: reports the count */
+long calls_of_shared_fn(void); /* the count; named so "shared_*" does not match it */
 
 #endif
