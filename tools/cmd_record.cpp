@@ -49,6 +49,11 @@ void add_record(CLI::App& app, int& exit_status) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
       ->default_str("8M");
+  cmd->add_option("--attach", args->opts.attach_mode,
+                  "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
+                  "perf (a perf-event link per probe)")
+      ->check(CLI::IsMember({"auto", "multi", "perf"}))
+      ->default_str("auto");
   cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
   auto* command = cmd->add_option("command", args->opts.command, "Command to launch (after --)");
   pid->excludes(command);

@@ -4,6 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+
+#include "userspace/uprobe_multi.h"
 
 namespace atrace {
 
@@ -12,12 +15,12 @@ void LinkDeleter::operator()(bpf_link* l) const { bpf_link__destroy(l); }
 namespace {
 
 LinkPtr attach_one(bpf_program* prog, pid_t pid, const uprobes::ProbeSite& site, bool ret,
-                   std::string& err) {
+                   std::string& err, int& error) {
   LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = site.id, .retprobe = ret);
   bpf_link* l = bpf_program__attach_uprobe_opts(prog, pid, site.path.c_str(), site.offset, &opts);
   if (!l) {
-    int e = errno;
-    err = std::string(ret ? "return probe: " : "entry probe: ") + std::strerror(e);
+    error = errno;
+    err = std::string(ret ? "return probe: " : "entry probe: ") + std::strerror(error);
     return nullptr;
   }
   return LinkPtr(l);
@@ -25,21 +28,69 @@ LinkPtr attach_one(bpf_program* prog, pid_t pid, const uprobes::ProbeSite& site,
 
 }  // namespace
 
-std::string FunctionProbes::attach(const uprobes::ProbeSite& site) {
-  // Return probe first: a call racing with attach then yields at worst an
-  // exit without entry (ignored by analyses), never an entry without exit.
+std::string FunctionProbes::attach_perf(const uprobes::ProbeSite& site, int& error) {
   std::string err;
-  LinkPtr exit = attach_one(exit_prog_, pid_, site, true, err);
+  LinkPtr exit = attach_one(exit_prog_, pid_, site, true, err, error);
   if (!exit) return err;
-  LinkPtr entry = attach_one(entry_prog_, pid_, site, false, err);
+  LinkPtr entry = attach_one(entry_prog_, pid_, site, false, err, error);
   if (!entry) return err;  // `exit` is destroyed on return
-  entries_.push_back(std::move(entry));
   exits_.push_back(std::move(exit));
+  entries_.push_back(std::move(entry));
   return {};
 }
 
+std::string FunctionProbes::attach_multi(const std::vector<const uprobes::ProbeSite*>& group,
+                                         int& error) {
+  std::vector<uint64_t> offsets, cookies;
+  for (const auto* s : group) {
+    offsets.push_back(s->offset);
+    cookies.push_back(s->id);
+  }
+  const std::string& path = group.front()->path;
+  int ret_fd = uprobe_multi_link_create(bpf_program__fd(exit_prog_), path, offsets, cookies,
+                                        true, pid_);
+  if (ret_fd < 0) {
+    error = -ret_fd;
+    return std::string("return probe: ") + std::strerror(error);
+  }
+  UniqueFd exit(ret_fd);
+  int entry_fd = uprobe_multi_link_create(bpf_program__fd(entry_prog_), path, offsets, cookies,
+                                          false, pid_);
+  if (entry_fd < 0) {
+    error = -entry_fd;
+    return std::string("entry probe: ") + std::strerror(error);
+  }
+  multi_exits_.push_back(std::move(exit));
+  multi_entries_.emplace_back(entry_fd);
+  return {};
+}
+
+std::vector<AttachFailure> FunctionProbes::attach(const std::vector<uprobes::ProbeSite>& sites) {
+  std::vector<AttachFailure> failures;
+  if (!multi_) {
+    for (const auto& s : sites) {
+      int error = 0;
+      if (auto err = attach_perf(s, error); !err.empty()) failures.push_back({&s, err, error});
+    }
+    return failures;
+  }
+  std::map<std::string, std::vector<const uprobes::ProbeSite*>> by_module;
+  for (const auto& s : sites) by_module[s.path].push_back(&s);
+  for (const auto& [path, group] : by_module) {
+    int error = 0;
+    if (attach_multi(group, error).empty()) continue;
+    // One bad site fails the whole link: find it by attaching one by one.
+    for (const auto* s : group) {
+      if (auto err = attach_multi({s}, error); !err.empty()) failures.push_back({s, err, error});
+    }
+  }
+  return failures;
+}
+
 void FunctionProbes::detach_all() {
+  multi_entries_.clear();
   entries_.clear();
+  multi_exits_.clear();
   exits_.clear();
 }
 

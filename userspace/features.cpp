@@ -20,6 +20,7 @@ void scan_kallsyms(KernelFeatures& f) {
   while (in >> addr >> type >> name) {
     if (name == "__x64_sys_uretprobe") f.uretprobe_syscall = true;
     else if (name == "__x64_sys_uprobe") f.uprobe_syscall = true;
+    else if (name == "bpf_uprobe_multi_link_attach") f.uprobe_multi = true;
     in.ignore(1 << 12, '\n');
   }
 }

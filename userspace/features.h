@@ -12,6 +12,7 @@ struct KernelFeatures {
   bool uprobe_pmu = false;      // perf_event_open uprobe PMU (required)
   bool uretprobe_syscall = false;  // 6.11+: cheaper return probes
   bool uprobe_syscall = false;     // 6.18+: optimized uprobes on NOP5
+  bool uprobe_multi = false;       // 6.6+: many uprobes per link
   std::string release;          // uname -r
 
   // Empty when recording can proceed; otherwise one line saying what is

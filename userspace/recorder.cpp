@@ -31,6 +31,7 @@
 #include "userspace/status_line.h"
 #include "userspace/thread_table.h"
 #include "userspace/target.h"
+#include "userspace/uprobe_multi.h"
 
 namespace atrace {
 
@@ -112,6 +113,7 @@ class Recorder {
   Reorderer reorder_;
   uint64_t events_ = 0;
   bool header_written_ = false;
+  bool use_multi_ = false;
   int ncpus_ = 0;
   std::string exe_path_;
 };
@@ -161,6 +163,11 @@ void Recorder::load_bpf() {
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
   skel_->rodata->ring_bytes = ring;
+  if (use_multi_) {
+    auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
+    bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
+    bpf_program__set_expected_attach_type(skel_->progs.func_exit, t);
+  }
   if (int err = atrace_bpf::load(skel_.get()); err) {
     if (err == -EPERM || err == -EACCES)
       throw RecordError("permission denied loading BPF programs: run atrace as root");
@@ -219,19 +226,12 @@ fmt::LostCounts Recorder::read_lost() const {
 
 std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
                                                        const std::vector<uprobes::ProbeSite>& sites) {
+  auto failures = probes.attach(sites);
+  std::map<uint32_t, const AttachFailure*> failed;
+  for (const auto& f : failures) failed[f.site->id] = &f;
   std::vector<fmt::ProbeInfo> table;
-  size_t failed = 0;
-  int first_errno = 0;
-  std::string first_failure;
   for (const auto& s : sites) {
-    std::string err = probes.attach(s);
-    if (!err.empty()) {
-      if (!failed++) {
-        first_errno = errno;
-        first_failure = s.name + " in " + s.module + ": " + err;
-      }
-      continue;
-    }
+    if (failed.count(s.id)) continue;
     fmt::ProbeInfo p;
     p.id = s.id;
     p.name = s.name;
@@ -242,14 +242,16 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
     p.path_kind = s.entry_path;
     table.push_back(std::move(p));
   }
+  if (failures.empty()) return table;
+  const AttachFailure& first = failures.front();
+  std::string what = first.site->name + " in " + first.site->module + ": " + first.reason;
   if (table.empty()) {
-    if (first_errno == EPERM || first_errno == EACCES)
+    if (first.error == EPERM || first.error == EACCES)
       throw RecordError("permission denied attaching uprobes: run atrace as root");
-    throw RecordError("no probe could be attached (" + first_failure + ")");
+    throw RecordError("no probe could be attached (" + what + ")");
   }
-  if (failed)
-    std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
-                 failed, sites.size(), first_failure.c_str());
+  std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
+               failures.size(), sites.size(), what.c_str());
   return table;
 }
 
@@ -336,6 +338,9 @@ RecordResult Recorder::run() {
   } catch (const std::exception& e) {
     throw RecordError(e.what());
   }
+  if (opts_.attach_mode == "multi" && !features.uprobe_multi)
+    throw RecordError("kernel " + features.release + " has no uprobe_multi links (Linux 6.6+)");
+  use_multi_ = opts_.attach_mode == "multi" || (opts_.attach_mode == "auto" && features.uprobe_multi);
   load_bpf();
 
   // Signals arrive through a signalfd; blocked before a child is forked,
@@ -376,7 +381,7 @@ RecordResult Recorder::run() {
   header.kernel = features.release;
   header.clock_id = CLOCK_MONOTONIC;
 
-  FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid);
+  FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid, use_multi_);
   std::vector<fmt::ProbeInfo> table = attach_functions(probes, sites);
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -397,6 +402,9 @@ RecordResult Recorder::run() {
 
   record_until_stop(*target, sigfd.get(), table.size(), header.start_mono_ns);
 
+  // The recording ends now; detaching takes a grace period or two.
+  header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.end_real_ns = now_ns(CLOCK_REALTIME);
   // Stop: entries first, then returns (attach.h), then everything in flight.
   probes.detach_all();
   if (!target->exited()) threads_->refresh_names();
@@ -404,8 +412,6 @@ RecordResult Recorder::run() {
   auto rest = reorder_.take_all();
   if (!rest.empty()) writer_->write_events(rest);
 
-  header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
-  header.end_real_ns = now_ns(CLOCK_REALTIME);
   fmt::LostCounts lost = read_lost();
   writer_->finish(header, threads_->table(), lost);
 

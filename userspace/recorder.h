@@ -33,6 +33,9 @@ struct RecordOptions {
   size_t buffer_bytes = 8u << 20;     // per CPU
   std::string atrace_command_line;    // for the trace header
   bool verbose = false;
+  // How probes are attached: "auto" (uprobe_multi links where the kernel
+  // has them), "multi" or "perf" (one perf-event link per probe).
+  std::string attach_mode = "auto";
 };
 
 struct RecordResult {

@@ -1,0 +1,38 @@
+// Both ways of attaching (uprobe_multi links, perf-event links) record the
+// same exact counts, across the executable and a shared library at once.
+#include "tests/integration/fixture.h"
+#include "tests/integration/report.h"
+
+namespace atrace::it {
+namespace {
+
+class AttachModes : public IntegrationTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(AttachModes, ExactCountsInExecutableAndLibrary) {
+  std::string out = file("modes.data");
+  Result r = record(out, "main,libtarget_shared.so:shared_fn", {Paths::target_lib, "40", tag_arg()},
+                    {std::string("--attach=") + GetParam()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "shared_fn"), 40) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "main"), 1) << function_names(*rep);
+  EXPECT_EQ(printed_count(r.out, "shared_fn").value_or(-1), 40) << r.describe();
+}
+
+TEST_P(AttachModes, ThreadsCreatedAfterAttachAreTraced) {
+  std::string out = file("threads.data");
+  Result r = record(out, "worker_step", {Paths::target_threads, "250", tag_arg()},
+                    {std::string("--attach=") + GetParam()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "worker_step"), 4 * 250);
+}
+
+INSTANTIATE_TEST_SUITE_P(Integration, AttachModes, ::testing::Values("multi", "perf"));
+
+}  // namespace
+}  // namespace atrace::it
