@@ -5,8 +5,8 @@
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc)
-DEBIAN_PACKAGES := build-essential cmake pkg-config clang llvm bpftool \
-	libbpf-dev libelf-dev libdw-dev libzstd-dev libcap-dev \
+DEBIAN_PACKAGES := build-essential cmake pkg-config clang bpftool \
+	libbpf-dev libelf-dev libzstd-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	bpftrace util-linux
 
