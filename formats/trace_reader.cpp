@@ -10,6 +10,7 @@
 //     from the events, without names;
 //   - a malformed header or probe table: TraceError (nothing useful can be
 //     said without them); other malformed sections: warning, section skipped.
+#include "formats/format_v1.h"
 #include "formats/trace_reader.h"
 
 #include <algorithm>
@@ -22,21 +23,7 @@
 namespace atrace::fmt {
 namespace {
 
-// Keep in sync with trace_writer.cpp and FORMAT.md.
-constexpr char kMagic[8] = {'A', 'T', 'R', 'A', 'C', 'E', '\0', '\0'};
-constexpr uint16_t kMajor = 1, kMinor = 0;
-constexpr size_t kPreambleSize = 12;       // magic + major + minor
-constexpr size_t kSectionHeadSize = 16;    // type + flags + length
-constexpr size_t kEventRecordSize = 24;
-enum SectionType : uint32_t {
-  kHeader = 1,
-  kProbes = 2,
-  kEvents = 3,
-  kThreads = 4,
-  kLost = 5,
-  kFinalHeader = 6,
-  kEnd = 7,
-};
+using namespace v1;  // NOLINT: the format's constants
 
 const char* section_name(uint32_t type) {
   switch (type) {

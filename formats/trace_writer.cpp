@@ -7,6 +7,7 @@
 // over small batches every ~100 ms; one section per batch would waste 16
 // bytes each and make many tiny writes), tables and END at finish.
 // Everything is encoded explicitly little-endian, independent of the host.
+#include "formats/format_v1.h"
 #include "formats/trace_writer.h"
 
 #include <cerrno>
@@ -16,18 +17,7 @@
 namespace atrace::fmt {
 namespace {
 
-// Keep in sync with trace_reader.cpp and FORMAT.md.
-constexpr char kMagic[8] = {'A', 'T', 'R', 'A', 'C', 'E', '\0', '\0'};
-constexpr uint16_t kMajor = 1, kMinor = 0;
-enum SectionType : uint32_t {
-  kHeader = 1,
-  kProbes = 2,
-  kEvents = 3,
-  kThreads = 4,
-  kLost = 5,
-  kFinalHeader = 6,
-  kEnd = 7,
-};
+using namespace v1;  // NOLINT: the format's constants
 constexpr size_t kFlushThreshold = 1 << 20;
 
 // Appends little-endian fields to a byte buffer.
