@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -37,7 +38,12 @@ namespace atrace {
 
 namespace {
 
-constexpr uint64_t kDrainPeriodNs = 50'000'000;   // timer drain
+// The timer drains every ring before it can fill: no probe hit produces
+// records faster than this (a hit costs well over 0.25 us), so half a ring's
+// fill time at that rate is a safe period. Programs never wake us.
+constexpr double kMaxRecordsPerSecPerCpu = 4e6;
+constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
+constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
 constexpr int kLostSlots = 8;                      // bpf: ATRACE_KIND_SLOTS
 
@@ -114,6 +120,7 @@ class Recorder {
   uint64_t events_ = 0;
   bool header_written_ = false;
   bool use_multi_ = false;
+  uint64_t drain_period_ns_ = kMaxDrainPeriodNs;
   int ncpus_ = 0;
   std::string exe_path_;
 };
@@ -162,7 +169,9 @@ void Recorder::load_bpf() {
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
-  skel_->rodata->ring_bytes = ring;
+  const double fill_s = static_cast<double>(ring / sizeof(atrace_rec_hdr)) / kMaxRecordsPerSecPerCpu;
+  drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
+                                kMaxDrainPeriodNs);
   if (use_multi_) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
     bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
@@ -255,13 +264,13 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
   return table;
 }
 
-// Drains on a timer (and on a forced ring wake-up) until a signal, the
+// Drains on a timer until a signal, the
 // target's exit or the --duration deadline.
 void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start) {
   UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
   struct itimerspec its {};
-  its.it_interval.tv_nsec = kDrainPeriodNs;
-  its.it_value.tv_nsec = kDrainPeriodNs;
+  its.it_interval.tv_nsec = static_cast<long>(drain_period_ns_);
+  its.it_value.tv_nsec = static_cast<long>(drain_period_ns_);
   timerfd_settime(timer.get(), 0, &its, nullptr);
 
   UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));

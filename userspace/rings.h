@@ -1,7 +1,7 @@
 // The per-CPU ring buffers: one BPF ringbuf per CPU, installed in the BPF
 // program's ARRAY_OF_MAPS, drained by one libbpf ring_buffer consumer.
 // Draining never blocks a traced thread: the programs write without waking
-// us and we come by on a timer (or when a ring is past half full).
+// us and we come by on a timer sized to the rings (userspace/recorder.cpp).
 #pragma once
 
 #include <cstddef>
@@ -32,7 +32,7 @@ class PerCpuRings {
   // Stores ring i at index i of the loaded outer map and starts consuming.
   void install(int outer_map_fd, Handler handler);
 
-  // Readable when some ring forced a wake-up.
+  // Readable when a program forces a wake-up (none does today).
   int epoll_fd() const;
   // Hands every available record to the handler; returns how many.
   size_t drain();
