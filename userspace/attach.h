@@ -55,6 +55,8 @@ class FunctionProbes {
  private:
   std::string attach_perf(const uprobes::ProbeSite& site, int& error);
   std::string attach_multi(const std::vector<const uprobes::ProbeSite*>& group, int& error);
+  void attach_multi_split(const std::vector<const uprobes::ProbeSite*>& group,
+                          std::vector<AttachFailure>& failures);
 
   bpf_program* entry_prog_;
   bpf_program* exit_prog_;

@@ -32,6 +32,22 @@ TEST_P(AttachModes, ThreadsCreatedAfterAttachAreTraced) {
   EXPECT_EQ(calls_of(*rep, "worker_step"), 4 * 250);
 }
 
+// Every function of libc at once: thousands of probes in a few links, one of
+// which the kernel refuses (on Debian 12's libc, pthread_spin_lock's first
+// instruction): the rest must still be attached and counted exactly.
+class AttachAtScale : public IntegrationTest {};
+
+TEST_F(AttachAtScale, WholeLibcWithOneUnprobeableFunction) {
+  std::string out = file("libc.data");
+  Result r = record(out, "libc.so.6:*", {Paths::target_c, "10", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "clock_nanosleep"), 3) << function_names(*rep);  // sleeper() x3
+  EXPECT_GT((*rep)["functions"].size(), 20u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Integration, AttachModes, ::testing::Values("multi", "perf"));
 
 }  // namespace
