@@ -10,18 +10,6 @@
 
 namespace atrace::uprobes::detail {
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-  if (this != &o) reset(o.release());
-  return *this;
-}
-
-UniqueFd::~UniqueFd() { reset(); }
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 namespace {
 // libelf requires elf_version() once per process before any other call.
 void init_libelf() {

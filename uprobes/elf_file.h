@@ -9,30 +9,11 @@
 #include <memory>
 #include <string>
 
+#include "userspace/unique_fd.h"
+
 namespace atrace::uprobes::detail {
 
-// Closes a file descriptor when it goes out of scope.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  ~UniqueFd();
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
+using atrace::UniqueFd;
 
 struct ElfDeleter {
   void operator()(Elf* e) const { elf_end(e); }
