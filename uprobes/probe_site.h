@@ -20,6 +20,7 @@ struct ProbeSite {
   uint64_t size = 0;         // st_size
   uint64_t offset = 0;       // file offset of the entry instruction
   fmt::ProbePath entry_path = fmt::ProbePath::Unknown;
+  std::string build_id;      // of the module, hex ("" if it has none)
 };
 
 }  // namespace atrace::uprobes

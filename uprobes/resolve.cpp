@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "uprobes/build_id.h"
 #include "uprobes/demangle.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/insn_class.h"
@@ -65,6 +66,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       continue;
     }
 
+    std::string build_id;  // read once per module, only if something matched
     for (const auto& f : funcs) {
       const std::string base = base_name(f.demangled);
       bool wanted = false;
@@ -93,6 +95,8 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       site.size = f.size;
       site.offset = f.offset;
       site.entry_path = entry_path(f, opts);
+      if (build_id.empty()) build_id = read_build_id(mod.path);
+      site.build_id = build_id;
       sites.push_back(std::move(site));
     }
   }
