@@ -18,6 +18,7 @@ const char* to_string(ProbePath p) {
     case ProbePath::SingleStep: return "single-step";
     case ProbePath::Emulated: return "emulated";
     case ProbePath::Nop5: return "nop5";
+    case ProbePath::Refused: return "refused";
     case ProbePath::Unknown: break;
   }
   return "unknown";

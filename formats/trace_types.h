@@ -43,6 +43,7 @@ enum class ProbePath : uint8_t {
   SingleStep = 1,  // instruction copied out of line and single-stepped
   Emulated = 2,    // kernel emulates the instruction (push, 1-byte nop, ...)
   Nop5 = 3,        // 5-byte NOP: optimized uprobe (call to trampoline)
+  Refused = 4,     // the kernel will not probe this instruction (never attached)
 };
 
 struct ProbeInfo {
@@ -54,6 +55,7 @@ struct ProbeInfo {
   uint64_t address = 0;  // ELF virtual address (st_value) in the module
   uint64_t offset = 0;   // file offset where the uprobe sits
   ProbePath path_kind = ProbePath::Unknown;
+  std::string build_id;  // GNU build-id of the module, lowercase hex; empty if none
 };
 
 struct ThreadInfo {

@@ -35,17 +35,20 @@ int run_list(const ListArgs& a) {
   ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
   auto sites = resolve_probe_sites(parse_selectors(a.pattern), {}, modules, ro);
-  size_t by_path[4] = {};
+  size_t by_path[5] = {};
   std::printf("%-11s %18s %8s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "MODULE", "FUNCTION");
   for (const auto& s : sites) {
-    by_path[static_cast<int>(s.entry_path) & 3]++;
+    by_path[static_cast<size_t>(s.entry_path) % 5]++;
     std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-20s %s\n", fmt::to_string(s.entry_path),
                 s.address, s.size, s.module.c_str(), s.name.c_str());
   }
-  std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step\n",
-              sites.size(), by_path[static_cast<int>(fmt::ProbePath::Nop5)],
-              by_path[static_cast<int>(fmt::ProbePath::Emulated)],
-              by_path[static_cast<int>(fmt::ProbePath::SingleStep)]);
+  auto n = [&](fmt::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
+  std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
+              sites.size(), n(fmt::ProbePath::Nop5), n(fmt::ProbePath::Emulated),
+              n(fmt::ProbePath::SingleStep));
+  if (n(fmt::ProbePath::Refused))
+    std::printf(", %zu refused by the kernel (cannot be traced)", n(fmt::ProbePath::Refused));
+  std::printf("\n");
   if (!f.uprobe_syscall)
     std::printf("kernel %s has no optimized uprobes: nop5 entries are emulated\n",
                 f.release.c_str());

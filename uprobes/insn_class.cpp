@@ -22,8 +22,30 @@ bool is_multibyte_nop(const uint8_t* code, size_t len) {
 
 }  // namespace
 
+// The kernel refuses (arch/x86/kernel/uprobes.c) instructions with an ES,
+// CS, SS, DS segment or LOCK prefix, and traps it must not step over. In
+// launch mode such a probe is registered before the code is mapped and the
+// refusal is silent: the function would just show no calls. So it is
+// caught here instead.
+bool kernel_refuses(const uint8_t* code, size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    switch (code[i]) {
+      case 0x26: case 0x2e: case 0x36: case 0x3e: case 0xf0:
+        return true;  // refused prefixes
+      case 0x64: case 0x65: case 0x66: case 0x67: case 0xf2: case 0xf3:
+        continue;  // other legacy prefixes: look at the next byte
+      case 0xcc: case 0xcd: case 0xce: case 0xf4:
+        return true;  // int3, int n, into, hlt
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
 ProbePath classify_entry(const uint8_t* code, size_t len) {
   if (!code || len == 0) return ProbePath::Unknown;
+  if (kernel_refuses(code, len)) return ProbePath::Refused;
   const uint8_t b0 = code[0];
 
   // The canonical 5-byte NOP, exactly: the optimized-uprobe site.

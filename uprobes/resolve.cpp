@@ -22,7 +22,11 @@ std::string main_description(const std::vector<Module>& modules) {
 
 fmt::ProbePath entry_path(const ElfFunction& f, const ResolveOptions& opts) {
   fmt::ProbePath p = classify_entry(f.first_bytes, f.first_len);
-  if (p == fmt::ProbePath::Nop5 && !opts.nop5_supported) p = fmt::ProbePath::Emulated;
+  // The kernel optimizes a NOP5 only when it does not cross a page (file
+  // offsets and addresses are congruent modulo the page size).
+  constexpr uint64_t kPage = 4096;
+  if (p == fmt::ProbePath::Nop5 && (!opts.nop5_supported || f.offset % kPage > kPage - 5))
+    p = fmt::ProbePath::Emulated;
   return p;
 }
 

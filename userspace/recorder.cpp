@@ -42,6 +42,7 @@ namespace {
 // records faster than this (a hit costs well over 0.25 us), so half a ring's
 // fill time at that rate is a safe period. Programs never wake us.
 constexpr double kMaxRecordsPerSecPerCpu = 4e6;
+constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;  // + the ring's own header
 constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
@@ -169,7 +170,7 @@ void Recorder::load_bpf() {
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
-  const double fill_s = static_cast<double>(ring / sizeof(atrace_rec_hdr)) / kMaxRecordsPerSecPerCpu;
+  const double fill_s = static_cast<double>(ring / kRingRecordBytes) / kMaxRecordsPerSecPerCpu;
   drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
                                 kMaxDrainPeriodNs);
   if (use_multi_) {
@@ -235,11 +236,27 @@ fmt::LostCounts Recorder::read_lost() const {
 
 std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
                                                        const std::vector<uprobes::ProbeSite>& sites) {
-  auto failures = probes.attach(sites);
+  // Sites the kernel would refuse are reported, not attached: in launch mode
+  // the kernel's refusal would be silent (uprobes/insn_class.h).
+  std::vector<uprobes::ProbeSite> attachable;
+  std::vector<const uprobes::ProbeSite*> refused;
+  for (const auto& s : sites) {
+    if (s.entry_path == fmt::ProbePath::Refused) refused.push_back(&s);
+    else attachable.push_back(s);
+  }
+  if (!refused.empty())
+    std::fprintf(stderr,
+                 "atrace: warning: %zu function(s) start with an instruction the kernel cannot "
+                 "probe and are not traced (first: %s in %s)\n",
+                 refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
+  if (attachable.empty())
+    throw RecordError("no selected function can be probed: " + refused.front()->name +
+                      " starts with an instruction the kernel refuses to probe");
+  auto failures = probes.attach(attachable);
   std::map<uint32_t, const AttachFailure*> failed;
   for (const auto& f : failures) failed[f.site->id] = &f;
   std::vector<fmt::ProbeInfo> table;
-  for (const auto& s : sites) {
+  for (const auto& s : attachable) {
     if (failed.count(s.id)) continue;
     fmt::ProbeInfo p;
     p.id = s.id;
@@ -249,6 +266,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
     p.address = s.address;
     p.offset = s.offset;
     p.path_kind = s.entry_path;
+    p.build_id = s.build_id;
     table.push_back(std::move(p));
   }
   if (failures.empty()) return table;
@@ -260,7 +278,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
     throw RecordError("no probe could be attached (" + what + ")");
   }
   std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
-               failures.size(), sites.size(), what.c_str());
+               failures.size(), attachable.size(), what.c_str());
   return table;
 }
 
