@@ -1,10 +1,14 @@
-// Reads a trace file written by TraceWriter.
+// Reads a trace file written by TraceWriter (format 2, formats/FORMAT.md).
 //
-// open() reads the tables; next() hands out events in global timestamp order.
+// Opening reads the tables and verifies every block's checksum (damage is
+// known, and warned about, before any event is handed out); next() then
+// merges the threads' blocks in global time order, holding at most one
+// decoded block per thread: memory does not grow with the file.
 // Errors (not a trace, newer major version, unreadable) throw TraceError with
 // a one-line message meant for the user.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -31,8 +35,15 @@ class TraceReader {
   const std::vector<ProbeInfo>& probes() const;
   const std::vector<ThreadInfo>& threads() const;
   const LostCounts& lost() const;
-  // Warnings about the file (truncated, damaged parts), one line each.
+  // Warnings about the file (truncated, damaged parts, unknown event kinds),
+  // one line each. Reading events can add some (a block that does not decode,
+  // kinds from a newer minor version).
   const std::vector<std::string>& warnings() const;
+  // A block or table failed its checksum or did not decode: some events are
+  // missing for a reason other than the recorder being stopped. Commands exit
+  // non-zero for such a file.
+  bool damaged() const;
+  // Events stored in the readable blocks (from the index).
   uint64_t event_count() const;
   // Format version found in the file (a newer minor version reads fine).
   uint16_t version_major() const;
@@ -42,6 +53,12 @@ class TraceReader {
   bool next(Event& ev);
   // Start again from the first event.
   void rewind();
+
+  // Instrumentation (tests): readable blocks in the file, decoded blocks held
+  // in memory now, and the most held at once.
+  uint64_t block_count() const;
+  uint64_t live_blocks() const;
+  uint64_t peak_live_blocks() const;
 
  private:
   struct Impl;

@@ -1,207 +1,198 @@
-// TraceWriter for format v1 (formats/FORMAT.md): a magic, then
-// self-delimiting sections `u32 type, u32 flags, u64 length, payload`.
+// TraceWriter for format 2 (formats/FORMAT.md): a preamble, then frames.
 //
-// Sections are written as soon as their content is known, so a file cut
-// short by a killed recorder still holds every complete section: header and
-// probes at the start, events in sections of about 1 MiB (the recorder hands
-// over small batches every ~100 ms; one section per batch would waste 16
-// bytes each and make many tiny writes), tables and END at finish.
-// Everything is encoded explicitly little-endian, independent of the host.
-#include "formats/format_v1.h"
+// Each thread has one open block in memory. A block becomes an EVENTS frame
+// (zstd-compressed, checksummed) when it is full, when its oldest event is
+// older than max_age_ns, or at finish; frames go to the kernel with write(2)
+// at once, so a killed recorder loses only the open blocks (at most about a
+// second of events). The footer (index, threads, losses, end clocks) and the
+// trailer pointing at it are written by finish() only: a file without them
+// was not finished, and the reader rebuilds the index by scanning.
 #include "formats/trace_writer.h"
 
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
+
+#include "formats/block_codec.h"
+#include "formats/format_v2.h"
+#include "formats/frame.h"
+#include "formats/metadata_codec.h"
 
 namespace atrace::fmt {
+
+using namespace v2;  // NOLINT: the format's constants
+
 namespace {
 
-using namespace v1;  // NOLINT: the format's constants
-constexpr size_t kFlushThreshold = 1 << 20;
-
-// Appends little-endian fields to a byte buffer.
-class Encoder {
- public:
-  void u8(uint8_t v) { buf_.push_back(v); }
-  void u16(uint16_t v) { le(v, 2); }
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void str(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    buf_.insert(buf_.end(), s.begin(), s.end());
-  }
-  // Patches a u32 written earlier at `pos` (entry sizes known only after).
-  void patch_u32(size_t pos, uint32_t v) {
-    for (int i = 0; i < 4; i++) buf_[pos + i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  size_t size() const { return buf_.size(); }
-  const std::vector<uint8_t>& bytes() const { return buf_; }
-  void clear() { buf_.clear(); }
-
- private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; i++) buf_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  std::vector<uint8_t> buf_;
-};
-
-void encode_header(Encoder& e, const TraceHeader& h) {
-  e.str(h.atrace_version);
-  e.str(h.command_line);
-  e.str(h.target_command);
-  e.u32(h.target_pid);
-  e.str(h.host);
-  e.str(h.kernel);
-  e.u32(h.clock_id);
-  e.u64(h.start_mono_ns);
-  e.u64(h.start_real_ns);
-  e.u64(h.end_mono_ns);
-  e.u64(h.end_real_ns);
+uint64_t monotonic_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-// Table entries carry their own size so a later minor version can append
-// fields that older readers skip.
-void encode_probe(Encoder& e, const ProbeInfo& p) {
-  size_t at = e.size();
-  e.u32(0);
-  e.u32(p.id);
-  e.u8(static_cast<uint8_t>(p.kind));
-  e.u8(static_cast<uint8_t>(p.path_kind));
-  e.u16(0);
-  e.u64(p.address);
-  e.u64(p.offset);
-  e.str(p.name);
-  e.str(p.module);
-  e.str(p.path);
-  e.patch_u32(at, static_cast<uint32_t>(e.size() - at));
-}
-
-void encode_thread(Encoder& e, const ThreadInfo& t) {
-  size_t at = e.size();
-  e.u32(0);
-  e.u32(t.tid);
-  e.u32(t.pid);
-  e.u64(t.first_ts);
-  e.u64(t.last_ts);
-  e.u64(t.events);
-  e.str(t.name);
-  e.patch_u32(at, static_cast<uint32_t>(e.size() - at));
-}
-
-// 24 bytes, the fixed record of an EVENTS section.
-void encode_event(Encoder& e, const Event& ev) {
-  e.u64(ev.ts);
-  e.u32(ev.pid);
-  e.u32(ev.tid);
-  e.u32(ev.id);
-  e.u16(ev.cpu);
-  e.u8(static_cast<uint8_t>(ev.kind));
-  e.u8(0);
-}
-
-struct FileCloser {
-  void operator()(FILE* f) const {
-    if (f != stdout) std::fclose(f);
-  }
-};
 
 }  // namespace
 
 struct TraceWriter::Impl {
   std::string path;
-  std::unique_ptr<FILE, FileCloser> file;
-  Encoder events;  // encoded records not yet written
-  bool started = false;
-  bool finished = false;
+  int fd = -1;
+  WriterOptions opts;
+  FrameEncoder frames;
+  std::unordered_map<uint32_t, BlockBuilder> open;  // by tid
+  std::vector<uint8_t> out;                           // frames not yet written
+  std::vector<IndexEntry> index;
+  StringInterner strings;
+  uint64_t offset = 0;  // bytes handed to the kernel
+  bool started = false, finished = false;
+
+  explicit Impl(WriterOptions o) : opts(std::move(o)), frames(opts.zstd_level) {
+    if (!opts.now) opts.now = monotonic_now;
+  }
+  ~Impl() {
+    if (fd > STDOUT_FILENO) ::close(fd);
+  }
 
   std::string display() const { return path == "-" ? "stdout" : path; }
-
   [[noreturn]] void fail(int err) const {
     throw std::runtime_error(display() + ": write failed: " + std::strerror(err));
   }
 
-  // Returns the number of bytes written.
-  uint64_t write_raw(const void* data, size_t n) {
-    if (n && std::fwrite(data, 1, n, file.get()) != n) fail(errno);
-    return n;
+  void frame(uint8_t type, std::span<const uint8_t> ext, std::span<const uint8_t> payload,
+             bool compress, IndexEntry entry = {}) {
+    entry.offset = offset + out.size();
+    entry.type = type;
+    index.push_back(entry);
+    frames.append(out, type, ext, payload, compress);
   }
 
-  uint64_t write_section(uint32_t type, const std::vector<uint8_t>& payload) {
-    Encoder head;
-    head.u32(type);
-    head.u32(0);  // flags
-    head.u64(payload.size());
-    return write_raw(head.bytes().data(), head.size()) +
-           write_raw(payload.data(), payload.size());
+  void emit(BlockBuilder& b) {
+    if (b.empty()) return;
+    const BlockMeta& m = b.meta();
+    ByteWriter ext;
+    encode_block_meta(m, ext);
+    frame(kFrameEvents, ext.buf(), b.payload(), true,
+          {0, 0, m.tid, m.pid, m.count, m.first_ts, m.last_ts});
+    b.clear();
   }
 
-  uint64_t flush_events() {
-    if (events.size() == 0) return 0;
-    uint64_t n = write_section(kEvents, events.bytes());
-    events.clear();
-    // Push complete sections to the kernel so a killed recorder loses only
-    // what is still buffered here.
-    if (std::fflush(file.get()) != 0) fail(errno);
-    return n;
-  }
-
-  void close() {
-    FILE* f = file.release();
-    if (f == stdout) {
-      if (std::fflush(f) != 0) fail(errno);
-    } else if (std::fclose(f) != 0) {
-      fail(errno);
+  // Hands pending frames to the kernel; returns the bytes written.
+  uint64_t write_out() {
+    const uint8_t* p = out.data();
+    size_t n = out.size();
+    while (n) {
+      ssize_t w = ::write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        out.clear();  // never retry a partial frame: the file would be garbled twice
+        fail(errno);
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
     }
+    uint64_t written = out.size();
+    offset += written;
+    out.clear();
+    return written;
+  }
+
+  void emit_old_blocks() {
+    uint64_t now = opts.now();
+    for (auto it = open.begin(); it != open.end();) {
+      BlockBuilder& b = it->second;
+      if (!b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns) {
+        emit(b);
+        it = open.erase(it);  // an idle thread gives its buffer back
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // In tid order, so that the same events always make the same file.
+  void emit_all() {
+    std::vector<uint32_t> tids;
+    for (auto& [tid, b] : open)
+      if (!b.empty()) tids.push_back(tid);
+    std::sort(tids.begin(), tids.end());
+    for (uint32_t tid : tids) emit(open[tid]);
+    open.clear();
   }
 };
 
-TraceWriter::TraceWriter(const std::string& path) : impl_(std::make_unique<Impl>()) {
+TraceWriter::TraceWriter(const std::string& path, WriterOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(opts))) {
   impl_->path = path;
-  FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
-  impl_->file.reset(f);
+  impl_->fd = path == "-" ? STDOUT_FILENO
+                          : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (impl_->fd < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
 }
 
-// Without finish() (the recorder failed or was interrupted), buffered events
-// are still written: the file then reads as truncated, not as empty.
+// Without finish() (the recorder failed or was interrupted), open blocks are
+// still written: the file then reads as unfinished, not as empty.
 TraceWriter::~TraceWriter() {
-  if (!impl_->file || impl_->finished) return;
+  if (impl_->finished || !impl_->started) return;
   try {
-    if (impl_->started) impl_->flush_events();
+    impl_->emit_all();
+    impl_->write_out();
   } catch (const std::exception&) {
     // Nothing to report to from a destructor; the reader will see truncation.
   }
 }
 
+uint64_t TraceWriter::blocks_written() const {
+  uint64_t n = 0;
+  for (const auto& x : impl_->index) n += x.type == kFrameEvents;
+  return n;
+}
+
 void TraceWriter::write_header(const TraceHeader& h) {
   if (impl_->started) throw std::logic_error("TraceWriter: header written twice");
   impl_->started = true;
-  Encoder version;
-  version.u16(kMajor);
-  version.u16(kMinor);
-  bytes_written_ += impl_->write_raw(kMagic, sizeof kMagic);
-  bytes_written_ += impl_->write_raw(version.bytes().data(), version.size());
-  Encoder payload;
-  encode_header(payload, h);
-  bytes_written_ += impl_->write_section(kHeader, payload.bytes());
+  ByteWriter pre;
+  pre.bytes(kMagic, sizeof kMagic);
+  pre.u16(kMajor);
+  pre.u16(kMinor);
+  impl_->out = pre.buf();
+  ByteWriter payload;
+  encode_header(h, payload);
+  impl_->frame(kFrameHeader, {}, payload.buf(), false);
+  bytes_written_ += impl_->write_out();
 }
 
 void TraceWriter::write_probes(const std::vector<ProbeInfo>& probes) {
   if (!impl_->started) throw std::logic_error("TraceWriter: probes before header");
-  Encoder e;
-  e.u32(static_cast<uint32_t>(probes.size()));
-  for (const auto& p : probes) encode_probe(e, p);
-  bytes_written_ += impl_->write_section(kProbes, e.bytes());
-  if (std::fflush(impl_->file.get()) != 0) impl_->fail(errno);
+  ByteWriter table;
+  encode_probes(probes, impl_->strings, table);  // interns the strings first
+  ByteWriter strings;
+  if (impl_->strings.flush(strings)) impl_->frame(kFrameStrings, {}, strings.buf(), true);
+  impl_->frame(kFrameProbes, {}, table.buf(), true);
+  bytes_written_ += impl_->write_out();
 }
 
 void TraceWriter::write_events(std::span<const Event> events) {
   if (!impl_->started) throw std::logic_error("TraceWriter: events before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: events after finish");
-  for (const auto& ev : events) encode_event(impl_->events, ev);
+  const size_t limit = impl_->opts.block_bytes;
+  BlockBuilder* b = nullptr;
+  uint32_t tid = 0;
+  for (const auto& ev : events) {
+    // Batches come in runs of one thread: look the block up once per run.
+    if (!b || ev.tid != tid) {
+      tid = ev.tid;
+      b = &impl_->open[tid];
+    }
+    if (!b->accepts(ev)) impl_->emit(*b);  // new process, or time went back
+    b->add(ev);
+    if (b->bytes() >= limit) impl_->emit(*b);
+  }
   events_written_ += events.size();
-  if (impl_->events.size() >= kFlushThreshold) bytes_written_ += impl_->flush_events();
+  impl_->emit_old_blocks();
+  bytes_written_ += impl_->write_out();
 }
 
 void TraceWriter::finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads,
@@ -209,23 +200,26 @@ void TraceWriter::finish(const TraceHeader& h, const std::vector<ThreadInfo>& th
   if (!impl_->started) throw std::logic_error("TraceWriter: finish before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: finished twice");
   impl_->finished = true;  // even on failure: the destructor must not retry
-  bytes_written_ += impl_->flush_events();
-
-  Encoder t;
-  t.u32(static_cast<uint32_t>(threads.size()));
-  for (const auto& th : threads) encode_thread(t, th);
-  bytes_written_ += impl_->write_section(kThreads, t.bytes());
-
-  Encoder l;
-  l.u32(static_cast<uint32_t>(lost.per_cpu.size()));
-  for (auto n : lost.per_cpu) l.u64(n);
-  bytes_written_ += impl_->write_section(kLost, l.bytes());
-
-  Encoder fh;
-  encode_header(fh, h);
-  bytes_written_ += impl_->write_section(kFinalHeader, fh.bytes());
-  bytes_written_ += impl_->write_section(kEnd, {});
-  impl_->close();
+  impl_->emit_all();
+  Footer f;
+  f.header = h;
+  f.lost = lost;
+  f.threads = threads;
+  f.index = impl_->index;
+  ByteWriter payload;
+  encode_footer(f, payload);
+  uint64_t footer_at = impl_->offset + impl_->out.size();
+  impl_->frames.append(impl_->out, kFrameFooter, {}, payload.buf(), true);
+  ByteWriter trailer;
+  trailer.u64(footer_at);
+  trailer.bytes(kTrailerMagic, sizeof kTrailerMagic);
+  impl_->out.insert(impl_->out.end(), trailer.buf().begin(), trailer.buf().end());
+  bytes_written_ += impl_->write_out();
+  if (impl_->fd > STDOUT_FILENO) {
+    int fd = impl_->fd;
+    impl_->fd = -1;
+    if (::close(fd) != 0) impl_->fail(errno);
+  }
 }
 
 }  // namespace atrace::fmt

@@ -1,12 +1,14 @@
-// Writes a trace file. The recorder talks only to this API, so the on-disk
-// encoding can change without touching it.
+// Writes a trace file (format 2, formats/FORMAT.md). The recorder talks only
+// to this API, so the on-disk encoding can change without touching it.
 //
-// Call order: write_header, write_probes, write_events (any number of times),
-// finish. Events handed to write_events are in non-decreasing timestamp order
-// within each thread; batches follow each other in time.
+// Call order: write_header, write_probes, write_events (any number of times,
+// also with no events: that is when blocks are flushed by age), finish.
+// Events handed to write_events are in non-decreasing timestamp order within
+// each thread; batches follow each other in time.
 #pragma once
 
-#include <cstdio>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,10 +18,21 @@
 
 namespace atrace::fmt {
 
+struct WriterOptions {
+  int zstd_level = 3;
+  // A thread's block is written when its encoded events reach this size...
+  size_t block_bytes = 64 * 1024;
+  // ...or when its oldest event is this old (CLOCK_MONOTONIC ns), so a
+  // killed recorder loses at most about this much.
+  uint64_t max_age_ns = 1000000000ull;
+  // "Now" on the events' clock (CLOCK_MONOTONIC); tests inject their own.
+  std::function<uint64_t()> now;
+};
+
 class TraceWriter {
  public:
   // path "-" writes to stdout. Throws std::runtime_error naming the path.
-  explicit TraceWriter(const std::string& path);
+  explicit TraceWriter(const std::string& path, WriterOptions opts = {});
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -27,12 +40,13 @@ class TraceWriter {
   void write_header(const TraceHeader& h);
   void write_probes(const std::vector<ProbeInfo>& probes);
   void write_events(std::span<const Event> events);
-  // Final header (end clocks), thread table and loss counts; closes the file.
+  // End clocks, thread table, loss counts and the block index; closes the file.
   void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads,
               const LostCounts& lost);
 
   uint64_t events_written() const { return events_written_; }
   uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t blocks_written() const;
 
  private:
   struct Impl;

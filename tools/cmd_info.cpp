@@ -116,7 +116,7 @@ int run_info(const std::string& input) {
       std::perror("atrace: stdout: write failed");
       return 1;
     }
-    return 0;
+    return reader.damaged() ? 3 : 0;  // a damaged file (checksum errors) is said by the status too
   } catch (const fmt::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;

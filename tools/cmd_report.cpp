@@ -21,8 +21,9 @@ struct ReportArgs {
 int run_report(const ReportArgs& args) {
   try {
     fmt::TraceReader reader(args.input);
-    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     analysis::Profile profile = analysis::build_profile(reader);
+    // After reading: damage found in the events is warned about too.
+    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     analysis::ReportInput in{reader.header(), profile, reader.warnings()};
     analysis::ReportOptions opt;
     opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
@@ -33,7 +34,7 @@ int run_report(const ReportArgs& args) {
       std::perror("atrace: stdout: write failed");
       return 1;
     }
-    return 0;
+    return reader.damaged() ? 3 : 0;  // the report is printed, but from a damaged file
   } catch (const fmt::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;

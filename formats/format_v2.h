@@ -1,0 +1,84 @@
+// The constants of trace format 2 (formats/FORMAT.md), shared by the writer
+// and the reader so the two cannot drift apart.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace atrace::fmt::v2 {
+
+// The preamble is the same in every version (magic, u16 major, u16 minor), so
+// any reader can name the version of any atrace file it is given.
+constexpr char kMagic[8] = {'A', 'T', 'R', 'A', 'C', 'E', '\0', '\0'};
+constexpr uint16_t kMajor = 2, kMinor = 0;
+constexpr size_t kPreambleSize = 12;
+
+// Every frame: "ATFR", u8 type, u8 codec, u16 ext_len, u32 stored_len,
+// u32 raw_len, ext, payload, u64 XXH3-64 of all that precedes it.
+constexpr uint8_t kFrameSync[4] = {'A', 'T', 'F', 'R'};
+constexpr size_t kFrameHeadSize = 16;
+constexpr size_t kFrameChecksumSize = 8;
+// Sanity bound so a damaged length cannot make a reader allocate gigabytes.
+constexpr uint32_t kMaxFramePayload = 256u << 20;
+
+enum FrameType : uint8_t {
+  kFrameHeader = 1,
+  kFrameStrings = 2,
+  kFrameProbes = 3,
+  kFrameEvents = 4,
+  kFrameFooter = 5,
+};
+
+enum Codec : uint8_t {
+  kCodecStored = 0,
+  kCodecZstd = 1,
+};
+
+// EVENTS ext header: u32 tid, u32 pid, u64 first_ts, u64 last_ts, u32 count.
+constexpr size_t kEventsExtSize = 28;
+
+// Trailer: u64 offset of the FOOTER frame, then this magic. Last 16 bytes.
+constexpr char kTrailerMagic[8] = {'A', 'T', 'R', 'A', 'C', 'E', 'N', 'D'};
+constexpr size_t kTrailerSize = 16;
+
+// Event kinds: the low 6 bits of an event's first byte.
+constexpr uint8_t kKindMask = 0x3f;
+constexpr uint8_t kFlagCpu = 0x40;       // a varint CPU number follows the delta
+constexpr uint8_t kFlagReserved = 0x80;  // 0 in every 2.x file
+
+// Compact kinds (1..15): fixed fields, known to every 2.x reader. Only a new
+// major version may define more of them.
+enum CompactKind : uint8_t {
+  kFuncEntry = 1,   // varint probe id
+  kFuncExit = 2,    // varint probe id
+  kThreadExit = 3,  // no fields
+};
+constexpr uint8_t kFirstPayloadKind = 16;
+
+// Payload kinds (16..63): a varint byte length then the payload, so any
+// reader can skip them. Defined in 2.0 (FORMAT.md gives their fields),
+// produced by later atrace versions; 30..63 are free for minor versions.
+enum PayloadKind : uint8_t {
+  kSchedSwitchOut = 16,
+  kSchedSwitchIn = 17,
+  kSchedWakeup = 18,
+  kSchedMigrate = 19,
+  kSyscallEnter = 20,
+  kSyscallExit = 21,
+  kPageFault = 22,
+  kProcFork = 23,
+  kProcExec = 24,
+  kProcExit = 25,
+  kComm = 26,
+  kDetach = 27,
+  kLost = 28,
+  kUsdt = 29,
+};
+constexpr uint8_t kLastDefinedKind = kUsdt;
+
+// Defaults of the writer (FORMAT.md does not constrain them).
+constexpr size_t kDefaultBlockBytes = 64 * 1024;
+constexpr uint64_t kDefaultMaxAgeNs = 1000000000ull;
+constexpr int kDefaultZstdLevel = 3;
+
+}  // namespace atrace::fmt::v2

@@ -1,0 +1,177 @@
+#include "formats/metadata_codec.h"
+
+namespace atrace::fmt {
+namespace {
+
+// A length-prefixed entry, so later minor versions can append fields.
+template <typename Fill>
+void entry(ByteWriter& out, Fill fill) {
+  ByteWriter e;
+  fill(e);
+  out.varint(e.size());
+  out.bytes(e.buf().data(), e.size());
+}
+
+const std::string& string_at(const std::vector<std::string>& strings, uint64_t id) {
+  if (id >= strings.size()) throw Malformed{};
+  return strings[static_cast<size_t>(id)];
+}
+
+}  // namespace
+
+void encode_header(const TraceHeader& h, ByteWriter& out) {
+  out.varint(h.clock_id);
+  out.u64(h.start_mono_ns);
+  out.u64(h.start_real_ns);
+  out.u32(h.target_pid);
+  out.str(h.host);
+  out.str(h.kernel);
+  out.str(h.atrace_version);
+  out.str(h.command_line);
+  out.str(h.target_command);
+}
+
+TraceHeader decode_header(ByteReader in) {
+  TraceHeader h;
+  h.clock_id = in.varint32();
+  h.start_mono_ns = in.u64();
+  h.start_real_ns = in.u64();
+  h.target_pid = in.u32();
+  h.host = in.str();
+  h.kernel = in.str();
+  h.atrace_version = in.str();
+  h.command_line = in.str();
+  h.target_command = in.str();
+  return h;
+}
+
+uint32_t StringInterner::id(const std::string& s) {
+  auto [it, fresh] = ids_.try_emplace(s, next_);
+  if (fresh) {
+    next_++;
+    pending_.push_back(s);
+  }
+  return it->second;
+}
+
+bool StringInterner::flush(ByteWriter& out) {
+  if (pending_.empty()) return false;
+  out.varint(flushed_);
+  out.varint(pending_.size());
+  for (const auto& s : pending_) out.str(s);
+  flushed_ = next_;
+  pending_.clear();
+  return true;
+}
+
+void decode_strings(ByteReader in, std::vector<std::string>& table) {
+  if (in.varint() != table.size()) throw Malformed{};
+  uint64_t n = in.varint();
+  if (n > in.left()) throw Malformed{};  // each string takes at least a byte
+  for (uint64_t i = 0; i < n; i++) table.push_back(in.str());
+}
+
+void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings,
+                   ByteWriter& out) {
+  out.varint(probes.size());
+  for (const auto& p : probes) {
+    entry(out, [&](ByteWriter& e) {
+      e.varint(p.id);
+      e.u8(static_cast<uint8_t>(p.kind));
+      e.u8(static_cast<uint8_t>(p.path_kind));
+      e.u64(p.address);
+      e.u64(p.offset);
+      e.varint(strings.id(p.name));
+      e.varint(strings.id(p.module));
+      e.varint(strings.id(p.path));
+      e.varint(strings.id(p.build_id));
+    });
+  }
+}
+
+std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::string>& strings) {
+  uint64_t n = in.varint();
+  if (n > in.left()) throw Malformed{};
+  std::vector<ProbeInfo> out(static_cast<size_t>(n));
+  for (auto& p : out) {
+    ByteReader e(in.take(in.varint()));
+    p.id = e.varint32();
+    p.kind = static_cast<ProbeKind>(e.u8());
+    p.path_kind = static_cast<ProbePath>(e.u8());
+    p.address = e.u64();
+    p.offset = e.u64();
+    p.name = string_at(strings, e.varint());
+    p.module = string_at(strings, e.varint());
+    p.path = string_at(strings, e.varint());
+    p.build_id = string_at(strings, e.varint());
+  }
+  return out;
+}
+
+void encode_footer(const Footer& f, ByteWriter& out) {
+  out.u64(f.header.end_mono_ns);
+  out.u64(f.header.end_real_ns);
+  entry(out, [&](ByteWriter& e) { encode_header(f.header, e); });
+  out.varint(f.lost.per_cpu.size());
+  for (auto n : f.lost.per_cpu) out.varint(n);
+  out.varint(f.threads.size());
+  for (const auto& t : f.threads) {
+    entry(out, [&](ByteWriter& e) {
+      e.varint(t.tid);
+      e.varint(t.pid);
+      e.varint(t.first_ts);
+      e.varint(t.last_ts);
+      e.varint(t.events);
+      e.str(t.name);
+    });
+  }
+  out.varint(f.index.size());
+  for (const auto& x : f.index) {
+    out.u64(x.offset);
+    out.u8(x.type);
+    out.u32(x.tid);
+    out.u32(x.pid);
+    out.u32(x.count);
+    out.u64(x.first_ts);
+    out.u64(x.last_ts);
+  }
+}
+
+Footer decode_footer(ByteReader in) {
+  Footer f;
+  uint64_t end_mono = in.u64(), end_real = in.u64();
+  f.header = decode_header(ByteReader(in.take(in.varint())));
+  f.header.end_mono_ns = end_mono;
+  f.header.end_real_ns = end_real;
+  uint64_t ncpu = in.varint();
+  if (ncpu > in.left()) throw Malformed{};
+  f.lost.per_cpu.resize(static_cast<size_t>(ncpu));
+  for (auto& n : f.lost.per_cpu) n = in.varint();
+  uint64_t nthreads = in.varint();
+  if (nthreads > in.left()) throw Malformed{};
+  f.threads.resize(static_cast<size_t>(nthreads));
+  for (auto& t : f.threads) {
+    ByteReader e(in.take(in.varint()));
+    t.tid = e.varint32();
+    t.pid = e.varint32();
+    t.first_ts = e.varint();
+    t.last_ts = e.varint();
+    t.events = e.varint();
+    t.name = e.str();
+  }
+  uint64_t nindex = in.varint();
+  if (nindex > in.left() / 37) throw Malformed{};
+  f.index.resize(static_cast<size_t>(nindex));
+  for (auto& x : f.index) {
+    x.offset = in.u64();
+    x.type = in.u8();
+    x.tid = in.u32();
+    x.pid = in.u32();
+    x.count = in.u32();
+    x.first_ts = in.u64();
+    x.last_ts = in.u64();
+  }
+  return f;
+}
+
+}  // namespace atrace::fmt

@@ -1,0 +1,63 @@
+// Encoding of the tables a v2 trace holds besides events: HEADER, STRINGS,
+// PROBES and FOOTER payloads (formats/FORMAT.md). Every decoder ignores bytes
+// after the fields it knows: that is how minor versions add fields.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "formats/varint.h"
+
+namespace atrace::fmt {
+
+// One row of the footer index: where a frame is and, for EVENTS frames,
+// whose events it holds and when.
+struct IndexEntry {
+  uint64_t offset = 0;
+  uint8_t type = 0;
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  uint32_t count = 0;
+  uint64_t first_ts = 0;
+  uint64_t last_ts = 0;
+};
+
+struct Footer {
+  TraceHeader header;  // end clocks set
+  LostCounts lost;
+  std::vector<ThreadInfo> threads;
+  std::vector<IndexEntry> index;
+};
+
+void encode_header(const TraceHeader& h, ByteWriter& out);
+// End clocks are not part of HEADER (the footer has them): left 0.
+TraceHeader decode_header(ByteReader in);
+
+// Interns strings; ids are dense from 0 in order of first use, across all
+// STRINGS frames of a file.
+class StringInterner {
+ public:
+  uint32_t id(const std::string& s);
+  // Appends a STRINGS payload with the strings added since the last call;
+  // false (nothing appended) when there are none.
+  bool flush(ByteWriter& out);
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> pending_;
+  uint32_t next_ = 0, flushed_ = 0;
+};
+
+// Appends to `table`; throws Malformed if the frame's first id is not the
+// table's size (a STRINGS frame is missing or out of order).
+void decode_strings(ByteReader in, std::vector<std::string>& table);
+
+void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings, ByteWriter& out);
+std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::string>& strings);
+
+void encode_footer(const Footer& f, ByteWriter& out);
+Footer decode_footer(ByteReader in);
+
+}  // namespace atrace::fmt
