@@ -28,11 +28,22 @@ TEST(UprobesInsn, Nops) {
   EXPECT_EQ(classify({0x0f, 0x1f, 0x40, 0x00}), ProbePath::Emulated);
   EXPECT_EQ(classify({0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}), ProbePath::Emulated);
   EXPECT_EQ(classify({0x0f, 0x1f, 0x80, 0, 0, 0, 0}), ProbePath::Emulated);
-  EXPECT_EQ(classify({0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}), ProbePath::Emulated);
+  // The CS-prefixed padding NOP: the kernel refuses the CS prefix (a uprobe
+  // on it attached under bpftrace here and never fired).
+  EXPECT_EQ(classify({0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0}), ProbePath::Refused);
   // 0f 1f with a non-zero reg field is not a NOP.
   EXPECT_EQ(classify({0x0f, 0x1f, 0x48, 0x00}), ProbePath::SingleStep);
   // pause (f3 90) is not a plain NOP.
   EXPECT_EQ(classify({0xf3, 0x90}), ProbePath::SingleStep);
+}
+
+TEST(UprobesInsn, RefusedByTheKernel) {
+  EXPECT_EQ(classify({0xf0, 0x0f, 0xb1, 0x17}), ProbePath::Refused);        // lock cmpxchg
+  EXPECT_EQ(classify({0x66, 0xf0, 0x0f, 0xc1, 0x07}), ProbePath::Refused);  // 66 lock xadd
+  EXPECT_EQ(classify({0x3e, 0xff, 0xe0}), ProbePath::Refused);              // notrack jmp *%rax
+  EXPECT_EQ(classify({0xcc}), ProbePath::Refused);                          // int3
+  EXPECT_EQ(classify({0xf4}), ProbePath::Refused);                          // hlt
+  EXPECT_EQ(classify({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}), ProbePath::SingleStep);  // mov %fs:
 }
 
 TEST(UprobesInsn, PushCallJmpJcc) {
