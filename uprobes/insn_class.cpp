@@ -36,6 +36,8 @@ bool kernel_refuses(const uint8_t* code, size_t len) {
         continue;  // other legacy prefixes: look at the next byte
       case 0xcc: case 0xcd: case 0xce: case 0xf4:
         return true;  // int3, int n, into, hlt
+      case 0x0f:
+        return i + 1 < len && (code[i + 1] == 0x05 || code[i + 1] == 0x34);  // syscall, sysenter
       default:
         return false;
     }

@@ -43,6 +43,7 @@ TEST(UprobesInsn, RefusedByTheKernel) {
   EXPECT_EQ(classify({0x3e, 0xff, 0xe0}), ProbePath::Refused);              // notrack jmp *%rax
   EXPECT_EQ(classify({0xcc}), ProbePath::Refused);                          // int3
   EXPECT_EQ(classify({0xf4}), ProbePath::Refused);                          // hlt
+  EXPECT_EQ(classify({0x0f, 0x05}), ProbePath::Refused);                    // syscall
   EXPECT_EQ(classify({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}), ProbePath::SingleStep);  // mov %fs:
 }
 
