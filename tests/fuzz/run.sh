@@ -15,9 +15,11 @@
 # and links what formats/CMakeLists.txt links (its PkgConfig:: targets).
 #
 # Seeds: the committed ones in tests/fuzz/corpus/ (may be of an older format
-# version: still useful inputs), plus fresh files recorded now by
-# tests/fuzz/make_corpus.sh with the current build (needs root for BPF; skipped
-# with a note when it cannot run). New inputs found go to $FUZZ_OUT/corpus,
+# version: still useful inputs), synthetic files written now by
+# bench/format_synth.cpp (built here on the same objects, so always of the
+# current format), and real files recorded now by tests/fuzz/make_corpus.sh
+# with the atrace build (needs root for BPF and a build of the current
+# sources; skipped with a note when it cannot run). New inputs found go to $FUZZ_OUT/corpus,
 # crashes to $FUZZ_OUT/artifacts/ (crash-*, leak-*, oom-*, timeout-*): the file
 # is the reproducer, replay it with
 #   $FUZZ_OUT/fuzz_trace_reader $FUZZ_OUT/artifacts/crash-...
@@ -78,12 +80,22 @@ done
 # shellcheck disable=SC2086
 "$CXX" $CXXFLAGS -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_trace_reader.cpp" \
   "${OBJS[@]}" $PKG_LIBS -o "$OUT/fuzz_trace_reader"
+# format_synth (bench/) on the same objects: synthetic seeds of the current
+# format, without BPF or root.
+# shellcheck disable=SC2086
+"$CXX" $CXXFLAGS -fsanitize=fuzzer-no-link "$ROOT/bench/format_synth.cpp" \
+  "${OBJS[@]}" $PKG_LIBS -o "$OUT/format_synth"
 echo "fuzz: built $OUT/fuzz_trace_reader (${SOURCES[*]}; ${PKG_MODULES[*]:-no libraries})"
 
 # Seeds.
 SEEDS=$(mktemp -d /tmp/atrace-fuzz-seeds.XXXXXX)
 trap 'rm -rf "$SEEDS"' EXIT
 cp "$ROOT"/tests/fuzz/corpus/* "$SEEDS"/ 2>/dev/null || true
+# Synthetic seeds: small, several threads, many functions, and cut short.
+"$OUT/format_synth" -n 200 -t 2 -f 4 -o "$SEEDS/synth_small.atrace" >/dev/null
+"$OUT/format_synth" -n 3000 -t 5 -f 40 -b 500 -o "$SEEDS/synth_threads.atrace" >/dev/null
+size=$(stat -c %s "$SEEDS/synth_threads.atrace")
+head -c $((size * 2 / 3)) "$SEEDS/synth_threads.atrace" >"$SEEDS/synth_threads_cut.atrace"
 if ! ATRACE_BUILD=$ATRACE_BUILD "$ROOT/tests/fuzz/make_corpus.sh" "$SEEDS"; then
   echo "fuzz: no fresh seeds recorded (see above); using the committed ones" >&2
 fi
