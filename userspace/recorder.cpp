@@ -387,7 +387,7 @@ RecordResult Recorder::run() {
 
   if (!target) {
     try {
-      target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command));
+      target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command, opts_.output == "-"));
     } catch (const TargetError& e) {
       throw RecordError(e.what());
     }

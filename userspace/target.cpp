@@ -41,7 +41,8 @@ Target Target::attach(pid_t pid) {
   return t;
 }
 
-Target Target::launch_held(const std::string& exe_path, const std::vector<std::string>& argv) {
+Target Target::launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
+                           bool stdout_to_stderr) {
   int hold[2], err[2];
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw TargetError(std::string("pipe: ") + std::strerror(errno));
@@ -66,6 +67,7 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execv(exe_path.c_str(), cargv.data());
     int e = errno;
     (void)!write(err[1], &e, sizeof e);

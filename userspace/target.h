@@ -24,8 +24,10 @@ class Target {
   // Throws TargetError "no process with pid N" / permission.
   static Target attach(pid_t pid);
   // Forks a held child that will execv(exe_path, argv). The caller's blocked
-  // signal mask is restored in the child before exec.
-  static Target launch_held(const std::string& exe_path, const std::vector<std::string>& argv);
+  // signal mask is restored in the child before exec. `stdout_to_stderr`
+  // keeps the program's output out of a trace written to stdout (-o -).
+  static Target launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
+                            bool stdout_to_stderr = false);
 
   Target(Target&& o) noexcept { *this = std::move(o); }
   Target& operator=(Target&& o) noexcept;

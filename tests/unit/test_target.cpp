@@ -71,3 +71,23 @@ TEST(Target, AttachWatchesExit) {
   ASSERT_EQ(poll(&p, 1, 5000), 1);
   EXPECT_EQ(child.wait_exit(), 0);
 }
+
+TEST(Target, StdoutCanBeKeptOffStdout) {
+  // The child's stdout goes where our stderr goes: here, a file.
+  std::string err_path = temp_path("stderr");
+  FILE* saved = fdopen(dup(STDERR_FILENO), "w");
+  ASSERT_NE(freopen(err_path.c_str(), "w", stderr), nullptr);
+  {
+    Target t = Target::launch_held("/bin/echo", {"echo", "program-output"}, true);
+    t.release();
+    EXPECT_EQ(t.wait_exit(), 0);
+  }
+  fflush(stderr);
+  dup2(fileno(saved), STDERR_FILENO);
+  fclose(saved);
+  std::ifstream in(err_path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "program-output");
+  unlink(err_path.c_str());
+}
