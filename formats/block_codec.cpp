@@ -1,5 +1,7 @@
 #include "formats/block_codec.h"
 
+#include <algorithm>
+
 namespace atrace::fmt {
 
 using namespace v2;  // NOLINT: the format's constants
@@ -26,6 +28,7 @@ BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
 }
 
 void BlockBuilder::add(const Event& ev) {
+  if (len_ + kMaxEventBytes > buf_.size()) buf_.resize(std::max<size_t>(4096, buf_.size() * 2));
   if (meta_.count == 0) {
     meta_.tid = ev.tid;
     meta_.pid = ev.pid;
@@ -40,17 +43,17 @@ void BlockBuilder::add(const Event& ev) {
     case EventKind::FuncExit: kind = kFuncExit; break;
     case EventKind::ThreadExit: kind = kThreadExit; break;
   }
-  buf_.u8(static_cast<uint8_t>(kind | (cpu_changed ? kFlagCpu : 0)));
-  buf_.varint(ev.ts - meta_.last_ts);
-  if (cpu_changed) buf_.varint(ev.cpu);
-  if (kind != kThreadExit) buf_.varint(ev.id);
+  buf_[len_++] = static_cast<uint8_t>(kind | (cpu_changed ? kFlagCpu : 0));
+  put_varint(ev.ts - meta_.last_ts);
+  if (cpu_changed) put_varint(ev.cpu);
+  if (kind != kThreadExit) put_varint(ev.id);
   cpu_ = ev.cpu;
   meta_.last_ts = ev.ts;
   meta_.count++;
 }
 
 void BlockBuilder::clear() {
-  buf_.clear();
+  len_ = 0;  // the buffer is kept for the thread's next block
   meta_ = {};
 }
 
@@ -62,48 +65,18 @@ void BlockCursor::reset(const BlockMeta& m, std::span<const uint8_t> payload) {
   decoded_ = 0;
 }
 
-bool BlockCursor::next(Event& ev, UnknownKindCounts& unknown) {
-  while (decoded_ < meta_.count) {
-    uint8_t b = in_.u8();
-    if (b & kFlagReserved) throw Malformed{};
-    uint8_t kind = b & kKindMask;
-    uint64_t delta = in_.varint();
-    if (delta > meta_.last_ts - ts_) throw Malformed{};  // past the block's end
-    ts_ += delta;
-    if (b & kFlagCpu) {
-      uint64_t cpu = in_.varint();
-      if (cpu > UINT16_MAX) throw Malformed{};
-      cpu_ = static_cast<uint16_t>(cpu);
-    }
-    decoded_++;
-    ev.ts = ts_;
-    ev.pid = meta_.pid;
-    ev.tid = meta_.tid;
-    ev.cpu = cpu_;
-    switch (kind) {
-      case kFuncEntry:
-        ev.kind = EventKind::FuncEntry;
-        ev.id = in_.varint32();
-        return true;
-      case kFuncExit:
-        ev.kind = EventKind::FuncExit;
-        ev.id = in_.varint32();
-        return true;
-      case kThreadExit:
-        ev.kind = EventKind::ThreadExit;
-        ev.id = 0;
-        return true;
-      default:
-        break;
-    }
-    if (kind < kFirstPayloadKind) throw Malformed{};  // compact kinds are all known
-    // Kinds defined in 2.0 that the in-memory API cannot represent yet are
-    // skipped silently; kinds from a newer minor version are counted.
-    in_.skip(in_.varint());
-    if (kind > kLastDefinedKind) unknown[kind]++;
-  }
-  if (!in_.empty()) throw Malformed{};  // more bytes than the count says
-  return false;
+uint16_t BlockCursor::read_cpu() {
+  uint64_t cpu = in_.varint();
+  if (cpu > UINT16_MAX) throw Malformed{};
+  return static_cast<uint16_t>(cpu);
+}
+
+void BlockCursor::skip_payload(uint8_t kind, UnknownKindCounts& unknown) {
+  if (kind < kFirstPayloadKind) throw Malformed{};  // compact kinds are all known
+  // Kinds defined in 2.0 that the in-memory API cannot represent yet are
+  // skipped silently; kinds from a newer minor version are counted.
+  in_.skip(in_.varint());
+  if (kind > kLastDefinedKind) unknown[kind]++;
 }
 
 }  // namespace atrace::fmt

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "formats/format_v2.h"
 #include "formats/trace_types.h"
@@ -39,13 +40,24 @@ class BlockBuilder {
   }
   void add(const Event& ev);
   bool empty() const { return meta_.count == 0; }
-  size_t bytes() const { return buf_.size(); }
+  size_t bytes() const { return len_; }
   const BlockMeta& meta() const { return meta_; }
-  std::span<const uint8_t> payload() const { return buf_.buf(); }
+  std::span<const uint8_t> payload() const { return {buf_.data(), len_}; }
   void clear();
 
  private:
-  ByteWriter buf_;
+  // The writer's hot loop: bytes go straight into a buffer grown ahead of
+  // need (an event takes at most kMaxEventBytes), not one push_back each.
+  static constexpr size_t kMaxEventBytes = 1 + 10 + 3 + 5;
+  void put_varint(uint64_t v) {
+    while (v >= 0x80) {
+      buf_[len_++] = static_cast<uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    buf_[len_++] = static_cast<uint8_t>(v);
+  }
+  std::vector<uint8_t> buf_;
+  size_t len_ = 0;
   BlockMeta meta_;
   uint16_t cpu_ = 0;
 };
@@ -60,10 +72,42 @@ class BlockCursor {
   // Next event the API can represent; false at the end of the block.
   // Payload kinds are skipped (unknown ones counted in `unknown`).
   // Throws Malformed on bytes that do not decode.
-  bool next(Event& ev, UnknownKindCounts& unknown);
+  // Inline: this is the reader's inner loop.
+  bool next(Event& ev, UnknownKindCounts& unknown) {
+    while (decoded_ < meta_.count) {
+      uint8_t b = in_.u8();
+      if (b & v2::kFlagReserved) throw Malformed{};
+      uint64_t delta = in_.varint();
+      if (delta > meta_.last_ts - ts_) throw Malformed{};  // past the block's end
+      ts_ += delta;
+      if (b & v2::kFlagCpu) cpu_ = read_cpu();
+      decoded_++;
+      uint8_t kind = b & v2::kKindMask;
+      if (kind == v2::kFuncEntry || kind == v2::kFuncExit) {
+        ev.kind = kind == v2::kFuncEntry ? EventKind::FuncEntry : EventKind::FuncExit;
+        ev.id = in_.varint32();
+      } else if (kind == v2::kThreadExit) {
+        ev.kind = EventKind::ThreadExit;
+        ev.id = 0;
+      } else {
+        skip_payload(kind, unknown);
+        continue;
+      }
+      ev.ts = ts_;
+      ev.pid = meta_.pid;
+      ev.tid = meta_.tid;
+      ev.cpu = cpu_;
+      return true;
+    }
+    if (!in_.empty()) throw Malformed{};  // more bytes than the count says
+    return false;
+  }
   uint32_t decoded() const { return decoded_; }
 
  private:
+  uint16_t read_cpu();
+  void skip_payload(uint8_t kind, UnknownKindCounts& unknown);
+
   ByteReader in_;
   BlockMeta meta_;
   uint64_t ts_ = 0;

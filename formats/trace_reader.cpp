@@ -99,7 +99,6 @@ struct TraceReader::Impl {
   Frame frame;  // scratch for block reads
   BlockGauge gauge;
   std::vector<ThreadStream> streams;
-  std::vector<uint32_t> heap;  // stream indices, min-heap on (head.ts, index)
   UnknownKindCounts unknown{};
   UnknownKindCounts unknown_warned{};
 
@@ -117,20 +116,31 @@ struct TraceReader::Impl {
   void load_tables(FileMap& map);
   void build_streams();
 
-  bool later(uint32_t a, uint32_t b) const {
-    const Event& x = streams[a].head;
-    const Event& y = streams[b].head;
-    return x.ts != y.ts ? x.ts > y.ts : a > b;
+  // The merge's min-heap: keys are copied into the heap (no indirection to
+  // the streams when comparing) and the top is replaced in place, one
+  // sift-down per event: the heap is most of the reader's cost otherwise.
+  struct Key {
+    uint64_t ts;
+    uint32_t stream;
+    bool operator<(const Key& o) const { return ts != o.ts ? ts < o.ts : stream < o.stream; }
+  };
+  std::vector<Key> heap;
+
+  void sift_down(size_t i) {
+    const size_t n = heap.size();
+    Key k = heap[i];
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+      if (!(heap[c] < k)) break;
+      heap[i] = heap[c];
+      i = c;
+    }
+    heap[i] = k;
   }
-  void heap_push(uint32_t s) {
-    heap.push_back(s);
-    std::push_heap(heap.begin(), heap.end(), [this](uint32_t a, uint32_t b) { return later(a, b); });
-  }
-  uint32_t heap_pop() {
-    std::pop_heap(heap.begin(), heap.end(), [this](uint32_t a, uint32_t b) { return later(a, b); });
-    uint32_t s = heap.back();
-    heap.pop_back();
-    return s;
+  void heap_build() {
+    for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
   }
   bool advance(ThreadStream& s);
   bool load_next_block(ThreadStream& s);
@@ -264,7 +274,8 @@ void TraceReader::Impl::start() {
     s.next_block = 0;
   }
   for (uint32_t i = 0; i < streams.size(); i++)
-    if (advance(streams[i])) heap_push(i);
+    if (advance(streams[i])) heap.push_back({streams[i].head.ts, i});
+  heap_build();
 }
 
 TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
@@ -297,10 +308,16 @@ uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 bool TraceReader::next(Event& ev) {
   Impl& m = *impl_;
   if (m.heap.empty()) return false;
-  uint32_t i = m.heap_pop();
-  ThreadStream& s = m.streams[i];
+  ThreadStream& s = m.streams[m.heap.front().stream];
   ev = s.head;
-  if (m.advance(s)) m.heap_push(i);
+  if (m.advance(s)) {
+    m.heap.front().ts = s.head.ts;
+  } else {
+    m.heap.front() = m.heap.back();
+    m.heap.pop_back();
+    if (m.heap.empty()) return true;
+  }
+  m.sift_down(0);
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -43,7 +44,15 @@ struct TraceWriter::Impl {
   int fd = -1;
   WriterOptions opts;
   FrameEncoder frames;
-  std::unordered_map<uint32_t, BlockBuilder> open;  // by tid
+  // Open blocks by tid. Batches interleave threads event by event (they are
+  // in time order), so a small direct-mapped cache in front of the map
+  // saves a hash lookup per event.
+  std::unordered_map<uint32_t, std::unique_ptr<BlockBuilder>> open;
+  struct CacheSlot {
+    uint32_t tid = 0;
+    BlockBuilder* block = nullptr;
+  };
+  std::array<CacheSlot, 64> cache{};
   std::vector<uint8_t> out;                           // frames not yet written
   std::vector<IndexEntry> index;
   StringInterner strings;
@@ -100,27 +109,40 @@ struct TraceWriter::Impl {
     return written;
   }
 
+  BlockBuilder& block_of(uint32_t tid) {
+    CacheSlot& slot = cache[tid % cache.size()];
+    if (slot.block && slot.tid == tid) return *slot.block;
+    auto& b = open[tid];
+    if (!b) b = std::make_unique<BlockBuilder>();
+    slot = {tid, b.get()};
+    return *b;
+  }
+
   void emit_old_blocks() {
     uint64_t now = opts.now();
+    bool erased = false;
     for (auto it = open.begin(); it != open.end();) {
-      BlockBuilder& b = it->second;
+      BlockBuilder& b = *it->second;
       if (!b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns) {
         emit(b);
         it = open.erase(it);  // an idle thread gives its buffer back
+        erased = true;
       } else {
         ++it;
       }
     }
+    if (erased) cache.fill({});
   }
 
   // In tid order, so that the same events always make the same file.
   void emit_all() {
     std::vector<uint32_t> tids;
     for (auto& [tid, b] : open)
-      if (!b.empty()) tids.push_back(tid);
+      if (!b->empty()) tids.push_back(tid);
     std::sort(tids.begin(), tids.end());
-    for (uint32_t tid : tids) emit(open[tid]);
+    for (uint32_t tid : tids) emit(*open[tid]);
     open.clear();
+    cache.fill({});
   }
 };
 
@@ -178,17 +200,11 @@ void TraceWriter::write_events(std::span<const Event> events) {
   if (!impl_->started) throw std::logic_error("TraceWriter: events before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: events after finish");
   const size_t limit = impl_->opts.block_bytes;
-  BlockBuilder* b = nullptr;
-  uint32_t tid = 0;
   for (const auto& ev : events) {
-    // Batches come in runs of one thread: look the block up once per run.
-    if (!b || ev.tid != tid) {
-      tid = ev.tid;
-      b = &impl_->open[tid];
-    }
-    if (!b->accepts(ev)) impl_->emit(*b);  // new process, or time went back
-    b->add(ev);
-    if (b->bytes() >= limit) impl_->emit(*b);
+    BlockBuilder& b = impl_->block_of(ev.tid);
+    if (!b.accepts(ev)) impl_->emit(b);  // new process, or time went back
+    b.add(ev);
+    if (b.bytes() >= limit) impl_->emit(b);
   }
   events_written_ += events.size();
   impl_->emit_old_blocks();

@@ -3,6 +3,9 @@
 // grow with the file.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <cstdio>
 #include <random>
 
 #include "tests/unit/test_formats_util.h"
@@ -105,4 +108,69 @@ TEST(FormatsStreaming, ReaderHoldsAtMostOneBlockPerThread) {
   EXPECT_EQ(r.live_blocks(), 0u);  // every block released at its end
   r.rewind();
   EXPECT_TRUE(r.next(e));
+}
+
+// Not a test: the numbers behind the format's choices. Run with
+//   atrace_unit_tests --gtest_also_run_disabled_tests --gtest_filter='*MeasureSize*'
+// 10 million calls (20 million events) of 4 threads: a few functions at
+// depths 1-4, 20..200 ns between events, batches as the recorder hands them
+// (time order, threads interleaved).
+TEST(FormatsStreaming, DISABLED_MeasureSize) {
+  const uint64_t n = 20000000;
+  const uint32_t threads = 4;
+  std::vector<Event> events;
+  events.reserve(n);
+  std::mt19937 rng(11);
+  std::vector<std::vector<uint32_t>> stacks(threads);
+  uint64_t ts = 1000;
+  while (events.size() < n) {
+    uint32_t t = rng() % threads;
+    ts += 20 + rng() % 180;
+    auto& st = stacks[t];
+    bool enter = st.empty() || (st.size() < 4 && rng() % 100 < 100 - 20 * st.size());
+    Event e = ev(ts, 100 + t, enter ? EventKind::FuncEntry : EventKind::FuncExit, 0, static_cast<uint16_t>(t));
+    if (enter) {
+      st.push_back(static_cast<uint32_t>(1 + st.size() * 3 + rng() % 3));  // 3 functions per depth
+      e.id = st.back();
+    } else {
+      e.id = st.back();
+      st.pop_back();
+    }
+    events.push_back(e);
+  }
+  for (int level : {1, 3, 9, 19}) {
+    for (size_t block : {size_t{16} << 10, size_t{64} << 10, size_t{256} << 10}) {
+      TempFile f("-" + std::to_string(level) + "-" + std::to_string(block));
+      FakeClock clock;
+      WriterOptions o = clock.options(block);
+      o.zstd_level = level;
+      timespec a, b;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+      uint64_t bytes = 0;
+      {
+        TraceWriter w(f.path(), o);
+        w.write_header(sample_header());
+        w.write_probes(sample_probes());
+        for (size_t i = 0; i < events.size(); i += 8192) {
+          clock.now = events[i].ts;
+          w.write_events(std::span<const Event>(events).subspan(i, std::min<size_t>(8192, n - i)));
+        }
+        w.finish(sample_header(), {}, {});
+        bytes = w.bytes_written();
+      }
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+      double wsec = static_cast<double>(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+      TraceReader r(f.path());
+      Event e;
+      uint64_t got = 0;
+      while (r.next(e)) got++;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+      double rsec = static_cast<double>(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+      EXPECT_EQ(got, n);
+      std::printf("zstd %2d block %3zu KiB: %.3f bytes/event, writer %.1f M events/s, reader %.1f M events/s\n",
+                  level, block >> 10, static_cast<double>(bytes) / static_cast<double>(n),
+                  static_cast<double>(n) / wsec / 1e6, static_cast<double>(n) / rsec / 1e6);
+    }
+  }
 }
