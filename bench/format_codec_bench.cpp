@@ -56,7 +56,7 @@ const Pool& pool(unsigned threads) {
   return pools.back().second;
 }
 
-// Args: events per write_events() call, threads.
+// Args: events per write_events() call, threads, zstd level.
 void BM_Write(benchmark::State& state) {
   size_t batch = static_cast<size_t>(state.range(0));
   unsigned threads = static_cast<unsigned>(state.range(1));
@@ -68,8 +68,13 @@ void BM_Write(benchmark::State& state) {
   std::vector<fmt::Event> work(p.events);
   size_t pos = 0;
   uint64_t events = 0;
+  fmt::WriterOptions opts;
+  opts.zstd_level = static_cast<int>(state.range(2));
+  // The writer's clock is the events' clock (flush by age as when live).
+  uint64_t now = 0;
+  opts.now = [&now] { return now; };
   {
-    fmt::TraceWriter w(path);
+    fmt::TraceWriter w(path, opts);
     w.write_header(meta.header());
     w.write_probes(meta.probes());
     for (auto _ : state) {
@@ -79,6 +84,7 @@ void BM_Write(benchmark::State& state) {
         pos = 0;
         state.ResumeTiming();
       }
+      now = work[pos + batch - 1].ts;
       w.write_events(std::span<const fmt::Event>(work.data() + pos, batch));
       pos += batch;
       events += batch;
@@ -87,17 +93,22 @@ void BM_Write(benchmark::State& state) {
     w.finish(meta.header(), meta.threads(events / threads), fmt::LostCounts{});
     state.counters["bytes_per_event"] =
         static_cast<double>(w.bytes_written()) / static_cast<double>(events ? events : 1);
+    state.counters["events_per_block"] =
+        static_cast<double>(events) / static_cast<double>(w.blocks_written() ? w.blocks_written() : 1);
   }
   state.SetItemsProcessed(static_cast<int64_t>(events));
   std::remove(path.c_str());
 }
 BENCHMARK(BM_Write)
-    ->ArgNames({"batch", "threads"})
-    ->Args({8192, 4})
-    ->Args({1024, 4})
-    ->Args({65536, 4})
-    ->Args({8192, 1})
-    ->Args({8192, 16})
+    ->ArgNames({"batch", "threads", "zstd"})
+    ->Args({8192, 4, 3})
+    ->Args({1024, 4, 3})
+    ->Args({65536, 4, 3})
+    ->Args({8192, 1, 3})
+    ->Args({8192, 16, 3})
+    ->Args({8192, 4, 1})
+    ->Args({8192, 4, -5})
+    ->Args({8192, 4, 9})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 
@@ -110,7 +121,9 @@ std::string read_file(uint64_t n, unsigned threads) {
   StreamParams sp;
   sp.threads = threads;
   EventStream s(sp);
-  fmt::TraceWriter w(path);
+  fmt::WriterOptions opts;
+  opts.now = [&s] { return s.now(); };
+  fmt::TraceWriter w(path, opts);
   w.write_header(s.header());
   w.write_probes(s.probes());
   std::vector<fmt::Event> evs;

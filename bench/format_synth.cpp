@@ -3,12 +3,18 @@
 // no BPF), e.g. 100 million events for the memory use of `atrace report`.
 //
 //   format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]
+//                [-z ZSTD_LEVEL] [-k BLOCK_BYTES]
 //
 //   -n  events to write (default 10000000; suffixes k, M, G)
 //   -t  threads (default 4)        -f  probed functions (default 16)
 //   -b  events per write_events() call (default 8192; the recorder hands
 //       over what it drained, a few thousand events per period)
 //   -o  output file (default synth.atrace)
+//   -z  zstd level of the writer (WriterOptions::zstd_level, default its own)
+//   -k  block size of the writer (WriterOptions::block_bytes, default its own)
+//
+// The writer's clock ("now", for its flush by age) is the events' clock, as
+// when recording live: the synthetic time starts at an arbitrary value.
 //
 // The events come from bench/format_events.h (nested entry/exit, 20..200 ns
 // apart). Prints one line: events, bytes, bytes/event, and the writer's
@@ -55,6 +61,7 @@ int main(int argc, char** argv) {
   size_t batch = 8192;
   std::string out = "synth.atrace";
   atrace::bench::StreamParams p;
+  atrace::fmt::WriterOptions opts;
   for (int i = 1; i < argc; i++) {
     auto arg = [&](const char* name) -> const char* {
       if (std::strcmp(argv[i], name) != 0) return nullptr;
@@ -69,9 +76,12 @@ int main(int argc, char** argv) {
     else if (const char* v3 = arg("-f")) p.functions = static_cast<unsigned>(parse_count(v3));
     else if (const char* v4 = arg("-b")) batch = parse_count(v4);
     else if (const char* v5 = arg("-o")) out = v5;
+    else if (const char* v6 = arg("-z")) opts.zstd_level = std::atoi(v6);
+    else if (const char* v7 = arg("-k")) opts.block_bytes = parse_count(v7);
     else {
       std::fprintf(stderr,
-                   "usage: format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]\n");
+                   "usage: format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]\n"
+                   "                    [-z ZSTD_LEVEL] [-k BLOCK_BYTES]\n");
       return 2;
     }
   }
@@ -81,8 +91,9 @@ int main(int argc, char** argv) {
   }
 
   atrace::bench::EventStream stream(p);
+  opts.now = [&stream] { return stream.now(); };
   try {
-    atrace::fmt::TraceWriter w(out);
+    atrace::fmt::TraceWriter w(out, opts);
     double cpu = 0;
     double t0 = cpu_seconds();
     w.write_header(stream.header());
@@ -108,10 +119,11 @@ int main(int argc, char** argv) {
     uint64_t bytes = w.bytes_written();
     std::error_code ec;
     if (out != "-" && std::filesystem::is_regular_file(out, ec)) bytes = std::filesystem::file_size(out);
-    std::printf("events=%llu bytes=%llu bytes_per_event=%.3f writer_cpu_s=%.3f "
+    std::printf("events=%llu bytes=%llu bytes_per_event=%.3f blocks=%llu writer_cpu_s=%.3f "
                 "writer_events_per_s=%.1fM file=%s\n",
                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(bytes),
-                events ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0, cpu,
+                events ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0,
+                static_cast<unsigned long long>(w.blocks_written()), cpu,
                 cpu > 0 ? static_cast<double>(events) / cpu / 1e6 : 0.0, out.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "format_synth: %s\n", e.what());

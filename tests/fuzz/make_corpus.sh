@@ -49,4 +49,5 @@ record shared 'libtarget_shared.so:shared_fn' "$T/target_lib" 30
 size=$(stat -c %s "$DIR/threads.atrace")
 head -c $((size / 2)) "$DIR/threads.atrace" >"$DIR/threads_cut_half.atrace"
 head -c $((size - 1)) "$DIR/threads.atrace" >"$DIR/threads_cut_last.atrace"
-ls -l "$DIR" | sed 's/^/make_corpus: /'
+(cd "$DIR" && ls -l c_nested.atrace c_empty.atrace cpp.atrace threads.atrace shared.atrace \
+  threads_cut_half.atrace threads_cut_last.atrace) | sed 's/^/make_corpus: /'
