@@ -139,6 +139,19 @@ struct TraceReader::Impl {
     }
     heap[i] = k;
   }
+  // After the top's key changed. With few threads a branch-free scan for
+  // the minimum beats the heap: which thread comes next is random, and the
+  // heap's branches mispredict.
+  void restore_min() {
+    const size_t n = heap.size();
+    if (n > 8) {
+      sift_down(0);
+      return;
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) best = heap[i] < heap[best] ? i : best;
+    std::swap(heap[0], heap[best]);
+  }
   void heap_build() {
     for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
   }
@@ -275,7 +288,7 @@ void TraceReader::Impl::start() {
   }
   for (uint32_t i = 0; i < streams.size(); i++)
     if (advance(streams[i])) heap.push_back({streams[i].head.ts, i});
-  heap_build();
+  heap_build();  // with 8 or fewer, also a valid start for restore_min()
 }
 
 TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
@@ -317,7 +330,7 @@ bool TraceReader::next(Event& ev) {
     m.heap.pop_back();
     if (m.heap.empty()) return true;
   }
-  m.sift_down(0);
+  m.restore_min();
   return true;
 }
 
