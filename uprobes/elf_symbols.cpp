@@ -23,6 +23,7 @@ struct Candidate {
   const char* name;
   size_t name_len;
   Elf64_Section shndx;
+  bool ifunc;
 };
 
 int binding_rank(unsigned bind) {
@@ -74,7 +75,26 @@ bool file_offset(const std::vector<Segment>& segs, Elf* elf, const Candidate& c,
   return true;
 }
 
+// .gnu.version of .dynsym: an entry with the hidden bit set is a
+// non-default version (memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14) that
+// programs linked today never call.
+const Elf_Data* dynsym_versions(Elf* elf) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym) return elf_getdata(scn, nullptr);
+  }
+  return nullptr;
+}
+
+bool hidden_version(const Elf_Data* versym, size_t index) {
+  if (!versym || (index + 1) * sizeof(GElf_Versym) > versym->d_size) return false;
+  constexpr GElf_Versym kHidden = 0x8000;
+  return (static_cast<const GElf_Versym*>(versym->d_buf)[index] & kHidden) != 0;
+}
+
 void collect_symbols(Elf* elf, std::vector<Candidate>* out) {
+  const Elf_Data* versym = dynsym_versions(elf);
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr sh;
@@ -90,10 +110,11 @@ void collect_symbols(Elf* elf, std::vector<Candidate>* out) {
       const unsigned type = GELF_ST_TYPE(sym.st_info);
       if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
       if (sym.st_shndx == SHN_UNDEF || sym.st_size == 0) continue;
+      if (sh.sh_type == SHT_DYNSYM && hidden_version(versym, i)) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       if (!name || !*name) continue;
       out->push_back({sym.st_value, sym.st_size, binding_rank(GELF_ST_BIND(sym.st_info)), name,
-                      std::strlen(name), sym.st_shndx});
+                      std::strlen(name), sym.st_shndx, type == STT_GNU_IFUNC});
     }
   }
 }
@@ -129,6 +150,7 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
     f.demangled = demangle(f.mangled);
     f.address = c.address;
     f.size = c.size;
+    f.ifunc = c.ifunc;
     if (f.offset < file.image_size()) {
       f.first_len = std::min<uint64_t>({sizeof f.first_bytes, c.size, file.image_size() - f.offset});
       std::memcpy(f.first_bytes, file.image() + f.offset, f.first_len);

@@ -20,6 +20,7 @@ struct ElfFunction {
   uint64_t address = 0;  // st_value
   uint64_t size = 0;     // st_size
   uint64_t offset = 0;   // file offset: address - (p_vaddr - p_offset) of its PT_LOAD
+  bool ifunc = false;    // STT_GNU_IFUNC: the code at `address` is the resolver
   uint8_t first_bytes[16] = {};  // code at the entry, for classify_entry()
   size_t first_len = 0;
 };

@@ -40,6 +40,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
   std::vector<size_t> matched(include.size(), 0);         // functions per include selector
   std::vector<size_t> modules_hit(include.size(), 0);     // modules per include selector
   std::vector<std::string> module_errors(include.size());  // first unreadable module per selector
+  std::vector<std::string> ifunc_seen(include.size());     // first IFUNC a selector matched
   std::set<std::string> done;  // each path is read and probed once
 
   for (const auto& mod : modules) {
@@ -75,10 +76,15 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       const std::string base = base_name(f.demangled);
       bool wanted = false;
       for (size_t i : inc) {
-        if (include[i].matches_name(f.demangled, base)) {
-          ++matched[i];
-          wanted = true;
+        if (!include[i].matches_name(f.demangled, base)) continue;
+        // An IFUNC symbol names its resolver, which runs once at load: a
+        // probe there would count no calls of the function people mean.
+        if (f.ifunc) {
+          if (ifunc_seen[i].empty()) ifunc_seen[i] = f.demangled;
+          continue;
         }
+        ++matched[i];
+        wanted = true;
       }
       if (!wanted) continue;
       bool excluded = false;
@@ -115,6 +121,10 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
                             : "any loaded module matching '" + s.module_glob + "'";
     std::string msg = "selector '" + s.text + "' matches no function in " + where;
     if (!module_errors[i].empty()) msg += " (" + module_errors[i] + ")";
+    if (!ifunc_seen[i].empty())
+      msg += " but the IFUNC resolver '" + ifunc_seen[i] +
+             "', which runs once at load: select the implementation it picks instead "
+             "(from the library's symbols or its debug symbols)";
     throw SelectorError(msg);
   }
   return sites;

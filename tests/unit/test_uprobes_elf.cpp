@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "uprobes/elf_symbols.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/resolve.h"
+#include "uprobes/selector.h"
 
 using atrace::uprobes::ElfError;
 using atrace::uprobes::ElfFunction;
@@ -180,4 +183,25 @@ TEST(UprobesElf, ClosesItsFiles) {
     EXPECT_THROW(read_functions("/etc/passwd"), ElfError);
   }
   EXPECT_EQ(open_fds(), before);
+}
+
+// libc's memcpy is an IFUNC: its symbol is the resolver. It is read as such
+// and never becomes a probe site, and a selector naming only it says why.
+TEST(UprobesIfunc, LibcMemcpyIsAnIfuncAndIsNotProbed) {
+  using namespace atrace::uprobes;
+  std::string libc;
+  for (const auto& m : process_modules(getpid()))
+    if (m.name.rfind("libc.so", 0) == 0) libc = m.path;
+  ASSERT_FALSE(libc.empty());
+  bool found = false;
+  for (const auto& f : read_functions(libc))
+    if (f.mangled == "memcpy") found = f.ifunc;  // the default version only
+  EXPECT_TRUE(found) << "memcpy is not an IFUNC in " << libc;
+  auto modules = process_modules(getpid());
+  try {
+    resolve_probe_sites(parse_selectors("libc.so.6:memcpy"), {}, modules);
+    FAIL() << "an IFUNC-only selector must not resolve";
+  } catch (const SelectorError& e) {
+    EXPECT_NE(std::string(e.what()).find("IFUNC"), std::string::npos) << e.what();
+  }
 }
