@@ -123,9 +123,12 @@ struct TraceWriter::Impl {
     bool erased = false;
     for (auto it = open.begin(); it != open.end();) {
       BlockBuilder& b = *it->second;
-      if (!b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns) {
-        emit(b);
-        it = open.erase(it);  // an idle thread gives its buffer back
+      bool old = !b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns;
+      if (old) emit(b);
+      if (b.empty()) {
+        // An idle (or exited) thread gives its buffer back: a program that
+        // makes thousands of short threads must not keep a block for each.
+        it = open.erase(it);
         erased = true;
       } else {
         ++it;
