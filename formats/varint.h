@@ -78,7 +78,18 @@ class ByteReader {
   uint64_t u64() { return le(8); }
   // Hot path of the reader: one byte is the common case.
   uint64_t varint() {
-    if (p_ < end_ && *p_ < 0x80) return *p_++;
+    if (end_ - p_ >= 2) {
+      // Deltas take one or two bytes about equally often: decode both cases
+      // without a branch on the length, which would mispredict half the time.
+      uint64_t b0 = p_[0], b1 = p_[1];
+      uint64_t more = b0 >> 7;
+      if (!(more & (b1 >> 7))) {
+        p_ += 1 + more;
+        return (b0 & 0x7f) | (((b1 & 0x7f) << 7) & (0 - more));
+      }
+    } else if (p_ < end_ && *p_ < 0x80) {
+      return *p_++;
+    }
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       need(1);

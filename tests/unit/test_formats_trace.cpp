@@ -330,3 +330,33 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(ProbePath::Nop5), "nop5");
   EXPECT_STREQ(to_string(ProbePath::Unknown), "unknown");
 }
+
+// "-" reads stdin, a pipe that cannot seek: spooled to a temporary file.
+TEST(FormatsTrace, ReadsAPipeOnStdin) {
+  TempFile f;
+  write_sample(f.path());
+  const std::string bytes = f.bytes();
+  ASSERT_LT(bytes.size(), 60000u);  // fits in a pipe's buffer: no writer thread needed
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ::close(fds[1]);
+  int saved = ::dup(STDIN_FILENO);
+  ::dup2(fds[0], STDIN_FILENO);
+  ::close(fds[0]);
+  std::vector<Event> events;
+  uint64_t count = 0;
+  try {
+    TraceReader r("-");
+    count = r.event_count();
+    events = all_events(r);
+  } catch (...) {
+    ::dup2(saved, STDIN_FILENO);
+    ::close(saved);
+    throw;
+  }
+  ::dup2(saved, STDIN_FILENO);
+  ::close(saved);
+  EXPECT_EQ(count, 5u);
+  EXPECT_EQ(events.size(), 5u);
+}
