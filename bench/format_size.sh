@@ -10,8 +10,8 @@
 #                the peak memory of `atrace report` is measured (default
 #                "10M 100M"); --no-rss skips that part
 #   env BUILD    the atrace build (default build); needs format_synth there
-#   env OUT      work directory (default /tmp/atrace-format-size); its trace
-#                files are large (GBs at 100M events) and removed at the end
+#   env OUT      work directory (default /tmp/atrace-format-size); its large
+#                trace files are removed at the end unless KEEP=1
 #
 # Needs root (BPF), gcc, /usr/bin/time (package time), and uftrace (package
 # uftrace) unless --no-uftrace.
@@ -21,7 +21,9 @@
 #      uftrace on the same workload: uftrace's TID.dat files (its records)
 #      and its whole uftrace.data directory (with symbols, maps, task list),
 #      each divided by its record count (two per call: entry and exit);
-#   2. max RSS of `atrace report` on synthetic files of growing size.
+#   2. for format 2: where the bytes go (frames, payload before zstd), and the
+#      workload recording re-encoded with other zstd levels and block sizes;
+#   3. max RSS of `atrace report` on synthetic files of growing size.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
     --no-uftrace) UFTRACE=0; shift ;;
     --rss) RSS_LIST=$2; shift 2 ;;
     --no-rss) RSS_LIST=""; shift ;;
-    *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,28p' "$0" >&2; exit 2 ;;
   esac
 done
 ATRACE=$BUILD/atrace
@@ -60,9 +62,10 @@ row() { ROWS+=("$(printf '%-9s %-28s %12s %14s %10s' "$@")"); }
 # --- demo ---------------------------------------------------------------------
 "$ATRACE" record -o "$OUT/demo.atrace" --select='demo::*' -- "$BUILD/atrace-demo" >/dev/null 2>"$OUT/demo.err"
 ev=$(json_events "$OUT/demo.atrace")
+DEMO_EV=$ev
 by=$(fsize "$OUT/demo.atrace")
 row atrace demo "$ev" "$by" "$(bpe "$by" "$ev")"
-VERSION=$("$ATRACE" info -i "$OUT/demo.atrace" 2>/dev/null | grep -i -m1 'version' || true)
+VERSION=$("$ATRACE" info -i "$OUT/demo.atrace" 2>/dev/null | grep -o -m1 'format [0-9.]*' || true)
 
 # --- format_workload ------------------------------------------------------------
 CC=${CC:-gcc}
@@ -87,6 +90,7 @@ t0=$(now)
 t1=$(now)
 grep -q "calls=$CALLS" "$OUT/workload.out" || { echo "format_size: workload said $(cat "$OUT/workload.out")" >&2; exit 1; }
 ev=$(json_events "$OUT/workload.atrace")
+WL_EV=$ev
 by=$(fsize "$OUT/workload.atrace")
 ATRACE_WL_BPE=$(bpe "$by" "$ev")
 row atrace "workload ($CALLS calls)" "$ev" "$by" "$ATRACE_WL_BPE"
@@ -120,9 +124,32 @@ for r in "${ROWS[@]}"; do
   if [ "$UFTRACE" = 1 ]; then echo "$r   $(ratio "$b" "$UF_BPE")"; else echo "$r"; fi
 done
 
+# --- techniques: where the bytes go, other writer settings (format 2) ------------
+SYNTH=$BUILD/bench/format_synth
+if [ "$VERSION" = "format 2.0" ] || [[ "$VERSION" == "format 2."* ]]; then
+  for t in demo workload; do
+    echo
+    echo "Frames of the $t recording (bench/format_frames.py):"
+    [ "$t" = demo ] && e=$DEMO_EV || e=$WL_EV
+    python3 "$ROOT/bench/format_frames.py" "$OUT/$t.atrace" "$e"
+  done
+  if [ -x "$SYNTH" ]; then
+    echo
+    echo "The workload recording re-encoded by format_synth -i with other writer settings:"
+    printf '%-28s %12s %10s %14s\n' "writer setting" bytes bytes/ev "writer ev/s"
+    for setting in "-z 3" "-z -5" "-z 1" "-z 9" "-z 19" "-k 16K" "-k 256K" "-k 1M"; do
+      # shellcheck disable=SC2086
+      line=$("$SYNTH" -i "$OUT/workload.atrace" -o "$OUT/recode.atrace" $setting)
+      b=$(echo "$line" | sed -E 's/.* bytes=([0-9]+).*/\1/')
+      r=$(echo "$line" | sed -E 's/.*writer_events_per_s=([0-9.]+M).*/\1/')
+      printf '%-28s %12s %10s %14s\n' "$setting" "$b" "$(bpe "$b" "$WL_EV")" "$r"
+    done
+    rm -f "$OUT/recode.atrace"
+  fi
+fi
+
 # --- peak memory of atrace report -------------------------------------------------
 if [ -n "$RSS_LIST" ]; then
-  SYNTH=$BUILD/bench/format_synth
   [ -x "$SYNTH" ] || { echo "format_size: $SYNTH not built" >&2; exit 1; }
   echo
   printf '%-30s %12s %14s %12s %10s\n' "atrace report on" events "file bytes" "max RSS KB" "time s"
@@ -144,4 +171,4 @@ if [ -n "$RSS_LIST" ]; then
     rm -f "$OUT/synth.atrace"
   done
 fi
-rm -rf "$OUT/uftrace.data" "$OUT/workload.atrace"
+[ -n "${KEEP:-}" ] || rm -rf "$OUT/uftrace.data" "$OUT/workload.atrace"

@@ -3,7 +3,7 @@
 // no BPF), e.g. 100 million events for the memory use of `atrace report`.
 //
 //   format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]
-//                [-z ZSTD_LEVEL] [-k BLOCK_BYTES]
+//                [-z ZSTD_LEVEL] [-k BLOCK_BYTES] [-i TRACE]
 //
 //   -n  events to write (default 10000000; suffixes k, M, G)
 //   -t  threads (default 4)        -f  probed functions (default 16)
@@ -12,6 +12,9 @@
 //   -o  output file (default synth.atrace)
 //   -z  zstd level of the writer (WriterOptions::zstd_level, default its own)
 //   -k  block size of the writer (WriterOptions::block_bytes, default its own)
+//   -i  re-encode the events of an existing trace file instead (same header,
+//       probes, threads; -n, -t, -f ignored): how a real recording comes out
+//       with another zstd level or block size
 //
 // The writer's clock ("now", for its flush by age) is the events' clock, as
 // when recording live: the synthetic time starts at an arbitrary value.
@@ -26,10 +29,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/format_events.h"
+#include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
 
 namespace {
@@ -60,6 +65,7 @@ int main(int argc, char** argv) {
   uint64_t n = 10'000'000;
   size_t batch = 8192;
   std::string out = "synth.atrace";
+  std::string in;
   atrace::bench::StreamParams p;
   atrace::fmt::WriterOptions opts;
   for (int i = 1; i < argc; i++) {
@@ -78,10 +84,11 @@ int main(int argc, char** argv) {
     else if (const char* v5 = arg("-o")) out = v5;
     else if (const char* v6 = arg("-z")) opts.zstd_level = std::atoi(v6);
     else if (const char* v7 = arg("-k")) opts.block_bytes = parse_count(v7);
+    else if (const char* v8 = arg("-i")) in = v8;
     else {
       std::fprintf(stderr,
                    "usage: format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]\n"
-                   "                    [-z ZSTD_LEVEL] [-k BLOCK_BYTES]\n");
+                   "                    [-z ZSTD_LEVEL] [-k BLOCK_BYTES] [-i TRACE]\n");
       return 2;
     }
   }
@@ -91,17 +98,33 @@ int main(int argc, char** argv) {
   }
 
   atrace::bench::EventStream stream(p);
-  opts.now = [&stream] { return stream.now(); };
+  uint64_t in_now = 0;
+  if (in.empty())
+    opts.now = [&stream] { return stream.now(); };
+  else
+    opts.now = [&in_now] { return in_now; };
   try {
+    std::unique_ptr<atrace::fmt::TraceReader> r;
+    if (!in.empty()) r = std::make_unique<atrace::fmt::TraceReader>(in);
     atrace::fmt::TraceWriter w(out, opts);
     double cpu = 0;
     double t0 = cpu_seconds();
-    w.write_header(stream.header());
-    w.write_probes(stream.probes());
+    w.write_header(r ? r->header() : stream.header());
+    w.write_probes(r ? r->probes() : stream.probes());
     cpu += cpu_seconds() - t0;
     std::vector<atrace::fmt::Event> evs;
     uint64_t written = 0;
-    while (written < n) {
+    while (r) {  // -i: re-encode
+      evs.clear();
+      atrace::fmt::Event ev;
+      while (evs.size() < batch && r->next(ev)) evs.push_back(ev);
+      if (evs.empty()) break;
+      in_now = evs.back().ts;
+      t0 = cpu_seconds();
+      w.write_events(evs);
+      cpu += cpu_seconds() - t0;
+    }
+    while (!r && written < n) {
       evs.clear();
       size_t k = static_cast<size_t>(std::min<uint64_t>(batch, n - written));
       stream.generate(evs, k);
@@ -112,8 +135,11 @@ int main(int argc, char** argv) {
       written += k;
     }
     t0 = cpu_seconds();
-    w.finish(stream.header(), stream.threads(w.events_written() / p.threads),
-             atrace::fmt::LostCounts{std::vector<uint64_t>(8, 0)});
+    if (r)
+      w.finish(r->header(), r->threads(), r->lost());
+    else
+      w.finish(stream.header(), stream.threads(w.events_written() / p.threads),
+               atrace::fmt::LostCounts{std::vector<uint64_t>(8, 0)});
     cpu += cpu_seconds() - t0;
     uint64_t events = w.events_written();
     uint64_t bytes = w.bytes_written();
