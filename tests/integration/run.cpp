@@ -6,7 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -55,6 +61,7 @@ std::string Result::describe() const {
   else
     s += "exit " + std::to_string(exit_code);
   s += "\nstdout:\n" + out + "\nstderr:\n" + err + "\n";
+  if (!hang_report.empty()) s += "processes at the timeout:\n" + hang_report;
   return s;
 }
 
@@ -160,6 +167,35 @@ std::optional<std::string> Child::wait_for_line(std::string_view prefix, millise
   }
 }
 
+// What every process of a timed-out group was doing (state, kernel stack),
+// so a hang in CI says where it hung instead of only that it did.
+static std::string describe_stuck_group(pid_t pgid) {
+  std::string out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (struct dirent* d = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(d->d_name, &end, 10);
+    if (pid <= 0 || *end) continue;
+    std::string base = std::string("/proc/") + d->d_name;
+    std::ifstream stat(base + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (pgrp != pgid) continue;
+    std::ifstream stack(base + "/stack");
+    std::string frames((std::istreambuf_iterator<char>(stack)), std::istreambuf_iterator<char>());
+    out += "  " + line.substr(0, close + 1) + " state " + state + "\n" + frames;
+  }
+  ::closedir(proc);
+  return out;
+}
+
 Result Child::wait(milliseconds timeout) {
   Result r;
   r.argv = argv_;
@@ -168,6 +204,7 @@ Result Child::wait(milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   while (!try_reap()) {
     if (Clock::now() >= deadline) {
+      r.hang_report = describe_stuck_group(pid_);
       ::kill(-pid_, SIGKILL);
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status_, 0);
