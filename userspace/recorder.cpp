@@ -108,6 +108,7 @@ class Recorder {
   void drain_and_flush(uint64_t cutoff);
   std::vector<fmt::ProbeInfo> attach_functions(FunctionProbes& probes,
                                                const std::vector<uprobes::ProbeSite>& sites);
+  void announce(const std::vector<fmt::ProbeInfo>& table) const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
   fmt::LostCounts read_lost() const;
   uint64_t lost_total() const { return read_lost().total(); }
@@ -282,6 +283,24 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
   return table;
 }
 
+// One line saying what a probe hit will cost: the path of each entry probe
+// is the main factor (kernel-notes/emulated-vs-single-step.md).
+void Recorder::announce(const std::vector<fmt::ProbeInfo>& table) const {
+  size_t n[5] = {};
+  for (const auto& p : table) ++n[static_cast<size_t>(p.path_kind) % 5];
+  std::string paths;
+  auto add = [&](fmt::ProbePath p, const char* what) {
+    size_t k = n[static_cast<size_t>(p)];
+    if (k) paths += (paths.empty() ? "" : ", ") + std::to_string(k) + " " + what;
+  };
+  add(fmt::ProbePath::Nop5, "nop5 (optimized)");
+  add(fmt::ProbePath::Emulated, "emulated");
+  add(fmt::ProbePath::SingleStep, "single-stepped (slowest)");
+  add(fmt::ProbePath::Unknown, "unknown");
+  std::fprintf(stderr, "atrace: probing %zu functions: %s; %s\n", table.size(), paths.c_str(),
+               use_multi_ ? "uprobe_multi links" : "perf-event links");
+}
+
 // Drains on a timer until a signal, the
 // target's exit or the --duration deadline.
 void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start) {
@@ -410,6 +429,7 @@ RecordResult Recorder::run() {
 
   FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid, use_multi_);
   std::vector<fmt::ProbeInfo> table = attach_functions(probes, sites);
+  announce(table);
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);
