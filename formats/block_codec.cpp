@@ -37,16 +37,32 @@ void BlockBuilder::add(const Event& ev) {
   // The CPU rarely changes between two events of a thread: it is written
   // only on the first event of a block and when it changes.
   bool cpu_changed = meta_.count == 0 || ev.cpu != cpu_;
+  // An exit that returns from the innermost entry still open in this block
+  // needs no id: the reader keeps the same stack. Other exits (the entry
+  // was in an earlier block, or was lost) carry their id.
   uint8_t kind = 0;
+  bool with_id = false;
   switch (ev.kind) {
-    case EventKind::FuncEntry: kind = kFuncEntry; break;
-    case EventKind::FuncExit: kind = kFuncExit; break;
+    case EventKind::FuncEntry:
+      kind = kFuncEntry;
+      with_id = true;
+      open_.push_back(ev.id);
+      break;
+    case EventKind::FuncExit:
+      if (!open_.empty() && open_.back() == ev.id) {
+        kind = kFuncReturn;
+        open_.pop_back();
+      } else {
+        kind = kFuncExit;
+        with_id = true;
+      }
+      break;
     case EventKind::ThreadExit: kind = kThreadExit; break;
   }
   buf_[len_++] = static_cast<uint8_t>(kind | (cpu_changed ? kFlagCpu : 0));
   put_varint(ev.ts - meta_.last_ts);
   if (cpu_changed) put_varint(ev.cpu);
-  if (kind != kThreadExit) put_varint(ev.id);
+  if (with_id) put_varint(ev.id);
   cpu_ = ev.cpu;
   meta_.last_ts = ev.ts;
   meta_.count++;
@@ -54,6 +70,7 @@ void BlockBuilder::add(const Event& ev) {
 
 void BlockBuilder::clear() {
   len_ = 0;  // the buffer is kept for the thread's next block
+  open_.clear();
   meta_ = {};
 }
 
@@ -61,6 +78,7 @@ void BlockCursor::reset(const BlockMeta& m, std::span<const uint8_t> payload) {
   in_ = ByteReader(payload);
   meta_ = m;
   ts_ = m.first_ts;
+  open_.clear();
   cpu_ = 0;
   decoded_ = 0;
 }

@@ -57,6 +57,7 @@ class BlockBuilder {
     buf_[len_++] = static_cast<uint8_t>(v);
   }
   std::vector<uint8_t> buf_;
+  std::vector<uint32_t> open_;  // probe ids of the block's open entries
   size_t len_ = 0;
   BlockMeta meta_;
   uint16_t cpu_ = 0;
@@ -81,18 +82,28 @@ class BlockCursor {
       if (delta > meta_.last_ts - ts_) throw Malformed{};  // past the block's end
       ts_ += delta;
       if (b & v2::kFlagCpu) cpu_ = read_cpu();
-      decoded_++;
       uint8_t kind = b & v2::kKindMask;
-      if (kind == v2::kFuncEntry || kind == v2::kFuncExit) {
-        ev.kind = kind == v2::kFuncEntry ? EventKind::FuncEntry : EventKind::FuncExit;
+      if (kind == v2::kFuncEntry) {
+        ev.kind = EventKind::FuncEntry;
+        ev.id = in_.varint32();
+        open_.push_back(ev.id);
+      } else if (kind == v2::kFuncReturn) {
+        if (open_.empty()) throw Malformed{};
+        ev.kind = EventKind::FuncExit;
+        ev.id = open_.back();
+        open_.pop_back();
+      } else if (kind == v2::kFuncExit) {
+        ev.kind = EventKind::FuncExit;
         ev.id = in_.varint32();
       } else if (kind == v2::kThreadExit) {
         ev.kind = EventKind::ThreadExit;
         ev.id = 0;
       } else {
         skip_payload(kind, unknown);
+        decoded_++;
         continue;
       }
+      decoded_++;
       ev.ts = ts_;
       ev.pid = meta_.pid;
       ev.tid = meta_.tid;
@@ -109,6 +120,7 @@ class BlockCursor {
   void skip_payload(uint8_t kind, UnknownKindCounts& unknown);
 
   ByteReader in_;
+  std::vector<uint32_t> open_;  // probe ids of the block's open entries
   BlockMeta meta_;
   uint64_t ts_ = 0;
   uint16_t cpu_ = 0;

@@ -52,6 +52,7 @@ enum CompactKind : uint8_t {
   kFuncEntry = 1,   // varint probe id
   kFuncExit = 2,    // varint probe id
   kThreadExit = 3,  // no fields
+  kFuncReturn = 4,  // no fields: exit of the innermost open entry of the block
 };
 constexpr uint8_t kFirstPayloadKind = 16;
 

@@ -241,3 +241,36 @@ TEST(FormatsRobustness, MalformedEventDataIsDamage) {
   EXPECT_TRUE(r.damaged());
   EXPECT_TRUE(has_warning(r, "malformed event data after 1 events"));
 }
+
+TEST(FormatsRobustness, ReturnWithoutAnOpenEntryIsDamage) {
+  TempFile f;
+  {
+    TraceWriter w(f.path());
+    w.write_header(sample_header());
+    w.write_probes({});
+  }
+  ByteWriter p;
+  p.u8(v2::kFuncEntry);
+  p.varint(0);
+  p.varint(3);
+  p.u8(v2::kFuncReturn);  // returns from probe 3
+  p.varint(1);
+  p.u8(v2::kFuncReturn);  // nothing open: malformed
+  p.varint(1);
+  BlockMeta m{7, 1, 100, 102, 3};
+  ByteWriter ext;
+  encode_block_meta(m, ext);
+  FrameEncoder enc(3);
+  std::vector<uint8_t> frame;
+  enc.append(frame, v2::kFrameEvents, ext.buf(), p.buf(), false);
+  std::string b = f.bytes();
+  b.append(frame.begin(), frame.end());
+  f.set_bytes(b);
+  TraceReader r(f.path());
+  auto events = all_events(r);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kind, EventKind::FuncExit);
+  EXPECT_EQ(events[1].id, 3u);
+  EXPECT_TRUE(r.damaged());
+  EXPECT_TRUE(has_warning(r, "malformed event data after 2 events"));
+}

@@ -360,3 +360,43 @@ TEST(FormatsTrace, ReadsAPipeOnStdin) {
   EXPECT_EQ(count, 5u);
   EXPECT_EQ(events.size(), 5u);
 }
+
+// Nested calls: exits that return from the block's innermost open entry are
+// written without their id (FUNC_RETURN); exits whose entry was in an earlier
+// block or never recorded keep it. Either way the reader gives the same ids.
+TEST(FormatsTrace, ExitsOfOpenEntriesRoundTripWithoutTheirIds) {
+  TempFile f;
+  std::vector<Event> written;
+  uint64_t ts = 100;
+  auto add = [&](EventKind k, uint32_t id) { written.push_back(ev(ts += 7, 1, k, id)); };
+  add(EventKind::FuncExit, 9);  // its entry was never recorded
+  std::mt19937 rng(5);
+  std::vector<uint32_t> stack;
+  for (int i = 0; i < 20000; i++) {
+    if (stack.empty() || (stack.size() < 6 && rng() % 2)) {
+      stack.push_back(1 + rng() % 5);
+      add(EventKind::FuncEntry, stack.back());
+    } else {
+      if (rng() % 50 == 0 && stack.size() > 1) stack.pop_back();  // a lost exit
+      add(EventKind::FuncExit, stack.back());
+      stack.pop_back();
+    }
+  }
+  for (; !stack.empty(); stack.pop_back()) add(EventKind::FuncExit, stack.back());
+  add(EventKind::ThreadExit, 0);
+  uint64_t compact = 0, plain = 0;
+  for (size_t block_bytes : {size_t{200}, size_t{1} << 20}) {  // entries in earlier blocks, or not
+    FakeClock c;
+    TraceWriter w(f.path(), c.options(block_bytes));
+    w.write_header(sample_header());
+    w.write_probes(sample_probes());
+    w.write_events(written);
+    w.finish(sample_header(), {}, {});
+    (block_bytes > 200 ? compact : plain) = w.bytes_written();
+    TraceReader r(f.path());
+    auto got = all_events(r);
+    ASSERT_EQ(got.size(), written.size());
+    for (size_t i = 0; i < got.size(); i++) ASSERT_TRUE(same(got[i], written[i])) << i;
+  }
+  EXPECT_LT(compact, plain);
+}
