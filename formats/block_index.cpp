@@ -163,9 +163,23 @@ class Mapper {
     }
   }
 
+  // Says how much is lost: bytes always; events and thread when the cut
+  // block's header made it to the file (it is written before the payload).
   void truncated(uint64_t off, uint64_t end) {
-    map_.warnings.push_back("truncated: the last " + std::to_string(end - off) +
-                            " bytes (an incomplete block) are lost");
+    std::string what = "an incomplete block";
+    uint8_t h[kFrameHeadSize + kEventsExtSize];
+    if (src_.read_at(off, h, sizeof h) == sizeof h && h[4] == kFrameEvents &&
+        (h[6] | h[7] << 8) >= static_cast<int>(kEventsExtSize) &&
+        std::memcmp(h, kFrameSync, sizeof kFrameSync) == 0) {
+      try {
+        BlockMeta m = decode_block_meta(std::span<const uint8_t>(h + kFrameHeadSize, kEventsExtSize));
+        what = "an incomplete block of " + std::to_string(m.count) + " events of thread " +
+               std::to_string(m.tid);
+      } catch (const Malformed&) {
+      }
+    }
+    map_.warnings.push_back("truncated: the last " + std::to_string(end - off) + " bytes (" +
+                            what + ") are lost");
   }
 
   // Offset of the next good frame at or after `from`, or `end`.
