@@ -90,7 +90,6 @@ uint16_t BlockCursor::read_cpu() {
 }
 
 void BlockCursor::skip_payload(uint8_t kind, UnknownKindCounts& unknown) {
-  if (kind < kFirstPayloadKind) throw Malformed{};  // compact kinds are all known
   // Kinds defined in 2.0 that the in-memory API cannot represent yet are
   // skipped silently; kinds from a newer minor version are counted.
   in_.skip(in_.varint());

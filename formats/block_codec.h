@@ -70,11 +70,17 @@ using UnknownKindCounts = std::array<uint64_t, 64>;
 class BlockCursor {
  public:
   void reset(const BlockMeta& m, std::span<const uint8_t> payload);
-  // Next event the API can represent; false at the end of the block.
-  // Payload kinds are skipped (unknown ones counted in `unknown`).
-  // Throws Malformed on bytes that do not decode.
-  // Inline: this is the reader's inner loop.
-  bool next(Event& ev, UnknownKindCounts& unknown) {
+  // Events the API can represent, one at a time. Payload kinds are skipped
+  // (unknown ones counted in `unknown`). Throws Malformed on bytes that do
+  // not decode.
+  //
+  // Decoding is split in two so the reader can order threads on the next
+  // event's time and then decode that event straight into the caller's
+  // Event (no intermediate copy). Inline: this is the reader's inner loop.
+  //
+  // peek(): reads the next event's kind, time and CPU, skipping payload
+  // kinds; false at the end of the block. ts() is then its time.
+  bool peek(UnknownKindCounts& unknown) {
     while (decoded_ < meta_.count) {
       uint8_t b = in_.u8();
       if (b & v2::kFlagReserved) throw Malformed{};
@@ -83,35 +89,49 @@ class BlockCursor {
       ts_ += delta;
       if (b & v2::kFlagCpu) cpu_ = read_cpu();
       uint8_t kind = b & v2::kKindMask;
-      if (kind == v2::kFuncEntry) {
-        ev.kind = EventKind::FuncEntry;
-        ev.id = in_.varint32();
-        open_.push_back(ev.id);
-      } else if (kind == v2::kFuncReturn) {
-        if (open_.empty()) throw Malformed{};
-        ev.kind = EventKind::FuncExit;
-        ev.id = open_.back();
-        open_.pop_back();
-      } else if (kind == v2::kFuncExit) {
-        ev.kind = EventKind::FuncExit;
-        ev.id = in_.varint32();
-      } else if (kind == v2::kThreadExit) {
-        ev.kind = EventKind::ThreadExit;
-        ev.id = 0;
-      } else {
-        skip_payload(kind, unknown);
-        decoded_++;
-        continue;
+      if (kind < v2::kFirstPayloadKind) {
+        pending_ = kind;
+        return true;
       }
+      skip_payload(kind, unknown);
       decoded_++;
-      ev.ts = ts_;
-      ev.pid = meta_.pid;
-      ev.tid = meta_.tid;
-      ev.cpu = cpu_;
-      return true;
     }
     if (!in_.empty()) throw Malformed{};  // more bytes than the count says
     return false;
+  }
+  uint64_t ts() const { return ts_; }
+  // take(): decodes the rest of the peeked event into ev.
+  void take(Event& ev) {
+    uint8_t kind = pending_;
+    if (kind == v2::kFuncEntry) {
+      ev.kind = EventKind::FuncEntry;
+      ev.id = in_.varint32();
+      open_.push_back(ev.id);
+    } else if (kind == v2::kFuncReturn) {
+      if (open_.empty()) throw Malformed{};
+      ev.kind = EventKind::FuncExit;
+      ev.id = open_.back();
+      open_.pop_back();
+    } else if (kind == v2::kFuncExit) {
+      ev.kind = EventKind::FuncExit;
+      ev.id = in_.varint32();
+    } else if (kind == v2::kThreadExit) {
+      ev.kind = EventKind::ThreadExit;
+      ev.id = 0;
+    } else {
+      throw Malformed{};  // compact kinds are all known: this one is invalid
+    }
+    decoded_++;
+    ev.ts = ts_;
+    ev.pid = meta_.pid;
+    ev.tid = meta_.tid;
+    ev.cpu = cpu_;
+  }
+  // Both at once; false at the end of the block.
+  bool next(Event& ev, UnknownKindCounts& unknown) {
+    if (!peek(unknown)) return false;
+    take(ev);
+    return true;
   }
   uint32_t decoded() const { return decoded_; }
 
@@ -124,6 +144,7 @@ class BlockCursor {
   BlockMeta meta_;
   uint64_t ts_ = 0;
   uint16_t cpu_ = 0;
+  uint8_t pending_ = 0;  // kind of the peeked event
   uint32_t decoded_ = 0;
 };
 

@@ -59,7 +59,7 @@ struct ThreadStream {
   std::unique_ptr<DecodedBlock> block;
   BlockCursor cursor;
   size_t current = 0;  // index of the block being decoded
-  Event head;          // next event to hand out, valid when in the heap
+  // While the stream is in the merge, its cursor has peeked its next event.
 };
 
 std::vector<ThreadInfo> threads_from_blocks(const std::vector<IndexEntry>& blocks) {
@@ -116,9 +116,9 @@ struct TraceReader::Impl {
   void load_tables(FileMap& map);
   void build_streams();
 
-  // The merge's min-heap: keys are copied into the heap (no indirection to
-  // the streams when comparing) and the top is replaced in place, one
-  // sift-down per event: the heap is most of the reader's cost otherwise.
+  // The merge's min-heap of the streams' next timestamps: keys are copied
+  // into the heap (no indirection to the streams when comparing) and the top
+  // is replaced in place, one sift-down per event.
   struct Key {
     uint64_t ts;
     uint32_t stream;
@@ -152,10 +152,11 @@ struct TraceReader::Impl {
     for (size_t i = 1; i < n; i++) best = heap[i] < heap[best] ? i : best;
     std::swap(heap[0], heap[best]);
   }
-  void heap_build() {
+  void heap_build() {  // with 8 or fewer keys, also a valid start for restore_min()
     for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
   }
   bool advance(ThreadStream& s);
+  void malformed(ThreadStream& s);
   bool load_next_block(ThreadStream& s);
   void warn_unknown_kinds();
   void start();
@@ -253,21 +254,26 @@ bool TraceReader::Impl::load_next_block(ThreadStream& s) {
   return false;
 }
 
-// Puts the stream's next event in s.head; false when it has none left.
+// Peeks the stream's next event (its cursor's ts()); false when it has none left.
 bool TraceReader::Impl::advance(ThreadStream& s) {
   for (;;) {
     if (s.block) {
       try {
-        if (s.cursor.next(s.head, unknown)) return true;
+        if (s.cursor.peek(unknown)) return true;
       } catch (const Malformed&) {
-        damage("damaged block at byte offset " + std::to_string(blocks[s.current].offset) +
-               ": malformed event data after " + std::to_string(s.cursor.decoded()) +
-               " events, rest of the block skipped");
+        malformed(s);
       }
       warn_unknown_kinds();
     }
     if (!load_next_block(s)) return false;
   }
+}
+
+void TraceReader::Impl::malformed(ThreadStream& s) {
+  damage("damaged block at byte offset " + std::to_string(blocks[s.current].offset) +
+         ": malformed event data after " + std::to_string(s.cursor.decoded()) +
+         " events, rest of the block skipped");
+  s.block.reset();
 }
 
 void TraceReader::Impl::warn_unknown_kinds() {
@@ -286,9 +292,11 @@ void TraceReader::Impl::start() {
     s.block.reset();
     s.next_block = 0;
   }
-  for (uint32_t i = 0; i < streams.size(); i++)
-    if (advance(streams[i])) heap.push_back({streams[i].head.ts, i});
-  heap_build();  // with 8 or fewer, also a valid start for restore_min()
+  for (uint32_t i = 0; i < streams.size(); i++) {
+    if (!advance(streams[i])) continue;
+    heap.push_back({streams[i].cursor.ts(), i});
+  }
+  heap_build();
 }
 
 TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
@@ -320,18 +328,26 @@ uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 
 bool TraceReader::next(Event& ev) {
   Impl& m = *impl_;
-  if (m.heap.empty()) return false;
-  ThreadStream& s = m.streams[m.heap.front().stream];
-  ev = s.head;
-  if (m.advance(s)) {
-    m.heap.front().ts = s.head.ts;
-  } else {
-    m.heap.front() = m.heap.back();
-    m.heap.pop_back();
-    if (m.heap.empty()) return true;
+  while (!m.heap.empty()) {
+    ThreadStream& s = m.streams[m.heap.front().stream];
+    bool good = true;
+    try {
+      s.cursor.take(ev);  // straight into the caller's event
+    } catch (const Malformed&) {
+      m.malformed(s);
+      good = false;
+    }
+    if (m.advance(s)) {
+      m.heap.front().ts = s.cursor.ts();
+    } else {
+      m.heap.front() = m.heap.back();
+      m.heap.pop_back();
+      if (m.heap.empty()) return good;
+    }
+    m.restore_min();
+    if (good) return true;
   }
-  m.restore_min();
-  return true;
+  return false;
 }
 
 void TraceReader::rewind() { impl_->start(); }
