@@ -3,7 +3,11 @@
 // grow with the file.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <random>
@@ -173,4 +177,58 @@ TEST(FormatsStreaming, DISABLED_MeasureSize) {
                   static_cast<double>(n) / wsec / 1e6, static_cast<double>(n) / rsec / 1e6);
     }
   }
+}
+
+// A writer killed with SIGKILL in the middle of a run (the recorder's fate
+// when its user loses patience) leaves a file the reader reads: every block
+// written so far, the index rebuilt by scanning.
+TEST(FormatsStreaming, WriterKilledWithSigkillLeavesAReadableFile) {
+  TempFile f;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a failed test
+    ::close(ready[0]);
+    uint64_t now = 1000000000;
+    WriterOptions o;
+    o.block_bytes = 4096;
+    o.now = [&now] { return now; };
+    TraceWriter w(f.path(), o);
+    w.write_header(sample_header());
+    w.write_probes(sample_probes());
+    for (uint64_t i = 0;; i++) {
+      std::vector<Event> batch;
+      for (uint64_t k = 0; k < 100; k++, now += 100)
+        batch.push_back(ev(now, 1 + static_cast<uint32_t>(k % 3),
+                           k % 2 ? EventKind::FuncExit : EventKind::FuncEntry));
+      w.write_events(batch);
+      if (i == 200) (void)!::write(ready[1], "r", 1);  // enough written: kill me
+      if (i == 2000) ::pause();  // bounded, should the kill be late
+    }
+  }
+  ::close(ready[1]);
+  char c;
+  ssize_t got = ::read(ready[0], &c, 1);
+  ::close(ready[0]);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_EQ(got, 1);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  TraceReader r(f.path());
+  EXPECT_FALSE(r.damaged());
+  EXPECT_TRUE(has_warning(r, "no index (recorder did not finish): rebuilt by scanning"));
+  EXPECT_GT(r.event_count(), 10000u);  // at least what was flushed before "ready"
+  EXPECT_EQ(r.threads().size(), 3u);
+  uint64_t n = 0, last = 0;
+  Event e;
+  while (r.next(e)) {
+    EXPECT_GE(e.ts, last);
+    last = e.ts;
+    n++;
+  }
+  EXPECT_EQ(n, r.event_count());
 }
