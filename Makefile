@@ -5,7 +5,7 @@
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc)
-DEBIAN_PACKAGES := build-essential cmake pkg-config clang bpftool \
+DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	bpftrace util-linux
