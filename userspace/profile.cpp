@@ -12,26 +12,65 @@
 
 namespace atrace::analysis {
 
+namespace {
+// Ids above this go to a hash map: a damaged or hostile file must not make
+// the dense table huge.
+constexpr uint32_t kMaxDenseId = 1u << 20;
+}  // namespace
+
 ProfileBuilder::ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes) {
-  for (const auto& p : probes) probes_[p.id] = p;
+  uint32_t max_id = 0;
+  for (const auto& p : probes) {
+    probes_[p.id] = p;
+    if (p.id < kMaxDenseId) max_id = std::max(max_id, p.id);
+  }
+  dense_slot_.assign(static_cast<size_t>(max_id) + 1, 0);
+}
+
+uint32_t ProfileBuilder::slot_of(uint32_t id) {
+  uint32_t* known = nullptr;
+  if (id < dense_slot_.size()) {
+    known = &dense_slot_[id];
+    if (*known) return *known - 1;
+  } else {
+    auto it = sparse_slot_.find(id);
+    if (it != sparse_slot_.end()) return it->second;
+  }
+  auto slot = static_cast<uint32_t>(slot_ids_.size());
+  slot_ids_.push_back(id);
+  if (known) *known = slot + 1;
+  else sparse_slot_.emplace(id, slot);
+  return slot;
+}
+
+ProfileBuilder::ThreadState& ProfileBuilder::thread(uint32_t tid) {
+  // Events come in runs of one thread: remember the last one.
+  if (last_thread_ && last_tid_ == tid) return *last_thread_;
+  last_tid_ = tid;
+  last_thread_ = &threads_[tid];  // node-based: the address stays valid
+  return *last_thread_;
 }
 
 void ProfileBuilder::add(const fmt::Event& ev) {
   if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
-  ThreadState& t = threads_[ev.tid];
+  ThreadState& t = thread(ev.tid);
   t.events++;
   t.pid = ev.pid;
 
   switch (ev.kind) {
-    case fmt::EventKind::FuncEntry:
-      t.stack.push_back(Frame{ev.id, ev.ts, 0});
-      t.active[ev.id]++;
+    case fmt::EventKind::FuncEntry: {
+      uint32_t slot = slot_of(ev.id);
+      t.stack.push_back(Frame{slot, ev.ts, 0});
+      if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
+      t.active[slot]++;
       break;
+    }
     case fmt::EventKind::FuncExit: {
+      uint32_t slot = slot_of(ev.id);
       auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
-                                [&](const Frame& f) { return f.id == ev.id; });
+                                [&](const Frame& f) { return f.slot == slot; });
       if (match == t.stack.rend()) {
         orphan_exits_++;  // its entry happened before the recording started
         break;
@@ -39,37 +78,61 @@ void ProfileBuilder::add(const fmt::Event& ev) {
       // Frames above the match were left without their exit (longjmp,
       // exception): they end here too.
       size_t depth = t.stack.size() - static_cast<size_t>(match - t.stack.rbegin());
-      while (t.stack.size() >= depth) close_frame(ev.tid, t, ev.ts, false);
+      while (t.stack.size() >= depth) close_frame(t, ev.ts, false);
       break;
     }
     case fmt::EventKind::ThreadExit:
-      while (!t.stack.empty()) close_frame(ev.tid, t, ev.ts, true);
+      while (!t.stack.empty()) close_frame(t, ev.ts, true);
       break;
   }
 }
 
 // Pops the innermost frame of `t` and accounts it as ending at `ts`.
-void ProfileBuilder::close_frame(uint32_t tid, ThreadState& t, uint64_t ts, bool unfinished) {
+void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
   Frame f = t.stack.back();
   t.stack.pop_back();
   uint64_t dur = ts > f.start ? ts - f.start : 0;
 
-  FunctionStats& s = per_thread_[{tid, f.id}];
+  if (f.slot >= t.stats.size()) t.stats.resize(f.slot + 1);
+  FunctionStats& s = t.stats[f.slot];
   if (s.calls == 0 || dur < s.min_ns) s.min_ns = dur;
   s.max_ns = std::max(s.max_ns, dur);
   s.calls++;
   if (unfinished) s.unfinished++;
   // Callee times can exceed ours only with inconsistent timestamps; clamp.
   s.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
-  uint32_t& open = t.active[f.id];
-  if (--open == 0) {
-    s.total_ns += dur;  // outermost activation: inner ones are inside it
-    t.active.erase(f.id);
-  }
+  if (--t.active[f.slot] == 0) s.total_ns += dur;  // outermost activation only
   if (!t.stack.empty()) t.stack.back().child_ns += dur;
 }
 
 namespace {
+
+// The name and module of a row, from the probe table.
+void name_row_from(const std::map<uint32_t, fmt::ProbeInfo>& probes, FunctionStats& s) {
+  auto probe = probes.find(s.id);
+  if (probe != probes.end()) {
+    s.name = probe->second.name;
+    s.module = probe->second.module;
+  } else {
+    s.name = "<probe " + std::to_string(s.id) + ">";
+  }
+}
+
+// Adds one thread's row to the all-threads row of the same function.
+void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& s) {
+  auto [it, fresh] = merged.try_emplace(s.id, s);
+  FunctionStats& m = it->second;
+  if (fresh) {
+    m.tid = 0;
+    return;
+  }
+  m.calls += s.calls;
+  m.unfinished += s.unfinished;
+  m.total_ns += s.total_ns;
+  m.self_ns += s.self_ns;
+  m.min_ns = std::min(m.min_ns, s.min_ns);
+  m.max_ns = std::max(m.max_ns, s.max_ns);
+}
 
 bool by_total(const FunctionStats& a, const FunctionStats& b) {
   if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
@@ -81,8 +144,11 @@ bool by_total(const FunctionStats& a, const FunctionStats& b) {
 Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
                                const fmt::LostCounts& lost) {
   uint64_t end = std::max(end_ts, last_ts_);
-  for (auto& [tid, t] : threads_)
-    while (!t.stack.empty()) close_frame(tid, t, end, true);
+  // Thread order, so the rows come out the same on every run.
+  std::map<uint32_t, ThreadState*> ordered;
+  for (auto& [tid, t] : threads_) ordered[tid] = &t;
+  for (auto& [tid, t] : ordered)
+    while (!t->stack.empty()) close_frame(*t, end, true);
 
   Profile p;
   p.events = events_;
@@ -92,31 +158,16 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   p.last_ts = last_ts_;
 
   std::map<uint32_t, FunctionStats> merged;
-  for (auto& [key, s] : per_thread_) {
-    auto [tid, id] = key;
-    s.id = id;
-    s.tid = tid;
-    auto probe = probes_.find(id);
-    if (probe != probes_.end()) {
-      s.name = probe->second.name;
-      s.module = probe->second.module;
-    } else {
-      s.name = "<probe " + std::to_string(id) + ">";
+  for (auto& [tid, t] : ordered) {
+    for (uint32_t slot = 0; slot < t->stats.size(); ++slot) {
+      FunctionStats& s = t->stats[slot];
+      if (s.calls == 0) continue;
+      s.id = slot_ids_[slot];
+      s.tid = tid;
+      name_row_from(probes_, s);
+      p.per_thread.push_back(s);
+      merge_into(merged, s);
     }
-    p.per_thread.push_back(s);
-
-    auto [it, fresh] = merged.try_emplace(id, s);
-    if (fresh) {
-      it->second.tid = 0;
-      continue;
-    }
-    FunctionStats& m = it->second;
-    m.calls += s.calls;
-    m.unfinished += s.unfinished;
-    m.total_ns += s.total_ns;
-    m.self_ns += s.self_ns;
-    m.min_ns = std::min(m.min_ns, s.min_ns);
-    m.max_ns = std::max(m.max_ns, s.max_ns);
   }
   for (auto& [id, s] : merged) p.functions.push_back(std::move(s));
   std::sort(p.functions.begin(), p.functions.end(), by_total);
@@ -135,16 +186,16 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
     s.name = ti.name;
     s.events = ti.events;
   }
-  for (const auto& [tid, t] : threads_) {
+  for (const auto& [tid, t] : ordered) {
     ThreadSummary& s = summaries[tid];
     s.tid = tid;
-    if (s.pid == 0) s.pid = t.pid;
-    s.events = t.events;
+    if (s.pid == 0) s.pid = t->pid;
+    s.events = t->events;
   }
   for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
 
   threads_.clear();
-  per_thread_.clear();
+  last_thread_ = nullptr;
   return p;
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,22 +74,31 @@ class ProfileBuilder {
                  const fmt::LostCounts& lost);
 
  private:
+  // Functions are counted in dense slots, not maps: a report reads tens of
+  // millions of events and a map insert/erase per call dominated its time.
   struct Frame {
-    uint32_t id;
+    uint32_t slot;
     uint64_t start;
     uint64_t child_ns;
   };
   struct ThreadState {
     std::vector<Frame> stack;
-    std::map<uint32_t, uint32_t> active;  // id -> open activations (recursion)
+    std::vector<uint32_t> active;      // slot -> open activations (recursion)
+    std::vector<FunctionStats> stats;  // slot -> this thread's numbers
     uint64_t events = 0;
     uint32_t pid = 0;
   };
-  void close_frame(uint32_t tid, ThreadState& t, uint64_t ts, bool unfinished);
+  uint32_t slot_of(uint32_t id);
+  ThreadState& thread(uint32_t tid);
+  void close_frame(ThreadState& t, uint64_t ts, bool unfinished);
 
   std::map<uint32_t, fmt::ProbeInfo> probes_;
-  std::map<uint32_t, ThreadState> threads_;
-  std::map<std::pair<uint32_t, uint32_t>, FunctionStats> per_thread_;  // (tid, id)
+  std::vector<uint32_t> dense_slot_;                // id -> slot + 1 (0: none yet)
+  std::unordered_map<uint32_t, uint32_t> sparse_slot_;  // ids beyond dense_slot_
+  std::vector<uint32_t> slot_ids_;                  // slot -> id
+  std::unordered_map<uint32_t, ThreadState> threads_;
+  uint32_t last_tid_ = 0;
+  ThreadState* last_thread_ = nullptr;
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
 };
 
