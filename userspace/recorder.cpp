@@ -111,7 +111,6 @@ class Recorder {
   void announce(const std::vector<fmt::ProbeInfo>& table) const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
   fmt::LostCounts read_lost() const;
-  uint64_t lost_total() const { return read_lost().total(); }
 
   const RecordOptions& opts_;
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
@@ -351,7 +350,9 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
     uint64_t now = now_ns(CLOCK_MONOTONIC);
     if (now >= deadline) stop = true;
     drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
-    status.show(nprobes, events_, lost_total(), static_cast<double>(now - start) / 1e9);
+    // The loss counters cost a map read per kind: only for a visible line.
+    if (status.enabled())
+      status.show(nprobes, events_, read_lost().total(), static_cast<double>(now - start) / 1e9);
   }
 
   status.clear();

@@ -12,6 +12,7 @@ namespace atrace {
 class StatusLine {
  public:
   StatusLine() : enabled_(isatty(STDERR_FILENO)) {}
+  bool enabled() const { return enabled_; }
   void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
     if (!enabled_) return;
     std::fprintf(stderr, "\ratrace: %zu probes, %llu events, %llu lost, %.1f s\033[K", probes,
