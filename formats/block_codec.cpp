@@ -27,8 +27,50 @@ BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
   return m;
 }
 
+// The payload of a kernel event (FORMAT.md, "Payload kinds"), in `out`.
+static void encode_payload(const Event& ev, ByteWriter& out) {
+  switch (ev.kind) {
+    case EventKind::SchedSwitchOut:
+      out.u8(ev.flags);
+      out.varint(ev.arg0);
+      break;
+    case EventKind::SchedSwitchIn:
+    case EventKind::SyscallEnter: out.varint(ev.arg0); break;
+    case EventKind::SchedWakeup:
+    case EventKind::SchedMigrate:
+      out.varint(ev.arg0);
+      out.varint(ev.arg1);
+      break;
+    case EventKind::SyscallExit:
+      out.varint(ev.arg0);
+      out.svarint(ev.sarg1());
+      break;
+    case EventKind::PageFault:
+      out.u64(ev.arg0);
+      out.u64(ev.arg1);
+      out.u8(ev.flags);
+      break;
+    case EventKind::ProcFork:
+      out.varint(ev.arg0);
+      out.varint(ev.arg1);
+      out.u8(ev.flags);
+      break;
+    case EventKind::ProcExec:
+    case EventKind::Comm: out.str(ev.text); break;
+    case EventKind::ProcExit: out.svarint(ev.sarg0()); break;
+    case EventKind::FuncEntry:
+    case EventKind::FuncExit:
+    case EventKind::ThreadExit: break;
+  }
+}
+
 void BlockBuilder::add(const Event& ev) {
-  if (len_ + kMaxEventBytes > buf_.size()) buf_.resize(std::max<size_t>(4096, buf_.size() * 2));
+  if (is_kernel_kind(ev.kind)) {
+    payload_.clear();
+    encode_payload(ev, payload_);
+  }
+  size_t need = kMaxEventBytes + (is_kernel_kind(ev.kind) ? 10 + payload_.size() : 0);
+  if (len_ + need > buf_.size()) buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
   if (meta_.count == 0) {
     meta_.tid = ev.tid;
     meta_.pid = ev.pid;
@@ -40,11 +82,10 @@ void BlockBuilder::add(const Event& ev) {
   // An exit that returns from the innermost entry still open in this block
   // needs no id: the reader keeps the same stack. Other exits (the entry
   // was in an earlier block, or was lost) carry their id.
-  uint8_t kind = 0;
+  uint8_t kind = static_cast<uint8_t>(ev.kind);
   bool with_id = false;
   switch (ev.kind) {
     case EventKind::FuncEntry:
-      kind = kFuncEntry;
       with_id = true;
       open_.push_back(ev.id);
       break;
@@ -53,16 +94,20 @@ void BlockBuilder::add(const Event& ev) {
         kind = kFuncReturn;
         open_.pop_back();
       } else {
-        kind = kFuncExit;
         with_id = true;
       }
       break;
-    case EventKind::ThreadExit: kind = kThreadExit; break;
+    default: break;
   }
   buf_[len_++] = static_cast<uint8_t>(kind | (cpu_changed ? kFlagCpu : 0));
   put_varint(ev.ts - meta_.last_ts);
   if (cpu_changed) put_varint(ev.cpu);
   if (with_id) put_varint(ev.id);
+  if (is_kernel_kind(ev.kind)) {
+    put_varint(payload_.size());
+    std::copy(payload_.buf().begin(), payload_.buf().end(), buf_.begin() + static_cast<ptrdiff_t>(len_));
+    len_ += payload_.size();
+  }
   cpu_ = ev.cpu;
   meta_.last_ts = ev.ts;
   meta_.count++;
@@ -94,6 +139,45 @@ void BlockCursor::skip_payload(uint8_t kind, UnknownKindCounts& unknown) {
   // skipped silently; kinds from a newer minor version are counted.
   in_.skip(in_.varint());
   if (kind > kLastDefinedKind) unknown[kind]++;
+}
+
+void BlockCursor::take_payload(Event& ev) {
+  // A payload may be longer than the fields known here (a later minor
+  // version appends fields): decode from its own bytes, skip the rest.
+  ByteReader p(in_.take(in_.varint()));
+  ev.kind = static_cast<EventKind>(pending_);
+  ev.id = 0;
+  switch (ev.kind) {
+    case EventKind::SchedSwitchOut:
+      ev.flags = p.u8();
+      ev.arg0 = p.varint();
+      break;
+    case EventKind::SchedSwitchIn:
+    case EventKind::SyscallEnter: ev.arg0 = p.varint(); break;
+    case EventKind::SchedWakeup:
+    case EventKind::SchedMigrate:
+      ev.arg0 = p.varint();
+      ev.arg1 = p.varint();
+      break;
+    case EventKind::SyscallExit:
+      ev.arg0 = p.varint();
+      ev.arg1 = static_cast<uint64_t>(p.svarint());
+      break;
+    case EventKind::PageFault:
+      ev.arg0 = p.u64();
+      ev.arg1 = p.u64();
+      ev.flags = p.u8();
+      break;
+    case EventKind::ProcFork:
+      ev.arg0 = p.varint();
+      ev.arg1 = p.varint();
+      ev.flags = p.u8();
+      break;
+    case EventKind::ProcExec:
+    case EventKind::Comm: ev.text = p.str(); break;
+    case EventKind::ProcExit: ev.arg0 = static_cast<uint64_t>(p.svarint()); break;
+    default: throw Malformed{};  // peek() only stops at the kinds above
+  }
 }
 
 }  // namespace atrace::fmt

@@ -57,6 +57,7 @@ class BlockBuilder {
     buf_[len_++] = static_cast<uint8_t>(v);
   }
   std::vector<uint8_t> buf_;
+  ByteWriter payload_;          // a kernel event's payload, before its length
   std::vector<uint32_t> open_;  // probe ids of the block's open entries
   size_t len_ = 0;
   BlockMeta meta_;
@@ -70,8 +71,8 @@ using UnknownKindCounts = std::array<uint64_t, 64>;
 class BlockCursor {
  public:
   void reset(const BlockMeta& m, std::span<const uint8_t> payload);
-  // Events the API can represent, one at a time. Payload kinds are skipped
-  // (unknown ones counted in `unknown`). Throws Malformed on bytes that do
+  // Events the API can represent, one at a time. Payload kinds it cannot
+  // represent are skipped (unknown ones counted in `unknown`). Throws Malformed on bytes that do
   // not decode.
   //
   // Decoding is split in two so the reader can order threads on the next
@@ -79,7 +80,8 @@ class BlockCursor {
   // Event (no intermediate copy). Inline: this is the reader's inner loop.
   //
   // peek(): reads the next event's kind, time and CPU, skipping payload
-  // kinds; false at the end of the block. ts() is then its time.
+  // kinds the API lacks; false at the end of the block. ts() is then its
+  // time.
   bool peek(UnknownKindCounts& unknown) {
     while (decoded_ < meta_.count) {
       uint8_t b = in_.u8();
@@ -89,7 +91,7 @@ class BlockCursor {
       ts_ += delta;
       if (b & v2::kFlagCpu) cpu_ = read_cpu();
       uint8_t kind = b & v2::kKindMask;
-      if (kind < v2::kFirstPayloadKind) {
+      if (kind < v2::kFirstPayloadKind || kind <= v2::kLastApiKind) {
         pending_ = kind;
         return true;
       }
@@ -103,7 +105,12 @@ class BlockCursor {
   // take(): decodes the rest of the peeked event into ev.
   void take(Event& ev) {
     uint8_t kind = pending_;
-    if (kind == v2::kFuncEntry) {
+    ev.flags = 0;
+    ev.arg0 = ev.arg1 = 0;
+    if (!ev.text.empty()) ev.text.clear();
+    if (kind >= v2::kFirstPayloadKind) {
+      take_payload(ev);
+    } else if (kind == v2::kFuncEntry) {
       ev.kind = EventKind::FuncEntry;
       ev.id = in_.varint32();
       open_.push_back(ev.id);
@@ -137,6 +144,7 @@ class BlockCursor {
 
  private:
   uint16_t read_cpu();
+  void take_payload(Event& ev);
   void skip_payload(uint8_t kind, UnknownKindCounts& unknown);
 
   ByteReader in_;

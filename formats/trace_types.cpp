@@ -9,6 +9,17 @@ const char* to_string(EventKind k) {
     case EventKind::FuncEntry: return "entry";
     case EventKind::FuncExit: return "exit";
     case EventKind::ThreadExit: return "thread-exit";
+    case EventKind::SchedSwitchOut: return "switch-out";
+    case EventKind::SchedSwitchIn: return "switch-in";
+    case EventKind::SchedWakeup: return "wakeup";
+    case EventKind::SchedMigrate: return "migrate";
+    case EventKind::SyscallEnter: return "syscall";
+    case EventKind::SyscallExit: return "syscall-exit";
+    case EventKind::PageFault: return "fault";
+    case EventKind::ProcFork: return "fork";
+    case EventKind::ProcExec: return "exec";
+    case EventKind::ProcExit: return "proc-exit";
+    case EventKind::Comm: return "comm";
   }
   return "unknown";
 }

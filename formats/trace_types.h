@@ -3,8 +3,8 @@
 // format can change (issue: compact format) without touching the recorder or
 // the reports.
 //
-//   EventKind      what happened (function entry/exit, thread exit, ...)
-//   Event          one timestamped event of one thread
+//   EventKind      what happened (function entry/exit, kernel events, ...)
+//   Event          one timestamped event of one thread, with its fields
 //   ProbeKind      how a probe was placed (uprobe entry+return, ...)
 //   ProbeInfo      one row of the probe table: id -> name, module, address
 //   ThreadInfo     one row of the thread table: tid -> name, first/last seen
@@ -18,12 +18,54 @@
 
 namespace atrace::fmt {
 
+// The values are the file's kind numbers (formats/FORMAT.md); FUNC_RETURN
+// (4) is an encoding detail and reaches the API as FuncExit.
 enum class EventKind : uint8_t {
   FuncEntry = 1,
   FuncExit = 2,
   ThreadExit = 3,
+  // Kernel events of the traced threads (issue 4).
+  SchedSwitchOut = 16,
+  SchedSwitchIn = 17,
+  SchedWakeup = 18,
+  SchedMigrate = 19,
+  SyscallEnter = 20,
+  SyscallExit = 21,
+  PageFault = 22,
+  ProcFork = 23,
+  ProcExec = 24,
+  ProcExit = 25,
+  Comm = 26,
 };
 
+// True for the kinds recorded from kernel tracepoints (16 and up).
+inline bool is_kernel_kind(EventKind k) { return static_cast<uint8_t>(k) >= 16; }
+
+// SchedSwitchOut.flags: the kernel's prev_state low byte.
+constexpr uint8_t kSwitchRunnable = 0;  // preempted: still wants the CPU
+// PageFault.flags
+constexpr uint8_t kFaultWrite = 1, kFaultUser = 2, kFaultMajor = 4;
+// ProcFork.flags
+constexpr uint8_t kForkThread = 1;  // CLONE_THREAD: a new thread, not a process
+
+// The fields of an event, by kind (the file's payload fields, FORMAT.md):
+//
+//   kind            id     flags         arg0          arg1          text
+//   FuncEntry/Exit  probe  -             -             -             -
+//   SchedSwitchOut  -      prev_state    next_tid      -             -
+//   SchedSwitchIn   -      -             prev_tid      -             -
+//   SchedWakeup     -      -             waker_tid     target_cpu    -
+//   SchedMigrate    -      -             orig_cpu      dest_cpu      -
+//   SyscallEnter    -      -             nr            -             -
+//   SyscallExit     -      -             nr            ret (int64)   -
+//   PageFault       -      kFault*       address       ip            -
+//   ProcFork        -      kForkThread   child_pid     child_tid     -
+//   ProcExec        -      -             -             -             filename
+//   ProcExit        -      -             exit_code     -             -
+//   Comm            -      -             -             -             name
+//
+// Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
+// their two's complement: read them with sarg1() / sarg0().
 struct Event {
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns
   uint32_t pid = 0;
@@ -31,6 +73,13 @@ struct Event {
   uint32_t id = 0;  // probe id for FuncEntry/FuncExit, 0 otherwise
   uint16_t cpu = 0;
   EventKind kind = EventKind::FuncEntry;
+  uint8_t flags = 0;
+  uint64_t arg0 = 0;
+  uint64_t arg1 = 0;
+  std::string text;
+
+  int64_t sarg0() const { return static_cast<int64_t>(arg0); }
+  int64_t sarg1() const { return static_cast<int64_t>(arg1); }
 };
 
 enum class ProbeKind : uint8_t {

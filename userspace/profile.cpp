@@ -84,6 +84,7 @@ void ProfileBuilder::add(const fmt::Event& ev) {
     case fmt::EventKind::ThreadExit:
       while (!t.stack.empty()) close_frame(t, ev.ts, true);
       break;
+    default: break;
   }
 }
 

@@ -182,14 +182,19 @@ TEST(FormatsRobustness, UnknownFutureEventKindIsSkippedWithAWarning) {
   p.varint(5);
   p.varint(3);
   p.bytes("xyz", 3);
-  p.u8(v2::kSyscallEnter);  // known kind, not in the API yet
+  p.u8(v2::kDetach);  // known kind, not in the API yet
+  p.varint(0);
+  p.varint(4);
+  p.bytes("\x01\x02\x03\x04", 4);
+  p.u8(v2::kSyscallEnter);  // known, with a field appended by a newer minor
   p.varint(1);
-  p.varint(2);
-  p.u16(0);
+  p.varint(3);              // payload length: nr + 2 bytes the reader skips
+  p.varint(39);
+  p.u16(0xbeef);
   p.u8(v2::kFuncExit);
   p.varint(10);
   p.varint(1);
-  BlockMeta m{7, 4242, 5000, 5016, 4};
+  BlockMeta m{7, 4242, 5000, 5016, 5};
   ByteWriter ext;
   encode_block_meta(m, ext);
   ext.u64(0xfeed);  // a newer minor's extra block header field, ignored
@@ -204,14 +209,17 @@ TEST(FormatsRobustness, UnknownFutureEventKindIsSkippedWithAWarning) {
   TraceReader r(f.path());
   EXPECT_FALSE(r.damaged());
   auto events = all_events(r);
-  ASSERT_EQ(events.size(), 2u);
+  ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].kind, EventKind::FuncEntry);
   EXPECT_EQ(events[0].cpu, 3u);
-  EXPECT_EQ(events[1].kind, EventKind::FuncExit);
-  EXPECT_EQ(events[1].ts, 5016u);
-  EXPECT_EQ(events[1].cpu, 3u);
+  EXPECT_EQ(events[1].kind, EventKind::SyscallEnter);
+  EXPECT_EQ(events[1].ts, 5006u);
+  EXPECT_EQ(events[1].arg0, 39u);
+  EXPECT_EQ(events[2].kind, EventKind::FuncExit);
+  EXPECT_EQ(events[2].ts, 5016u);
+  EXPECT_EQ(events[2].cpu, 3u);
   EXPECT_TRUE(has_warning(r, "events of unknown kind 40 skipped (format 2.1 is newer"));
-  EXPECT_FALSE(has_warning(r, "kind 20"));
+  EXPECT_FALSE(has_warning(r, "kind 27"));
   EXPECT_FALSE(r.damaged());
 }
 

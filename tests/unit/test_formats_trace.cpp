@@ -108,7 +108,13 @@ TEST(FormatsTrace, RoundTrip) {
 TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
   TempFile f;
   std::mt19937_64 rng(7);
-  const EventKind kinds[] = {EventKind::FuncEntry, EventKind::FuncExit, EventKind::ThreadExit};
+  const EventKind kinds[] = {
+      EventKind::FuncEntry,    EventKind::FuncExit,       EventKind::ThreadExit,
+      EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
+      EventKind::SchedMigrate, EventKind::SyscallEnter,   EventKind::SyscallExit,
+      EventKind::PageFault,    EventKind::ProcFork,       EventKind::ProcExec,
+      EventKind::ProcExit,     EventKind::Comm};
+  const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
   for (int i = 0; i < 50000; i++) {
@@ -119,8 +125,29 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
     e.ts = clock[t];
     e.tid = t == 5 ? UINT32_MAX : 1000 + t;  // extremes too
     e.pid = t < 3 ? 77 : UINT32_MAX - t;
-    e.kind = kinds[rng() % 3];
-    e.id = e.kind == EventKind::ThreadExit ? 0 : static_cast<uint32_t>(rng());
+    e.kind = kinds[rng() % (rng() % 2 ? 3 : nkinds)];
+    bool func = e.kind == EventKind::FuncEntry || e.kind == EventKind::FuncExit;
+    e.id = func ? static_cast<uint32_t>(rng()) : 0;
+    // The fields each kind carries (trace_types.h), at random sizes.
+    auto any = [&] { return rng() >> (rng() % 64); };
+    switch (e.kind) {
+      case EventKind::SchedSwitchOut: e.flags = static_cast<uint8_t>(rng()); e.arg0 = any(); break;
+      case EventKind::SchedSwitchIn:
+      case EventKind::SyscallEnter: e.arg0 = any(); break;
+      case EventKind::SchedWakeup:
+      case EventKind::SchedMigrate:
+      case EventKind::SyscallExit: e.arg0 = any(); e.arg1 = any() - (rng() % 2 ? 4096 : 0); break;
+      case EventKind::PageFault:
+      case EventKind::ProcFork:
+        e.arg0 = any();
+        e.arg1 = any();
+        e.flags = static_cast<uint8_t>(rng());
+        break;
+      case EventKind::ProcExit: e.arg0 = static_cast<uint64_t>(-static_cast<int64_t>(rng() % 300)); break;
+      case EventKind::ProcExec: e.text = "/usr/bin/" + std::string(rng() % 300, 'x'); break;
+      case EventKind::Comm: e.text = std::string(rng() % 16, 'c'); break;
+      default: break;
+    }
     e.cpu = static_cast<uint16_t>(rng() % 8 == 0 ? rng() : e.tid % 4);
     written.push_back(e);
   }
@@ -145,8 +172,10 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
     return a.ts != b.ts ? a.ts < b.ts : a.tid < b.tid;
   });
   for (size_t i = 0; i < got.size(); i++) {
-    ASSERT_TRUE(same(got[i], expect[i])) << "event " << i << " ts " << got[i].ts << " vs "
-                                         << expect[i].ts;
+    ASSERT_TRUE(same(got[i], expect[i]))
+        << "event " << i << " ts " << got[i].ts << " vs " << expect[i].ts << ", kind "
+        << int(got[i].kind) << " vs " << int(expect[i].kind) << ", tid " << got[i].tid << " vs "
+        << expect[i].tid << ", arg0 " << got[i].arg0 << " vs " << expect[i].arg0 << " arg1 " << got[i].arg1 << " vs " << expect[i].arg1 << " cpu " << got[i].cpu << " vs " << expect[i].cpu << " pid " << got[i].pid << " vs " << expect[i].pid;
   }
 }
 

@@ -86,7 +86,8 @@ inline Event ev(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 1, uint
 
 inline bool same(const Event& a, const Event& b) {
   return a.ts == b.ts && a.pid == b.pid && a.tid == b.tid && a.id == b.id && a.cpu == b.cpu &&
-         a.kind == b.kind;
+         a.kind == b.kind && a.flags == b.flags && a.arg0 == b.arg0 && a.arg1 == b.arg1 &&
+         a.text == b.text;
 }
 
 inline std::vector<Event> all_events(TraceReader& r) {
