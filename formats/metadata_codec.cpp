@@ -29,6 +29,7 @@ void encode_header(const TraceHeader& h, ByteWriter& out) {
   out.str(h.atrace_version);
   out.str(h.command_line);
   out.str(h.target_command);
+  out.str(h.kernel_events);  // 2.0: appended field (older readers skip it)
 }
 
 TraceHeader decode_header(ByteReader in) {
@@ -42,6 +43,7 @@ TraceHeader decode_header(ByteReader in) {
   h.atrace_version = in.str();
   h.command_line = in.str();
   h.target_command = in.str();
+  if (!in.empty()) h.kernel_events = in.str();  // absent in files of early 2.0 writers
   return h;
 }
 

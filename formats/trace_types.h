@@ -120,6 +120,9 @@ struct TraceHeader {
   std::string atrace_version;
   std::string command_line;  // atrace's own command line
   std::string target_command;  // the traced program's command line
+  // Kernel event groups recorded, comma-separated ("sched,syscalls,faults,
+  // proc"); empty when none were. A report shows kernel columns only then.
+  std::string kernel_events;
   uint32_t target_pid = 0;
   std::string host;
   std::string kernel;

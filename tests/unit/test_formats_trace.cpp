@@ -58,6 +58,7 @@ TEST(FormatsTrace, RoundTrip) {
   EXPECT_EQ(h.target_pid, 4242u);
   EXPECT_EQ(h.host, "box");
   EXPECT_EQ(h.kernel, "6.18.0");
+  EXPECT_EQ(h.kernel_events, "sched,syscalls");
   EXPECT_EQ(h.clock_id, 1u);
   EXPECT_EQ(h.start_mono_ns, 1000u);
   EXPECT_EQ(h.start_real_ns, 1700000000000000000ull);

@@ -48,6 +48,7 @@ inline TraceHeader sample_header() {
   h.target_pid = 4242;
   h.host = "box";
   h.kernel = "6.18.0";
+  h.kernel_events = "sched,syscalls";
   h.start_mono_ns = 1000;
   h.start_real_ns = 1700000000000000000ull;
   return h;
