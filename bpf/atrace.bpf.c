@@ -8,7 +8,19 @@
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
- *   thread_exit    sched_process_exit: a traced thread's final name
+ *   thread_exit    sched_process_exit: a traced thread's final name (and the
+ *                  process's exit code when it is the last thread)
+ *   kernel events  tracepoints of the traced processes' threads, by group
+ *                  (the recorder loads only the groups asked for):
+ *     sched        sched_switch, sched_wakeup(_new), sched_migrate_task
+ *     syscalls     sys_enter, sys_exit
+ *     faults       page_fault_user
+ *     proc         sched_process_fork, sched_process_exec, task_rename
+ *
+ * All tracepoint programs are tp_btf: typed arguments, no tracefs needed,
+ * and this kernel has no kprobes. Each one first looks the task's process
+ * up in traced_tgids: tracepoints fire for every task of the system, and an
+ * untraced task must cost no more than that lookup.
  *
  * Wake-ups: records are submitted with BPF_RB_NO_WAKEUP and the recorder
  * drains on a timer sized so that a ring cannot fill between two drains, so
@@ -18,12 +30,16 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "bpf/atrace.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define ATRACE_KIND_SLOTS 8
+/* Set by the recorder before load. */
+const volatile bool filter_functions = false; /* probes attached system-wide (--follow-forks) */
+const volatile bool follow_forks = false;     /* children of traced processes join the map */
+const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -39,17 +55,22 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ATRACE_KIND_SLOTS);
+	__uint(max_entries, ATRACE_LOST_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, __u8);
 } traced_tgids SEC(".maps");
+
+static __always_inline bool traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&traced_tgids, &tgid) != 0;
+}
 
 static __always_inline void count_lost(__u32 kind)
 {
@@ -75,6 +96,19 @@ static __always_inline void *reserve(__u32 *cpu, __u64 size, __u32 kind)
 	return rec;
 }
 
+static __always_inline void fill_hdr(struct atrace_rec_hdr *h, __u64 ts, __u32 tgid, __u32 tid,
+				     __u32 id, __u32 cpu, __u16 kind)
+{
+	h->ts = ts;
+	h->tgid = tgid;
+	h->tid = tid;
+	h->id = id;
+	h->cpu = cpu;
+	h->kind = kind;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
 static __always_inline int emit_func(void *ctx, __u16 kind)
 {
 	__u64 ts = bpf_ktime_get_ns();
@@ -82,15 +116,14 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 	struct atrace_rec_hdr *r;
 	__u32 cpu;
 
+	/* Constant folded at load: the lookup exists only for --follow-forks. */
+	if (filter_functions && !traced(pid_tgid >> 32))
+		return 0;
 	r = reserve(&cpu, sizeof(*r), kind);
 	if (!r)
 		return 0;
-	r->ts = ts;
-	r->tgid = pid_tgid >> 32;
-	r->tid = (__u32)pid_tgid;
-	r->id = (__u32)bpf_get_attach_cookie(ctx);
-	r->cpu = cpu;
-	r->kind = kind;
+	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, (__u32)bpf_get_attach_cookie(ctx), cpu,
+		 kind);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -107,26 +140,234 @@ int func_exit(struct pt_regs *ctx)
 	return emit_func(ctx, ATRACE_REC_FUNC_EXIT);
 }
 
-SEC("raw_tp/sched_process_exit")
-int thread_exit(void *ctx)
+/* ---- kernel events ------------------------------------------------------ */
+
+/* A kernel event of thread `tid` of process `tgid`: the thread the event is
+ * about, which is not always the current one (wake-ups, switch-in). */
+static __always_inline void emit_args(__u64 ts, __u32 tgid, __u32 tid, __u16 kind, __u32 flags,
+				      __u64 arg0, __u64 arg1)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	struct atrace_rec_args *r;
+	__u32 cpu;
+
+	r = reserve(&cpu, sizeof(*r), kind);
+	if (!r)
+		return;
+	fill_hdr(&r->hdr, ts, tgid, tid, flags, cpu, kind);
+	r->arg0 = arg0;
+	r->arg1 = arg1;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void emit_comm(__u64 ts, __u32 tgid, __u32 tid, __u16 kind,
+				      const char *comm)
+{
 	struct atrace_rec_comm *r;
 	__u32 cpu;
 
-	if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
-		return 0;
-	r = reserve(&cpu, sizeof(*r), ATRACE_REC_THREAD_EXIT);
+	r = reserve(&cpu, sizeof(*r), kind);
 	if (!r)
-		return 0;
-	r->hdr.ts = bpf_ktime_get_ns();
-	r->hdr.tgid = tgid;
-	r->hdr.tid = (__u32)pid_tgid;
-	r->hdr.id = 0;
-	r->hdr.cpu = cpu;
-	r->hdr.kind = ATRACE_REC_THREAD_EXIT;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
+		return;
+	fill_hdr(&r->hdr, ts, tgid, tid, 0, cpu, kind);
+	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), comm);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* The previous state as the file stores it: 0 when the thread still wanted
+ * the CPU (preempted, or yielded), else the state's low byte, with states
+ * that have no bit there (e.g. TASK_RTLOCK_WAIT) read as uninterruptible. */
+static __always_inline __u32 switch_state(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == 0)
+		return 0;
+	return (prev_state & 0xff) ? (prev_state & 0xff) : 2;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
+	__u64 ts = 0;
+
+	/* Two separate tests: clang would otherwise OR the two lookups'
+	 * pointers, which the verifier refuses. Both records share one time. */
+	if (traced(prev_tgid)) {
+		ts = bpf_ktime_get_ns();
+		emit_args(ts, prev_tgid, prev->pid, ATRACE_REC_SWITCH_OUT,
+			  switch_state(preempt, prev_state), next->pid, 0);
+	}
+	if (traced(next_tgid)) {
+		if (!ts)
+			ts = bpf_ktime_get_ns();
+		emit_args(ts, next_tgid, next->pid, ATRACE_REC_SWITCH_IN, 0, prev->pid, 0);
+	}
+	return 0;
+}
+
+/* The waker is the current task: in interrupt context that is whichever
+ * task the interrupt landed on (0 when it landed on the idle task). */
+static __always_inline int wakeup(struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (!traced(tgid))
+		return 0;
+	emit_args(bpf_ktime_get_ns(), tgid, p->pid, ATRACE_REC_WAKEUP, 0,
+		  (__u32)bpf_get_current_pid_tgid(), p->thread_info.cpu);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct *p)
+{
+	return wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new, struct task_struct *p)
+{
+	return wakeup(p);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(sched_migrate, struct task_struct *p, int dest_cpu)
+{
+	__u32 tgid = p->tgid;
+
+	if (!traced(tgid))
+		return 0;
+	emit_args(bpf_ktime_get_ns(), tgid, p->pid, ATRACE_REC_MIGRATE, 0, p->thread_info.cpu,
+		  (__u32)dest_cpu);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_ENTER, 0,
+		  (__u64)id, 0);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_EXIT, 0,
+		  BPF_CORE_READ(regs, orig_ax), (__u64)ret);
+	return 0;
+}
+
+/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define X86_PF_WRITE 0x2
+#define X86_PF_USER 0x4
+
+/* Fires before the fault is handled, so whether it was major (needed I/O)
+ * is not known here: the major flag stays 0. */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 flags = 0;
+
+	if (!traced(pid_tgid >> 32))
+		return 0;
+	if (error_code & X86_PF_WRITE)
+		flags |= 1;
+	if (error_code & X86_PF_USER)
+		flags |= 2;
+	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_FAULT, flags,
+		  address, BPF_CORE_READ(regs, ip));
+	return 0;
+}
+
+/* Loaded for the proc group and for --follow-forks (which needs the map
+ * updated even when no proc records are wanted). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = parent->tgid, child_tgid = child->tgid;
+	bool thread = child_tgid == parent_tgid;
+	__u8 one = 1;
+	__u64 ts;
+
+	if (!traced(parent_tgid))
+		return 0;
+	if (!thread && follow_forks)
+		bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	if (!want_proc)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	emit_args(ts, parent_tgid, (__u32)bpf_get_current_pid_tgid(), ATRACE_REC_FORK,
+		  thread ? 1 : 0, child_tgid, child->pid);
+	/* The new task's name, in its own stream: it starts with it. */
+	if (thread || follow_forks)
+		emit_comm(ts, child_tgid, child->pid, ATRACE_REC_COMM, child->comm);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	struct atrace_rec_exec *r;
+	__u64 ts;
+	__u32 cpu;
+
+	if (!traced(tgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_EXEC);
+	if (r) {
+		fill_hdr(&r->hdr, ts, tgid, p->pid, 0, cpu, ATRACE_REC_EXEC);
+		bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	/* exec has set the new name already */
+	emit_comm(ts, tgid, p->pid, ATRACE_REC_COMM, p->comm);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
+{
+	__u32 tgid = task->tgid;
+
+	if (!traced(tgid))
+		return 0;
+	emit_comm(bpf_ktime_get_ns(), tgid, task->pid, ATRACE_REC_COMM, comm);
+	return 0;
+}
+
+/* Always loaded: a thread's exit closes its open calls, and its name at
+ * that moment is the one a short-lived thread is remembered by. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit, struct task_struct *p, bool group_dead)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u64 ts;
+
+	if (!traced(tgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	emit_comm(ts, tgid, (__u32)pid_tgid, ATRACE_REC_THREAD_EXIT, p->comm);
+	if (group_dead) {
+		if (want_proc)
+			emit_args(ts, tgid, (__u32)pid_tgid, ATRACE_REC_PROC_EXIT, 0,
+				  (__u64)(__s64)p->exit_code, 0);
+		/* A followed child is done; the recorder stops when the map is empty. */
+		if (follow_forks)
+			bpf_map_delete_elem(&traced_tgids, &tgid);
+	}
 	return 0;
 }

@@ -8,8 +8,11 @@
  * Table of contents
  *   enum atrace_rec_kind     what a record is
  *   struct atrace_rec_hdr    the 24 bytes every record starts with
- *   struct atrace_rec_comm   thread name at thread exit
+ *   struct atrace_rec_comm   a thread name (thread exit, rename, new thread)
+ *   struct atrace_rec_args   a kernel event with up to two numbers
+ *   struct atrace_rec_exec   a program executed
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
+ *   ATRACE_LOST_SLOTS        loss counters, one per kind
  */
 #ifndef ATRACE_BPF_ATRACE_H
 #define ATRACE_BPF_ATRACE_H
@@ -22,12 +25,29 @@
 
 #define ATRACE_MAX_CPUS 1024
 #define ATRACE_COMM_LEN 16
+#define ATRACE_PATH_LEN 256 /* exec file names are cut there */
+#define ATRACE_LOST_SLOTS 32 /* > the largest kind */
 
-/* Kinds are small so a later compact format can fold them into a byte. */
+/*
+ * Kernel kinds (16 and up) carry the trace file's kind numbers
+ * (formats/FORMAT.md) and the fields of formats/trace_types.h, so the
+ * recorder converts a record without a table.
+ */
 enum atrace_rec_kind {
 	ATRACE_REC_FUNC_ENTRY = 1, /* uprobe on a function's entry; id = probe cookie */
 	ATRACE_REC_FUNC_EXIT = 2,  /* uretprobe of the same function; id = cookie */
-	ATRACE_REC_THREAD_EXIT = 3, /* a traced thread exits; followed by its comm */
+	ATRACE_REC_THREAD_EXIT = 3, /* a traced thread exits; rec_comm: its name */
+	ATRACE_REC_SWITCH_OUT = 16, /* rec_args: id = prev_state, arg0 = next tid */
+	ATRACE_REC_SWITCH_IN = 17,  /* rec_args: arg0 = prev tid */
+	ATRACE_REC_WAKEUP = 18,     /* rec_args: arg0 = waker tid, arg1 = target cpu */
+	ATRACE_REC_MIGRATE = 19,    /* rec_args: arg0 = orig cpu, arg1 = dest cpu */
+	ATRACE_REC_SYS_ENTER = 20,  /* rec_args: arg0 = nr */
+	ATRACE_REC_SYS_EXIT = 21,   /* rec_args: arg0 = nr, arg1 = ret */
+	ATRACE_REC_FAULT = 22,      /* rec_args: id = flags, arg0 = address, arg1 = ip */
+	ATRACE_REC_FORK = 23,       /* rec_args: id = flags, arg0 = child pid, arg1 = child tid */
+	ATRACE_REC_EXEC = 24,       /* rec_exec */
+	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
+	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
 };
 
 /*
@@ -46,6 +66,18 @@ struct atrace_rec_hdr {
 struct atrace_rec_comm {
 	struct atrace_rec_hdr hdr;
 	char comm[ATRACE_COMM_LEN];
+};
+
+/* hdr.id carries a kind's flags byte (see the kinds above). */
+struct atrace_rec_args {
+	struct atrace_rec_hdr hdr;
+	__u64 arg0;
+	__u64 arg1;
+};
+
+struct atrace_rec_exec {
+	struct atrace_rec_hdr hdr;
+	char filename[ATRACE_PATH_LEN];
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

@@ -1,6 +1,7 @@
 // `atrace info`: what a trace file holds, without analysing it: who recorded
 // what, where and when, the probe table (with the path each probe takes in
 // the kernel, the main factor of its cost), threads and lost events.
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
@@ -65,8 +66,22 @@ void print_duration(fmt::TraceReader& r) {
     std::printf("Duration:        unknown (end not recorded)\n");
 }
 
-void print_events(const fmt::TraceReader& r) {
+// Events per kind need a pass over the events (streamed: bounded memory).
+void print_events(fmt::TraceReader& r) {
   std::printf("Events:          %" PRIu64 "\n", r.event_count());
+  std::printf("Kernel events:   %s\n",
+              r.header().kernel_events.empty() ? "none" : r.header().kernel_events.c_str());
+  std::array<uint64_t, 64> per_kind{};
+  fmt::Event ev;
+  r.rewind();
+  while (r.next(ev)) per_kind[static_cast<uint8_t>(ev.kind) & 63]++;
+  r.rewind();
+  std::string kinds;
+  for (size_t k = 0; k < per_kind.size(); k++)
+    if (per_kind[k])
+      kinds += (kinds.empty() ? "" : ", ") + std::string(fmt::to_string(static_cast<fmt::EventKind>(k))) +
+               " " + std::to_string(per_kind[k]);
+  if (!kinds.empty()) std::printf("By kind:         %s\n", kinds.c_str());
   const auto& lost = r.lost();
   if (lost.per_cpu.empty()) {
     std::printf("Lost events:     not recorded\n");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/commands.h"
+#include "userspace/kernel_groups.h"
 #include "userspace/recorder.h"
 
 namespace atrace::tools {
@@ -27,6 +28,8 @@ size_t parse_size(const std::string& s) {
 struct RecordArgs {
   RecordOptions opts;
   std::string buffer_size = "8M";
+  std::string kernel = kDefaultKernelGroups;
+  bool no_kernel = false;
   std::string full_command_line;
 };
 
@@ -54,6 +57,17 @@ void add_record(CLI::App& app, int& exit_status) {
                   "perf (a perf-event link per probe)")
       ->check(CLI::IsMember({"auto", "multi", "perf"}))
       ->default_str("auto");
+  auto* kernel = cmd->add_option(
+      "--kernel", args->kernel,
+      "Kernel events of the traced threads, comma-separated groups: sched (context switches, "
+      "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
+      "(fork, exec, exit, thread names)");
+  kernel->default_str(kDefaultKernelGroups);
+  cmd->add_flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
+      ->excludes(kernel);
+  cmd->add_flag("--follow-forks", args->opts.follow_forks,
+                "Trace child processes too (functions and kernel events); recording ends when "
+                "every traced process has exited");
   cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
   auto* command = cmd->add_option("command", args->opts.command, "Command to launch (after --)");
   pid->excludes(command);
@@ -78,12 +92,20 @@ void add_record(CLI::App& app, int& exit_status) {
       exit_status = 2;
       return;
     }
+    try {
+      o.kernel_groups = args->no_kernel ? 0 : parse_kernel_groups(args->kernel);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "atrace: --kernel: %s\n", e.what());
+      exit_status = 2;
+      return;
+    }
     o.atrace_command_line = invocation();
     try {
       RecordResult r = record(o);
       if (r.lost)
-        std::fprintf(stderr, "atrace: warning: %llu events lost (ring buffer full): try --buffer-size\n",
-                     static_cast<unsigned long long>(r.lost));
+        std::fprintf(stderr,
+                     "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
+                     static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
       std::fprintf(stderr, "atrace: %llu events from %zu functions written to %s\n",
                    static_cast<unsigned long long>(r.events), r.probes,
                    o.output == "-" ? "stdout" : o.output.c_str());

@@ -55,14 +55,14 @@ std::string FunctionProbes::attach_multi(const std::vector<const uprobes::ProbeS
   }
   const std::string& path = group.front()->path;
   int ret_fd = uprobe_multi_link_create(bpf_program__fd(exit_prog_), path, offsets, cookies,
-                                        true, pid_);
+                                        true, pid_ > 0 ? pid_ : 0);
   if (ret_fd < 0) {
     error = -ret_fd;
     return std::string("return probe: ") + describe(error);
   }
   UniqueFd exit(ret_fd);
   int entry_fd = uprobe_multi_link_create(bpf_program__fd(entry_prog_), path, offsets, cookies,
-                                          false, pid_);
+                                          false, pid_ > 0 ? pid_ : 0);
   if (entry_fd < 0) {
     error = -entry_fd;
     return std::string("entry probe: ") + describe(error);

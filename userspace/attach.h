@@ -41,7 +41,8 @@ struct AttachFailure {
 
 class FunctionProbes {
  public:
-  // `multi`: the programs were loaded for uprobe_multi links.
+  // `multi`: the programs were loaded for uprobe_multi links. pid -1: every
+  // process that maps the module (the programs filter).
   FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
       : entry_prog_(entry), exit_prog_(exit), pid_(pid), multi_(multi) {}
   ~FunctionProbes() { detach_all(); }

@@ -27,6 +27,7 @@
 #include "uprobes/selector.h"
 #include "userspace/attach.h"
 #include "userspace/features.h"
+#include "userspace/kernel_groups.h"
 #include "userspace/reorder.h"
 #include "userspace/rings.h"
 #include "userspace/status_line.h"
@@ -46,7 +47,7 @@ constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;  // + the ring's
 constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
-constexpr int kLostSlots = 8;                      // bpf: ATRACE_KIND_SLOTS
+constexpr int kLostSlots = ATRACE_LOST_SLOTS;
 
 uint64_t now_ns(clockid_t clock) {
   struct timespec ts {};
@@ -104,13 +105,15 @@ class Recorder {
  private:
   std::vector<uprobes::ProbeSite> resolve_sites(const KernelFeatures& f);
   void load_bpf();
+  void select_kernel_programs();
+  bool traced_processes_left() const;
   void on_record(const void* data, size_t size);
   void drain_and_flush(uint64_t cutoff);
   std::vector<fmt::ProbeInfo> attach_functions(FunctionProbes& probes,
                                                const std::vector<uprobes::ProbeSite>& sites);
   void announce(const std::vector<fmt::ProbeInfo>& table) const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
-  fmt::LostCounts read_lost() const;
+  fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   const RecordOptions& opts_;
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
@@ -173,14 +176,18 @@ void Recorder::load_bpf() {
   const double fill_s = static_cast<double>(ring / kRingRecordBytes) / kMaxRecordsPerSecPerCpu;
   drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
                                 kMaxDrainPeriodNs);
+  select_kernel_programs();
   if (use_multi_) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
     bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
     bpf_program__set_expected_attach_type(skel_->progs.func_exit, t);
   }
   if (int err = atrace_bpf::load(skel_.get()); err) {
-    if (err == -EPERM || err == -EACCES)
+    // As root, EACCES is the verifier refusing a program, not a permission.
+    if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
       throw RecordError("permission denied loading BPF programs: run atrace as root");
+    if (err == -EACCES)
+      throw RecordError("the kernel's BPF verifier refused atrace's programs (-v shows its log)");
     throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));
   }
   try {
@@ -191,6 +198,32 @@ void Recorder::load_bpf() {
   }
 }
 
+// Only the tracepoints of the groups asked for are loaded (and so
+// attached): a group left out costs nothing, not even its tgid lookup.
+void Recorder::select_kernel_programs() {
+  const unsigned g = opts_.kernel_groups;
+  auto want = [](bpf_program* p, bool on) { bpf_program__set_autoload(p, on); };
+  auto& p = skel_->progs;
+  want(p.sched_switch, g & kKernelSched);
+  want(p.sched_wakeup, g & kKernelSched);
+  want(p.sched_wakeup_new, g & kKernelSched);
+  want(p.sched_migrate, g & kKernelSched);
+  want(p.sys_enter, g & kKernelSyscalls);
+  want(p.sys_exit, g & kKernelSyscalls);
+  want(p.page_fault_user, g & kKernelFaults);
+  want(p.sched_process_fork, (g & kKernelProc) || opts_.follow_forks);
+  want(p.sched_process_exec, g & kKernelProc);
+  want(p.task_rename, g & kKernelProc);
+  skel_->rodata->want_proc = (g & kKernelProc) != 0;
+  skel_->rodata->follow_forks = opts_.follow_forks;
+  skel_->rodata->filter_functions = opts_.follow_forks;
+}
+
+namespace {
+// A record's text field: NUL-terminated within its array, or cut there.
+std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s, max)); }
+}  // namespace
+
 void Recorder::on_record(const void* data, size_t size) {
   if (size < sizeof(atrace_rec_hdr)) return;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
@@ -198,21 +231,44 @@ void Recorder::on_record(const void* data, size_t size) {
   ev.ts = h->ts;
   ev.pid = h->tgid;
   ev.tid = h->tid;
-  ev.id = h->id;
   ev.cpu = h->cpu;
   switch (h->kind) {
-    case ATRACE_REC_FUNC_ENTRY: ev.kind = fmt::EventKind::FuncEntry; break;
-    case ATRACE_REC_FUNC_EXIT: ev.kind = fmt::EventKind::FuncExit; break;
-    case ATRACE_REC_THREAD_EXIT: {
+    case ATRACE_REC_FUNC_ENTRY:
+    case ATRACE_REC_FUNC_EXIT:
+      ev.kind = h->kind == ATRACE_REC_FUNC_ENTRY ? fmt::EventKind::FuncEntry
+                                                 : fmt::EventKind::FuncExit;
+      ev.id = h->id;
+      threads_->saw(ev);
+      break;
+    case ATRACE_REC_THREAD_EXIT:
+    case ATRACE_REC_COMM: {
       if (size < sizeof(atrace_rec_comm)) return;
-      ev.kind = fmt::EventKind::ThreadExit;
-      threads_->exited(ev, static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
+      ev.kind = h->kind == ATRACE_REC_COMM ? fmt::EventKind::Comm : fmt::EventKind::ThreadExit;
+      std::string name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
+      threads_->named(ev, name);
+      if (ev.kind == fmt::EventKind::Comm) ev.text = std::move(name);
       break;
     }
-    default: return;
+    case ATRACE_REC_EXEC:
+      if (size < sizeof(atrace_rec_exec)) return;
+      ev.kind = fmt::EventKind::ProcExec;
+      ev.text = text_of(static_cast<const atrace_rec_exec*>(data)->filename, ATRACE_PATH_LEN);
+      threads_->saw(ev);
+      break;
+    default: {
+      // The numeric kernel kinds share one layout and the file's numbers.
+      if (h->kind < ATRACE_REC_SWITCH_OUT || h->kind > ATRACE_REC_PROC_EXIT) return;
+      if (size < sizeof(atrace_rec_args)) return;
+      const auto* a = static_cast<const atrace_rec_args*>(data);
+      ev.kind = static_cast<fmt::EventKind>(h->kind);
+      ev.flags = static_cast<uint8_t>(h->id);
+      ev.arg0 = a->arg0;
+      ev.arg1 = a->arg1;
+      threads_->saw(ev);
+      break;
+    }
   }
-  if (ev.kind != fmt::EventKind::ThreadExit) threads_->saw(ev);
-  reorder_.push(ev);
+  reorder_.push(std::move(ev));
   ++events_;
 }
 
@@ -222,16 +278,30 @@ void Recorder::drain_and_flush(uint64_t cutoff) {
   writer_->write_events(reorder_.take_until(cutoff));
 }
 
-fmt::LostCounts Recorder::read_lost() const {
+fmt::LostCounts Recorder::read_lost(std::string* by_kind) const {
   fmt::LostCounts lost;
   lost.per_cpu.assign(static_cast<size_t>(ncpus_), 0);
   if (!skel_) return lost;
   std::vector<uint64_t> values(static_cast<size_t>(ncpus_));
   for (__u32 k = 0; k < kLostSlots; ++k) {
     if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lost), &k, values.data()) != 0) continue;
-    for (int c = 0; c < ncpus_; ++c) lost.per_cpu[static_cast<size_t>(c)] += values[static_cast<size_t>(c)];
+    uint64_t kind_total = 0;
+    for (int c = 0; c < ncpus_; ++c) {
+      lost.per_cpu[static_cast<size_t>(c)] += values[static_cast<size_t>(c)];
+      kind_total += values[static_cast<size_t>(c)];
+    }
+    if (by_kind && kind_total)
+      *by_kind += (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
+                  fmt::to_string(static_cast<fmt::EventKind>(k));
   }
   return lost;
+}
+
+// --follow-forks: the programs remove a process from the map when its last
+// thread exits; the recording is over when none is left.
+bool Recorder::traced_processes_left() const {
+  __u32 key = 0;
+  return bpf_map_get_next_key(bpf_map__fd(skel_->maps.traced_tgids), nullptr, &key) == 0;
 }
 
 std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
@@ -325,7 +395,7 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
   StatusLine status;
   const uint64_t deadline =
       opts_.duration_s > 0 ? start + static_cast<uint64_t>(opts_.duration_s * 1e9) : UINT64_MAX;
-  bool stop = false;
+  bool stop = false, target_gone = false;
   while (!stop) {
     struct epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, -1);
@@ -338,7 +408,11 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
           stop = true;
           break;
         }
-        case kTarget: stop = true; break;
+        case kTarget:
+          // Followed children may outlive the first process.
+          if (!opts_.follow_forks) stop = true;
+          target_gone = true;
+          break;
         case kTimer: {
           uint64_t ticks;
           (void)!read(timer.get(), &ticks, sizeof ticks);
@@ -349,6 +423,7 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
     }
     uint64_t now = now_ns(CLOCK_MONOTONIC);
     if (now >= deadline) stop = true;
+    if (target_gone && opts_.follow_forks && !traced_processes_left()) stop = true;
     drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
     // The loss counters cost a map read per kind: only for a visible line.
     if (status.enabled())
@@ -413,12 +488,13 @@ RecordResult Recorder::run() {
     }
   }
   const pid_t pid = target->pid();
-  threads_ = std::make_unique<ThreadTable>(pid);
+  threads_ = std::make_unique<ThreadTable>();
   __u32 tgid = static_cast<__u32>(pid);
   __u8 one = 1;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &tgid, &one, BPF_ANY);
-  if (!atrace_bpf::attach(skel_.get()) && !skel_->links.thread_exit)
-    throw RecordError("cannot attach the thread-exit tracepoint");
+  if (int err = atrace_bpf::attach(skel_.get()); err || !skel_->links.thread_exit)
+    throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
+                      std::strerror(err ? -err : errno));
 
   fmt::TraceHeader header;
   header.atrace_version = ATRACE_VERSION;
@@ -427,8 +503,12 @@ RecordResult Recorder::run() {
   header.host = hostname();
   header.kernel = features.release;
   header.clock_id = CLOCK_MONOTONIC;
+  header.kernel_events = kernel_groups_string(opts_.kernel_groups);
 
-  FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit, pid, use_multi_);
+  // Followed children need the probes in every process that maps the
+  // module; the programs then keep only traced processes' hits.
+  FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit,
+                        opts_.follow_forks ? -1 : pid, use_multi_);
   std::vector<fmt::ProbeInfo> table = attach_functions(probes, sites);
   announce(table);
 
@@ -460,10 +540,10 @@ RecordResult Recorder::run() {
   auto rest = reorder_.take_all();
   if (!rest.empty()) writer_->write_events(rest);
 
-  fmt::LostCounts lost = read_lost();
+  RecordResult r;
+  fmt::LostCounts lost = read_lost(&r.lost_by_kind);
   writer_->finish(header, threads_->table(), lost);
 
-  RecordResult r;
   r.events = events_;
   r.lost = lost.total();
   r.probes = table.size();

@@ -36,12 +36,18 @@ struct RecordOptions {
   // How probes are attached: "auto" (uprobe_multi links where the kernel
   // has them), "multi" or "perf" (one perf-event link per probe).
   std::string attach_mode = "auto";
+  // Kernel event groups of the traced threads (kernel_groups.h).
+  unsigned kernel_groups = 0;
+  // Child processes are traced too (functions and kernel events); the
+  // recording then ends when every traced process has exited.
+  bool follow_forks = false;
 };
 
 struct RecordResult {
   int exit_status = 0;  // launch mode: the target's; attach mode: 0
   uint64_t events = 0;
   uint64_t lost = 0;
+  std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
   size_t probes = 0;
 };
 

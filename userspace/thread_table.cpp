@@ -8,7 +8,7 @@ namespace atrace {
 
 namespace {
 
-std::string read_comm(pid_t pid, uint32_t tid) {
+std::string read_comm(uint32_t pid, uint32_t tid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
   std::string name;
   std::getline(in, name);
@@ -24,7 +24,7 @@ fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
     t.tid = ev.tid;
     t.pid = ev.pid;
     t.first_ts = ev.ts;
-    t.name = read_comm(pid_, ev.tid);
+    t.name = read_comm(ev.pid, ev.tid);
   }
   t.last_ts = std::max(t.last_ts, ev.ts);
   ++t.events;
@@ -33,13 +33,14 @@ fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
 
 void ThreadTable::saw(const fmt::Event& ev) { get(ev); }
 
-void ThreadTable::exited(const fmt::Event& ev, const char* comm, size_t comm_len) {
-  get(ev).name.assign(comm, strnlen(comm, comm_len));
+void ThreadTable::named(const fmt::Event& ev, const std::string& name) {
+  if (!name.empty()) get(ev).name = name;
+  else get(ev);
 }
 
 void ThreadTable::refresh_names() {
   for (auto& [tid, t] : threads_) {
-    std::string n = read_comm(pid_, tid);
+    std::string n = read_comm(t.pid, tid);
     if (!n.empty()) t.name = n;
   }
 }

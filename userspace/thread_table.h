@@ -16,18 +16,18 @@ namespace atrace {
 
 class ThreadTable {
  public:
-  explicit ThreadTable(pid_t pid) : pid_(pid) {}
-  // A function event of a thread.
+  ThreadTable() = default;
+  // An event of a thread.
   void saw(const fmt::Event& ev);
-  // The thread's exit record, with its final name.
-  void exited(const fmt::Event& ev, const char* comm, size_t comm_len);
+  // An event that names the thread: its exit record (the final name), a
+  // rename, or its creation.
+  void named(const fmt::Event& ev, const std::string& name);
   // Re-reads the names of live threads (they may have been renamed).
   void refresh_names();
   std::vector<fmt::ThreadInfo> table() const;
 
  private:
   fmt::ThreadInfo& get(const fmt::Event& ev);
-  pid_t pid_;
   std::map<uint32_t, fmt::ThreadInfo> threads_;
 };
 
