@@ -118,6 +118,7 @@ std::optional<std::vector<std::string>> leftover_uprobe_events() {
       fs::path(Paths::target_cpp).filename().string(),
       fs::path(Paths::target_threads).filename().string(),
       fs::path(Paths::target_lib).filename().string(),
+      fs::path(Paths::target_kernel).filename().string(),
       "libtarget_shared.so",
       fs::path(Paths::demo).filename().string(),
   };

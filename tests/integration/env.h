@@ -21,6 +21,7 @@ struct Paths {
   static constexpr const char* target_cpp = TARGET_CPP_BIN;
   static constexpr const char* target_threads = TARGET_THREADS_BIN;
   static constexpr const char* target_lib = TARGET_LIB_BIN;
+  static constexpr const char* target_kernel = TARGET_KERNEL_BIN;
 };
 
 // True when the environment variable CI is "true": then a test that cannot

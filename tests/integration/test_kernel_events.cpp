@@ -1,0 +1,194 @@
+// Kernel events merged with function events (issue 4), on the real kernel:
+// target_kernel's functions sleep, make exactly 1000 system calls, touch
+// 1000 fresh pages, spin, start a named thread and fork a child, and the
+// report must attribute each kind of kernel time to the function that
+// spent it.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tests/integration/fixture.h"
+#include "tests/integration/report.h"
+
+namespace atrace::it {
+namespace {
+
+constexpr long long kMs = 1000 * 1000;
+
+class KernelEvents : public IntegrationTest {
+ protected:
+  // Records every function of target_kernel with the default kernel groups
+  // (plus `extra`), and reads the JSON report.
+  std::optional<nlohmann::json> record_target(const std::vector<std::string>& extra = {}) {
+    std::string out = file("k.data");
+    run_ = record(out, "sleeper,syscall_caller,getppid_1000,toucher,spinner,start_worker,"
+                       "worker_main,worker_job,fork_child,child_job,main",
+                  {Paths::target_kernel, tag_arg()}, extra);
+    if (!run_.exited(0)) {
+      ADD_FAILURE() << run_.describe();
+      return std::nullopt;
+    }
+    trace_ = out;
+    auto rep = report_json(out);
+    if (rep) {
+      EXPECT_EQ((*rep)["lost_events"], 0);
+    }
+    return rep;
+  }
+  static long long field(const nlohmann::json& rep, const char* fn, const char* name) {
+    return function_field(rep, fn, name);
+  }
+
+  Result run_;
+  std::string trace_;
+};
+
+TEST_F(KernelEvents, HeaderNamesTheDefaultGroups) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["kernel_events"], "sched,syscalls,faults,proc");
+}
+
+// 50 ms of nanosleep: at least 45 ms blocked off-CPU, little on-CPU.
+TEST_F(KernelEvents, SleepIsBlockedOffCpu) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  long long total = field(*rep, "sleeper", "total_ns");
+  long long blocked = field(*rep, "sleeper", "offcpu_blocked_ns");
+  EXPECT_GE(blocked, 45 * kMs) << rep->dump(1);
+  EXPECT_EQ(field(*rep, "sleeper", "self_offcpu_blocked_ns"), blocked);
+  EXPECT_LE(field(*rep, "sleeper", "offcpu_ns"), total);
+  EXPECT_LT(total - field(*rep, "sleeper", "offcpu_ns"), 5 * kMs) << "on-CPU part of a sleep";
+  EXPECT_GE(field(*rep, "sleeper", "syscalls"), 1);  // nanosleep itself
+  // main called it: main's inclusive off-CPU contains it, its self does not.
+  EXPECT_GE(field(*rep, "main", "offcpu_blocked_ns"), blocked);
+  EXPECT_LT(field(*rep, "main", "self_offcpu_blocked_ns"), 45 * kMs);
+}
+
+// Exactly 1000 getppid calls: all attributed to getppid_1000, none to the
+// self numbers of its caller.
+TEST_F(KernelEvents, SystemCallsAreCountedExactlyWhereTheyHappen) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(field(*rep, "getppid_1000", "syscalls"), 1000);
+  EXPECT_EQ(field(*rep, "getppid_1000", "self_syscalls"), 1000);
+  EXPECT_GT(field(*rep, "getppid_1000", "self_syscall_ns"), 0);
+  EXPECT_LE(field(*rep, "getppid_1000", "syscall_ns"), field(*rep, "getppid_1000", "total_ns"));
+  EXPECT_EQ(field(*rep, "syscall_caller", "syscalls"), 1000);
+  EXPECT_EQ(field(*rep, "syscall_caller", "self_syscalls"), 0);
+  EXPECT_EQ(field(*rep, "syscall_caller", "self_syscall_ns"), 0);
+
+  // The per-function system call table: getppid, 1000 times, no errors.
+  auto sys = report_json(trace_, {"--syscalls"});
+  ASSERT_TRUE(sys);
+  bool found = false;
+  for (const auto& row : (*sys)["syscalls"]) {
+    if (row["syscall"] != "getppid") continue;
+    EXPECT_EQ(row["function"], "getppid_1000") << row.dump();
+    EXPECT_EQ(row["count"], 1000) << row.dump();
+    EXPECT_EQ(row["errors"], 0) << row.dump();
+    EXPECT_EQ(row["nr"], 110);
+    found = true;
+  }
+  EXPECT_TRUE(found) << (*sys)["syscalls"].dump(1);
+  Result text = run({Paths::atrace, "report", "-i", trace_, "--syscalls"});
+  ASSERT_TRUE(text.exited(0)) << text.describe();
+  EXPECT_NE(text.out.find("getppid"), std::string::npos) << text.out;
+}
+
+TEST_F(KernelEvents, FreshPagesFault) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  EXPECT_GE(field(*rep, "toucher", "faults"), 1000);
+  EXPECT_GE(field(*rep, "toucher", "self_faults"), 1000);
+  EXPECT_LT(field(*rep, "sleeper", "faults"), 100);
+}
+
+// Pure computation: never blocked, and off-CPU only when preempted.
+TEST_F(KernelEvents, CpuBoundFunctionStaysOnCpu) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  long long total = field(*rep, "spinner", "total_ns");
+  EXPECT_GE(total, 45 * kMs);
+  EXPECT_EQ(field(*rep, "spinner", "offcpu_blocked_ns"), 0);
+  EXPECT_LT(field(*rep, "spinner", "offcpu_ns"), total / 4) << "preempted most of the time?";
+  EXPECT_EQ(field(*rep, "spinner", "syscalls"), 0);
+}
+
+// The thread started during the run appears with the name it gave itself,
+// its calls counted exactly; per-thread kernel totals add up.
+TEST_F(KernelEvents, NewThreadAndItsNameAppear) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "worker_job"), 100);
+  auto threads = report_json(trace_, {"--threads"});
+  ASSERT_TRUE(threads);
+  bool worker = false;
+  for (const auto& t : (*threads)["threads"]) {
+    EXPECT_GE(t["oncpu_ns"].get<long long>(), 0);
+    if (t["name"] == "kt-worker") {
+      worker = true;
+      EXPECT_GT(t["oncpu_ns"].get<long long>(), 0) << t.dump();
+    }
+    if (t["tid"] == t["pid"] && t["pid"] == (*rep)["pid"]) {
+      EXPECT_GE(t["offcpu_blocked_ns"].get<long long>(), 45 * kMs) << t.dump();
+      EXPECT_GE(t["syscalls"].get<long long>(), 1000) << t.dump();
+    }
+  }
+  EXPECT_TRUE(worker) << (*threads)["threads"].dump(1);
+}
+
+// Without --follow-forks the child runs untraced; with it, its calls are
+// counted exactly and its process appears.
+TEST_F(KernelEvents, ForkedChildIsFollowedOnlyWhenAsked) {
+  auto rep = record_target();
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "child_job"), -1) << "child traced without --follow-forks";
+  EXPECT_EQ(calls_of(*rep, "fork_child"), 1);
+
+  auto followed = record_target({"--follow-forks"});
+  ASSERT_TRUE(followed);
+  EXPECT_EQ(calls_of(*followed, "child_job"), 50);
+  EXPECT_EQ(calls_of(*followed, "fork_child"), 1) << "the child returned from fork_child?";
+  EXPECT_EQ(calls_of(*followed, "worker_job"), 100);
+  std::set<long long> pids;
+  for (const auto& t : (*followed)["threads"]) pids.insert(t["pid"].get<long long>());
+  EXPECT_EQ(pids.size(), 2u) << (*followed)["threads"].dump(1);
+}
+
+TEST_F(KernelEvents, NoKernelRecordsFunctionsOnly) {
+  auto rep = record_target({"--no-kernel"});
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["kernel_events"], "");
+  EXPECT_EQ(field(*rep, "getppid_1000", "syscalls"), 0);
+  EXPECT_EQ(field(*rep, "sleeper", "offcpu_ns"), 0);
+  EXPECT_EQ(calls_of(*rep, "worker_job"), 100);
+  Result info = run({Paths::atrace, "info", "-i", trace_});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  EXPECT_NE(info.out.find("Kernel events:   none"), std::string::npos) << info.out;
+}
+
+// One group alone: system calls, and nothing of the other groups.
+TEST_F(KernelEvents, OneGroupAlone) {
+  auto rep = record_target({"--kernel=syscalls"});
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["kernel_events"], "syscalls");
+  EXPECT_EQ(field(*rep, "getppid_1000", "syscalls"), 1000);
+  EXPECT_EQ(field(*rep, "sleeper", "offcpu_ns"), 0);
+  EXPECT_EQ(field(*rep, "toucher", "faults"), 0);
+  Result info = run({Paths::atrace, "info", "-i", trace_});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  EXPECT_EQ(info.out.find("switch-out"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("fault "), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("syscall "), std::string::npos) << info.out;
+}
+
+TEST_F(KernelEvents, UnknownGroupIsOneClearError) {
+  Result r = record(file("bad.data"), "sleeper", {Paths::target_kernel, tag_arg()},
+                    {"--kernel=sched,bogus"});
+  std::string line = expect_one_error_line(r);
+  EXPECT_NE(line.find("bogus"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace atrace::it
