@@ -125,13 +125,17 @@ TEST_F(Counts, ThreadNamesAreRecorded) {
   std::string out = file("names.data");
   Result r = record(out, "worker_step", {Paths::target_threads, "100", tag_arg()});
   ASSERT_TRUE(r.exited(0)) << r.describe();
-  auto rep = report_json(out);
+  auto rep = report_json(out, {"--threads"});
   ASSERT_TRUE(rep);
   // The workers name themselves (pthread_setname_np) before their first
-  // call; they are the threads with an entry and an exit per call.
+  // call; they are the threads that called worker_step.
+  std::set<long long> callers;
+  const auto* fn = find_function(*rep, "worker_step");
+  ASSERT_NE(fn, nullptr);
+  for (const auto& t : (*fn)["per_thread"]) callers.insert(t["tid"].get<long long>());
   std::set<std::string> names;
   for (const auto& t : (*rep)["threads"])
-    if (t["events"].get<long long>() >= 2 * 100) names.insert(t["name"].get<std::string>());
+    if (callers.count(t["tid"].get<long long>())) names.insert(t["name"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"worker0", "worker1", "worker2", "worker3"}))
       << (*rep)["threads"].dump();
 }
