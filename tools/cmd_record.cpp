@@ -45,8 +45,7 @@ void add_record(CLI::App& app, int& exit_status) {
   auto* pid = cmd->add_option("-p,--pid", args->opts.pid, "Attach to this running process");
   cmd->add_option("--select", args->opts.select,
                   "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
-                  "(shared library by file name), re:REGEX")
-      ->required();
+                  "(shared library by file name), re:REGEX; without it, only kernel events");
   cmd->add_option("--exclude", args->opts.exclude, "Functions not to trace (same syntax)");
   cmd->add_option("--duration", args->opts.duration_s, "Stop recording after SEC seconds")
       ->check(CLI::PositiveNumber);
@@ -106,9 +105,13 @@ void add_record(CLI::App& app, int& exit_status) {
         std::fprintf(stderr,
                      "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
                      static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
-      std::fprintf(stderr, "atrace: %llu events from %zu functions written to %s\n",
-                   static_cast<unsigned long long>(r.events), r.probes,
-                   o.output == "-" ? "stdout" : o.output.c_str());
+      const char* where = o.output == "-" ? "stdout" : o.output.c_str();
+      if (r.probes)
+        std::fprintf(stderr, "atrace: %llu events from %zu functions written to %s\n",
+                     static_cast<unsigned long long>(r.events), r.probes, where);
+      else
+        std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",
+                     static_cast<unsigned long long>(r.events), where);
       exit_status = r.exit_status;
     } catch (const RecordError& e) {
       std::fprintf(stderr, "atrace: %s\n", e.what());

@@ -436,7 +436,10 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
 RecordResult Recorder::run() {
   g_verbose = opts_.verbose;
   libbpf_set_print(libbpf_print);
-  if (opts_.select.empty()) throw RecordError("nothing selected: give --select=PATTERNS");
+  // Kernel events alone are a recording too (like perf trace); nothing at
+  // all is not.
+  if (opts_.select.empty() && !opts_.kernel_groups)
+    throw RecordError("nothing to record: give --select=PATTERNS, or drop --no-kernel");
   if (!has_tracing_privileges())
     throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
   KernelFeatures features = detect_kernel_features();
@@ -444,7 +447,16 @@ RecordResult Recorder::run() {
 
   // Everything that can fail on the user's input fails before the target
   // is touched.
-  std::vector<uprobes::ProbeSite> sites = resolve_sites(features);
+  std::vector<uprobes::ProbeSite> sites;
+  if (!opts_.select.empty()) {
+    sites = resolve_sites(features);
+  } else if (opts_.pid <= 0) {
+    try {
+      exe_path_ = uprobes::find_executable(opts_.command.at(0));
+    } catch (const uprobes::TargetError& e) {
+      throw RecordError(e.what());
+    }
+  }
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<Target> target;
@@ -509,8 +521,11 @@ RecordResult Recorder::run() {
   // module; the programs then keep only traced processes' hits.
   FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit,
                         opts_.follow_forks ? -1 : pid, use_multi_);
-  std::vector<fmt::ProbeInfo> table = attach_functions(probes, sites);
-  announce(table);
+  std::vector<fmt::ProbeInfo> table;
+  if (!sites.empty()) {
+    table = attach_functions(probes, sites);
+    announce(table);
+  }
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);

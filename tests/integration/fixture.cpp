@@ -47,7 +47,8 @@ void IntegrationTest::TearDown() {
 Result IntegrationTest::record(const std::string& out_file, const std::string& select,
                                const std::vector<std::string>& cmd,
                                const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {Paths::atrace, "record", "-o", out_file, "--select=" + select};
+  std::vector<std::string> argv = {Paths::atrace, "record", "-o", out_file};
+  if (!select.empty()) argv.push_back("--select=" + select);  // none: kernel events only
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back("--");
   argv.insert(argv.end(), cmd.begin(), cmd.end());

@@ -29,7 +29,8 @@ class IntegrationTest : public ::testing::Test {
   // "--tag=<unique>", to append to a target's arguments.
   std::string tag_arg() const { return "--tag=" + tag_; }
 
-  // atrace record -o FILE --select=SELECT [extra...] -- CMD...
+  // atrace record -o FILE --select=SELECT [extra...] -- CMD... (no --select
+  // when SELECT is empty)
   Result record(const std::string& out_file, const std::string& select,
                 const std::vector<std::string>& cmd, const std::vector<std::string>& extra = {});
 

@@ -183,6 +183,22 @@ TEST_F(KernelEvents, OneGroupAlone) {
   EXPECT_NE(info.out.find("syscall "), std::string::npos) << info.out;
 }
 
+// No --select: a recording of kernel events alone, like perf trace.
+TEST_F(KernelEvents, KernelEventsAloneNeedNoSelection) {
+  std::string out = file("kernel-only.data");
+  Result r = record(out, "", {Paths::target_kernel, tag_arg()}, {"--kernel=syscalls,proc"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find("kernel events written"), std::string::npos) << r.err;
+  Result info = run({Paths::atrace, "info", "-i", out});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  EXPECT_NE(info.out.find("Probes: 0"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("fork 2"), std::string::npos) << info.out;  // thread + child
+  EXPECT_NE(info.out.find("exec 1"), std::string::npos) << info.out;
+  // Without kernel events there would be nothing to record: one clear error.
+  Result none = record(file("none.data"), "", {Paths::target_kernel, tag_arg()}, {"--no-kernel"});
+  EXPECT_NE(expect_one_error_line(none).find("nothing to record"), std::string::npos);
+}
+
 TEST_F(KernelEvents, UnknownGroupIsOneClearError) {
   Result r = record(file("bad.data"), "sleeper", {Paths::target_kernel, tag_arg()},
                     {"--kernel=sched,bogus"});
