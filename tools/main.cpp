@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   int status = 0;
   atrace::tools::add_record(app, status);
   atrace::tools::add_report(app, status);
+  atrace::tools::add_script(app, status);
   atrace::tools::add_info(app, status);
   atrace::tools::add_list(app, status);
   try {

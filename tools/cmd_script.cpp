@@ -1,0 +1,118 @@
+// `atrace script`: every event of a trace in global time order, one a line,
+// perf-script style (docs/script.md). It streams: the reader merges the
+// threads' blocks in bounded memory and lines leave in 64 KiB writes, so
+// `atrace script | head` prints at once and stops as soon as head is done.
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "formats/trace_reader.h"
+#include "tools/commands.h"
+#include "userspace/script_format.h"
+
+namespace atrace::tools {
+namespace {
+
+struct ScriptArgs {
+  std::string input = "atrace.data";
+  std::string fields;
+};
+
+enum class WriteStatus { Ok, Closed, Failed };
+
+// A reader that went away (head, less quitting) closes the pipe: that ends
+// the output, it is not an error worth a message.
+WriteStatus write_all(const std::string& buf) {
+  const char* p = buf.data();
+  size_t left = buf.size();
+  while (left) {
+    ssize_t n = ::write(STDOUT_FILENO, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) return WriteStatus::Closed;
+      std::fprintf(stderr, "atrace: stdout: write failed: %s\n", std::strerror(errno));
+      return WriteStatus::Failed;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return WriteStatus::Ok;
+}
+
+void warn_from(const fmt::TraceReader& reader, size_t first) {
+  const auto& w = reader.warnings();
+  for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+}
+
+int run_script(const ScriptArgs& args) {
+  auto fields = analysis::default_script_fields();
+  if (!args.fields.empty()) {
+    std::string error;
+    auto parsed = analysis::parse_script_fields(args.fields, error);
+    if (!parsed) {
+      std::fprintf(stderr, "atrace: %s\n", error.c_str());
+      return 1;
+    }
+    fields = std::move(*parsed);
+  }
+  // A closed pipe must show up as EPIPE from write(), not kill the process
+  // with a status the shell may complain about.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    fmt::TraceReader reader(args.input);
+    // Damage found at open is said before the events; more can turn up while
+    // blocks are decoded, said at the end (as `atrace report` does).
+    warn_from(reader, 0);
+    size_t warned = reader.warnings().size();
+    if (uint64_t lost = reader.lost().total())
+      std::fprintf(stderr,
+                   "atrace: warning: %llu events were lost while recording (ring buffers full): "
+                   "some calls lack their entry or exit\n",
+                   static_cast<unsigned long long>(lost));
+
+    analysis::ScriptFormatter formatter(reader.header(), reader.probes(), reader.threads(),
+                                        std::move(fields));
+    constexpr size_t kChunk = 64 * 1024;
+    std::string buf;
+    buf.reserve(kChunk + 4096);
+    WriteStatus status = WriteStatus::Ok;
+    fmt::Event ev;
+    while (reader.next(ev)) {
+      formatter.format(ev, buf);
+      if (buf.size() >= kChunk) {
+        status = write_all(buf);
+        buf.clear();
+        if (status != WriteStatus::Ok) break;
+      }
+    }
+    if (status == WriteStatus::Ok) status = write_all(buf);
+    if (status == WriteStatus::Closed) return 0;  // the reader has seen enough
+    if (status == WriteStatus::Failed) return 1;
+    warn_from(reader, warned);
+    return reader.damaged() ? 3 : 0;  // every readable event is printed, but the file is damaged
+  } catch (const fmt::TraceError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_script(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<ScriptArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "script", "Every event in time order, one a line (perf script style; docs/script.md)");
+  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      ->capture_default_str();
+  cmd->add_option("-F,--fields", args->fields,
+                  "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
+                  "+FIELD/-FIELD edit the default");
+  cmd->callback([args, &exit_status] { exit_status = run_script(*args); });
+}
+
+}  // namespace atrace::tools
