@@ -131,6 +131,9 @@ const char* error_name(int64_t err) {
   return err < 4096 ? strerrorname_np(static_cast<int>(err)) : nullptr;
 }
 
+// An exit numbered -1 with no call entered before it.
+const std::string kUnknownSyscall = "syscall_-1";
+
 // Calls whose result is an address: hex reads better than a 15-digit number.
 bool returns_address(std::string_view name) {
   return name == "mmap" || name == "mremap" || name == "brk" || name == "shmat";
@@ -299,7 +302,12 @@ void ScriptFormatter::function_details(const fmt::Event& ev, Thread& t, std::str
 }
 
 void ScriptFormatter::syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out) {
-  const std::string& name = syscall(ev.arg0);
+  // Calls that must not be restarted set their number to -1 before they
+  // return (rt_sigreturn, the uretprobe call of every return probe): such an
+  // exit belongs to the call the thread entered.
+  uint64_t nr = ev.arg0;
+  if (nr == UINT64_MAX && t.in_syscall) nr = t.syscall_nr;
+  const std::string& name = nr == UINT64_MAX ? kUnknownSyscall : syscall(nr);
   out += name;
   out += " = ";
   int64_t ret = ev.sarg1();
@@ -314,7 +322,7 @@ void ScriptFormatter::syscall_exit_details(const fmt::Event& ev, Thread& t, std:
   } else {
     append_int(out, ret);
   }
-  if (t.in_syscall && t.syscall_nr == ev.arg0) {
+  if (t.in_syscall && t.syscall_nr == nr) {
     out += " (";
     out += format_duration(ev.ts > t.syscall_ts ? ev.ts - t.syscall_ts : 0);
     out += ')';

@@ -207,6 +207,10 @@ TEST(ScriptFormat, SyscallReturnValues) {
                             kernel(kT + 6000, 4242, EventKind::SyscallEnter, 0),
                             kernel(kT + 7000, 4242, EventKind::SyscallExit, 1, neg(-4000)),  // other nr
                             kernel(kT + 8000, 4242, EventKind::SyscallExit, 99999, 3),
+                            // rt_sigreturn and uretprobe return with their number set to -1
+                            kernel(kT + 9000, 4242, EventKind::SyscallEnter, 15),
+                            kernel(kT + 9100, 4242, EventKind::SyscallExit, neg(-1), 42),
+                            kernel(kT + 9200, 4242, EventKind::SyscallExit, neg(-1), 0),
                         });
   EXPECT_EQ(details(f.path()), (std::vector<std::string>{
                                    "syscall:      openat",
@@ -217,6 +221,9 @@ TEST(ScriptFormat, SyscallReturnValues) {
                                    "syscall:      read",
                                    "syscall-exit: write = -4000",
                                    "syscall-exit: syscall_99999 = 3",
+                                   "syscall:      rt_sigreturn",
+                                   "syscall-exit: rt_sigreturn = 42 (100 ns)",
+                                   "syscall-exit: syscall_-1 = 0",
                                }));
 }
 
