@@ -152,7 +152,7 @@ foreign_tracers() {
 	echo $((l + p))
 }
 
-declare -A wall cpu tcpu tcpu0 notes lost extra nfor nfor0 excluded
+declare -A wall cpu tcpu tcpu0 notes lost extra nfor nfor0 excluded lossy
 # note KEY TEXT: a checked count or warning shown under the table.
 note() { notes[$1]+="$2; "; }
 # timed CMD...: runs CMD (at BENCH_NICE), its stderr to $tmp/err, and writes
@@ -204,10 +204,17 @@ record() {
 # pend_extra LOST EXTRA: a tracer's loss count and file figures for this run.
 pend_extra() { P_LOST=$1 P_EXTRA=$2; }
 clear_run() { P_KEY='' P_WALL='' P_CPU='' P_TCPU='' P_N='' P_TCPU0='' P_N0='' P_LOST='' P_EXTRA=''; }
+# A run that lost events did less work than a complete recording: its
+# losses and sizes are shown, its times are left out of the medians.
 commit_run() {
 	local k=$P_KEY
 	[[ -n $k ]] || return 0
-	if [[ -n $P_WALL ]]; then
+	if [[ -n $P_LOST && $P_LOST != 0 ]]; then
+		lossy[$k]=$((${lossy[$k]:-0} + 1))
+		lost[$k]+="$P_LOST "
+		notes[$k]+="a run lost $P_LOST events (file bytes:events:...: $P_EXTRA); "
+		return 0
+	elif [[ -n $P_WALL ]]; then
 		wall[$k]+="$P_WALL " cpu[$k]+="$P_CPU " tcpu[$k]+="$P_TCPU " nfor[$k]=$P_N
 	fi
 	[[ -n $P_TCPU0 ]] && tcpu0[$k]+="$P_TCPU0 " nfor0[$k]=$P_N0
@@ -413,7 +420,7 @@ for m in $wmodes; do
 	echo
 	echo "workload: $m; ns per system call: elapsed, CPU time of the calling thread, CPU time of all processes of the run (tracer and workload, start-up and exit excluded: runs with a tenth of the calls subtracted); \"added\" = minus the workload alone; \"/ sc\" = added / added by atrace --kernel=syscalls"
 	echo
-	echo "| run | calls/run | elapsed | added | / sc | thread CPU (min–max) | added | / sc | all CPU | added | / sc | lost events | trace bytes/call |"
+	echo "| run | calls/run | elapsed | added | / sc | thread CPU (min–max) | added | / sc | all CPU | added | / sc | events lost per run | trace bytes/call |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for r in "${order[@]}"; do
 		w=$(med "${wall[$m.$r]:-}") c=$(med "${cpu[$m.$r]:-}") t=$(allcpu "$m.$r")
@@ -422,8 +429,9 @@ for m in $wmodes; do
 		l="" b=""
 		if [[ -n ${lost[$m.$r]:-} ]]; then
 			l=$(tr ' ' '\n' <<<"${lost[$m.$r]}" | grep . | sort -g | paste -sd/)
-			b=$(tr ' ' '\n' <<<"${extra[$m.$r]}" | grep . | cut -d: -f1 |
-				awk -v n="$calls" '{print $1 / n}' | median | awk '{printf "%.2f", $1}')
+			b=$(tr ' ' '\n' <<<"${extra[$m.$r]:-}" | { grep . || true; } | cut -d: -f1 |
+				awk -v n="$calls" '{print $1 / n}' | median |
+				awk '{if ($1 == "nan") print "n/a"; else printf "%.2f", $1}')
 		fi
 		if [[ $r == base ]]; then
 			echo "| ${label[$r]} | $calls | $(f0 "$w") | | | $(f0 "$c") ($(range "${cpu[$m.$r]:-}")) | | | $(f0 "$t") | | | | |"
@@ -438,6 +446,8 @@ for m in $wmodes; do
 		[[ -n ${notes[$m.$r]:-} ]] && echo "- ${label[$r]}: ${notes[$m.$r]}"
 		[[ -n ${excluded[$m.$r]:-} ]] &&
 			echo "- ${label[$r]}: ${excluded[$m.$r]} run(s) left out: another system-call tracer was running"
+		[[ -n ${lossy[$m.$r]:-} ]] &&
+			echo "- ${label[$r]}: ${lossy[$m.$r]} run(s) lost events: times left out of the medians"
 		echo "- ${label[$r]}: elapsed ns/call per run: ${wall[$m.$r]:-}"
 		if [[ -n ${extra[$m.$r]:-} && $r != perfrecord ]]; then
 			echo "- ${label[$r]}: file bytes:events:syscall entries:sc_batch syscalls per run: ${extra[$m.$r]}"
