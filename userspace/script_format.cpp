@@ -224,6 +224,9 @@ std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spe
       fields.push_back(*f);  // a field named twice is shown once
     }
   }
+  // An edited list keeps perf's fixed order: "+pid" puts the pid beside
+  // the tid, not after the details. The enum is in that order.
+  if (edits) std::sort(fields.begin(), fields.end());
   if (fields.empty()) {
     error = "--fields: no field left to print (known: " + known_fields() + ")";
     return std::nullopt;

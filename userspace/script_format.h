@@ -24,6 +24,7 @@
 
 namespace atrace::analysis {
 
+// In the order edits of the default list (+pid) keep them.
 enum class ScriptField : uint8_t { Comm, Tid, Pid, Cpu, Time, Kind, Details };
 
 // comm, tid, cpu, time, kind, details: perf script's default columns.

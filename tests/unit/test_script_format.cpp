@@ -284,9 +284,9 @@ TEST(ScriptFormat, ParseFields) {
   // perf's edits of the default list.
   f = parse_script_fields("+pid,-cpu", err);
   ASSERT_TRUE(f);
-  EXPECT_EQ(*f, (std::vector<ScriptField>{ScriptField::Comm, ScriptField::Tid, ScriptField::Time,
-                                          ScriptField::Kind, ScriptField::Details,
-                                          ScriptField::Pid}));
+  EXPECT_EQ(*f, (std::vector<ScriptField>{ScriptField::Comm, ScriptField::Tid, ScriptField::Pid,
+                                          ScriptField::Time, ScriptField::Kind,
+                                          ScriptField::Details}));
 
   EXPECT_FALSE(parse_script_fields("tid,colour", err));
   EXPECT_EQ(err,
