@@ -1,5 +1,6 @@
 // `atrace report`: reads a trace, builds the per-function profile and prints
-// it as a text table or as JSON (the stable interface, docs/report-json.md).
+// it as a text table or as JSON (the stable interface, docs/report-json.md);
+// `--syscalls` prints the system calls per issuing function instead.
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +17,7 @@ struct ReportArgs {
   std::string sort = "total";
   std::string format = "text";
   bool threads = false;
+  bool syscalls = false;
 };
 
 int run_report(const ReportArgs& args) {
@@ -28,6 +30,7 @@ int run_report(const ReportArgs& args) {
     analysis::ReportOptions opt;
     opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
     opt.threads = args.threads;
+    opt.syscalls = args.syscalls;
     std::string out = args.format == "json" ? analysis::render_json(in, opt)
                                             : analysis::render_text(in, opt);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
@@ -52,7 +55,12 @@ void add_report(CLI::App& app, int& exit_status) {
   cmd->add_option("--sort", args->sort, "Order of the rows: calls, total, self, avg, max or name")
       ->check(CLI::IsMember({"calls", "total", "self", "avg", "max", "name"}))
       ->capture_default_str();
-  cmd->add_flag("--threads", args->threads, "One table per thread instead of all threads merged");
+  cmd->add_flag("--threads", args->threads,
+                "One table per thread instead of all threads merged (with kernel events: "
+                "each thread's on-CPU, off-CPU and system call totals too)");
+  cmd->add_flag("--syscalls", args->syscalls,
+                "Table of system calls per issuing function (count, total, avg, max, errors) "
+                "instead of the function table; the JSON report has it as `syscalls`");
   cmd->add_option("--format", args->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

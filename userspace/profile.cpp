@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "formats/trace_reader.h"
+#include "userspace/syscall_names.h"
 
 namespace atrace::analysis {
 
@@ -56,18 +57,21 @@ void ProfileBuilder::add(const fmt::Event& ev) {
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
   ThreadState& t = thread(ev.tid);
+  if (t.events == 0) t.first_ts = ev.ts;
   t.events++;
   t.pid = ev.pid;
 
   switch (ev.kind) {
     case fmt::EventKind::FuncEntry: {
+      if (t.kernel.pending()) count_syscall(t.kernel.user_code(ev.ts));
       uint32_t slot = slot_of(ev.id);
-      t.stack.push_back(Frame{slot, ev.ts, 0});
+      t.stack.push_back(Frame{slot, ev.ts, 0, t.kernel.totals(), {}});
       if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
       t.active[slot]++;
       break;
     }
     case fmt::EventKind::FuncExit: {
+      if (t.kernel.pending()) count_syscall(t.kernel.user_code(ev.ts));
       uint32_t slot = slot_of(ev.id);
       auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
                                 [&](const Frame& f) { return f.slot == slot; });
@@ -82,9 +86,33 @@ void ProfileBuilder::add(const fmt::Event& ev) {
       break;
     }
     case fmt::EventKind::ThreadExit:
+      // Its open system call first: exit() inside it belongs to the frames.
+      count_syscall(t.kernel.exit(ev.ts));
       while (!t.stack.empty()) close_frame(t, ev.ts, true);
       break;
-    default: break;
+    default:
+      add_kernel(t, ev);
+      break;
+  }
+}
+
+// The kernel events: they move the thread's running totals, which frames
+// read at entry and exit (kernel_attribution.h).
+void ProfileBuilder::add_kernel(ThreadState& t, const fmt::Event& ev) {
+  KernelTracker& k = t.kernel;
+  switch (ev.kind) {
+    case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
+    case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
+    case fmt::EventKind::SyscallEnter: {
+      uint32_t key = t.stack.empty() ? 0 : t.stack.back().slot + 1;
+      count_syscall(k.syscall_enter(ev.ts, ev.arg0, key));
+      break;
+    }
+    case fmt::EventKind::SyscallExit: count_syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
+    case fmt::EventKind::PageFault: k.fault(ev.ts); break;
+    case fmt::EventKind::ProcExit: count_syscall(k.exit(ev.ts)); break;
+    case fmt::EventKind::Comm: t.comm = ev.text; break;
+    default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
   }
 }
 
@@ -102,8 +130,18 @@ void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
   if (unfinished) s.unfinished++;
   // Callee times can exceed ours only with inconsistent timestamps; clamp.
   s.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
-  if (--t.active[f.slot] == 0) s.total_ns += dur;  // outermost activation only
-  if (!t.stack.empty()) t.stack.back().child_ns += dur;
+  // No kernel interval is open here (kernel_attribution.h): the totals are
+  // exact, and callees' numbers are parts of ours, so no clamping.
+  KernelTimes kernel = t.kernel.totals() - f.kernel_at_entry;
+  s.self_kernel += kernel - f.child_kernel;
+  if (--t.active[f.slot] == 0) {  // outermost activation only
+    s.total_ns += dur;
+    s.kernel += kernel;
+  }
+  if (!t.stack.empty()) {
+    t.stack.back().child_ns += dur;
+    t.stack.back().child_kernel += kernel;
+  }
 }
 
 namespace {
@@ -133,6 +171,8 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
   m.self_ns += s.self_ns;
   m.min_ns = std::min(m.min_ns, s.min_ns);
   m.max_ns = std::max(m.max_ns, s.max_ns);
+  m.kernel += s.kernel;
+  m.self_kernel += s.self_kernel;
 }
 
 bool by_total(const FunctionStats& a, const FunctionStats& b) {
@@ -148,8 +188,10 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   // Thread order, so the rows come out the same on every run.
   std::map<uint32_t, ThreadState*> ordered;
   for (auto& [tid, t] : threads_) ordered[tid] = &t;
-  for (auto& [tid, t] : ordered)
+  for (auto& [tid, t] : ordered) {
+    count_syscall(t->kernel.finish(end));
     while (!t->stack.empty()) close_frame(*t, end, true);
+  }
 
   Profile p;
   p.events = events_;
@@ -191,13 +233,50 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
     ThreadSummary& s = summaries[tid];
     s.tid = tid;
     if (s.pid == 0) s.pid = t->pid;
+    if (s.name.empty()) s.name = t->comm;
     s.events = t->events;
+    s.kernel = t->kernel.totals();
+    uint64_t last = t->kernel.exited() ? t->kernel.exit_ts() : end;
+    uint64_t span = last > t->first_ts ? last - t->first_ts : 0;
+    s.oncpu_ns = span > s.kernel.offcpu_ns() ? span - s.kernel.offcpu_ns() : 0;
   }
   for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
+
+  p.syscalls = syscall_rows();
 
   threads_.clear();
   last_thread_ = nullptr;
   return p;
+}
+
+// The --syscalls rows, named, largest total first.
+std::vector<SyscallStats> ProfileBuilder::syscall_rows() const {
+  std::vector<SyscallStats> rows;
+  for (const auto& c : syscalls_.rows()) {
+    SyscallStats r;
+    if (c.key == 0) {
+      r.function = kNoFunction;
+    } else {
+      FunctionStats named;
+      named.id = slot_ids_[c.key - 1];
+      name_row_from(probes_, named);
+      r.function = std::move(named.name);
+      r.module = std::move(named.module);
+    }
+    r.nr = c.nr;
+    r.name = syscall_name(c.nr);
+    r.count = c.count;
+    r.total_ns = c.total_ns;
+    r.max_ns = c.max_ns;
+    r.errors = c.errors;
+    rows.push_back(std::move(r));
+  }
+  std::sort(rows.begin(), rows.end(), [](const SyscallStats& a, const SyscallStats& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.function != b.function) return a.function < b.function;
+    return a.nr < b.nr;
+  });
+  return rows;
 }
 
 std::optional<SortKey> parse_sort_key(std::string_view s) {

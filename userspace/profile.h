@@ -1,5 +1,7 @@
 // Per-function profile built from a trace's events: calls, inclusive
-// (total) and exclusive (self) time, min/max, unfinished calls. The analysis
+// (total) and exclusive (self) time, min/max, unfinished calls, and from the
+// kernel events of the same threads the off-CPU time, system calls and page
+// faults of each call (kernel_attribution.h) and per thread. The analysis
 // every report is built from.
 //
 // Call trees are rebuilt per thread from entry/exit pairs. An exit that does
@@ -9,7 +11,9 @@
 // Calls still open at the end count as calls, are closed at the end of the
 // recording and counted as `unfinished`. Recursion: total_ns counts only the
 // outermost activation of a function on a thread, so it never exceeds wall
-// time; calls, min and max count every activation.
+// time; calls, min and max count every activation. The inclusive kernel
+// numbers (`kernel`) follow total_ns: outermost activation only; the self
+// ones (`self_kernel`) are each activation's own, minus its traced callees'.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,8 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/kernel_attribution.h"
+#include "userspace/syscall_stats.h"
 
 namespace atrace::fmt {
 class TraceReader;
@@ -39,6 +45,8 @@ struct FunctionStats {
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;
   uint64_t max_ns = 0;
+  KernelTimes kernel;       // inclusive: during the calls, callees included
+  KernelTimes self_kernel;  // exclusive: not inside traced callees
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -47,12 +55,32 @@ struct ThreadSummary {
   uint32_t pid = 0;
   std::string name;
   uint64_t events = 0;
+  // The thread's span in the recording (its first event to its exit, or to
+  // the end) minus its off-CPU time; 0 for a thread without events.
+  uint64_t oncpu_ns = 0;
+  KernelTimes kernel;
+};
+
+// One row of `atrace report --syscalls`: a system call number as issued by
+// one function (the innermost traced function open at its entry).
+inline constexpr const char* kNoFunction = "(no traced function)";
+struct SyscallStats {
+  std::string function;  // kNoFunction when no traced function was open
+  std::string module;
+  uint64_t nr = 0;
+  std::string name;  // syscall_name(nr)
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+  uint64_t errors = 0;  // returned -4095..-1
+  uint64_t avg_ns() const { return count ? total_ns / count : 0; }
 };
 
 struct Profile {
   std::vector<FunctionStats> functions;            // all threads merged
   std::vector<FunctionStats> per_thread;           // one row per (tid, function)
   std::vector<ThreadSummary> threads;
+  std::vector<SyscallStats> syscalls;  // by total_ns, largest first
   uint64_t events = 0;
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;
@@ -60,7 +88,8 @@ struct Profile {
 };
 
 // A thread that exits (ThreadExit) with calls still open (pthread_exit,
-// exit() from a callee) has them closed at its exit time, counted unfinished.
+// exit() from a callee) has them closed at its exit time, counted unfinished;
+// its open system call (exit, exit_group) is closed at ThreadExit/ProcExit.
 // Profile.functions is sorted by total_ns, largest first; per_thread by tid,
 // then total_ns. The builder keeps copies of what it needs: the probe vector
 // need not outlive it. finish() is called once.
@@ -80,17 +109,27 @@ class ProfileBuilder {
     uint32_t slot;
     uint64_t start;
     uint64_t child_ns;
+    KernelTimes kernel_at_entry;  // the thread's totals when the call began
+    KernelTimes child_kernel;     // inclusive kernel numbers of traced callees
   };
   struct ThreadState {
     std::vector<Frame> stack;
     std::vector<uint32_t> active;      // slot -> open activations (recursion)
     std::vector<FunctionStats> stats;  // slot -> this thread's numbers
+    KernelTracker kernel;
     uint64_t events = 0;
+    uint64_t first_ts = 0;
     uint32_t pid = 0;
+    std::string comm;  // last Comm event: the name when the table has none
   };
   uint32_t slot_of(uint32_t id);
   ThreadState& thread(uint32_t tid);
+  void add_kernel(ThreadState& t, const fmt::Event& ev);
   void close_frame(ThreadState& t, uint64_t ts, bool unfinished);
+  void count_syscall(const std::optional<ClosedSyscall>& c) {
+    if (c) syscalls_.add(*c);
+  }
+  std::vector<SyscallStats> syscall_rows() const;
 
   std::map<uint32_t, fmt::ProbeInfo> probes_;
   std::vector<uint32_t> dense_slot_;                // id -> slot + 1 (0: none yet)
@@ -99,6 +138,7 @@ class ProfileBuilder {
   std::unordered_map<uint32_t, ThreadState> threads_;
   uint32_t last_tid_ = 0;
   ThreadState* last_thread_ = nullptr;
+  SyscallTable syscalls_;
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
 };
 

@@ -14,7 +14,8 @@ namespace atrace::analysis {
 
 struct ReportOptions {
   SortKey sort = SortKey::Total;
-  bool threads = false;  // also per-thread rows
+  bool threads = false;   // also per-thread rows
+  bool syscalls = false;  // text: the system calls table instead of functions
 };
 
 // Everything a report says: the recording's header, its profile and the
@@ -27,6 +28,12 @@ struct ReportInput {
 
 // "812 ns", "20.1 ms", "1.52 s": three significant digits.
 std::string format_duration(uint64_t ns);
+
+// True when the trace recorded kernel events (header.kernel_events): the
+// text report then shows the kernel columns, and only then.
+bool has_kernel_events(const fmt::TraceHeader& h);
+// True when it recorded the syscalls group, or has system calls anyway.
+bool has_syscalls(const ReportInput& in);
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt);
 std::string render_json(const ReportInput& in, const ReportOptions& opt);

@@ -11,10 +11,51 @@ namespace {
 // Keys in the order written: the documented order, easier to read.
 using json = nlohmann::ordered_json;
 
+// The kernel numbers are always written (0 without kernel events), so a
+// consumer need not know whether the trace had them.
 json stats_fields(const FunctionStats& f) {
-  return json{{"calls", f.calls},     {"unfinished", f.unfinished}, {"total_ns", f.total_ns},
-              {"self_ns", f.self_ns}, {"min_ns", f.min_ns},         {"max_ns", f.max_ns},
-              {"avg_ns", f.avg_ns()}};
+  const KernelTimes& k = f.kernel;
+  const KernelTimes& s = f.self_kernel;
+  return json{{"calls", f.calls},
+              {"unfinished", f.unfinished},
+              {"total_ns", f.total_ns},
+              {"self_ns", f.self_ns},
+              {"min_ns", f.min_ns},
+              {"max_ns", f.max_ns},
+              {"avg_ns", f.avg_ns()},
+              {"offcpu_ns", k.offcpu_ns()},
+              {"offcpu_blocked_ns", k.offcpu_blocked_ns},
+              {"offcpu_runnable_ns", k.offcpu_runnable_ns},
+              {"syscall_ns", k.syscall_ns},
+              {"syscalls", k.syscalls},
+              {"faults", k.faults},
+              {"self_offcpu_ns", s.offcpu_ns()},
+              {"self_offcpu_blocked_ns", s.offcpu_blocked_ns},
+              {"self_offcpu_runnable_ns", s.offcpu_runnable_ns},
+              {"self_syscall_ns", s.syscall_ns},
+              {"self_syscalls", s.syscalls},
+              {"self_faults", s.faults}};
+}
+
+json thread_row(const ThreadSummary& t) {
+  const KernelTimes& k = t.kernel;
+  return json{{"tid", t.tid},
+              {"pid", t.pid},
+              {"name", t.name},
+              {"events", t.events},
+              {"oncpu_ns", t.oncpu_ns},
+              {"offcpu_ns", k.offcpu_ns()},
+              {"offcpu_blocked_ns", k.offcpu_blocked_ns},
+              {"offcpu_runnable_ns", k.offcpu_runnable_ns},
+              {"syscall_ns", k.syscall_ns},
+              {"syscalls", k.syscalls},
+              {"faults", k.faults}};
+}
+
+json syscall_row(const SyscallStats& r) {
+  return json{{"function", r.function}, {"module", r.module},     {"syscall", r.name},
+              {"nr", r.nr},             {"count", r.count},       {"total_ns", r.total_ns},
+              {"avg_ns", r.avg_ns()},   {"max_ns", r.max_ns},     {"errors", r.errors}};
 }
 
 json function_row(const FunctionStats& f, const Profile& p, bool threads) {
@@ -45,6 +86,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["pid"] = h.target_pid;
   doc["start_realtime_ns"] = h.start_real_ns;
   doc["duration_ns"] = recording_duration_ns(h, p);
+  doc["kernel_events"] = h.kernel_events;
   doc["events"] = p.events;
   doc["lost_events"] = p.lost_events;
   doc["orphan_exits"] = p.orphan_exits;
@@ -56,9 +98,13 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["functions"] = std::move(functions);
 
   json threads = json::array();
-  for (const auto& t : p.threads)
-    threads.push_back({{"tid", t.tid}, {"pid", t.pid}, {"name", t.name}, {"events", t.events}});
+  for (const auto& t : p.threads) threads.push_back(thread_row(t));
   doc["threads"] = std::move(threads);
+  if (has_syscalls(in)) {
+    json syscalls = json::array();
+    for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
+    doc["syscalls"] = std::move(syscalls);
+  }
   doc["detached"] = json::array();  // relevance filters: not recorded yet
   doc["warnings"] = in.warnings;
   // Names and command lines are bytes from the target: never fail on them.

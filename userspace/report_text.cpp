@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "userspace/report.h"
+#include "userspace/report_table.h"
+#include "userspace/report_text.h"
 
 namespace atrace::analysis {
 
@@ -26,6 +28,20 @@ std::string format_duration(uint64_t ns) {
   return buf;
 }
 
+bool has_kernel_events(const fmt::TraceHeader& h) { return !h.kernel_events.empty(); }
+
+bool has_syscalls(const ReportInput& in) {
+  if (!in.profile.syscalls.empty()) return true;
+  std::string_view groups = in.header.kernel_events;
+  while (!groups.empty()) {
+    auto comma = groups.find(',');
+    if (groups.substr(0, comma) == "syscalls") return true;
+    if (comma == std::string_view::npos) break;
+    groups.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 namespace {
 
 std::string basename_of(const std::string& path) {
@@ -33,9 +49,10 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The traced program's own module, whose functions are shown without a
-// module tag: the executable named in the command if some function comes
-// from it, otherwise the module with the most functions.
+}  // namespace
+
+// The executable named in the command if some function comes from it,
+// otherwise the module with the most functions.
 std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
   std::string exe = basename_of(h.target_command.substr(0, h.target_command.find(' ')));
   std::map<std::string, size_t> count;
@@ -51,51 +68,56 @@ std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
   return best;
 }
 
-class Table {
- public:
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  // Every column right-aligned except the last (names).
-  void print(std::ostream& out) const {
-    std::vector<size_t> width;
-    for (const auto& r : rows_)
-      for (size_t i = 0; i < r.size(); i++) {
-        if (width.size() <= i) width.push_back(0);
-        width[i] = std::max(width[i], r[i].size());
-      }
-    for (const auto& r : rows_) {
-      std::string line;
-      for (size_t i = 0; i < r.size(); i++) {
-        bool last = i + 1 == r.size();
-        if (i) line += "  ";
-        if (last) {
-          line += r[i];
-        } else {
-          line += std::string(width[i] - r[i].size(), ' ') + r[i];
-        }
-      }
-      out << line << '\n';
-    }
-  }
+std::string display_name(const std::string& name, const std::string& module,
+                         const std::string& main) {
+  if (module.empty() || module == main) return name;
+  return name + " [" + module + "]";
+}
 
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
+namespace {
 
+// With kernel events, six columns after the times: inclusive and self
+// off-CPU and system call time, system calls and faults (inclusive); Min
+// gives way to them, to keep lines near 100 columns. The blocked/runnable
+// split, the self counts and min are in the JSON report.
 void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const std::string& main,
-                     SortKey key) {
+                     SortKey key, bool kernel) {
   sort_functions(rows, key);
   Table t;
-  t.add({"Calls", "Total", "Self", "Avg", "Min", "Max", "Function"});
+  std::vector<std::string> head = {"Calls", "Total", "Self", "Avg"};
+  if (!kernel) head.push_back("Min");
+  head.push_back("Max");
+  if (kernel)
+    head.insert(head.end(), {"Off-CPU", "Self off", "Sys time", "Self sys", "Syscalls", "Faults"});
+  head.push_back("Function");
+  t.add(std::move(head));
   for (const auto& f : rows) {
     std::string calls = std::to_string(f.calls);
     if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
-    std::string name = f.name;
-    if (!f.module.empty() && f.module != main) name += " [" + f.module + "]";
-    t.add({calls, format_duration(f.total_ns), format_duration(f.self_ns),
-           format_duration(f.avg_ns()), format_duration(f.min_ns), format_duration(f.max_ns),
-           name});
+    std::vector<std::string> row = {calls, format_duration(f.total_ns), format_duration(f.self_ns),
+                                    format_duration(f.avg_ns())};
+    if (!kernel) row.push_back(format_duration(f.min_ns));
+    row.push_back(format_duration(f.max_ns));
+    if (kernel)
+      row.insert(row.end(), {format_duration(f.kernel.offcpu_ns()),
+                             format_duration(f.self_kernel.offcpu_ns()),
+                             format_duration(f.kernel.syscall_ns),
+                             format_duration(f.self_kernel.syscall_ns),
+                             std::to_string(f.kernel.syscalls), std::to_string(f.kernel.faults)});
+    row.push_back(display_name(f.name, f.module, main));
+    t.add(std::move(row));
   }
   t.print(out);
+}
+
+// The --threads line under a thread's heading, when kernel events were
+// recorded.
+void print_thread_kernel(std::ostream& out, const ThreadSummary& th) {
+  const KernelTimes& k = th.kernel;
+  out << "  on-CPU " << format_duration(th.oncpu_ns) << ", off-CPU "
+      << format_duration(k.offcpu_ns()) << " (blocked " << format_duration(k.offcpu_blocked_ns)
+      << ", runnable " << format_duration(k.offcpu_runnable_ns) << "), " << k.syscalls
+      << " system calls (" << format_duration(k.syscall_ns) << "), " << k.faults << " faults\n";
 }
 
 void print_summary(std::ostream& out, const ReportInput& in) {
@@ -107,10 +129,15 @@ void print_summary(std::ostream& out, const ReportInput& in) {
       << ", " << p.events << " events, " << p.lost_events << " lost\n";
 }
 
-void print_footnotes(std::ostream& out, const Profile& p) {
+void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
                                 [](const FunctionStats& f) { return f.unfinished > 0; });
   std::vector<std::string> notes;
+  if (kernel_columns)
+    notes.push_back(
+        "Off-CPU: time switched out, blocked or waiting for a CPU; Sys time: inside system\n"
+        "  calls, blocked time included (so it overlaps Off-CPU); Self: outside traced callees;\n"
+        "  Faults: user page faults, minor and major alike");
   if (unfinished)
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited;\n"
@@ -135,13 +162,20 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   const Profile& p = in.profile;
   print_summary(out, in);
   std::string main = main_module(in.header, p);
-  if (p.functions.empty()) {
+  bool kernel = has_kernel_events(in.header);
+  bool columns = false;  // whether a table with kernel columns was printed
+  if (opt.syscalls) {
+    out << '\n';
+    print_syscalls(out, in, main);
+  } else if (p.functions.empty() && !(opt.threads && kernel && !p.threads.empty())) {
+    // (Per-thread kernel numbers are worth showing even without calls.)
     out << "\nNo function calls recorded";
     if (p.events == 0) out << " (no events: did the selected functions run?)";
     out << ".\n";
   } else if (!opt.threads) {
     out << '\n';
-    print_functions(out, p.functions, main, opt.sort);
+    print_functions(out, p.functions, main, opt.sort, kernel);
+    columns = kernel;
   } else {
     for (const auto& th : p.threads) {
       std::vector<FunctionStats> rows;
@@ -150,13 +184,16 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       out << "\nThread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
       out << ": " << th.events << " events\n";
-      if (rows.empty())
+      if (kernel) print_thread_kernel(out, th);
+      if (rows.empty()) {
         out << "  no function calls\n";
-      else
-        print_functions(out, std::move(rows), main, opt.sort);
+      } else {
+        print_functions(out, std::move(rows), main, opt.sort, kernel);
+        columns = kernel;
+      }
     }
   }
-  print_footnotes(out, p);
+  print_footnotes(out, p, columns);
   return out.str();
 }
 

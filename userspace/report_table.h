@@ -1,0 +1,46 @@
+// The text reports' tables: columns padded to their widest cell, numbers
+// right-aligned, names left-aligned. The last column is never padded, so
+// long names do not push trailing blanks into every line.
+#pragma once
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace atrace::analysis {
+
+class Table {
+ public:
+  // Columns left-aligned besides the last (which always is).
+  explicit Table(std::vector<size_t> left_columns = {}) : left_(std::move(left_columns)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const {
+    std::vector<size_t> width;
+    for (const auto& r : rows_)
+      for (size_t i = 0; i < r.size(); i++) {
+        if (width.size() <= i) width.push_back(0);
+        width[i] = std::max(width[i], r[i].size());
+      }
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); i++) {
+        if (i) line += "  ";
+        std::string pad(width[i] - r[i].size(), ' ');
+        if (i + 1 == r.size())
+          line += r[i];
+        else if (std::find(left_.begin(), left_.end(), i) != left_.end())
+          line += r[i] + pad;
+        else
+          line += pad + r[i];
+      }
+      out << line << '\n';
+    }
+  }
+
+ private:
+  std::vector<size_t> left_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace atrace::analysis
