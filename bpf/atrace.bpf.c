@@ -242,13 +242,42 @@ int BPF_PROG(sched_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/*
+ * System calls. Two x86-64 system calls are the uprobe machinery itself:
+ * uretprobe (335, 6.11+) is how every traced function returns, uprobe (336,
+ * 6.18) how a NOP5 entry probe fires. Recording them would add a fake system
+ * call to every traced call, so they are skipped, entry and exit. Their exit
+ * (like rt_sigreturn's) reports orig_ax = -1, so the number a thread entered
+ * is kept per task: it names the exit and says which exits to skip.
+ */
+#define NR_URETPROBE 335
+#define NR_UPROBE 336
+#define SYSCALL_SKIP (~0ull)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64); /* nr + 1 of the call in progress; SYSCALL_SKIP; 0: none */
+} in_syscall SEC(".maps");
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 *cur;
 
 	if (!traced(pid_tgid >> 32))
 		return 0;
+	cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0,
+				   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (id == NR_URETPROBE || id == NR_UPROBE) {
+		if (cur)
+			*cur = SYSCALL_SKIP;
+		return 0;
+	}
+	if (cur)
+		*cur = (__u64)id + 1;
 	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_ENTER, 0,
 		  (__u64)id, 0);
 	return 0;
@@ -258,11 +287,23 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 nr = BPF_CORE_READ(regs, orig_ax);
+	__u64 *cur;
 
 	if (!traced(pid_tgid >> 32))
 		return 0;
-	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_EXIT, 0,
-		  BPF_CORE_READ(regs, orig_ax), (__u64)ret);
+	cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0, 0);
+	if (cur) {
+		__u64 entered = *cur;
+
+		*cur = 0;
+		if (entered == SYSCALL_SKIP)
+			return 0;
+		if ((__s64)nr < 0 && entered)
+			nr = entered - 1;
+	}
+	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_EXIT, 0, nr,
+		  (__u64)ret);
 	return 0;
 }
 
@@ -332,8 +373,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 		bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	}
-	/* exec has set the new name already */
-	emit_comm(ts, tgid, p->pid, ATRACE_REC_COMM, p->comm);
+	/* The new name was recorded already: exec renames through task_rename. */
 	return 0;
 }
 

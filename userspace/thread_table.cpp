@@ -26,6 +26,7 @@ fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
     t.first_ts = ev.ts;
     t.name = read_comm(ev.pid, ev.tid);
   }
+  t.first_ts = std::min(t.first_ts, ev.ts);  // rings deliver out of time order
   t.last_ts = std::max(t.last_ts, ev.ts);
   ++t.events;
   return t;
@@ -34,8 +35,12 @@ fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
 void ThreadTable::saw(const fmt::Event& ev) { get(ev); }
 
 void ThreadTable::named(const fmt::Event& ev, const std::string& name) {
-  if (!name.empty()) get(ev).name = name;
-  else get(ev);
+  fmt::ThreadInfo& t = get(ev);
+  if (name.empty()) return;
+  auto [it, fresh] = named_at_.try_emplace(ev.tid, ev.ts);
+  if (!fresh && ev.ts < it->second) return;  // an older name, drained late
+  it->second = ev.ts;
+  t.name = name;
 }
 
 void ThreadTable::refresh_names() {

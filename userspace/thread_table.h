@@ -20,7 +20,8 @@ class ThreadTable {
   // An event of a thread.
   void saw(const fmt::Event& ev);
   // An event that names the thread: its exit record (the final name), a
-  // rename, or its creation.
+  // rename, or its creation. Records reach us in ring order, not time
+  // order (one ring per CPU): the name with the latest timestamp wins.
   void named(const fmt::Event& ev, const std::string& name);
   // Re-reads the names of live threads (they may have been renamed).
   void refresh_names();
@@ -28,6 +29,7 @@ class ThreadTable {
 
  private:
   fmt::ThreadInfo& get(const fmt::Event& ev);
+  std::map<uint32_t, uint64_t> named_at_;  // tid -> time of its current name
   std::map<uint32_t, fmt::ThreadInfo> threads_;
 };
 

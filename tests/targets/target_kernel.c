@@ -9,7 +9,8 @@
  *   getppid_1000()     exactly 1000 getppid system calls (raw syscall(2))
  *   toucher()          maps 1000 fresh anonymous pages and writes one byte to
  *                      each: at least 1000 user page faults
- *   spinner()          about 50 ms of pure computation, no system call
+ *   spinner()          50 ms of wall time computing, no system call but the
+ *                      two that read its thread CPU time (printed)
  *   start_worker()     a thread named "kt-worker" that calls worker_job()
  *                      exactly 100 times, joined
  *   fork_child()       fork()s a child that calls child_job() exactly 50
@@ -64,14 +65,25 @@ TRACED long toucher(void) {
   return PAGES;
 }
 
-/* Calibrated on the monotonic clock through the vDSO (no system call). */
+static long spinner_cpu_ns;
+
+static long ns_of(const struct timespec* t) { return t->tv_sec * 1000000000L + t->tv_nsec; }
+
+/* 50 ms of wall time on the monotonic clock through the vDSO (no system
+ * call). It also measures its own thread CPU time (one clock_gettime system
+ * call at each end: the thread CPU clock is not in the vDSO), the kernel's
+ * account of its on-CPU time, which the report's on-CPU time must match
+ * however busy the machine is. */
 TRACED void spinner(void) {
-  struct timespec start, now;
+  struct timespec start, now, cpu0, cpu1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
   clock_gettime(CLOCK_MONOTONIC, &start);
   do {
     for (int i = 0; i < 10000; ++i) sink = sink * 31u + (unsigned long)i;
     clock_gettime(CLOCK_MONOTONIC, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 50000000L);
+  } while (ns_of(&now) - ns_of(&start) < 50000000L);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+  spinner_cpu_ns = ns_of(&cpu1) - ns_of(&cpu0);
 }
 
 TRACED void worker_job(void) {
@@ -128,6 +140,7 @@ int main(int argc, char** argv) {
   printf("getppid=%ld\n", getppid_calls);
   printf("pages=%ld\n", pages);
   printf("spinner=1\n");
+  printf("spinner_cpu_ns=%ld\n", spinner_cpu_ns);
   printf("worker_job=%ld\n", worker == 0 ? worker_jobs : -1L);
   printf("child_job=%d\n", child == 0 ? CHILD_JOBS : -1);
   printf("parent_child_job=%ld\n", child_jobs);
