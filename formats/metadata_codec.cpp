@@ -30,6 +30,9 @@ void encode_header(const TraceHeader& h, ByteWriter& out) {
   out.str(h.command_line);
   out.str(h.target_command);
   out.str(h.kernel_events);  // 2.0: appended field (older readers skip it)
+  out.varint(h.probe_cost_nop5_ns);  // appended after kernel_events, likewise
+  out.varint(h.probe_cost_emulated_ns);
+  out.varint(h.probe_cost_singlestep_ns);
 }
 
 TraceHeader decode_header(ByteReader in) {
@@ -44,6 +47,11 @@ TraceHeader decode_header(ByteReader in) {
   h.command_line = in.str();
   h.target_command = in.str();
   if (!in.empty()) h.kernel_events = in.str();  // absent in files of early 2.0 writers
+  if (!in.empty()) {  // absent before probe-cost calibration: left 0 (not measured)
+    h.probe_cost_nop5_ns = in.varint();
+    h.probe_cost_emulated_ns = in.varint();
+    h.probe_cost_singlestep_ns = in.varint();
+  }
   return h;
 }
 

@@ -129,6 +129,13 @@ struct TraceHeader {
   uint32_t clock_id = 1;  // CLOCK_MONOTONIC
   uint64_t start_mono_ns = 0, start_real_ns = 0;
   uint64_t end_mono_ns = 0, end_real_ns = 0;
+  // What one traced call (entry + return probe) cost, measured by the
+  // recorder at start-up on functions of its own (userspace/calibrate.h),
+  // per path of the entry probe; 0: not measured (older files, or
+  // calibration failed). `atrace report --compensate` subtracts them.
+  uint64_t probe_cost_nop5_ns = 0;
+  uint64_t probe_cost_emulated_ns = 0;
+  uint64_t probe_cost_singlestep_ns = 0;
 };
 
 struct LostCounts {

@@ -43,6 +43,13 @@ void print_header(const fmt::TraceReader& r, const std::string& input) {
   std::printf("Clock:           %s\n",
               h.clock_id == 1 ? "CLOCK_MONOTONIC" : ("clock id " + std::to_string(h.clock_id)).c_str());
   std::printf("Started:         %s\n", iso8601_local(h.start_real_ns).c_str());
+  // Calibrated by the recorder at start (userspace/calibrate.h); 0: not measured.
+  if (h.probe_cost_nop5_ns || h.probe_cost_emulated_ns || h.probe_cost_singlestep_ns)
+    std::printf("Probe cost:      %" PRIu64 " ns nop5, %" PRIu64 " ns emulated, %" PRIu64
+                " ns single-step (per call: entry + return)\n",
+                h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns);
+  else
+    std::printf("Probe cost:      not measured\n");
 }
 
 // Duration from the header's clocks, or at least up to the last event when
