@@ -17,34 +17,34 @@ constexpr uint64_t kUretprobeNr = 335, kUprobeNr = 336;
 }  // namespace
 
 void KernelTracker::running(uint64_t ts) {
-  if (off_) end_offcpu(ts);
-  exited_ = false;  // a tid seen running after its exit was reused
+  if (off()) end_offcpu(ts);
+  state_ &= static_cast<uint8_t>(~kExited);  // a tid seen running after its exit was reused
 }
 
 std::optional<ClosedSyscall> KernelTracker::user_code(uint64_t ts) {
   running(ts);
-  return in_syscall_ ? end_syscall(ts, false) : std::nullopt;
+  return in_syscall() ? end_syscall(ts, false) : std::nullopt;
 }
 
 void KernelTracker::end_offcpu(uint64_t ts) {
   uint64_t ns = ts > off_since_ ? ts - off_since_ : 0;
   (off_blocked_ ? totals_.offcpu_blocked_ns : totals_.offcpu_runnable_ns) += ns;
-  off_ = false;
+  state_ &= static_cast<uint8_t>(~kOff);
 }
 
 void KernelTracker::switch_out(uint64_t ts, uint8_t prev_state) {
   // The switch after the thread's exit (state TASK_DEAD) is not off-CPU
   // time of a live thread.
-  if (exited_) return;
+  if (exited()) return;
   // A switch out while already out: the SwitchIn in between was lost.
-  if (off_) end_offcpu(ts);
-  off_ = true;
+  if (off()) end_offcpu(ts);
+  state_ |= kOff;
   off_blocked_ = prev_state != 0;
   off_since_ = ts;
 }
 
 void KernelTracker::switch_in(uint64_t ts) {
-  if (off_) end_offcpu(ts);  // otherwise out since before the recording: ignored
+  if (off()) end_offcpu(ts);  // otherwise out since before the recording: ignored
 }
 
 void KernelTracker::fault(uint64_t ts) {
@@ -55,9 +55,9 @@ void KernelTracker::fault(uint64_t ts) {
 std::optional<ClosedSyscall> KernelTracker::syscall_enter(uint64_t ts, uint64_t nr, uint32_t key) {
   running(ts);
   std::optional<ClosedSyscall> lost_exit;
-  if (in_syscall_) lost_exit = end_syscall(ts, false);
+  if (in_syscall()) lost_exit = end_syscall(ts, false);
   if (nr == kUretprobeNr || nr == kUprobeNr) return lost_exit;
-  in_syscall_ = true;
+  state_ |= kInSyscall;
   sys_since_ = ts;
   sys_nr_ = nr;
   sys_key_ = key;
@@ -69,7 +69,7 @@ std::optional<ClosedSyscall> KernelTracker::syscall_enter(uint64_t ts, uint64_t 
 
 std::optional<ClosedSyscall> KernelTracker::syscall_exit(uint64_t ts, uint64_t nr, int64_t ret) {
   running(ts);
-  if (!in_syscall_) return std::nullopt;  // entered before the recording: ignored
+  if (!in_syscall()) return std::nullopt;  // entered before the recording: ignored
   // An exit numbered otherwise (-1: rt_sigreturn, which returns the
   // interrupted code's register) does not return an errno.
   return end_syscall(ts, nr == sys_nr_ && ret >= -4095 && ret <= -1);
@@ -78,20 +78,20 @@ std::optional<ClosedSyscall> KernelTracker::syscall_exit(uint64_t ts, uint64_t n
 std::optional<ClosedSyscall> KernelTracker::end_syscall(uint64_t ts, bool error) {
   uint64_t ns = ts > sys_since_ ? ts - sys_since_ : 0;
   totals_.syscall_ns += ns;
-  in_syscall_ = false;
+  state_ &= static_cast<uint8_t>(~kInSyscall);
   return ClosedSyscall{sys_key_, sys_nr_, ns, error};
 }
 
 std::optional<ClosedSyscall> KernelTracker::exit(uint64_t ts) {
   auto open_call = finish(ts);
-  exited_ = true;
+  state_ |= kExited;
   exit_ts_ = ts;
   return open_call;
 }
 
 std::optional<ClosedSyscall> KernelTracker::finish(uint64_t ts) {
-  if (off_) end_offcpu(ts);
-  return in_syscall_ ? end_syscall(ts, false) : std::nullopt;
+  if (off()) end_offcpu(ts);
+  return in_syscall() ? end_syscall(ts, false) : std::nullopt;
 }
 
 }  // namespace atrace::analysis

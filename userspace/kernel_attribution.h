@@ -6,8 +6,10 @@
 //   ClosedSyscall   one finished system call, for the per-function table
 //   KernelTracker   one thread's open off-CPU interval and open system call
 //
-// How attribution works: each thread keeps running totals; a call's share is
-// the totals at its exit minus the totals at its entry. This is exact
+// How attribution works: each thread keeps running totals; a call's
+// inclusive share is the totals at its exit minus the totals at its entry,
+// its self share what the totals gained while it was the innermost open
+// call (ProfileBuilder::add_self_kernel). This is exact
 // because no interval is open while a function enters or exits: a thread
 // that is switched out or inside a system call runs no user code, so the
 // uprobes cannot fire then (except inside the system calls that run them,
@@ -74,7 +76,7 @@ class KernelTracker {
   const KernelTimes& totals() const { return totals_; }
   // True while user_code() has something to do (an interval is open, or
   // the thread had exited): the one test on the hot path of function events.
-  bool pending() const { return off_ || in_syscall_ || exited_; }
+  bool pending() const { return state_ != 0; }
 
   // The thread runs at `ts` (it made a user-space event: function entry or
   // exit, system call, fault): an off-CPU interval still open lost its
@@ -98,20 +100,24 @@ class KernelTracker {
   // End of the recording: closes what is still open at `ts`.
   std::optional<ClosedSyscall> finish(uint64_t ts);
 
-  bool exited() const { return exited_; }
+  bool exited() const { return state_ & kExited; }
   uint64_t exit_ts() const { return exit_ts_; }
 
  private:
   void end_offcpu(uint64_t ts);
   std::optional<ClosedSyscall> end_syscall(uint64_t ts, bool error);
 
+  // state_ bits: one byte, so that pending() is a single test.
+  static constexpr uint8_t kOff = 1, kInSyscall = 2, kExited = 4;
+  bool off() const { return state_ & kOff; }
+  bool in_syscall() const { return state_ & kInSyscall; }
+
   KernelTimes totals_;
-  bool off_ = false, off_blocked_ = false;
-  uint64_t off_since_ = 0;
-  bool in_syscall_ = false;
-  uint64_t sys_since_ = 0, sys_nr_ = 0;
+  uint8_t state_ = 0;
+  bool off_blocked_ = false;
   uint32_t sys_key_ = 0;
-  bool exited_ = false;
+  uint64_t off_since_ = 0;
+  uint64_t sys_since_ = 0, sys_nr_ = 0;
   uint64_t exit_ts_ = 0;
 };
 

@@ -57,21 +57,20 @@ void ProfileBuilder::add(const fmt::Event& ev) {
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
   ThreadState& t = thread(ev.tid);
-  if (t.events == 0) t.first_ts = ev.ts;
-  t.events++;
+  if (t.events++ == 0) t.first_ts = ev.ts;
   t.pid = ev.pid;
 
   switch (ev.kind) {
     case fmt::EventKind::FuncEntry: {
-      if (t.kernel.pending()) count_syscall(t.kernel.user_code(ev.ts));
+      if (t.kernel.pending()) user_code(t, ev.ts);
       uint32_t slot = slot_of(ev.id);
-      t.stack.push_back(Frame{slot, ev.ts, 0, t.kernel.totals(), {}});
+      t.stack.push_back(Frame{slot, ev.ts, 0, t.kernel.totals()});
       if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
       t.active[slot]++;
       break;
     }
     case fmt::EventKind::FuncExit: {
-      if (t.kernel.pending()) count_syscall(t.kernel.user_code(ev.ts));
+      if (t.kernel.pending()) user_code(t, ev.ts);
       uint32_t slot = slot_of(ev.id);
       auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
                                 [&](const Frame& f) { return f.slot == slot; });
@@ -87,7 +86,11 @@ void ProfileBuilder::add(const fmt::Event& ev) {
     }
     case fmt::EventKind::ThreadExit:
       // Its open system call first: exit() inside it belongs to the frames.
-      count_syscall(t.kernel.exit(ev.ts));
+      {
+        KernelTimes before = t.kernel.totals();
+        count_syscall(t.kernel.exit(ev.ts));
+        add_self_kernel(t, before);
+      }
       while (!t.stack.empty()) close_frame(t, ev.ts, true);
       break;
     default:
@@ -97,9 +100,12 @@ void ProfileBuilder::add(const fmt::Event& ev) {
 }
 
 // The kernel events: they move the thread's running totals, which frames
-// read at entry and exit (kernel_attribution.h).
+// read at entry and exit (kernel_attribution.h), and the self numbers of the
+// innermost open call.
 void ProfileBuilder::add_kernel(ThreadState& t, const fmt::Event& ev) {
   KernelTracker& k = t.kernel;
+  t.has_kernel = true;
+  KernelTimes before = k.totals();
   switch (ev.kind) {
     case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
     case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
@@ -114,6 +120,26 @@ void ProfileBuilder::add_kernel(ThreadState& t, const fmt::Event& ev) {
     case fmt::EventKind::Comm: t.comm = ev.text; break;
     default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
   }
+  add_self_kernel(t, before);
+}
+
+// A function event found an interval open (its closing event was lost).
+void ProfileBuilder::user_code(ThreadState& t, uint64_t ts) {
+  KernelTimes before = t.kernel.totals();
+  count_syscall(t.kernel.user_code(ts));
+  add_self_kernel(t, before);
+}
+
+// What changed the totals since `before` happened entirely inside the
+// innermost open call, not in a callee: no call enters or exits while an
+// interval is open (kernel_attribution.h). So it is that call's self share,
+// counted here rather than as inclusive minus callees at every exit: the
+// function-event path stays as short as it was.
+void ProfileBuilder::add_self_kernel(ThreadState& t, const KernelTimes& before) {
+  if (t.stack.empty()) return;
+  uint32_t slot = t.stack.back().slot;
+  if (slot >= t.stats.size()) t.stats.resize(slot + 1);
+  t.stats[slot].self_kernel += t.kernel.totals() - before;
 }
 
 // Pops the innermost frame of `t` and accounts it as ending at `ts`.
@@ -130,18 +156,13 @@ void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
   if (unfinished) s.unfinished++;
   // Callee times can exceed ours only with inconsistent timestamps; clamp.
   s.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
-  // No kernel interval is open here (kernel_attribution.h): the totals are
-  // exact, and callees' numbers are parts of ours, so no clamping.
-  KernelTimes kernel = t.kernel.totals() - f.kernel_at_entry;
-  s.self_kernel += kernel - f.child_kernel;
   if (--t.active[f.slot] == 0) {  // outermost activation only
     s.total_ns += dur;
-    s.kernel += kernel;
+    // No kernel interval is open here (kernel_attribution.h): the totals
+    // are exact. Without kernel events they are all 0: skipped.
+    if (t.has_kernel) s.kernel += t.kernel.totals() - f.kernel_at_entry;
   }
-  if (!t.stack.empty()) {
-    t.stack.back().child_ns += dur;
-    t.stack.back().child_kernel += kernel;
-  }
+  if (!t.stack.empty()) t.stack.back().child_ns += dur;
 }
 
 namespace {
@@ -189,7 +210,9 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   std::map<uint32_t, ThreadState*> ordered;
   for (auto& [tid, t] : threads_) ordered[tid] = &t;
   for (auto& [tid, t] : ordered) {
+    KernelTimes before = t->kernel.totals();
     count_syscall(t->kernel.finish(end));
+    add_self_kernel(*t, before);
     while (!t->stack.empty()) close_frame(*t, end, true);
   }
 

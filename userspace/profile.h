@@ -13,7 +13,8 @@
 // outermost activation of a function on a thread, so it never exceeds wall
 // time; calls, min and max count every activation. The inclusive kernel
 // numbers (`kernel`) follow total_ns: outermost activation only; the self
-// ones (`self_kernel`) are each activation's own, minus its traced callees'.
+// ones (`self_kernel`) are what happened while the function was the
+// innermost open call, in every activation.
 #pragma once
 
 #include <cstdint>
@@ -110,13 +111,13 @@ class ProfileBuilder {
     uint64_t start;
     uint64_t child_ns;
     KernelTimes kernel_at_entry;  // the thread's totals when the call began
-    KernelTimes child_kernel;     // inclusive kernel numbers of traced callees
   };
   struct ThreadState {
     std::vector<Frame> stack;
     std::vector<uint32_t> active;      // slot -> open activations (recursion)
     std::vector<FunctionStats> stats;  // slot -> this thread's numbers
     KernelTracker kernel;
+    bool has_kernel = false;  // a kernel event was seen: totals may be nonzero
     uint64_t events = 0;
     uint64_t first_ts = 0;
     uint32_t pid = 0;
@@ -125,6 +126,8 @@ class ProfileBuilder {
   uint32_t slot_of(uint32_t id);
   ThreadState& thread(uint32_t tid);
   void add_kernel(ThreadState& t, const fmt::Event& ev);
+  void user_code(ThreadState& t, uint64_t ts);
+  void add_self_kernel(ThreadState& t, const KernelTimes& before);
   void close_frame(ThreadState& t, uint64_t ts, bool unfinished);
   void count_syscall(const std::optional<ClosedSyscall>& c) {
     if (c) syscalls_.add(*c);
