@@ -1,0 +1,73 @@
+// Probe-cost calibration on the real kernel: the BPF programs loaded as the
+// recorder loads them, attached the recorder's default way (uprobe_multi
+// where the kernel has it). One calibration per process, as in the
+// recorder: a second one could find the first one's probes still being
+// removed in the background. The costs must be plausible
+// (each path dearer than the one before it), every record it caused must
+// carry the reserved id, and it must stay well under 100 ms.
+#include <bpf/libbpf.h>
+
+#include "bpf/atrace.h"
+#include "bpf/atrace.skel.h"
+#include "tests/integration/fixture.h"
+#include "userspace/calibrate.h"
+#include "userspace/features.h"
+#include "userspace/rings.h"
+#include "userspace/uprobe_multi.h"
+
+namespace atrace::it {
+namespace {
+
+class Calibrate : public IntegrationTest {};
+
+TEST_F(Calibrate, PlausibleCostsAndOnlyReservedRecords) {
+  const KernelFeatures features = detect_kernel_features();
+  const bool multi = features.uprobe_multi;
+  struct SkelDeleter {
+    void operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
+  };
+  std::unique_ptr<atrace_bpf, SkelDeleter> skel(atrace_bpf::open());
+  ASSERT_TRUE(skel);
+  const int ncpus = libbpf_num_possible_cpus();
+  constexpr size_t kRing = 1 << 20;
+  PerCpuRings rings(ncpus, kRing);
+  bpf_map__set_max_entries(skel->maps.rings, static_cast<__u32>(ncpus));
+  bpf_map__set_inner_map_fd(skel->maps.rings, rings.template_fd());
+  if (multi) {
+    auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
+    bpf_program__set_expected_attach_type(skel->progs.func_entry, t);
+    bpf_program__set_expected_attach_type(skel->progs.func_exit, t);
+  }
+  ASSERT_EQ(atrace_bpf::load(skel.get()), 0);
+  size_t reserved = 0, other = 0;
+  rings.install(bpf_map__fd(skel->maps.rings), [&](const void* d, size_t n) {
+    if (n < sizeof(atrace_rec_hdr)) return;
+    (static_cast<const atrace_rec_hdr*>(d)->id == kCalibrationProbeId ? reserved : other)++;
+  });
+
+  CalibrationOptions opts;
+  opts.multi = multi;
+  opts.ring_bytes = kRing;
+  opts.drain = [&] { rings.drain(); };
+  ProbeCost c = calibrate_probe_cost(skel->progs.func_entry, skel->progs.func_exit, opts);
+  rings.drain();
+  std::printf("calibration (%s): nop5 %llu ns, emulated %llu ns, single-step %llu ns, took %.1f ms\n",
+              multi ? "multi" : "perf", static_cast<unsigned long long>(c.nop5_ns),
+              static_cast<unsigned long long>(c.emulated_ns),
+              static_cast<unsigned long long>(c.single_step_ns), c.took_ns / 1e6);
+  EXPECT_TRUE(c.error.empty()) << c.error;
+  EXPECT_GT(c.nop5_ns, 0u);
+  EXPECT_GT(c.emulated_ns, 0u);
+  EXPECT_GT(c.single_step_ns, c.emulated_ns);
+  // Without the uprobe syscall (before 6.18) the NOP5 is emulated too.
+  if (features.uprobe_syscall) {
+    EXPECT_LT(c.nop5_ns, c.emulated_ns);
+  }
+  // About 20 ms of CPU; the wall time also depends on what else runs.
+  EXPECT_LT(c.took_ns, 1'000'000'000u);
+  EXPECT_GT(reserved, 0u);
+  EXPECT_EQ(other, 0u);
+}
+
+}  // namespace
+}  // namespace atrace::it

@@ -1,0 +1,62 @@
+// Probe-cost calibration, the parts that need no kernel: where a function
+// is mapped from, the batch statistics, batch sizing, and that a failure
+// gives zeros and a reason instead of an exception.
+#include <gtest/gtest.h>
+
+#include "userspace/calibrate.h"
+
+using namespace atrace;
+
+namespace {
+const char* kMaps =
+    "55d0c1a00000-55d0c1a42000 r--p 00000000 fe:01 1311 /usr/bin/atrace\n"
+    "55d0c1a42000-55d0c1b10000 r-xp 00042000 fe:01 1311 /usr/bin/atrace\n"
+    "55d0c2000000-55d0c2021000 rw-p 00000000 00:00 0                          [heap]\n"
+    "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 \n"
+    "7f1000000000-7f1000100000 r-xp 00028000 fe:01 99 /usr/lib/a b/libx.so\n";
+}
+
+TEST(Calibrate, MappingGivesFileOffset) {
+  auto m = mapping_of(kMaps, 0x55d0c1a42000 + 0x1234);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->path, "/usr/bin/atrace");
+  EXPECT_EQ(m->offset, 0x42000u + 0x1234u);
+  auto lib = mapping_of(kMaps, 0x7f1000000010);
+  ASSERT_TRUE(lib);
+  EXPECT_EQ(lib->path, "/usr/lib/a b/libx.so");  // spaces in paths survive
+  EXPECT_EQ(lib->offset, 0x28010u);
+}
+
+TEST(Calibrate, MappingRejectsAnonymousAndUnmapped) {
+  EXPECT_FALSE(mapping_of(kMaps, 0x55d0c2000100));  // [heap]
+  EXPECT_FALSE(mapping_of(kMaps, 0x7f0000000010));  // anonymous
+  EXPECT_FALSE(mapping_of(kMaps, 0x1000));          // nothing there
+  EXPECT_FALSE(mapping_of(kMaps, 0x55d0c1b10000));  // end is exclusive
+}
+
+TEST(Calibrate, MedianPerCall) {
+  // An interrupted batch (9000) does not move the median.
+  EXPECT_DOUBLE_EQ(median_per_call({1000, 1200, 9000, 1100, 1050}, 10), 110.0);
+  EXPECT_DOUBLE_EQ(median_per_call({1000, 2000}, 10), 150.0);  // even: mean of the middle two
+  EXPECT_DOUBLE_EQ(median_per_call({}, 10), 0.0);
+}
+
+TEST(Calibrate, AddedCostRoundsAndNeverNegative) {
+  EXPECT_EQ(added_cost_ns(1250.6, 2.0), 1249u);
+  EXPECT_EQ(added_cost_ns(2.0, 3.5), 0u);
+}
+
+TEST(Calibrate, BatchesFitInAQuarterRing) {
+  EXPECT_EQ(calls_per_batch(0, 256), 256u);          // 64 KiB assumed: 256 calls = 16 KiB
+  EXPECT_EQ(calls_per_batch(8 << 20, 256), 256u);
+  EXPECT_EQ(calls_per_batch(4096, 256), 16u);        // a one-page ring: 1 KiB per batch
+  EXPECT_EQ(calls_per_batch(4096, 8), 8u);
+}
+
+TEST(Calibrate, FailureGivesZerosAndAReason) {
+  ProbeCost c = calibrate_probe_cost(nullptr, nullptr, {});
+  EXPECT_EQ(c.nop5_ns, 0u);
+  EXPECT_EQ(c.emulated_ns, 0u);
+  EXPECT_EQ(c.single_step_ns, 0u);
+  EXPECT_FALSE(c.error.empty());
+}

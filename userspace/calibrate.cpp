@@ -1,0 +1,216 @@
+#include "userspace/calibrate.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "uprobes/probe_site.h"
+#include "userspace/attach.h"
+
+extern "C" {
+long atrace_calibrate_nop5(long);
+long atrace_calibrate_push(long);
+long atrace_calibrate_mov(long);
+}
+
+namespace atrace {
+
+std::optional<MappedCode> mapping_of(std::string_view maps, uint64_t address) {
+  std::istringstream in{std::string(maps)};
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
+                    &path_at) < 4 || path_at == 0)
+      continue;
+    if (address < start || address >= end) continue;
+    std::string path = line.substr(static_cast<size_t>(path_at));
+    // Anonymous and special mappings ([heap], [uprobes]...) have no file to probe.
+    if (path.empty() || path.front() != '/') return std::nullopt;
+    return MappedCode{path, address - start + offset};
+  }
+  return std::nullopt;
+}
+
+double median_per_call(std::vector<double> batch_ns, size_t calls_per_batch) {
+  if (batch_ns.empty() || calls_per_batch == 0) return 0;
+  auto mid = batch_ns.begin() + static_cast<std::ptrdiff_t>(batch_ns.size() / 2);
+  std::nth_element(batch_ns.begin(), mid, batch_ns.end());
+  double m = *mid;
+  if (batch_ns.size() % 2 == 0) m = (m + *std::max_element(batch_ns.begin(), mid)) / 2;
+  return m / static_cast<double>(calls_per_batch);
+}
+
+uint64_t added_cost_ns(double probed_per_call, double baseline_per_call) {
+  double d = probed_per_call - baseline_per_call;
+  return d > 0 ? static_cast<uint64_t>(std::llround(d)) : 0;
+}
+
+size_t calls_per_batch(size_t ring_bytes, size_t wanted) {
+  constexpr size_t kBytesPerCall = 2 * 32;
+  if (ring_bytes == 0) ring_bytes = 64 * 1024;
+  return std::clamp<size_t>(ring_bytes / 4 / kBytesPerCall, 1, wanted);
+}
+
+namespace {
+
+using Fn = long (*)(long);
+
+uint64_t now_ns(clockid_t c) {
+  struct timespec ts {};
+  clock_gettime(c, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// One path to measure: its function, how many batches of how many calls.
+struct Path {
+  const char* name;
+  Fn fn;
+  fmt::ProbePath expected;
+  size_t batches;
+  size_t calls;  // per batch
+  uint64_t* result;
+  double baseline = 0;
+  bool attached = false;
+};
+
+// Thread CPU time per batch: time the thread spent preempted is not the
+// probe's, and the median drops batches an interrupt landed in. The result
+// is fed back into the argument so that no call can be skipped.
+std::vector<double> time_batches(const Path& p, const std::function<void()>& drain) {
+  std::vector<double> out;
+  long x = 0;
+  for (size_t b = 0; b < p.batches; ++b) {
+    uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (size_t i = 0; i < p.calls; ++i) x = p.fn(x);
+    out.push_back(static_cast<double>(now_ns(CLOCK_THREAD_CPUTIME_ID) - t0));
+    if (drain) drain();
+  }
+  volatile long sink = x;  // the calls' results are used: none can be dropped
+  (void)sink;
+  return out;
+}
+
+std::string read_self_maps() {
+  std::ifstream f("/proc/self/maps");
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The probe site of one calibration function: the file it is mapped from.
+// Its entry bytes are not read back to check the path: while a probe is
+// on it they are an int3 or a call, not the assembled instruction.
+std::optional<uprobes::ProbeSite> site_of(const Path& p, const std::string& maps,
+                                          std::string& error) {
+  const auto addr = reinterpret_cast<uint64_t>(p.fn);
+  auto m = mapping_of(maps, addr);
+  if (!m) {
+    error = std::string(p.name) + ": no file mapping holds the calibration function";
+    return std::nullopt;
+  }
+  uprobes::ProbeSite s;
+  s.id = kCalibrationProbeId;
+  s.name = p.name;
+  s.path = m->path;
+  s.module = m->path;
+  s.address = addr;
+  s.offset = m->offset;
+  s.entry_path = p.expected;
+  return s;
+}
+
+void add_error(std::string& all, const std::string& e) {
+  if (e.empty()) return;
+  all += (all.empty() ? "" : "; ") + e;
+}
+
+// Closing the links waits for an RCU grace period per link; nobody needs
+// to wait for that. If no thread can be started, it is paid here.
+void detach_in_background(std::unique_ptr<FunctionProbes> probes) {
+  try {
+    std::thread([p = std::move(probes)]() mutable { p.reset(); }).detach();
+  } catch (const std::exception&) {
+  }
+}
+
+void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, ProbeCost& cost) {
+  if (!entry || !exit) {
+    cost.error = "no BPF programs";
+    return;
+  }
+  const size_t fast = calls_per_batch(opts.ring_bytes, 256);
+  std::vector<Path> paths = {
+      {"nop5", atrace_calibrate_nop5, fmt::ProbePath::Nop5, 16, fast, &cost.nop5_ns},
+      {"emulated", atrace_calibrate_push, fmt::ProbePath::Emulated, 16, fast, &cost.emulated_ns},
+  };
+  // ~15 us a hit here: a few hundred calls are enough and cost ~5 ms.
+  if (opts.single_step)
+    paths.push_back({"single-step", atrace_calibrate_mov, fmt::ProbePath::SingleStep, 8,
+                     calls_per_batch(opts.ring_bytes, 32), &cost.single_step_ns});
+
+  const std::string maps = read_self_maps();
+  std::vector<uprobes::ProbeSite> sites;
+  std::vector<Path*> measured;
+  for (auto& p : paths) {
+    std::string err;
+    if (auto s = site_of(p, maps, err)) {
+      sites.push_back(std::move(*s));
+      measured.push_back(&p);
+    }
+    add_error(cost.error, err);
+  }
+  if (sites.empty()) return;
+
+  for (auto* p : measured) {
+    p->fn(0);  // page it in before timing
+    p->baseline = median_per_call(time_batches(*p, nullptr), p->calls);
+  }
+
+  auto probes = std::make_unique<FunctionProbes>(entry, exit, getpid(), opts.multi);
+  auto failures = probes->attach(sites);
+  for (auto* p : measured) {
+    p->attached = std::none_of(failures.begin(), failures.end(),
+                               [&](const AttachFailure& f) { return f.site->name == p->name; });
+  }
+  for (const auto& f : failures) add_error(cost.error, f.site->name + ": " + f.reason);
+
+  for (auto* p : measured) {
+    if (!p->attached) continue;
+    // The first hits optimize the NOP5 site and map the return trampoline.
+    for (long i = 0; i < 8; ++i) p->fn(i);
+    if (opts.drain) opts.drain();
+    double probed = median_per_call(time_batches(*p, opts.drain), p->calls);
+    *p->result = added_cost_ns(probed, p->baseline);
+    if (*p->result == 0) add_error(cost.error, std::string(p->name) + ": no measurable cost");
+  }
+  detach_in_background(std::move(probes));
+}
+
+}  // namespace
+
+ProbeCost calibrate_probe_cost(bpf_program* entry, bpf_program* exit,
+                               const CalibrationOptions& opts) {
+  ProbeCost cost;
+  const uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+  try {
+    run(entry, exit, opts, cost);
+  } catch (const std::exception& e) {
+    cost = ProbeCost{};
+    cost.error = e.what();
+  }
+  cost.took_ns = now_ns(CLOCK_MONOTONIC) - t0;
+  return cost;
+}
+
+}  // namespace atrace

@@ -1,0 +1,79 @@
+// Probe-cost calibration: what one traced call (entry uprobe + uretprobe)
+// costs on this machine, measured at start-up on functions of atrace's own
+// (userspace/calibrate_fns.S) whose first instruction takes each path the
+// kernel has: optimized NOP5, emulated int3, single-stepped int3
+// (kernel-notes/emulated-vs-single-step.md). The probes are the recorder's
+// own kind, attached the recorder's way with its BPF programs, so a hit
+// runs the same code as in the target. The costs go into the trace header;
+// `atrace report --compensate` subtracts them (DESIGN.md, "Relevance
+// filters").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct bpf_program;
+
+namespace atrace {
+
+// The cookie of the calibration probes: their records reach the rings like
+// any function's and the recorder must drop every record with this id
+// (never a real probe id: those are dense from 1).
+inline constexpr uint32_t kCalibrationProbeId = 0xFFFFFFF0u;
+
+// ns per traced call (entry + return), by the path of the entry probe;
+// 0 when not measured.
+struct ProbeCost {
+  uint64_t nop5_ns = 0;
+  uint64_t emulated_ns = 0;
+  uint64_t single_step_ns = 0;
+  uint64_t took_ns = 0;  // the whole calibration, attach to detach
+  std::string error;     // why something is 0; empty when all were measured
+};
+
+struct CalibrationOptions {
+  bool multi = true;       // uprobe_multi links (as loaded), else perf-event links
+  size_t ring_bytes = 0;   // per-CPU ring size; 0: assume 64 KiB
+  // Empties the rings (dropping kCalibrationProbeId records). Called between
+  // batches, outside the timed calls, so that no ring fills and no record
+  // is counted lost.
+  std::function<void()> drain;
+  bool single_step = true;  // measure the single-stepped path (~5 ms more)
+};
+
+// Never throws and never fails the recording: any error (no symbol mapping,
+// attach refused, ...) gives zeros for what was not measured and a reason.
+// Runs the calls on the calling thread; takes about 20-40 ms. The probes'
+// detach (an RCU grace period per link, ~0.1 s) runs on a background thread
+// so the caller does not wait for it; the programs must stay loaded until
+// the process exits or the probes are gone (links hold the programs).
+ProbeCost calibrate_probe_cost(bpf_program* entry, bpf_program* exit,
+                               const CalibrationOptions& opts);
+
+// ---- pure parts (unit-tested) ----
+
+// The file and file offset a code address of this process is mapped from,
+// given /proc/self/maps text; nullopt when no file mapping holds it.
+struct MappedCode {
+  std::string path;
+  uint64_t offset = 0;
+};
+std::optional<MappedCode> mapping_of(std::string_view maps, uint64_t address);
+
+// Median of per-call times (ns): each batch's time divided by its calls.
+double median_per_call(std::vector<double> batch_ns, size_t calls_per_batch);
+
+// Added ns per call: probed minus baseline, rounded, never negative.
+uint64_t added_cost_ns(double probed_per_call, double baseline_per_call);
+
+// Calls per batch so that a batch's records (2 per call, 32 bytes each with
+// the ring's header) fill at most a quarter of a ring: any CPU the thread
+// runs on then has room, whatever was there before the last drain.
+size_t calls_per_batch(size_t ring_bytes, size_t wanted);
+
+}  // namespace atrace
