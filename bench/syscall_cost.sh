@@ -253,6 +253,10 @@ atrace_run() {
 	ns=$("$atrace" info -i "$tmp/a.data" | sed -n 's/^By kind:.*[ ,]syscall \([0-9]*\).*/\1/p')
 	[[ -z $3 || $3 == *syscalls* ]] && ((${ns:-0} < calls)) &&
 		note "$1.$2" "a run recorded ${ns:-0} system calls, fewer than $calls"
+	# sc_batch makes every call of the loop: the report must attribute exactly
+	# those to it (atrace versions with per-function system calls).
+	[[ (-z $3 || $3 == *syscalls*) && $sc =~ ^[0-9]+$ && $sc != "$calls" && $lo == 0 ]] &&
+		note "$1.$2" "sc_batch was attributed $sc system calls, not $calls"
 	echo "atrace ${3:-(all)} $1: events=$ev lost=$lo syscalls=${ns:-0} sc_batch syscalls=$sc bytes=$size" >&2
 	pend_extra "$lo" "$size:$ev:${ns:-0}:$sc"
 }
