@@ -18,12 +18,19 @@ struct ReportArgs {
   std::string format = "text";
   bool threads = false;
   bool syscalls = false;
+  bool compensate = false;
 };
 
 int run_report(const ReportArgs& args) {
   try {
     fmt::TraceReader reader(args.input);
-    analysis::Profile profile = analysis::build_profile(reader);
+    // Compensation needs the costs calibrated when recording: without them
+    // (older traces, failed calibration) the report stays raw and says so.
+    const bool compensate = args.compensate && analysis::probe_costs(reader.header()).any();
+    if (args.compensate && !compensate)
+      std::fprintf(stderr, "atrace: warning: --compensate: the trace has no calibrated probe "
+                           "costs; durations are not compensated\n");
+    analysis::Profile profile = analysis::build_profile(reader, compensate);
     // After reading: damage found in the events is warned about too.
     for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     analysis::ReportInput in{reader.header(), profile, reader.warnings()};
@@ -31,6 +38,7 @@ int run_report(const ReportArgs& args) {
     opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
+    opt.compensated = compensate;
     std::string out = args.format == "json" ? analysis::render_json(in, opt)
                                             : analysis::render_text(in, opt);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
@@ -61,6 +69,9 @@ void add_report(CLI::App& app, int& exit_status) {
   cmd->add_flag("--syscalls", args->syscalls,
                 "Table of system calls per issuing function (count, total, avg, max, errors) "
                 "instead of the function table; the JSON report has it as `syscalls`");
+  cmd->add_flag("--compensate", args->compensate,
+                "Take the probe cost of nested traced calls (calibrated when recording) out of "
+                "durations; the report states the per-hit costs used");
   cmd->add_option("--format", args->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

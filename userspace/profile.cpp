@@ -147,6 +147,7 @@ void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
   Frame f = t.stack.back();
   t.stack.pop_back();
   uint64_t dur = ts > f.start ? ts - f.start : 0;
+  if (costs_.any()) dur = compensated(t, f, dur);
 
   if (f.slot >= t.stats.size()) t.stats.resize(f.slot + 1);
   FunctionStats& s = t.stats[f.slot];
@@ -338,8 +339,34 @@ uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p) {
   return end > start ? end - start : 0;
 }
 
-Profile build_profile(fmt::TraceReader& reader) {
+uint64_t ProbeCosts::of(fmt::ProbePath p) const {
+  switch (p) {
+    case fmt::ProbePath::Nop5: return nop5;
+    case fmt::ProbePath::Emulated: return emulated;
+    case fmt::ProbePath::SingleStep: return single_step;
+    default: return 0;
+  }
+}
+
+ProbeCosts probe_costs(const fmt::TraceHeader& h) {
+  return {h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns};
+}
+
+// --compensate, for frame `f` just popped from `t`: its duration without the
+// probes of the calls nested in it, and its own probe cost (and theirs)
+// passed on to its caller, now the innermost frame.
+uint64_t ProfileBuilder::compensated(ThreadState& t, const Frame& f, uint64_t dur) {
+  while (slot_cost_.size() <= f.slot) {
+    auto probe = probes_.find(slot_ids_[slot_cost_.size()]);
+    slot_cost_.push_back(probe == probes_.end() ? 0 : costs_.of(probe->second.path_kind));
+  }
+  if (!t.stack.empty()) t.stack.back().nested_cost += f.nested_cost + slot_cost_[f.slot];
+  return dur > f.nested_cost ? dur - f.nested_cost : 0;
+}
+
+Profile build_profile(fmt::TraceReader& reader, bool compensate) {
   ProfileBuilder b(reader.probes());
+  if (compensate) b.compensate(probe_costs(reader.header()));
   reader.rewind();
   fmt::Event ev;
   while (reader.next(ev)) b.add(ev);

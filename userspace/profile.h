@@ -88,6 +88,16 @@ struct Profile {
   uint64_t first_ts = 0, last_ts = 0;
 };
 
+// What one traced call's probes (entry + return) cost, in ns, by the path
+// of its entry probe, as calibrated when recording started
+// (TraceHeader::probe_cost_*; userspace/calibrate.h). 0: not measured.
+struct ProbeCosts {
+  uint64_t nop5 = 0, emulated = 0, single_step = 0;
+  bool any() const { return nop5 || emulated || single_step; }
+  uint64_t of(fmt::ProbePath p) const;  // 0 for Unknown/Refused
+};
+ProbeCosts probe_costs(const fmt::TraceHeader& h);
+
 // A thread that exits (ThreadExit) with calls still open (pthread_exit,
 // exit() from a callee) has them closed at its exit time, counted unfinished;
 // its open system call (exit, exit_group) is closed at ThreadExit/ProcExit.
@@ -97,6 +107,13 @@ struct Profile {
 class ProfileBuilder {
  public:
   explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
+  // --compensate (call before the first add()): each call's duration loses
+  // the probe cost of every traced call nested in it, at any depth, by that
+  // callee's entry path; never its own probes' (their share inside its own
+  // timestamps is unknown). Self times follow: measured self minus the
+  // direct callees' costs. Everything is clamped at 0; min, max, total and
+  // self all use the compensated durations; kernel numbers are unchanged.
+  void compensate(const ProbeCosts& costs) { costs_ = costs; }
   void add(const fmt::Event& ev);
   // end_ts closes unfinished calls (the recording's end); an end_ts before
   // the last event (0: unknown, truncated trace) means the last event's time.
@@ -111,6 +128,7 @@ class ProfileBuilder {
     uint64_t start;
     uint64_t child_ns;
     KernelTimes kernel_at_entry;  // the thread's totals when the call began
+    uint64_t nested_cost = 0;     // --compensate: probe cost of the calls nested in it
   };
   struct ThreadState {
     std::vector<Frame> stack;
@@ -143,6 +161,9 @@ class ProfileBuilder {
   ThreadState* last_thread_ = nullptr;
   SyscallTable syscalls_;
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
+  uint64_t compensated(ThreadState& t, const Frame& f, uint64_t dur);
+  ProbeCosts costs_;                // all 0: no compensation
+  std::vector<uint64_t> slot_cost_;  // slot -> its probe cost (filled lazily)
 };
 
 // Orders of report rows (`atrace report --sort=KEY`).
@@ -157,7 +178,9 @@ void sort_functions(std::vector<FunctionStats>& rows, SortKey key);
 uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p);
 
 // Reads every event of `reader` (from its first) into a profile, closing
-// unfinished calls at the recording's end.
-Profile build_profile(fmt::TraceReader& reader);
+// unfinished calls at the recording's end; `compensate`: with the header's
+// calibrated probe costs (none in the file: the plain profile, see
+// probe_costs(header).any()).
+Profile build_profile(fmt::TraceReader& reader, bool compensate = false);
 
 }  // namespace atrace::analysis

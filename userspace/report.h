@@ -16,7 +16,14 @@ struct ReportOptions {
   SortKey sort = SortKey::Total;
   bool threads = false;   // also per-thread rows
   bool syscalls = false;  // text: the system calls table instead of functions
+  // The profile was built with probe costs taken out (--compensate): the
+  // report states the per-hit costs used (the header's).
+  bool compensated = false;
 };
+
+// "compensated: 1.23 us per nop5 hit, ..." and a line saying what that
+// means (the header's probe costs): what a compensated report took out.
+std::string compensation_line(const fmt::TraceHeader& h);
 
 // Everything a report says: the recording's header, its profile and the
 // reader's warnings about the file.

@@ -90,6 +90,10 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["events"] = p.events;
   doc["lost_events"] = p.lost_events;
   doc["orphan_exits"] = p.orphan_exits;
+  doc["compensated"] = opt.compensated;
+  doc["probe_cost_ns"] = {{"nop5", h.probe_cost_nop5_ns},
+                          {"emulated", h.probe_cost_emulated_ns},
+                          {"single_step", h.probe_cost_singlestep_ns}};
 
   std::vector<FunctionStats> rows = p.functions;
   sort_functions(rows, opt.sort);

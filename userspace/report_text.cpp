@@ -129,6 +129,18 @@ void print_summary(std::ostream& out, const ReportInput& in) {
       << ", " << p.events << " events, " << p.lost_events << " lost\n";
 }
 
+}  // namespace
+
+std::string compensation_line(const fmt::TraceHeader& h) {
+  return "compensated: " + format_duration(h.probe_cost_nop5_ns) + " per nop5 hit, " +
+         format_duration(h.probe_cost_emulated_ns) + " per emulated hit, " +
+         format_duration(h.probe_cost_singlestep_ns) +
+         " per single-step hit\n  (a traced call's entry + return probes, calibrated when "
+         "recording started, taken out of the calls it is nested in)";
+}
+
+namespace {
+
 void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
                                 [](const FunctionStats& f) { return f.unfinished > 0; });
@@ -161,6 +173,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   std::ostringstream out;
   const Profile& p = in.profile;
   print_summary(out, in);
+  if (opt.compensated) out << compensation_line(in.header) << '\n';
   std::string main = main_module(in.header, p);
   bool kernel = has_kernel_events(in.header);
   bool columns = false;  // whether a table with kernel columns was printed
