@@ -60,8 +60,11 @@ void add_report(CLI::App& app, int& exit_status) {
       "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
   cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
       ->capture_default_str();
-  cmd->add_option("--sort", args->sort, "Order of the rows: calls, total, self, avg, max or name")
-      ->check(CLI::IsMember({"calls", "total", "self", "avg", "max", "name"}))
+  cmd->add_option("--sort", args->sort,
+                  "Order of the rows: calls, total, self, avg, max or name; with kernel events "
+                  "also offcpu, systime, syscalls or faults (inclusive)")
+      ->check(CLI::IsMember({"calls", "total", "self", "avg", "max", "name", "offcpu", "systime",
+                             "syscalls", "faults"}))
       ->capture_default_str();
   cmd->add_flag("--threads", args->threads,
                 "One table per thread instead of all threads merged (with kernel events: "

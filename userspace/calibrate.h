@@ -65,8 +65,10 @@ struct MappedCode {
 };
 std::optional<MappedCode> mapping_of(std::string_view maps, uint64_t address);
 
-// Median of per-call times (ns): each batch's time divided by its calls.
-double median_per_call(std::vector<double> batch_ns, size_t calls_per_batch);
+// Per-call time (ns) of the batch at the lower quartile (each batch's time
+// divided by its calls): disturbances only ever add time, so the faster
+// batches are the probe's own cost, and a quartile is steadier than the min.
+double lower_quartile_per_call(std::vector<double> batch_ns, size_t calls_per_batch);
 
 // Added ns per call: probed minus baseline, rounded, never negative.
 uint64_t added_cost_ns(double probed_per_call, double baseline_per_call);

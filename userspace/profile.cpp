@@ -310,6 +310,10 @@ std::optional<SortKey> parse_sort_key(std::string_view s) {
   if (s == "avg") return SortKey::Avg;
   if (s == "max") return SortKey::Max;
   if (s == "name") return SortKey::Name;
+  if (s == "offcpu") return SortKey::Offcpu;
+  if (s == "systime") return SortKey::SysTime;
+  if (s == "syscalls") return SortKey::Syscalls;
+  if (s == "faults") return SortKey::Faults;
   return std::nullopt;
 }
 
@@ -321,6 +325,10 @@ void sort_functions(std::vector<FunctionStats>& rows, SortKey key) {
       case SortKey::Self: return f.self_ns;
       case SortKey::Avg: return f.avg_ns();
       case SortKey::Max: return f.max_ns;
+      case SortKey::Offcpu: return f.kernel.offcpu_ns();
+      case SortKey::SysTime: return f.kernel.syscall_ns;
+      case SortKey::Syscalls: return f.kernel.syscalls;
+      case SortKey::Faults: return f.kernel.faults;
       case SortKey::Name: break;
     }
     return 0;

@@ -166,9 +166,11 @@ class ProfileBuilder {
   std::vector<uint64_t> slot_cost_;  // slot -> its probe cost (filled lazily)
 };
 
-// Orders of report rows (`atrace report --sort=KEY`).
-enum class SortKey { Calls, Total, Self, Avg, Max, Name };
-// "calls", "total", "self", "avg", "max", "name"; nullopt otherwise.
+// Orders of report rows (`atrace report --sort=KEY`). The kernel keys sort
+// by inclusive numbers: off-CPU time, system call time, system calls, faults.
+enum class SortKey { Calls, Total, Self, Avg, Max, Name, Offcpu, SysTime, Syscalls, Faults };
+// "calls", "total", "self", "avg", "max", "name", "offcpu", "systime",
+// "syscalls", "faults"; nullopt otherwise.
 std::optional<SortKey> parse_sort_key(std::string_view s);
 // Largest first for numbers, alphabetical for names; ties by name, module.
 void sort_functions(std::vector<FunctionStats>& rows, SortKey key);

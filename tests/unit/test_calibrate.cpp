@@ -34,11 +34,13 @@ TEST(Calibrate, MappingRejectsAnonymousAndUnmapped) {
   EXPECT_FALSE(mapping_of(kMaps, 0x55d0c1b10000));  // end is exclusive
 }
 
-TEST(Calibrate, MedianPerCall) {
-  // An interrupted batch (9000) does not move the median.
-  EXPECT_DOUBLE_EQ(median_per_call({1000, 1200, 9000, 1100, 1050}, 10), 110.0);
-  EXPECT_DOUBLE_EQ(median_per_call({1000, 2000}, 10), 150.0);  // even: mean of the middle two
-  EXPECT_DOUBLE_EQ(median_per_call({}, 10), 0.0);
+TEST(Calibrate, LowerQuartilePerCall) {
+  // Disturbed batches (9000, 5000) do not move it; 8 batches: the 3rd fastest.
+  EXPECT_DOUBLE_EQ(lower_quartile_per_call({1300, 1000, 9000, 1100, 1050, 5000, 1200, 1250}, 10),
+                   110.0);
+  EXPECT_DOUBLE_EQ(lower_quartile_per_call({2000, 1000}, 10), 100.0);
+  EXPECT_DOUBLE_EQ(lower_quartile_per_call({1000}, 10), 100.0);
+  EXPECT_DOUBLE_EQ(lower_quartile_per_call({}, 10), 0.0);
 }
 
 TEST(Calibrate, AddedCostRoundsAndNeverNegative) {

@@ -400,6 +400,30 @@ TEST(ProfileKernel, UnknownSyscallNumbersAreCountedByNumber) {
   EXPECT_EQ(p.syscalls[1].nr, 7u);
 }
 
+TEST(ProfileKernel, SortByKernelNumbers) {
+  // a: blocked 50, 1 syscall of 60; b: preempted 10, 3 syscalls of 3; main:
+  // 4 faults.
+  Seq s;
+  s.E(0, MAIN).Fault(1).Fault(2).Fault(3).Fault(4);
+  s.E(10, A).SysE(20, kRead).Out(30, kBlocked).In(80).SysX(80, kRead, 0).X(90, A);
+  s.E(100, B).Out(105, 0).In(115).SysE(120, kRead).SysX(121, kRead, 0);
+  s.SysE(130, kRead).SysX(131, kRead, 0).SysE(140, kRead).SysX(141, kRead, 0).X(150, B);
+  s.X(160, MAIN);
+  auto p = build(s, 160);
+  auto order = [&](const char* key) {
+    auto rows = p.functions;
+    analysis::sort_functions(rows, *analysis::parse_sort_key(key));
+    std::string names;
+    for (const auto& f : rows) names += f.name + " ";
+    return names;
+  };
+  EXPECT_EQ(order("offcpu"), "main a b ");  // 60, 50, 10
+  EXPECT_EQ(order("systime"), "main a b ");  // 63, 60, 3
+  EXPECT_EQ(order("syscalls"), "main b a ");  // 4, 3, 1
+  EXPECT_EQ(order("faults"), "main a b ");  // 4, then ties by name
+  EXPECT_FALSE(analysis::parse_sort_key("sys").has_value());
+}
+
 // ---- Reports --------------------------------------------------------------
 
 namespace {
