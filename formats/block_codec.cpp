@@ -27,7 +27,11 @@ BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
   return m;
 }
 
-// The payload of a kernel event (FORMAT.md, "Payload kinds"), in `out`.
+// Kinds 16 and up carry a length-prefixed payload (FORMAT.md, "Payload
+// kinds"): kernel events and the recorder's own (DETACH).
+static bool is_payload_kind(EventKind k) { return static_cast<uint8_t>(k) >= kFirstPayloadKind; }
+
+// The payload of a payload kind, in `out`.
 static void encode_payload(const Event& ev, ByteWriter& out) {
   switch (ev.kind) {
     case EventKind::SchedSwitchOut:
@@ -58,6 +62,12 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
     case EventKind::ProcExec:
     case EventKind::Comm: out.str(ev.text); break;
     case EventKind::ProcExit: out.svarint(ev.sarg0()); break;
+    case EventKind::Detach:
+      out.varint(ev.id);
+      out.u8(ev.flags);
+      out.varint(ev.arg0);
+      out.varint(ev.arg1);
+      break;
     case EventKind::FuncEntry:
     case EventKind::FuncExit:
     case EventKind::ThreadExit: break;
@@ -65,11 +75,12 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
 }
 
 void BlockBuilder::add(const Event& ev) {
-  if (is_kernel_kind(ev.kind)) {
+  bool with_payload = is_payload_kind(ev.kind);
+  if (with_payload) {
     payload_.clear();
     encode_payload(ev, payload_);
   }
-  size_t need = kMaxEventBytes + (is_kernel_kind(ev.kind) ? 10 + payload_.size() : 0);
+  size_t need = kMaxEventBytes + (with_payload ? 10 + payload_.size() : 0);
   if (len_ + need > buf_.size()) buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
   if (meta_.count == 0) {
     meta_.tid = ev.tid;
@@ -103,7 +114,7 @@ void BlockBuilder::add(const Event& ev) {
   put_varint(ev.ts - meta_.last_ts);
   if (cpu_changed) put_varint(ev.cpu);
   if (with_id) put_varint(ev.id);
-  if (is_kernel_kind(ev.kind)) {
+  if (with_payload) {
     put_varint(payload_.size());
     std::copy(payload_.buf().begin(), payload_.buf().end(), buf_.begin() + static_cast<ptrdiff_t>(len_));
     len_ += payload_.size();
@@ -176,6 +187,12 @@ void BlockCursor::take_payload(Event& ev) {
     case EventKind::ProcExec:
     case EventKind::Comm: ev.text = p.str(); break;
     case EventKind::ProcExit: ev.arg0 = static_cast<uint64_t>(p.svarint()); break;
+    case EventKind::Detach:
+      ev.id = p.varint32();
+      ev.flags = p.u8();  // a reason this reader does not know is kept as is
+      ev.arg0 = p.varint();
+      ev.arg1 = p.varint();
+      break;
     default: throw Malformed{};  // peek() only stops at the kinds above
   }
 }

@@ -78,7 +78,7 @@ enum PayloadKind : uint8_t {
 constexpr uint8_t kLastDefinedKind = kUsdt;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it.
-constexpr uint8_t kLastApiKind = kComm;
+constexpr uint8_t kLastApiKind = kDetach;
 
 // Defaults of the writer (FORMAT.md does not constrain them).
 constexpr size_t kDefaultBlockBytes = 64 * 1024;

@@ -20,6 +20,7 @@ const char* to_string(EventKind k) {
     case EventKind::ProcExec: return "exec";
     case EventKind::ProcExit: return "proc-exit";
     case EventKind::Comm: return "comm";
+    case EventKind::Detach: return "detach";
   }
   return "unknown";
 }
@@ -31,6 +32,17 @@ const char* to_string(ProbePath p) {
     case ProbePath::Nop5: return "nop5";
     case ProbePath::Refused: return "refused";
     case ProbePath::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* to_string(DetachReason r) {
+  switch (r) {
+    case DetachReason::Absolute: return "absolute";
+    case DetachReason::Relative: return "relative";
+    case DetachReason::MaxCalls: return "max-calls";
+    case DetachReason::User: return "user";
+    case DetachReason::Budget: return "budget";
   }
   return "unknown";
 }

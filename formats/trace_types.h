@@ -36,10 +36,16 @@ enum class EventKind : uint8_t {
   ProcExec = 24,
   ProcExit = 25,
   Comm = 26,
+  // A relevance filter removed a probe while recording (issue 5). Belongs to
+  // the recording, not to a thread: tid 0, pid = the target's.
+  Detach = 27,
 };
 
-// True for the kinds recorded from kernel tracepoints (16 and up).
-inline bool is_kernel_kind(EventKind k) { return static_cast<uint8_t>(k) >= 16; }
+// True for the kinds recorded from kernel tracepoints (16-26).
+inline bool is_kernel_kind(EventKind k) {
+  auto v = static_cast<uint8_t>(k);
+  return v >= 16 && v <= static_cast<uint8_t>(EventKind::Comm);
+}
 
 // SchedSwitchOut.flags: the kernel's prev_state low byte.
 constexpr uint8_t kSwitchRunnable = 0;  // preempted: still wants the CPU
@@ -47,6 +53,17 @@ constexpr uint8_t kSwitchRunnable = 0;  // preempted: still wants the CPU
 constexpr uint8_t kFaultWrite = 1, kFaultUser = 2, kFaultMajor = 4;
 // ProcFork.flags
 constexpr uint8_t kForkThread = 1;  // CLONE_THREAD: a new thread, not a process
+
+// Detach.flags: the rule that removed the probe. A file may hold values
+// this list lacks (a newer writer's): they are kept and named "unknown".
+enum class DetachReason : uint8_t {
+  Absolute = 1,  // mean below the threshold after enough calls
+  Relative = 2,  // mean below the called functions' mean minus the threshold
+  MaxCalls = 3,  // called the maximum number of times
+  User = 4,      // asked for by the user while recording
+  Budget = 5,    // removed to bring the estimated overhead under its budget
+};
+inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReason>(flags); }
 
 // The fields of an event, by kind (the file's payload fields, FORMAT.md):
 //
@@ -63,6 +80,10 @@ constexpr uint8_t kForkThread = 1;  // CLONE_THREAD: a new thread, not a process
 //   ProcExec        -      -             -             -             filename
 //   ProcExit        -      -             exit_code     -             -
 //   Comm            -      -             -             -             name
+//   Detach          probe  DetachReason  calls         total_ns      -
+//
+// Detach's calls and total_ns are the probe's counts up to the decision
+// (mean = total_ns / calls); it comes in a block of tid 0.
 //
 // Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
 // their two's complement: read them with sarg1() / sarg0().
@@ -70,7 +91,7 @@ struct Event {
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns
   uint32_t pid = 0;
   uint32_t tid = 0;
-  uint32_t id = 0;  // probe id for FuncEntry/FuncExit, 0 otherwise
+  uint32_t id = 0;  // probe id for FuncEntry/FuncExit/Detach, 0 otherwise
   uint16_t cpu = 0;
   EventKind kind = EventKind::FuncEntry;
   uint8_t flags = 0;
@@ -149,5 +170,7 @@ struct LostCounts {
 
 const char* to_string(EventKind k);
 const char* to_string(ProbePath p);
+// "absolute", "relative", "max-calls", "user", "budget"; "unknown" otherwise.
+const char* to_string(DetachReason r);
 
 }  // namespace atrace::fmt

@@ -1,12 +1,15 @@
 // `atrace info`: what a trace file holds, without analysing it: who recorded
 // what, where and when, the probe table (with the path each probe takes in
-// the kernel, the main factor of its cost), threads and lost events.
+// the kernel, the main factor of its cost), the relevance filters' decisions,
+// threads and lost events.
 #include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
@@ -73,15 +76,19 @@ void print_duration(fmt::TraceReader& r) {
     std::printf("Duration:        unknown (end not recorded)\n");
 }
 
-// Events per kind need a pass over the events (streamed: bounded memory).
-void print_events(fmt::TraceReader& r) {
+// Events per kind need a pass over the events (streamed: bounded memory);
+// the relevance filters' decisions (DETACH, a handful) are kept from it.
+void print_events(fmt::TraceReader& r, std::vector<fmt::Event>& detached) {
   std::printf("Events:          %" PRIu64 "\n", r.event_count());
   std::printf("Kernel events:   %s\n",
               r.header().kernel_events.empty() ? "none" : r.header().kernel_events.c_str());
   std::array<uint64_t, 64> per_kind{};
   fmt::Event ev;
   r.rewind();
-  while (r.next(ev)) per_kind[static_cast<uint8_t>(ev.kind) & 63]++;
+  while (r.next(ev)) {
+    per_kind[static_cast<uint8_t>(ev.kind) & 63]++;
+    if (ev.kind == fmt::EventKind::Detach) detached.push_back(ev);
+  }
   r.rewind();
   std::string kinds;
   for (size_t k = 0; k < per_kind.size(); k++)
@@ -117,6 +124,27 @@ void print_probes(const fmt::TraceReader& r) {
                 p.address, p.module.c_str(), p.name.c_str());
 }
 
+// The relevance filters' decisions, in time order: when (since the start
+// of the recording), which rule, and the function's calls and mean so far.
+void print_detached(const fmt::TraceReader& r, const std::vector<fmt::Event>& detached) {
+  std::printf("\nDetached: %zu\n", detached.size());
+  if (detached.empty()) return;
+  std::map<uint32_t, const fmt::ProbeInfo*> probes;
+  for (const auto& p : r.probes()) probes[p.id] = &p;
+  uint64_t start = r.header().start_mono_ns;
+  std::printf("  %10s  %-9s  %10s  %10s  %6s  %s\n", "After", "Rule", "Calls", "Mean", "ID",
+              "Function");
+  for (const auto& d : detached) {
+    auto p = probes.find(d.id);
+    std::string name = p == probes.end() ? "<probe " + std::to_string(d.id) + ">"
+                                         : p->second->name + " [" + p->second->module + "]";
+    std::printf("  %10s  %-9s  %10" PRIu64 "  %10s  %6u  %s\n",
+                analysis::format_duration(start && d.ts > start ? d.ts - start : 0).c_str(),
+                fmt::to_string(fmt::detach_reason(d.flags)), d.arg0,
+                analysis::format_duration(d.arg0 ? d.arg1 / d.arg0 : 0).c_str(), d.id, name.c_str());
+  }
+}
+
 void print_threads(const fmt::TraceReader& r) {
   std::printf("\nThreads: %zu\n", r.threads().size());
   if (r.threads().empty()) return;
@@ -131,8 +159,10 @@ int run_info(const std::string& input) {
     for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     print_header(reader, input == "-" ? "stdin" : input);
     print_duration(reader);
-    print_events(reader);
+    std::vector<fmt::Event> detached;
+    print_events(reader, detached);
     print_probes(reader);
+    print_detached(reader, detached);
     print_threads(reader);
     if (std::fflush(stdout) != 0) {
       std::perror("atrace: stdout: write failed");
@@ -150,7 +180,8 @@ int run_info(const std::string& input) {
 void add_info(CLI::App& app, int& exit_status) {
   auto input = std::make_shared<std::string>("atrace.data");
   CLI::App* cmd = app.add_subcommand(
-      "info", "What a trace file holds: header, probes and their kernel paths, threads, losses");
+      "info", "What a trace file holds: header, probes and their kernel paths, filter decisions, "
+      "threads, losses");
   cmd->add_option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
       ->capture_default_str();
   cmd->callback([input, &exit_status] { exit_status = run_info(*input); });

@@ -131,6 +131,9 @@ const char* error_name(int64_t err) {
   return err < 4096 ? strerrorname_np(static_cast<int>(err)) : nullptr;
 }
 
+// The comm column of tid 0's events, which the recorder writes itself.
+const std::string kRecorderComm = "[atrace]";
+
 // An exit numbered -1 with no call entered before it.
 const std::string kUnknownSyscall = "syscall_-1";
 
@@ -259,6 +262,8 @@ ScriptFormatter::Thread& ScriptFormatter::thread(const fmt::Event& ev) {
     auto named = table_names_.find(ev.tid);
     if (named == table_names_.end()) named = table_names_.find(ev.pid);
     it->second.comm = named != table_names_.end() ? named->second : ":" + std::to_string(ev.tid);
+    // tid 0 is no thread: its events are atrace's own (DETACH).
+    if (ev.tid == 0) it->second.comm = kRecorderComm;
   }
   last_tid_ = ev.tid;
   last_thread_ = &it->second;  // node-based: stays valid across inserts
@@ -401,7 +406,21 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
     case K::ProcExec: append_escaped(out, ev.text); return;
     case K::ProcExit: append_exit_status(out, ev.sarg0()); return;
     case K::Comm: append_escaped(out, ev.text); return;
+    case K::Detach: detach_details(ev, out); return;
   }
+}
+
+// "FUNCTION rule=absolute calls=N mean=1.20us": the mean without a blank so
+// that every item after the name stays one key=value word.
+void ScriptFormatter::detach_details(const fmt::Event& ev, std::string& out) {
+  out += function(ev.id);
+  out += " rule=";
+  out += fmt::to_string(fmt::detach_reason(ev.flags));
+  out += " calls=";
+  append_int(out, ev.arg0);
+  out += " mean=";
+  for (char c : format_duration(ev.arg0 ? ev.arg1 / ev.arg0 : 0))
+    if (c != ' ') out += c;
 }
 
 void ScriptFormatter::format(const fmt::Event& ev, std::string& out) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "formats/block_codec.h"
 #include "formats/format_v2.h"
 #include "formats/frame.h"
 #include "tests/unit/test_formats_util.h"
@@ -114,7 +115,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
       EventKind::SchedMigrate, EventKind::SyscallEnter,   EventKind::SyscallExit,
       EventKind::PageFault,    EventKind::ProcFork,       EventKind::ProcExec,
-      EventKind::ProcExit,     EventKind::Comm};
+      EventKind::ProcExit,     EventKind::Comm,           EventKind::Detach};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -147,6 +148,12 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       case EventKind::ProcExit: e.arg0 = static_cast<uint64_t>(-static_cast<int64_t>(rng() % 300)); break;
       case EventKind::ProcExec: e.text = "/usr/bin/" + std::string(rng() % 300, 'x'); break;
       case EventKind::Comm: e.text = std::string(rng() % 16, 'c'); break;
+      case EventKind::Detach:  // reasons beyond the known ones too
+        e.id = static_cast<uint32_t>(rng());
+        e.flags = static_cast<uint8_t>(rng());
+        e.arg0 = any();
+        e.arg1 = any();
+        break;
       default: break;
     }
     e.cpu = static_cast<uint16_t>(rng() % 8 == 0 ? rng() : e.tid % 4);
@@ -359,6 +366,52 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(ProbePath::Emulated), "emulated");
   EXPECT_STREQ(to_string(ProbePath::Nop5), "nop5");
   EXPECT_STREQ(to_string(ProbePath::Unknown), "unknown");
+  EXPECT_STREQ(to_string(EventKind::Detach), "detach");
+  EXPECT_STREQ(to_string(DetachReason::Absolute), "absolute");
+  EXPECT_STREQ(to_string(DetachReason::Relative), "relative");
+  EXPECT_STREQ(to_string(DetachReason::MaxCalls), "max-calls");
+  EXPECT_STREQ(to_string(DetachReason::User), "user");
+  EXPECT_STREQ(to_string(DetachReason::Budget), "budget");
+  EXPECT_STREQ(to_string(detach_reason(0)), "unknown");
+  EXPECT_STREQ(to_string(detach_reason(6)), "unknown");  // a newer writer's rule
+  EXPECT_FALSE(is_kernel_kind(EventKind::Detach));
+  EXPECT_TRUE(is_kernel_kind(EventKind::Comm));
+}
+
+// DETACH (kind 27) is laid out as FORMAT.md says: varint probe_id, u8
+// reason, varint calls, varint total_ns, after the length; a payload longer
+// than that (a newer minor's field) still decodes.
+TEST(FormatsTrace, DetachPayloadIsAsSpecified) {
+  Event d;
+  d.ts = 1000;
+  d.pid = 4242;
+  d.tid = 0;
+  d.cpu = 1;
+  d.kind = EventKind::Detach;
+  d.id = 300;
+  d.flags = static_cast<uint8_t>(DetachReason::MaxCalls);
+  d.arg0 = 128;
+  d.arg1 = 1;
+  BlockBuilder b;
+  b.add(d);
+  std::vector<uint8_t> bytes(b.payload().begin(), b.payload().end());
+  std::vector<uint8_t> expect = {27 | v2::kFlagCpu, 0, 1, 6, 0xac, 0x02, 3, 0x80, 0x01, 1};
+  EXPECT_EQ(bytes, expect);
+
+  std::vector<uint8_t> longer = {27, 0, 6, 5, 4, 9, 2, 0xff, 0xff};  // 2 bytes to skip
+  BlockCursor c;
+  c.reset(BlockMeta{0, 4242, 500, 500, 1}, longer);
+  UnknownKindCounts unknown{};
+  Event got;
+  ASSERT_TRUE(c.next(got, unknown));
+  EXPECT_EQ(got.kind, EventKind::Detach);
+  EXPECT_EQ(got.id, 5u);
+  EXPECT_EQ(got.flags, 4);
+  EXPECT_EQ(got.arg0, 9u);
+  EXPECT_EQ(got.arg1, 2u);
+  EXPECT_EQ(got.tid, 0u);
+  EXPECT_EQ(got.pid, 4242u);
+  EXPECT_FALSE(c.next(got, unknown));
 }
 
 // "-" reads stdin, a pipe that cannot seek: spooled to a temporary file.

@@ -195,6 +195,40 @@ TEST(ScriptFormat, EveryKernelKind) {
             }));
 }
 
+// A relevance filter's decision: written by the recorder in a block of tid 0
+// (no thread, so no thread's name), reasons it does not know as "unknown".
+TEST(ScriptFormat, DetachLinesNameTheFunctionRuleCallsAndMean) {
+  TempFile f;
+  auto detach = [](uint64_t ts, uint32_t id, uint8_t reason, uint64_t calls, uint64_t total) {
+    Event e = ev(ts, 0, EventKind::Detach, id, 1);
+    e.flags = reason;
+    e.arg0 = calls;
+    e.arg1 = total;
+    return e;
+  };
+  write_trace(f.path(), {
+                            ev(kT + 0, 4242, EventKind::FuncEntry, 1, 1),
+                            detach(kT + 5, 1, 1, 1000, 1200000),
+                            detach(kT + 6, 2, 3, 50000, 25000000),  // libz: module shown
+                            detach(kT + 7, 9, 4, 0, 0),             // not in the probe table
+                            detach(kT + 8, 1, 200, 3, 3000),        // a newer writer's rule
+                            ev(kT + 10, 4242, EventKind::FuncExit, 1, 1),
+                        });
+  auto lines = script(f.path());
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[1],
+            "        [atrace]       0 [001]  1234.000001005: detach:       compute(int) "
+            "rule=absolute calls=1000 mean=1.20us");
+  EXPECT_EQ(lines[2].substr(lines[2].find("detach:")),
+            "detach:       deflate [libz.so.1] rule=max-calls calls=50000 mean=500ns");
+  EXPECT_EQ(lines[3].substr(lines[3].find("detach:")),
+            "detach:       <probe 9> rule=user calls=0 mean=0ns");
+  EXPECT_EQ(lines[4].substr(lines[4].find("detach:")),
+            "detach:       compute(int) rule=unknown calls=3 mean=1.00us");
+  // The thread's call is untouched by the decision.
+  EXPECT_EQ(lines[5].substr(lines[5].find("exit:")), "exit:         compute(int) (10 ns)");
+}
+
 TEST(ScriptFormat, SyscallReturnValues) {
   TempFile f;
   auto neg = [](int64_t v) { return static_cast<uint64_t>(v); };
