@@ -4,6 +4,10 @@
 
 #include <fnmatch.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string_view>
 
 #include "uprobes/demangle.h"
@@ -123,6 +127,53 @@ bool Selector::matches_name(const std::string& demangled, const std::string& bas
 std::vector<Selector> parse_selectors(const std::string& list) {
   std::vector<Selector> out;
   for (std::string_view item : split_list(list)) out.push_back(parse_one(trim(item)));
+  return out;
+}
+
+namespace {
+
+// The selectors of one "@FILE". Each line is parsed on its own, so a line
+// with unbalanced brackets cannot swallow the next ones.
+void read_selector_file(const std::string& file, std::vector<Selector>& out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))  // would read as empty, silently
+    throw SelectorError("cannot read selector file '" + file + "': Is a directory");
+  std::ifstream in(file);
+  if (!in) throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    std::string_view text = trim(line);
+    while (!text.empty() && text.back() == '\r') text = trim(text.substr(0, text.size() - 1));
+    if (text.empty() || text.front() == '#') continue;
+    std::string where = file + ":" + std::to_string(n) + ": ";
+    for (std::string_view item : split_list(text)) {
+      item = trim(item);
+      if (!item.empty() && item.front() == '@')
+        throw SelectorError(where + "'" + std::string(item) + "': a selector file cannot name another");
+      try {
+        out.push_back(parse_one(item));
+      } catch (const SelectorError& e) {
+        throw SelectorError(where + e.what());
+      }
+    }
+  }
+  if (in.bad()) throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::vector<Selector> parse_selectors_with_files(const std::string& list) {
+  std::vector<Selector> out;
+  for (std::string_view item : split_list(list)) {
+    item = trim(item);
+    if (item.empty() || item.front() != '@') {
+      out.push_back(parse_one(item));
+      continue;
+    }
+    std::string file(trim(item.substr(1)));
+    if (file.empty()) bad(item, "no file name after '@'");
+    read_selector_file(file, out);
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 //                  ("libz.so*:deflate*"); "::" in C++ names is not a separator
 //   re:REGEX       ECMAScript regex over demangled names in the main executable
 //   MODULE:re:REGEX
+//   @FILE          (parse_selectors_with_files) the selectors in FILE
 // A list is comma-separated; commas inside <>, (), [] or {} belong to the
 // name, spaces around items are ignored. Globs are fnmatch(3) patterns.
 #pragma once
@@ -41,5 +42,12 @@ struct Selector {
 // Throws SelectorError naming the bad selector (empty, bad regex), e.g.
 // "bad selector 're:(': <regex error>". An empty list is an empty selector.
 std::vector<Selector> parse_selectors(const std::string& list);
+
+// parse_selectors, where an item "@FILE" stands for the selectors FILE
+// holds (`--exclude=@prog.exclude,foo*`): one list a line, usually one
+// selector; blank lines and lines starting with '#' are ignored. The file
+// names cannot contain commas. Throws SelectorError with one line naming the
+// file when it cannot be read, and FILE:LINE for a bad selector in it.
+std::vector<Selector> parse_selectors_with_files(const std::string& list);
 
 }  // namespace atrace::uprobes

@@ -133,7 +133,7 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
   std::vector<uprobes::Selector> include, exclude;
   try {
     include = uprobes::parse_selectors(opts_.select);
-    if (!opts_.exclude.empty()) exclude = uprobes::parse_selectors(opts_.exclude);
+    if (!opts_.exclude.empty()) exclude = uprobes::parse_selectors_with_files(opts_.exclude);
   } catch (const uprobes::SelectorError& e) {
     throw RecordError(e.what());
   }
