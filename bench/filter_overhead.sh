@@ -108,7 +108,7 @@ times_children() {
 
 # one ENTRY THREADS MODE ROUND
 one() {
-	local e=$1 t=$2 m=$3 r=$4 key=$1.$2.$3 out json cpu wall all size hotc slowc lost rules t0 t1
+	local e=$1 t=$2 m=$3 r=$4 key=$1.$2.$3 out json cpu wall all size hotc slowc lost rules t0 t1 lat
 	# shellcheck disable=SC2046 # target_args: words on purpose
 	if [[ $m == untraced ]]; then
 		times_children >"$tmp/t0"
@@ -137,6 +137,9 @@ one() {
 		fi
 		[[ $m == off && -n $rules ]] && echo "warning: $key: detached '$rules' with --filter=off" >&2
 		res[$key.rules]=$rules
+		# atrace's own measure of its detach latency, when it prints one
+		lat=$(sed -n 's/.*decision to probes gone: median \([0-9.]*\) ms.*/\1/p' "$tmp/err")
+		[[ -n $lat ]] && add "$key.lat" "$lat"
 	fi
 	cpu=$(sed -n 's/^cpu_ns=//p' <<<"$out") wall=$(sed -n 's/^wall_ns=//p' <<<"$out")
 	local body
@@ -195,8 +198,8 @@ for e in $entries; do
 		echo
 		echo "### entries: $e, threads: $t"
 		echo
-		echo "| mode | target CPU ms | target elapsed ms | atrace+target CPU ms | trace bytes | hot calls recorded | detached | overhead removed (CPU) | per round (CPU) | overhead removed (elapsed) | per round (elapsed) |"
-		echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: | --- |"
+		echo "| mode | target CPU ms | target elapsed ms | atrace+target CPU ms | trace bytes | hot calls recorded | detached | decision to probes gone ms | overhead removed (CPU) | per round (CPU) | overhead removed (elapsed) | per round (elapsed) |"
+		echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | --- |"
 		bc=$(med "${res[$e.$t.untraced.cpu]:-}") bw=$(med "${res[$e.$t.untraced.wall]:-}")
 		oc=$(med "${res[$e.$t.off.cpu]:-}") ow=$(med "${res[$e.$t.off.wall]:-}")
 		for m in $modes; do
@@ -208,7 +211,9 @@ for e in $entries; do
 				sc=$(share "$oc" "$c" "$bc") sr=$(share_range "$e" "$t" "$m" cpu)
 				swl=$(share "$ow" "$w" "$bw") swr=$(share_range "$e" "$t" "$m" wall)
 			fi
-			echo "| $m | $(ms "$c") | $(ms "$w") | $(ms "$a") | $(printf '%.0f' "$s") | $(printf '%.0f' "$h") | ${res[$e.$t.$m.rules]:-} | $sc | $sr | $swl | $swr |"
+			l=$(med "${res[$e.$t.$m.lat]:-}")
+			[[ $l == nan ]] && l=""
+			echo "| $m | $(ms "$c") | $(ms "$w") | $(ms "$a") | $(printf '%.0f' "$s") | $(printf '%.0f' "$h") | ${res[$e.$t.$m.rules]:-} | $l | $sc | $sr | $swl | $swr |"
 		done
 	done
 done
