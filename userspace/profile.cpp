@@ -56,6 +56,16 @@ void ProfileBuilder::add(const fmt::Event& ev) {
   if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
+  if (ev.kind == fmt::EventKind::Detach) {  // the recording's, not a thread's
+    DetachedFunction d;
+    d.id = ev.id;
+    d.ts = ev.ts;
+    d.reason = fmt::detach_reason(ev.flags);
+    d.calls = ev.arg0;
+    d.total_ns = ev.arg1;
+    detached_.push_back(std::move(d));
+    return;
+  }
   ThreadState& t = thread(ev.tid);
   if (t.events++ == 0) t.first_ts = ev.ts;
   t.pid = ev.pid;
@@ -267,10 +277,35 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
 
   p.syscalls = syscall_rows();
+  mark_detached(p);
 
   threads_.clear();
   last_thread_ = nullptr;
   return p;
+}
+
+// Profile.detached, named, and the `detached` marks of the rows.
+void ProfileBuilder::mark_detached(Profile& p) {
+  std::stable_sort(detached_.begin(), detached_.end(),
+                   [](const DetachedFunction& a, const DetachedFunction& b) { return a.ts < b.ts; });
+  std::map<uint32_t, uint64_t> first;  // id -> its first decision
+  for (auto& d : detached_) {
+    FunctionStats named;
+    named.id = d.id;
+    name_row_from(probes_, named);
+    d.name = std::move(named.name);
+    d.module = std::move(named.module);
+    first.try_emplace(d.id, d.ts);
+  }
+  for (auto* rows : {&p.functions, &p.per_thread})
+    for (auto& f : *rows) {
+      auto it = first.find(f.id);
+      if (it == first.end()) continue;
+      f.detached = true;
+      f.detached_ns = it->second;
+    }
+  p.detached = std::move(detached_);
+  detached_.clear();
 }
 
 // The --syscalls rows, named, largest total first.

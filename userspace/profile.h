@@ -48,7 +48,25 @@ struct FunctionStats {
   uint64_t max_ns = 0;
   KernelTimes kernel;       // inclusive: during the calls, callees included
   KernelTimes self_kernel;  // exclusive: not inside traced callees
+  // A relevance filter removed the function's probes while recording, at
+  // detached_ns (CLOCK_MONOTONIC; the first decision): the numbers above
+  // are partial, counted up to then.
+  bool detached = false;
+  uint64_t detached_ns = 0;
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+// One relevance-filter decision (a DETACH event): the function whose probes
+// were removed, when, by which rule, and the filter's counts until then.
+struct DetachedFunction {
+  uint32_t id = 0;
+  std::string name;
+  std::string module;
+  uint64_t ts = 0;  // CLOCK_MONOTONIC ns
+  fmt::DetachReason reason = fmt::DetachReason::Absolute;  // may be a value unknown here
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t mean_ns() const { return calls ? total_ns / calls : 0; }
 };
 
 struct ThreadSummary {
@@ -82,6 +100,7 @@ struct Profile {
   std::vector<FunctionStats> per_thread;           // one row per (tid, function)
   std::vector<ThreadSummary> threads;
   std::vector<SyscallStats> syscalls;  // by total_ns, largest first
+  std::vector<DetachedFunction> detached;  // in time order
   uint64_t events = 0;
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;
@@ -98,6 +117,9 @@ struct ProbeCosts {
 };
 ProbeCosts probe_costs(const fmt::TraceHeader& h);
 
+// DETACH events (tid 0: no thread) go to Profile.detached and mark the
+// function's rows; they change no call stack. A call of the function open
+// at that moment whose exit never comes is closed by the rules above.
 // A thread that exits (ThreadExit) with calls still open (pthread_exit,
 // exit() from a callee) has them closed at its exit time, counted unfinished;
 // its open system call (exit, exit_group) is closed at ThreadExit/ProcExit.
@@ -151,6 +173,7 @@ class ProfileBuilder {
     if (c) syscalls_.add(*c);
   }
   std::vector<SyscallStats> syscall_rows() const;
+  void mark_detached(Profile& p);
 
   std::map<uint32_t, fmt::ProbeInfo> probes_;
   std::vector<uint32_t> dense_slot_;                // id -> slot + 1 (0: none yet)
@@ -160,6 +183,7 @@ class ProfileBuilder {
   uint32_t last_tid_ = 0;
   ThreadState* last_thread_ = nullptr;
   SyscallTable syscalls_;
+  std::vector<DetachedFunction> detached_;
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
   uint64_t compensated(ThreadState& t, const Frame& f, uint64_t dur);
   ProbeCosts costs_;                // all 0: no compensation

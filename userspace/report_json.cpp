@@ -58,9 +58,21 @@ json syscall_row(const SyscallStats& r) {
               {"avg_ns", r.avg_ns()},   {"max_ns", r.max_ns},     {"errors", r.errors}};
 }
 
+// A relevance filter's decision; its time since the recording's start.
+json detached_row(const DetachedFunction& d, uint64_t start) {
+  return json{{"name", d.name},
+              {"module", d.module},
+              {"time_ns", d.ts > start ? d.ts - start : 0},
+              {"rule", fmt::to_string(d.reason)},
+              {"calls", d.calls},
+              {"mean_ns", d.mean_ns()},
+              {"total_ns", d.total_ns}};
+}
+
 json function_row(const FunctionStats& f, const Profile& p, bool threads) {
   json row = {{"name", f.name}, {"module", f.module}};
   row.update(stats_fields(f));
+  row["detached"] = f.detached;
   if (threads) {
     json per = json::array();
     for (const auto& t : p.per_thread) {
@@ -109,7 +121,10 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
     doc["syscalls"] = std::move(syscalls);
   }
-  doc["detached"] = json::array();  // relevance filters: not recorded yet
+  json detached = json::array();
+  uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
+  for (const auto& d : p.detached) detached.push_back(detached_row(d, start));
+  doc["detached"] = std::move(detached);
   doc["warnings"] = in.warnings;
   // Names and command lines are bytes from the target: never fail on them.
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

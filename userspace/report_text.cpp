@@ -1,6 +1,7 @@
 // The text report: one summary line, a table of functions (or one table per
 // thread with --threads), and footnotes for whatever makes the numbers less
-// than exact (unfinished calls, exits without entries, lost events), so a
+// than exact (unfinished calls, exits without entries, lost events,
+// functions the relevance filter detached, listed with when and why), so a
 // reader never takes partial figures for complete ones.
 #include <algorithm>
 #include <cstdio>
@@ -76,6 +77,9 @@ std::string display_name(const std::string& name, const std::string& module,
 
 namespace {
 
+// After the name of a function whose probes a relevance filter removed.
+constexpr const char* kDetachedMark = " (detached)";
+
 // With kernel events, six columns after the times: inclusive and self
 // off-CPU and system call time, system calls and faults (inclusive); Min
 // gives way to them, to keep lines near 100 columns. The blocked/runnable
@@ -104,7 +108,7 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const s
                              format_duration(f.kernel.syscall_ns),
                              format_duration(f.self_kernel.syscall_ns),
                              std::to_string(f.kernel.syscalls), std::to_string(f.kernel.faults)});
-    row.push_back(display_name(f.name, f.module, main));
+    row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : ""));
     t.add(std::move(row));
   }
   t.print(out);
@@ -141,7 +145,27 @@ std::string compensation_line(const fmt::TraceHeader& h) {
 
 namespace {
 
-void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns) {
+// The relevance filters' decisions: which function, how long after the
+// start, by which rule, and the filter's calls and mean until then.
+void print_detached(std::ostream& out, const ReportInput& in, const std::string& main) {
+  const Profile& p = in.profile;
+  if (p.detached.empty()) return;
+  uint64_t start = in.header.start_mono_ns ? in.header.start_mono_ns : p.first_ts;
+  Table t({1});
+  t.add({"After", "Rule", "Calls", "Mean", "Function"});
+  for (const auto& d : p.detached)
+    t.add({format_duration(d.ts > start ? d.ts - start : 0),
+           fmt::to_string(d.reason), std::to_string(d.calls), format_duration(d.mean_ns()),
+           display_name(d.name, d.module, main)});
+  std::ostringstream table;
+  t.print(table);
+  out << "\nDetached by the relevance filter:\n";
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
+void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
+                     bool detached_marks) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
                                 [](const FunctionStats& f) { return f.unfinished > 0; });
   std::vector<std::string> notes;
@@ -150,6 +174,10 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns) {
         "Off-CPU: time switched out, blocked or waiting for a CPU; Sys time: inside system\n"
         "  calls, blocked time included (so it overlaps Off-CPU); Self: outside traced callees;\n"
         "  Faults: user page faults, minor and major alike");
+  if (detached_marks && !p.detached.empty())
+    notes.push_back(
+        "(detached): the relevance filter removed the function's probes while recording;\n"
+        "  its numbers are partial, counted up to the detach time");
   if (unfinished)
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited;\n"
@@ -206,7 +234,8 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       }
     }
   }
-  print_footnotes(out, p, columns);
+  if (!opt.syscalls) print_detached(out, in, main);
+  print_footnotes(out, p, columns, !opt.syscalls);
   return out.str();
 }
 
