@@ -38,6 +38,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the recorder before load. */
 const volatile bool filter_functions = false; /* probes attached system-wide (--follow-forks) */
+/* Relevance filters: off, the programs are exactly as without filters. */
+const volatile bool filtering = false;
+const volatile __u64 filter_max_calls = 0;     /* 0: no max-calls rule */
+const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before judging */
+const volatile __u64 filter_threshold_ns = 0;  /* hint: mean below this; 0: no hint */
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
 
@@ -109,6 +114,153 @@ static __always_inline void fill_hdr(struct atrace_rec_hdr *h, __u64 ts, __u32 t
 
 /* ---- functions ---------------------------------------------------------- */
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized to the probe count + 1 by the recorder */
+	__type(key, __u32);
+	__type(value, struct atrace_fn_state);
+} fn_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized like fn_state */
+	__type(key, __u32);
+	__type(value, struct atrace_fn_stat);
+} fn_stat SEC(".maps");
+
+/* Each thread's open calls, to time them: the exit program pops the entry
+ * time its entry pushed. Deeper frames are counted, not timed. */
+struct frame {
+	__u32 id;
+	__u32 pad;
+	__u64 ts;
+};
+struct call_stack {
+	__u32 depth;
+	__u32 pad;
+	struct frame frames[ATRACE_FILTER_STACK];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct call_stack);
+} call_stacks SEC(".maps");
+
+static __always_inline void emit_hdr(__u64 ts, __u64 pid_tgid, __u32 id, __u16 kind, __u64 flags)
+{
+	struct atrace_rec_hdr *r;
+	__u32 cpu;
+
+	r = reserve(&cpu, sizeof(*r), kind);
+	if (!r)
+		return;
+	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, kind);
+	bpf_ringbuf_submit(r, flags);
+}
+
+/* The recorder sleeps on a timer; a function that a program just turned
+ * off wakes it at once (a forced wake-up costs ~8.5 us, paid once per
+ * function), so its probes go within milliseconds. */
+static __always_inline void hint(__u64 pid_tgid, __u32 id, struct atrace_fn_state *st)
+{
+	if (__sync_fetch_and_add(&st->hinted, 1) == 0)
+		emit_hdr(bpf_ktime_get_ns(), pid_tgid, id, ATRACE_REC_FILTER_HINT, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline int func_entry_filtered(void *ctx, __u64 ts, __u64 pid_tgid)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)cookie;
+	struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
+	struct atrace_fn_stat *stat;
+	struct call_stack *cs;
+
+	if (!st || st->gen != (__u32)(cookie >> 32) || st->off)
+		return 0;
+	if (filter_max_calls) {
+		__u64 n = __sync_fetch_and_add(&st->calls, 1);
+
+		if (n >= filter_max_calls && !st->keep) {
+			st->off = ATRACE_OFF_MAX_CALLS; /* the recorder detaches it */
+			hint(pid_tgid, id, st);
+			return 0;
+		}
+	}
+	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (cs) {
+		__u32 d = cs->depth;
+
+		if (d < ATRACE_FILTER_STACK) {
+			cs->frames[d].id = id;
+			cs->frames[d].ts = ts;
+		}
+		cs->depth = d + 1;
+	}
+	stat = bpf_map_lookup_elem(&fn_stat, &id);
+	if (stat)
+		stat->open++;
+	emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* An exit is recorded when its entry was: a function being detached still
+ * closes the calls it had in flight, and never shows an exit without its
+ * entry. */
+static __always_inline int func_exit_filtered(void *ctx, __u64 ts, __u64 pid_tgid)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)cookie;
+	struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
+	struct atrace_fn_stat *stat;
+	struct call_stack *cs;
+	__u64 entry_ts = 0;
+	bool matched = false;
+
+	if (!st || st->gen != (__u32)(cookie >> 32))
+		return 0;
+	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
+	if (cs && cs->depth > 0) {
+		__u32 d = cs->depth - 1;
+
+		if (d < ATRACE_FILTER_STACK) {
+			if (cs->frames[d].id == id) {
+				matched = true;
+				entry_ts = cs->frames[d].ts;
+				cs->depth = d;
+			}
+		} else {
+			matched = true; /* too deep to check: trust the nesting */
+			cs->depth = d;
+		}
+	}
+	/* No entry of ours (the call began before recording, or while off). */
+	if (!matched)
+		return st->off ? 0 : (emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT,
+					       BPF_RB_NO_WAKEUP), 0);
+	stat = bpf_map_lookup_elem(&fn_stat, &id);
+	if (stat) {
+		stat->open--;
+		if (entry_ts) {
+			stat->calls++;
+			stat->sum_ns += ts - entry_ts;
+			/* A candidate on this CPU's numbers alone: the recorder
+			 * decides on all CPUs'. */
+			if (filter_threshold_ns && stat->calls >= filter_min_calls &&
+			    stat->sum_ns < filter_threshold_ns * stat->calls && !st->hinted &&
+			    !st->keep) {
+				/* Off at once: the recorder detaches it when it wakes. */
+				st->off = ATRACE_OFF_THRESHOLD;
+				hint(pid_tgid, id, st);
+			}
+		}
+	}
+	emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
 static __always_inline int emit_func(void *ctx, __u16 kind)
 {
 	__u64 ts = bpf_ktime_get_ns();
@@ -119,6 +271,15 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 	/* Constant folded at load: the lookup exists only for --follow-forks. */
 	if (filter_functions && !traced(pid_tgid >> 32))
 		return 0;
+	if (filtering) {
+		__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+
+		/* Ids beyond the table (atrace's own calibration probes) are
+		 * recorded as without filters. */
+		if (bpf_map_lookup_elem(&fn_state, &id))
+			return kind == ATRACE_REC_FUNC_ENTRY ? func_entry_filtered(ctx, ts, pid_tgid)
+							     : func_exit_filtered(ctx, ts, pid_tgid);
+	}
 	r = reserve(&cpu, sizeof(*r), kind);
 	if (!r)
 		return 0;

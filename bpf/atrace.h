@@ -48,7 +48,44 @@ enum atrace_rec_kind {
 	ATRACE_REC_EXEC = 24,       /* rec_exec */
 	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
+	ATRACE_REC_FILTER_HINT = 31, /* hdr only: id crossed a filter threshold; wakes the recorder */
 };
+
+/*
+ * Relevance filters (issue 5). Function ids index two maps:
+ *   fn_state  shared, mmap-able: the recorder reads and writes it directly
+ *   fn_stat   per CPU: what the programs measured, summed by the recorder
+ * A link's cookie is id | gen << 32; a program acts only when gen equals
+ * fn_state[id].gen, so a module's links can be rebuilt without a function
+ * (new links first, then the generation switch, then the old links closed)
+ * and no call is seen twice or not at all.
+ */
+struct atrace_fn_state {
+	__u32 gen;   /* generation of the links that may emit for this id */
+	__u32 off;   /* entries are no longer recorded: enum atrace_off */
+	__u64 calls; /* entries, counted atomically: only with a max-calls rule */
+	__u32 hinted; /* the hint was sent (once per function) */
+	__u32 keep;   /* --filter-keep: the programs never turn it off */
+};
+
+/* Who turned a function off: the recorder, or a program at once when the
+ * function reached its max-calls count or crossed the absolute threshold
+ * on its CPU (so that no more of its calls are recorded while the
+ * recorder wakes up). */
+enum atrace_off {
+	ATRACE_ON = 0,
+	ATRACE_OFF_RECORDER = 1,
+	ATRACE_OFF_MAX_CALLS = 2,
+	ATRACE_OFF_THRESHOLD = 3,
+};
+
+struct atrace_fn_stat {
+	__u64 calls;  /* calls that returned, with their duration measured */
+	__u64 sum_ns; /* their summed durations (probe cost included) */
+	__s64 open;   /* entries recorded minus exits recorded: summed over CPUs, calls in flight */
+};
+
+#define ATRACE_FILTER_STACK 64 /* per-thread frames whose entry time is kept */
 
 /*
  * 24 bytes, naturally aligned, no padding holes (so the BPF and C++ sides

@@ -30,6 +30,8 @@ struct RecordArgs {
   std::string buffer_size = "8M";
   std::string kernel = kDefaultKernelGroups;
   bool no_kernel = false;
+  std::string filter = "absolute";
+  std::string filter_threshold = "2us";
   std::string full_command_line;
 };
 
@@ -46,7 +48,9 @@ void add_record(CLI::App& app, int& exit_status) {
   cmd->add_option("--select", args->opts.select,
                   "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
                   "(shared library by file name), re:REGEX; without it, only kernel events");
-  cmd->add_option("--exclude", args->opts.exclude, "Functions not to trace (same syntax)");
+  cmd->add_option("--exclude", args->opts.exclude,
+                  "Functions not to trace (same syntax; @FILE reads selectors from FILE, one a "
+                  "line, e.g. a previous recording's OUTPUT.exclude)");
   cmd->add_option("--duration", args->opts.duration_s, "Stop recording after SEC seconds")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
@@ -67,6 +71,28 @@ void add_record(CLI::App& app, int& exit_status) {
   cmd->add_flag("--follow-forks", args->opts.follow_forks,
                 "Trace child processes too (functions and kernel events); recording ends when "
                 "every traced process has exited");
+  auto& f = args->opts.filter;
+  cmd->add_option("--filter", args->filter,
+                  "Relevance filter, detaching the probes of functions that are frequent and "
+                  "short while recording: off, absolute (mean below --filter-threshold after "
+                  "--filter-min-calls calls) or relative (mean below the called functions' mean "
+                  "minus the threshold)")
+      ->check(CLI::IsMember({"off", "absolute", "relative"}))
+      ->default_str("absolute");
+  cmd->add_option("--filter-threshold", args->filter_threshold,
+                  "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
+      ->default_str("2us");
+  cmd->add_option("--filter-min-calls", f.min_calls, "Calls before a function can be judged")
+      ->default_str("1000");
+  cmd->add_option("--filter-max-calls", f.max_calls,
+                  "Detach a function after N calls whatever its duration (0: never)")
+      ->default_str("0");
+  cmd->add_option("--filter-budget", f.budget_pct,
+                  "Detach the costliest functions until the estimated probe overhead is under "
+                  "PCT % of the traced process's CPU time (0: off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("0");
+  cmd->add_option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
   cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
   auto* command = cmd->add_option("command", args->opts.command, "Command to launch (after --)");
   pid->excludes(command);
@@ -76,6 +102,8 @@ void add_record(CLI::App& app, int& exit_status) {
       "  atrace record --select='main,ns::*' -- ./prog arg\n"
       "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
       "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
+      "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
+      "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.\n"
       "a launched command's exit status is passed on.");
   cmd->callback([args, &exit_status]() {
     auto& o = args->opts;
@@ -95,6 +123,15 @@ void add_record(CLI::App& app, int& exit_status) {
       o.kernel_groups = args->no_kernel ? 0 : parse_kernel_groups(args->kernel);
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "atrace: --kernel: %s\n", e.what());
+      exit_status = 2;
+      return;
+    }
+    o.filter.mode = parse_filter_mode(args->filter).value_or(FilterMode::Absolute);
+    if (auto t = parse_duration_ns(args->filter_threshold)) {
+      o.filter.threshold_ns = *t;
+    } else {
+      std::fprintf(stderr, "atrace: bad --filter-threshold '%s' (e.g. 2us, 500ns, 1ms)\n",
+                   args->filter_threshold.c_str());
       exit_status = 2;
       return;
     }

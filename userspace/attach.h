@@ -12,10 +12,18 @@
 // Return probes are attached before entry probes and detached after them:
 // a call racing with either yields at worst an exit without an entry (which
 // analyses ignore), never an entry whose exit was lost.
+//
+// Probes are kept in link groups (a module's multi links, or one site's
+// perf links). The relevance filters take a function out by rebuilding its
+// group without it (rebuild_without): new links with the next generation in
+// their cookies (id | gen << 32), then the caller switches the generation
+// the programs accept, then closes the old links — entry first — which it
+// gets back as a RetiredLinks.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +41,25 @@ struct LinkDeleter {
 };
 using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
 
+// One kernel link, whichever kind: closing it detaches its probes (and
+// waits for a grace period, so callers close links off the hot path).
+struct OwnedLink {
+  UniqueFd fd;   // uprobe_multi link
+  LinkPtr link;  // perf-event link
+  explicit operator bool() const { return fd.get() >= 0 || link != nullptr; }
+  void close() {
+    fd.reset();
+    link.reset();
+  }
+};
+
+// The links a rebuild replaced: close `entry`, then `exit` once the calls
+// in flight of the removed functions have returned.
+struct RetiredLinks {
+  OwnedLink entry;
+  OwnedLink exit;
+};
+
 struct AttachFailure {
   const uprobes::ProbeSite* site;
   std::string reason;
@@ -49,26 +76,38 @@ class FunctionProbes {
   FunctionProbes(const FunctionProbes&) = delete;
   FunctionProbes& operator=(const FunctionProbes&) = delete;
 
-  // Attaches every site it can; returns the ones it could not.
+  // Attaches every site it can; returns the ones it could not (pointing
+  // into `sites`). The groups keep copies of the sites they hold.
   std::vector<AttachFailure> attach(const std::vector<uprobes::ProbeSite>& sites);
   void detach_all();
 
+  // The group holding `id`, -1 if none (never attached, or rebuilt away).
+  int group_of(uint32_t id) const;
+  // Re-attaches group `g` without the sites for which `drop` is true, with
+  // the next generation; `switch_gen(id, gen)` is called for each kept site
+  // once its new links are in place. Returns the old links. On failure to
+  // attach the new links, nothing changes and the error is returned in
+  // `error` (the old links go on; the programs' off flag still silences the
+  // dropped functions).
+  RetiredLinks rebuild_without(int g, const std::function<bool(uint32_t)>& drop,
+                               const std::function<void(uint32_t, uint32_t)>& switch_gen,
+                               std::string& error);
+
  private:
-  std::string attach_perf(const uprobes::ProbeSite& site, int& error);
-  std::string attach_multi(const std::vector<const uprobes::ProbeSite*>& group, int& error);
-  void attach_multi_split(const std::vector<const uprobes::ProbeSite*>& group,
+  struct Group {
+    std::vector<uprobes::ProbeSite> sites;
+    uint32_t gen = 0;
+    OwnedLink entry, exit;
+  };
+  std::string attach_group(Group& g, int& error);
+  void attach_multi_split(std::vector<const uprobes::ProbeSite*> sites,
                           std::vector<AttachFailure>& failures);
 
   bpf_program* entry_prog_;
   bpf_program* exit_prog_;
   pid_t pid_;
   bool multi_;
-  // perf-event links
-  std::vector<LinkPtr> entries_;
-  std::vector<LinkPtr> exits_;
-  // uprobe_multi link fds
-  std::vector<UniqueFd> multi_entries_;
-  std::vector<UniqueFd> multi_exits_;
+  std::vector<Group> groups_;
 };
 
 }  // namespace atrace

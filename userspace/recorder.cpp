@@ -26,8 +26,11 @@
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
 #include "userspace/attach.h"
+#include "userspace/calibrate.h"
 #include "userspace/features.h"
 #include "userspace/kernel_groups.h"
+#include "userspace/relevance.h"
+#include "uprobes/exclude_file.h"
 #include "userspace/reorder.h"
 #include "userspace/rings.h"
 #include "userspace/status_line.h"
@@ -43,7 +46,9 @@ namespace {
 // records faster than this (a hit costs well over 0.25 us), so half a ring's
 // fill time at that rate is a safe period. Programs never wake us.
 constexpr double kMaxRecordsPerSecPerCpu = 4e6;
-constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;  // + the ring's own header
+// + the ring's own header; kernel events are larger records.
+constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;
+constexpr size_t kRingKernelRecordBytes = sizeof(atrace_rec_args) + 8;
 constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
@@ -54,6 +59,7 @@ uint64_t now_ns(clockid_t clock) {
   clock_gettime(clock, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
+
 
 bool g_verbose = false;
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
@@ -112,6 +118,8 @@ class Recorder {
   std::vector<fmt::ProbeInfo> attach_functions(FunctionProbes& probes,
                                                const std::vector<uprobes::ProbeSite>& sites);
   void announce(const std::vector<fmt::ProbeInfo>& table) const;
+  void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
+  std::vector<uint64_t> probe_costs() const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
@@ -120,6 +128,10 @@ class Recorder {
   std::unique_ptr<PerCpuRings> rings_;
   std::unique_ptr<fmt::TraceWriter> writer_;
   std::unique_ptr<ThreadTable> threads_;
+  std::unique_ptr<RelevanceRun> relevance_;
+  ProbeCost probe_cost_;
+  std::vector<uint32_t> keep_ids_;  // --filter-keep
+  uint32_t max_id_ = 0;
   Reorderer reorder_;
   uint64_t events_ = 0;
   bool header_written_ = false;
@@ -147,7 +159,18 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
     }
     uprobes::ResolveOptions ro;
     ro.nop5_supported = f.uprobe_syscall;
-    return uprobes::resolve_probe_sites(include, exclude, modules, ro);
+    auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
+    for (const auto& site : sites) max_id_ = std::max(max_id_, site.id);
+    if (!opts_.filter.keep.empty()) {
+      // Same modules, same matching: a keep selector names functions the
+      // way --select does (and one that matches nothing is an error).
+      auto keep = uprobes::resolve_probe_sites(uprobes::parse_selectors(opts_.filter.keep), {},
+                                               modules, ro);
+      for (const auto& k : keep)
+        for (const auto& site : sites)
+          if (site.path == k.path && site.offset == k.offset) keep_ids_.push_back(site.id);
+    }
+    return sites;
   } catch (const uprobes::TargetError& e) {
     throw RecordError(e.what());
   } catch (const uprobes::SelectorError& e) {
@@ -173,10 +196,23 @@ void Recorder::load_bpf() {
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
-  const double fill_s = static_cast<double>(ring / kRingRecordBytes) / kMaxRecordsPerSecPerCpu;
+  const size_t record = opts_.kernel_groups ? kRingKernelRecordBytes : kRingRecordBytes;
+  const double fill_s = static_cast<double>(ring / record) / kMaxRecordsPerSecPerCpu;
   drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
                                 kMaxDrainPeriodNs);
   select_kernel_programs();
+  if (opts_.filter.active()) {
+    // One slot per function id (dense from 1); the programs look nothing
+    // up when filters are off.
+    bpf_map__set_max_entries(skel_->maps.fn_state, max_id_ + 1);
+    bpf_map__set_max_entries(skel_->maps.fn_stat, max_id_ + 1);
+    skel_->rodata->filtering = true;
+    skel_->rodata->filter_max_calls = opts_.filter.max_calls;
+    if (opts_.filter.mode == FilterMode::Absolute) {
+      skel_->rodata->filter_min_calls = opts_.filter.min_calls;
+      skel_->rodata->filter_threshold_ns = opts_.filter.threshold_ns;
+    }
+  }
   if (use_multi_) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
     bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
@@ -196,6 +232,16 @@ void Recorder::load_bpf() {
   } catch (const std::exception& e) {
     throw RecordError(e.what());
   }
+  // What a probe hit costs here, on each entry path, measured on atrace's
+  // own functions with these very programs: stored in the header for
+  // `report --compensate`, used by the budget filter.
+  CalibrationOptions co;
+  co.multi = use_multi_;
+  co.ring_bytes = ring;
+  co.drain = [this] { rings_->drain(); };
+  probe_cost_ = calibrate_probe_cost(skel_->progs.func_entry, skel_->progs.func_exit, co);
+  if (opts_.verbose && !probe_cost_.error.empty())
+    std::fprintf(stderr, "atrace: probe cost calibration: %s\n", probe_cost_.error.c_str());
 }
 
 // Only the tracepoints of the groups asked for are loaded (and so
@@ -227,6 +273,8 @@ std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s
 void Recorder::on_record(const void* data, size_t size) {
   if (size < sizeof(atrace_rec_hdr)) return;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
+  // The calibration's hits on atrace's own functions (load_bpf).
+  if (h->kind <= ATRACE_REC_FUNC_EXIT && h->id == kCalibrationProbeId) return;
   fmt::Event ev;
   ev.ts = h->ts;
   ev.pid = h->tgid;
@@ -249,6 +297,9 @@ void Recorder::on_record(const void* data, size_t size) {
       if (ev.kind == fmt::EventKind::Comm) ev.text = std::move(name);
       break;
     }
+    case ATRACE_REC_FILTER_HINT:
+      if (relevance_) relevance_->hint();
+      return;
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return;
       ev.kind = fmt::EventKind::ProcExec;
@@ -370,6 +421,39 @@ void Recorder::announce(const std::vector<fmt::ProbeInfo>& table) const {
                use_multi_ ? "uprobe_multi links" : "perf-event links");
 }
 
+// ns per traced call by entry path (index = fmt::ProbePath) for the budget
+// rule: calibrated, or this machine's typical numbers where calibration
+// could not measure (docs/BENCHMARKS.md).
+std::vector<uint64_t> Recorder::probe_costs() const {
+  auto or_default = [](uint64_t v, uint64_t d) { return v ? v : d; };
+  uint64_t emulated = or_default(probe_cost_.emulated_ns, 1000);
+  return {emulated, or_default(probe_cost_.single_step_ns, 15000), emulated,
+          or_default(probe_cost_.nop5_ns, 650), 0};
+}
+
+// OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
+// in a later run (nothing when none was detached, or the trace went to
+// stdout).
+void Recorder::write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const {
+  if (detached.empty() || opts_.output == "-") return;
+  std::string path = opts_.output + ".exclude";
+  std::string exe = exe_path_;
+  if (exe.empty() && opts_.pid > 0) {
+    char buf[4096];
+    ssize_t n = readlink(("/proc/" + std::to_string(opts_.pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    if (n > 0) exe.assign(buf, static_cast<size_t>(n));
+  }
+  const std::string main_module = exe.substr(exe.rfind('/') + 1);
+  try {
+    uprobes::write_exclude_file(path, detached, main_module,
+                                "functions detached by atrace's relevance filters while recording " +
+                                    opts_.output + "\nuse: atrace record --exclude=@" + path + " ...");
+    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(), path.c_str());
+  } catch (const uprobes::ExcludeFileError& e) {
+    std::fprintf(stderr, "atrace: warning: %s\n", e.what());
+  }
+}
+
 // Drains on a timer until a signal, the
 // target's exit or the --duration deadline.
 void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start) {
@@ -424,6 +508,10 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
     uint64_t now = now_ns(CLOCK_MONOTONIC);
     if (now >= deadline) stop = true;
     if (target_gone && opts_.follow_forks && !traced_processes_left()) stop = true;
+    if (relevance_) {
+      rings_->drain();  // hints first, then the decisions
+      for (auto& ev : relevance_->tick(now)) reorder_.push(std::move(ev));
+    }
     drain_and_flush(now > kReorderWindowNs ? now - kReorderWindowNs : 0);
     // The loss counters cost a map read per kind: only for a visible line.
     if (status.enabled())
@@ -516,15 +604,34 @@ RecordResult Recorder::run() {
   header.kernel = features.release;
   header.clock_id = CLOCK_MONOTONIC;
   header.kernel_events = kernel_groups_string(opts_.kernel_groups);
+  header.probe_cost_nop5_ns = probe_cost_.nop5_ns;
+  header.probe_cost_emulated_ns = probe_cost_.emulated_ns;
+  header.probe_cost_singlestep_ns = probe_cost_.single_step_ns;
 
   // Followed children need the probes in every process that maps the
   // module; the programs then keep only traced processes' hits.
   FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit,
                         opts_.follow_forks ? -1 : pid, use_multi_);
+  // Kept functions are marked before any probe fires: the programs turn
+  // functions off on their own (max-calls, threshold) and must not these.
+  for (uint32_t id : keep_ids_) {
+    atrace_fn_state st{};
+    st.keep = 1;
+    bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_state), &id, &st, BPF_ANY);
+  }
   std::vector<fmt::ProbeInfo> table;
   if (!sites.empty()) {
     table = attach_functions(probes, sites);
     announce(table);
+  }
+  if (opts_.filter.active() && !table.empty()) {
+    try {
+      relevance_ = std::make_unique<RelevanceRun>(
+          opts_.filter, probes, bpf_map__fd(skel_->maps.fn_state), bpf_map__fd(skel_->maps.fn_stat),
+          ncpus_, pid, table, keep_ids_, std::vector<uint64_t>{}, probe_costs());
+    } catch (const std::exception& e) {
+      throw RecordError(std::string("relevance filters: ") + e.what());
+    }
   }
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -548,6 +655,14 @@ RecordResult Recorder::run() {
   // The recording ends now; detaching takes a grace period or two.
   header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.end_real_ns = now_ns(CLOCK_REALTIME);
+  std::vector<fmt::ProbeInfo> detached;
+  if (relevance_) {
+    relevance_->finish();
+    detached = relevance_->detached();
+    if (auto line = relevance_->summary(); !line.empty())
+      std::fprintf(stderr, "atrace: %s\n", line.c_str());
+    relevance_.reset();
+  }
   // Stop: entries first, then returns (attach.h), then everything in flight.
   probes.detach_all();
   if (!target->exited()) threads_->refresh_names();
@@ -558,6 +673,8 @@ RecordResult Recorder::run() {
   RecordResult r;
   fmt::LostCounts lost = read_lost(&r.lost_by_kind);
   writer_->finish(header, threads_->table(), lost);
+  r.detached = detached.size();
+  write_exclude_list(detached);
 
   r.events = events_;
   r.lost = lost.total();

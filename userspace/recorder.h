@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "userspace/filter_policy.h"
+
 namespace atrace {
 
 // A problem with the user's request or environment: printed as one line.
@@ -41,6 +43,8 @@ struct RecordOptions {
   // Child processes are traced too (functions and kernel events); the
   // recording then ends when every traced process has exited.
   bool follow_forks = false;
+  // Relevance filters (filter_policy.h).
+  FilterOptions filter;
 };
 
 struct RecordResult {
@@ -48,6 +52,7 @@ struct RecordResult {
   uint64_t events = 0;
   uint64_t lost = 0;
   std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
+  size_t detached = 0;       // functions the relevance filters took out
   size_t probes = 0;
 };
 

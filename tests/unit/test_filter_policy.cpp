@@ -1,0 +1,132 @@
+// The relevance filters' rules, on made-up statistics with exact outcomes.
+#include <gtest/gtest.h>
+
+#include "userspace/filter_policy.h"
+
+namespace atrace {
+namespace {
+
+FunctionSample fn(uint32_t id, uint64_t calls, uint64_t mean_ns,
+                  fmt::ProbePath path = fmt::ProbePath::Emulated) {
+  FunctionSample s;
+  s.id = id;
+  s.calls = calls;
+  s.sum_ns = calls * mean_ns;
+  s.path = path;
+  return s;
+}
+
+std::vector<uint32_t> ids(const std::vector<FilterDecision>& d) {
+  std::vector<uint32_t> v;
+  for (const auto& x : d) v.push_back(x.id);
+  return v;
+}
+
+TEST(FilterPolicy, AbsoluteNeedsEnoughCallsAndAShortMean) {
+  FilterOptions o;  // absolute, 2 us, 1000 calls
+  RelevanceFilter f(o);
+  auto d = f.decide({fn(1, 999, 100), fn(2, 1000, 1999), fn(3, 5000, 2000), fn(4, 1000, 300)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{2, 4}));
+  EXPECT_EQ(d[0].reason, DetachReason::Absolute);
+  EXPECT_EQ(d[0].calls, 1000u);
+  EXPECT_EQ(d[0].sum_ns, 1000u * 1999);
+  // Decided once: the same numbers again decide nothing new.
+  EXPECT_TRUE(f.decide({fn(2, 2000, 10), fn(4, 2000, 10)}).empty());
+  EXPECT_TRUE(f.decided(2));
+  EXPECT_FALSE(f.decided(3));
+}
+
+TEST(FilterPolicy, KeptFunctionsAreNeverDetached) {
+  FilterOptions o;
+  o.max_calls = 10;
+  RelevanceFilter f(o);
+  f.keep(1);
+  EXPECT_TRUE(f.decide({fn(1, 100000, 5)}).empty());
+}
+
+TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
+  FilterOptions o;
+  std::vector<uint64_t> floor(5, 0);
+  floor[static_cast<size_t>(fmt::ProbePath::SingleStep)] = 9000;
+  RelevanceFilter f(o, floor);
+  // 10.5 us measured on the single-step path is 1.5 us of the function's own.
+  auto d = f.decide({fn(1, 2000, 10500, fmt::ProbePath::SingleStep),
+                     fn(2, 2000, 10500, fmt::ProbePath::Emulated)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+}
+
+TEST(FilterPolicy, MaxCallsFollowsTheProgramsOffFlag) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  o.max_calls = 50;
+  RelevanceFilter f(o);
+  FunctionSample a = fn(1, 10, 100), b = fn(2, 10, 100);
+  b.off = DetachReason::MaxCalls;
+  b.entries = 50;
+  auto d = f.decide({a, b});
+  ASSERT_EQ(ids(d), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(d[0].reason, DetachReason::MaxCalls);
+}
+
+// A program turned it off on one CPU's numbers: decided, whatever the
+// other CPUs say.
+TEST(FilterPolicy, ThresholdCrossedInTheProgramsIsDecided) {
+  FilterOptions o;
+  RelevanceFilter f(o);
+  FunctionSample s = fn(1, 1500, 2500);  // all CPUs: 2.5 us, above the threshold
+  s.off = DetachReason::Absolute;
+  auto d = f.decide({s});
+  ASSERT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(d[0].reason, DetachReason::Absolute);
+}
+
+TEST(FilterPolicy, RelativeUsesTheMeanOfCalledFunctions) {
+  FilterOptions o;
+  o.mode = FilterMode::Relative;
+  o.threshold_ns = 1000;
+  o.min_calls = 1;
+  RelevanceFilter f(o);
+  // Means 100, 5000, 9000 (and one never called, which must not count):
+  // their mean is 4700, minus 1000 = 3700: only the 100 ns one is below.
+  auto d = f.decide({fn(1, 10, 100), fn(2, 10, 5000), fn(3, 10, 9000), fn(4, 0, 0)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(d[0].reason, DetachReason::Relative);
+}
+
+TEST(FilterPolicy, OffDecidesNothing) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  EXPECT_FALSE(o.active());
+  RelevanceFilter f(o);
+  EXPECT_TRUE(f.decide({fn(1, 1000000, 1)}).empty());
+}
+
+TEST(FilterPolicy, BudgetDetachesTheCostliestUntilUnder) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  o.budget_pct = 10;
+  RelevanceFilter f(o);
+  std::vector<uint64_t> cost(5, 0);
+  cost[static_cast<size_t>(fmt::ProbePath::Emulated)] = 1000;
+  // 1 s of CPU; hits cost 1 us each: 300 ms, 50 ms and 20 ms of probes.
+  // Allowed 100 ms: the 300 ms one goes (370 -> 70 ms), the others stay.
+  auto d = f.decide({fn(1, 300000, 50), fn(2, 50000, 50), fn(3, 20000, 50)}, 1'000'000'000, cost);
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(d[0].reason, DetachReason::Budget);
+}
+
+TEST(FilterPolicy, ParsesDurationsAndModes) {
+  EXPECT_EQ(parse_duration_ns("2us"), 2000u);
+  EXPECT_EQ(parse_duration_ns("500ns"), 500u);
+  EXPECT_EQ(parse_duration_ns("1.5ms"), 1500000u);
+  EXPECT_EQ(parse_duration_ns("1s"), 1000000000u);
+  EXPECT_EQ(parse_duration_ns("300"), 300u);
+  EXPECT_FALSE(parse_duration_ns("2 us"));
+  EXPECT_FALSE(parse_duration_ns("us"));
+  EXPECT_FALSE(parse_duration_ns("2h"));
+  EXPECT_EQ(parse_filter_mode("relative"), FilterMode::Relative);
+  EXPECT_FALSE(parse_filter_mode("sometimes"));
+}
+
+}  // namespace
+}  // namespace atrace

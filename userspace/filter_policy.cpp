@@ -1,0 +1,123 @@
+#include "userspace/filter_policy.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace atrace {
+
+std::optional<FilterMode> parse_filter_mode(std::string_view s) {
+  if (s == "off") return FilterMode::Off;
+  if (s == "absolute") return FilterMode::Absolute;
+  if (s == "relative") return FilterMode::Relative;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parse_duration_ns(std::string_view s) {
+  size_t unit = s.find_first_not_of("0123456789.");
+  std::string number(s.substr(0, unit));
+  std::string_view suffix = unit == std::string_view::npos ? "" : s.substr(unit);
+  double scale = 0;
+  if (suffix.empty() || suffix == "ns") scale = 1;
+  else if (suffix == "us") scale = 1e3;
+  else if (suffix == "ms") scale = 1e6;
+  else if (suffix == "s") scale = 1e9;
+  else return std::nullopt;
+  if (number.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(number.c_str(), &end);
+  if (!end || *end != '\0' || !std::isfinite(v) || v < 0) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(v * scale));
+}
+
+RelevanceFilter::RelevanceFilter(FilterOptions o, std::vector<uint64_t> floor_ns)
+    : o_(std::move(o)), floor_(std::move(floor_ns)) {}
+
+void RelevanceFilter::mark(uint32_t id, std::vector<bool>& v) {
+  if (id >= v.size()) v.resize(id + 1, false);
+  v[id] = true;
+}
+
+void RelevanceFilter::keep(uint32_t id) { mark(id, keep_); }
+
+bool RelevanceFilter::decided(uint32_t id) const { return is(id, done_); }
+
+// The mean net of what the probes themselves add to a measured call.
+uint64_t RelevanceFilter::net_mean(const FunctionSample& s) const {
+  uint64_t mean = s.calls ? s.sum_ns / s.calls : 0;
+  auto p = static_cast<size_t>(s.path);
+  uint64_t floor = p < floor_.size() ? floor_[p] : 0;
+  return mean > floor ? mean - floor : 0;
+}
+
+std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSample>& now,
+                                                    uint64_t cpu_ns,
+                                                    const std::vector<uint64_t>& cost_ns) {
+  std::vector<FilterDecision> out;
+  auto take = [&](const FunctionSample& s, DetachReason r) {
+    out.push_back({s.id, r, s.calls, s.sum_ns});
+    mark(s.id, done_);
+  };
+  auto open = [&](const FunctionSample& s) { return !is(s.id, done_) && !is(s.id, keep_); };
+
+  // Turned off by the programs already (max-calls count reached, or the
+  // absolute threshold crossed on a CPU): the decision is made.
+  for (const auto& s : now)
+    if (!is(s.id, done_) && s.off) take(s, *s.off);
+
+  if (o_.mode == FilterMode::Absolute) {
+    for (const auto& s : now)
+      if (open(s) && s.calls >= o_.min_calls && net_mean(s) < o_.threshold_ns)
+        take(s, DetachReason::Absolute);
+  } else if (o_.mode == FilterMode::Relative) {
+    // The mean of the means of the functions actually called (each counts
+    // once, however often it ran), over all of them, decided or not.
+    double sum = 0;
+    size_t n = 0;
+    for (const auto& s : now)
+      if (s.calls > 0) {
+        sum += static_cast<double>(net_mean(s));
+        n++;
+      }
+    if (n > 1) {
+      double bar = sum / static_cast<double>(n) - static_cast<double>(o_.threshold_ns);
+      for (const auto& s : now)
+        if (open(s) && s.calls >= o_.min_calls && static_cast<double>(net_mean(s)) < bar)
+          take(s, DetachReason::Relative);
+    }
+  }
+
+  // Budget: estimated probe time since the last call = new hits x cost per
+  // hit of the function's path; detach the most expensive until it is
+  // under budget_pct of the traced threads' CPU time.
+  if (o_.budget_pct > 0 && cpu_ns > 0) {
+    struct Cost {
+      const FunctionSample* s;
+      double ns;
+    };
+    std::vector<Cost> costs;
+    double total = 0;
+    for (const auto& s : now) {
+      uint64_t hits = s.calls;
+      uint64_t before = s.id < last_hits_.size() ? last_hits_[s.id] : 0;
+      if (s.id >= last_hits_.size()) last_hits_.resize(s.id + 1, 0);
+      last_hits_[s.id] = hits;
+      if (hits <= before || is(s.id, done_)) continue;
+      auto p = static_cast<size_t>(s.path);
+      double c = static_cast<double>(hits - before) *
+                 static_cast<double>(p < cost_ns.size() ? cost_ns[p] : 0);
+      total += c;
+      if (!is(s.id, keep_)) costs.push_back({&s, c});
+    }
+    std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
+    const double allowed = o_.budget_pct / 100.0 * static_cast<double>(cpu_ns);
+    for (const auto& c : costs) {
+      if (total <= allowed || c.ns <= 0) break;
+      take(*c.s, DetachReason::Budget);
+      total -= c.ns;
+    }
+  }
+  return out;
+}
+
+}  // namespace atrace
