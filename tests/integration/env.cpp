@@ -119,6 +119,8 @@ std::optional<std::vector<std::string>> leftover_uprobe_events() {
       fs::path(Paths::target_threads).filename().string(),
       fs::path(Paths::target_lib).filename().string(),
       fs::path(Paths::target_kernel).filename().string(),
+      fs::path(Paths::target_filter).filename().string(),
+      fs::path(Paths::target_filter_nop5).filename().string(),
       "libtarget_shared.so",
       fs::path(Paths::demo).filename().string(),
   };
