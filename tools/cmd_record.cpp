@@ -102,9 +102,9 @@ void add_record(CLI::App& app, int& exit_status) {
       "  atrace record --select='main,ns::*' -- ./prog arg\n"
       "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
       "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
+      "a launched command's exit status is passed on.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
-      "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.\n"
-      "a launched command's exit status is passed on.");
+      "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.");
   cmd->callback([args, &exit_status]() {
     auto& o = args->opts;
     if (o.pid <= 0 && o.command.empty()) {
