@@ -42,7 +42,6 @@ const volatile bool filter_functions = false; /* probes attached system-wide (--
 const volatile bool filtering = false;
 const volatile __u64 filter_max_calls = 0;     /* 0: no max-calls rule */
 const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before judging */
-const volatile __u64 filter_threshold_ns = 0;  /* hint: mean below this; 0: no hint */
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
 
@@ -248,8 +247,8 @@ static __always_inline int func_exit_filtered(void *ctx, __u64 ts, __u64 pid_tgi
 			stat->sum_ns += ts - entry_ts;
 			/* A candidate on this CPU's numbers alone: the recorder
 			 * decides on all CPUs'. */
-			if (filter_threshold_ns && stat->calls >= filter_min_calls &&
-			    stat->sum_ns < filter_threshold_ns * stat->calls && !st->hinted &&
+			if (st->limit_ns && stat->calls >= filter_min_calls &&
+			    stat->sum_ns < st->limit_ns * stat->calls && !st->hinted &&
 			    !st->keep) {
 				/* Off at once: the recorder detaches it when it wakes. */
 				st->off = ATRACE_OFF_THRESHOLD;

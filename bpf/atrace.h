@@ -66,6 +66,9 @@ struct atrace_fn_state {
 	__u64 calls; /* entries, counted atomically: only with a max-calls rule */
 	__u32 hinted; /* the hint was sent (once per function) */
 	__u32 keep;   /* --filter-keep: the programs never turn it off */
+	__u64 limit_ns; /* absolute rule: mean below this turns it off (the
+			 * threshold plus the part of the probe cost a measured
+			 * call includes, by entry path); 0: no rule */
 };
 
 /* Who turned a function off: the recorder, or a program at once when the

@@ -120,6 +120,7 @@ class Recorder {
   void announce(const std::vector<fmt::ProbeInfo>& table) const;
   void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
   std::vector<uint64_t> probe_costs() const;
+  std::vector<uint64_t> probe_floors() const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
@@ -210,7 +211,6 @@ void Recorder::load_bpf() {
     skel_->rodata->filter_max_calls = opts_.filter.max_calls;
     if (opts_.filter.mode == FilterMode::Absolute) {
       skel_->rodata->filter_min_calls = opts_.filter.min_calls;
-      skel_->rodata->filter_threshold_ns = opts_.filter.threshold_ns;
     }
   }
   if (use_multi_) {
@@ -431,6 +431,18 @@ std::vector<uint64_t> Recorder::probe_costs() const {
           or_default(probe_cost_.nop5_ns, 650), 0};
 }
 
+// What a probe adds to a call's measured duration, by entry path: the
+// entry program's clock is read before the kernel emulates or single-steps
+// the first instruction and the return program's after the return trap, so
+// most of a hit's cost falls inside. Half the calibrated cost: taking off
+// less than the truth keeps the filter conservative (a function is judged
+// longer than it is, never shorter).
+std::vector<uint64_t> Recorder::probe_floors() const {
+  std::vector<uint64_t> f = probe_costs();
+  for (auto& v : f) v /= 2;
+  return f;
+}
+
 // OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
 // in a later run (nothing when none was detached, or the trace went to
 // stdout).
@@ -612,12 +624,19 @@ RecordResult Recorder::run() {
   // module; the programs then keep only traced processes' hits.
   FunctionProbes probes(skel_->progs.func_entry, skel_->progs.func_exit,
                         opts_.follow_forks ? -1 : pid, use_multi_);
-  // Kept functions are marked before any probe fires: the programs turn
-  // functions off on their own (max-calls, threshold) and must not these.
-  for (uint32_t id : keep_ids_) {
-    atrace_fn_state st{};
-    st.keep = 1;
-    bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_state), &id, &st, BPF_ANY);
+  // Each function's filter state is set before any probe fires: the
+  // programs turn functions off on their own (max-calls, threshold), never
+  // a kept one, and judge a mean against the threshold plus its path's
+  // share of the probe cost.
+  if (opts_.filter.active()) {
+    const auto floor = probe_floors();
+    for (const auto& site : sites) {
+      atrace_fn_state st{};
+      st.keep = std::find(keep_ids_.begin(), keep_ids_.end(), site.id) != keep_ids_.end();
+      if (opts_.filter.mode == FilterMode::Absolute)
+        st.limit_ns = opts_.filter.threshold_ns + floor[static_cast<size_t>(site.entry_path) % floor.size()];
+      bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_state), &site.id, &st, BPF_ANY);
+    }
   }
   std::vector<fmt::ProbeInfo> table;
   if (!sites.empty()) {
@@ -628,7 +647,7 @@ RecordResult Recorder::run() {
     try {
       relevance_ = std::make_unique<RelevanceRun>(
           opts_.filter, probes, bpf_map__fd(skel_->maps.fn_state), bpf_map__fd(skel_->maps.fn_stat),
-          ncpus_, pid, table, keep_ids_, std::vector<uint64_t>{}, probe_costs());
+          ncpus_, pid, table, keep_ids_, probe_floors(), probe_costs());
     } catch (const std::exception& e) {
       throw RecordError(std::string("relevance filters: ") + e.what());
     }

@@ -180,6 +180,18 @@ TEST_F(Filters, AbsoluteDetachesHotEarlyAndKeepsSlowExact) {
 
 TEST_F(Filters, AbsoluteWithNop5Entries) { absolute_detaches_hot(Paths::target_filter_nop5, 1); }
 
+// The defaults alone (absolute, 2 us, 1000 calls): the mean is judged net
+// of the probe cost's share (calibrated at start-up), so a tiny function is
+// detached even when the probes alone cost more than 2 us a call.
+TEST_F(Filters, DefaultSettingsDetachHot) {
+  std::vector<std::string> args = {"300", "1000"};
+  auto rep = record_target(Paths::target_filter, args, {});
+  ASSERT_TRUE(rep);
+  EXPECT_LT(calls_of(*rep, "hot"), 300LL * 1000 / 10) << "hot detached late or not at all";
+  expect_detached(*rep, "hot", "absolute");
+  expect_exact(*rep, "slow", "slow", 300);
+}
+
 // Two threads calling hot() at once: the decision must not disturb either.
 TEST_F(Filters, AbsoluteWithTwoThreads) {
   absolute_detaches_hot(Paths::target_filter, 2);
