@@ -116,7 +116,11 @@ void print_events(fmt::TraceReader& r, std::vector<fmt::Event>& detached) {
 }
 
 void print_probes(const fmt::TraceReader& r) {
-  std::printf("\nProbes: %zu\n", r.probes().size());
+  // The entry path is the main factor of a probe's cost: say how many take
+  // the fast one (docs/fast-path.md).
+  size_t fast = 0;
+  for (const auto& p : r.probes()) fast += p.path_kind == fmt::ProbePath::Nop5;
+  std::printf("\nProbes: %zu (%zu on the fast nop5 path)\n", r.probes().size(), fast);
   if (r.probes().empty()) return;
   std::printf("  %6s  %-11s  %18s  %-20s  %s\n", "ID", "Path", "Address", "Module", "Function");
   for (const auto& p : r.probes())

@@ -180,6 +180,21 @@ TEST_F(Filters, AbsoluteDetachesHotEarlyAndKeepsSlowExact) {
 
 TEST_F(Filters, AbsoluteWithNop5Entries) { absolute_detaches_hot(Paths::target_filter_nop5, 1); }
 
+// A program built with -pg -mfentry -mnop-mcount: every probe on the fast
+// NOP5 path, said by atrace info, and every call counted.
+TEST_F(Filters, Nop5EntriesAreMarkedFastAndCountedExactly) {
+  auto rep = record_target(Paths::target_filter_nop5, {"30", "100"}, {"--filter=off"});
+  ASSERT_TRUE(rep);
+  expect_exact(*rep, "hot", "hot", 30 * 100);
+  expect_exact(*rep, "slow", "slow", 30);
+  Result info = run({Paths::atrace, "info", "-i", trace_});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  EXPECT_NE(info.out.find("Probes: 2 (2 on the fast nop5 path)"), std::string::npos) << info.out;
+  Result list = run({Paths::atrace, "list", Paths::target_filter_nop5, "hot,slow"});
+  ASSERT_TRUE(list.exited(0)) << list.describe();
+  EXPECT_NE(list.out.find("2 nop5"), std::string::npos) << list.out;
+}
+
 // The defaults alone (absolute, 2 us, 1000 calls): the mean is judged net
 // of the probe cost's share (calibrated at start-up), so a tiny function is
 // detached even when the probes alone cost more than 2 us a call.
