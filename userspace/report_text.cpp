@@ -54,10 +54,10 @@ std::string basename_of(const std::string& path) {
 
 // The executable named in the command if some function comes from it,
 // otherwise the module with the most functions.
-std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
+std::string main_module(const fmt::TraceHeader& h, const std::vector<std::string>& modules) {
   std::string exe = basename_of(h.target_command.substr(0, h.target_command.find(' ')));
   std::map<std::string, size_t> count;
-  for (const auto& f : p.functions) count[f.module]++;
+  for (const auto& m : modules) count[m]++;
   if (!exe.empty() && count.count(exe)) return exe;
   std::string best;
   size_t most = 0;
@@ -67,6 +67,12 @@ std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
       most = n;
     }
   return best;
+}
+
+std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
+  std::vector<std::string> modules;
+  for (const auto& f : p.functions) modules.push_back(f.module);
+  return main_module(h, modules);
 }
 
 std::string display_name(const std::string& name, const std::string& module,

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "userspace/report.h"
+#include "userspace/report_text.h"
 #include "userspace/syscall_names.h"
 
 namespace atrace::analysis {
@@ -165,29 +166,6 @@ void append_exit_status(std::string& out, int64_t status) {
   if (status & 0x80) out += " core";
 }
 
-std::string basename_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The traced program's own module, whose functions are named without a
-// module tag (the same rule as the text report): the executable named in the
-// command if some probe is in it, otherwise the module with the most probes.
-std::string main_module(const fmt::TraceHeader& h, const std::vector<fmt::ProbeInfo>& probes) {
-  std::string exe = basename_of(h.target_command.substr(0, h.target_command.find(' ')));
-  std::map<std::string, size_t> count;
-  for (const auto& p : probes) count[p.module]++;
-  if (!exe.empty() && count.count(exe)) return exe;
-  std::string best;
-  size_t most = 0;
-  for (const auto& [module, n] : count)
-    if (n > most) {
-      best = module;
-      most = n;
-    }
-  return best;
-}
-
 }  // namespace
 
 std::vector<ScriptField> default_script_fields() {
@@ -242,7 +220,10 @@ ScriptFormatter::ScriptFormatter(const fmt::TraceHeader& header,
                                  const std::vector<fmt::ThreadInfo>& threads,
                                  std::vector<ScriptField> fields)
     : fields_(std::move(fields)) {
-  std::string main = main_module(header, probes);
+  std::vector<std::string> modules;
+  for (const auto& p : probes) modules.push_back(p.module);
+  // The text report's rule: the main module's functions go without a tag.
+  std::string main = main_module(header, modules);
   for (const auto& p : probes) {
     std::string name = escaped(p.name);
     if (!p.module.empty() && p.module != main) name += " [" + escaped(p.module) + "]";
