@@ -168,15 +168,14 @@ static __always_inline void hint(__u64 pid_tgid, __u32 id, struct atrace_fn_stat
 		emit_hdr(bpf_ktime_get_ns(), pid_tgid, id, ATRACE_REC_FILTER_HINT, BPF_RB_FORCE_WAKEUP);
 }
 
-static __always_inline int func_entry_filtered(void *ctx, __u64 ts, __u64 pid_tgid)
+static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_state *st,
+					       __u64 ts, __u64 pid_tgid)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 id = (__u32)cookie;
-	struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
 	struct atrace_fn_stat *stat;
 	struct call_stack *cs;
 
-	if (!st || st->gen != (__u32)(cookie >> 32) || st->off)
+	if (st->gen != (__u32)(cookie >> 32) || st->off)
 		return 0;
 	if (filter_max_calls) {
 		__u64 n = __sync_fetch_and_add(&st->calls, 1);
@@ -208,17 +207,16 @@ static __always_inline int func_entry_filtered(void *ctx, __u64 ts, __u64 pid_tg
 /* An exit is recorded when its entry was: a function being detached still
  * closes the calls it had in flight, and never shows an exit without its
  * entry. */
-static __always_inline int func_exit_filtered(void *ctx, __u64 ts, __u64 pid_tgid)
+static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_state *st,
+					       __u64 ts, __u64 pid_tgid)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 id = (__u32)cookie;
-	struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
 	struct atrace_fn_stat *stat;
 	struct call_stack *cs;
 	__u64 entry_ts = 0;
 	bool matched = false;
 
-	if (!st || st->gen != (__u32)(cookie >> 32))
+	if (st->gen != (__u32)(cookie >> 32))
 		return 0;
 	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
 	if (cs && cs->depth > 0) {
@@ -271,13 +269,16 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 	if (filter_functions && !traced(pid_tgid >> 32))
 		return 0;
 	if (filtering) {
-		__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+		__u64 cookie = bpf_get_attach_cookie(ctx);
+		__u32 id = (__u32)cookie;
+		struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
 
 		/* Ids beyond the table (atrace's own calibration probes) are
 		 * recorded as without filters. */
-		if (bpf_map_lookup_elem(&fn_state, &id))
-			return kind == ATRACE_REC_FUNC_ENTRY ? func_entry_filtered(ctx, ts, pid_tgid)
-							     : func_exit_filtered(ctx, ts, pid_tgid);
+		if (st)
+			return kind == ATRACE_REC_FUNC_ENTRY
+				       ? func_entry_filtered(cookie, st, ts, pid_tgid)
+				       : func_exit_filtered(cookie, st, ts, pid_tgid);
 	}
 	r = reserve(&cpu, sizeof(*r), kind);
 	if (!r)
