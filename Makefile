@@ -4,11 +4,14 @@
 # Both need root: installing packages and loading BPF programs.
 
 BUILD     ?= build
+# The last line: the consumers the exporters are tested with (atrace convert,
+# report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium.
 JOBS      ?= $(shell nproc)
 DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
-	bpftrace util-linux
+	bpftrace util-linux \
+	graphviz valgrind pajeng protobuf-compiler chromium
 
 .PHONY: all deps build demo test clean
 
