@@ -16,6 +16,7 @@ const std::string& invocation();
 void add_record(CLI::App& app, int& exit_status);
 void add_report(CLI::App& app, int& exit_status);
 void add_script(CLI::App& app, int& exit_status);
+void add_convert(CLI::App& app, int& exit_status);
 void add_info(CLI::App& app, int& exit_status);
 void add_list(CLI::App& app, int& exit_status);
 

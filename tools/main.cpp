@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   atrace::tools::add_record(app, status);
   atrace::tools::add_report(app, status);
   atrace::tools::add_script(app, status);
+  atrace::tools::add_convert(app, status);
   atrace::tools::add_info(app, status);
   atrace::tools::add_list(app, status);
   try {

@@ -1,0 +1,233 @@
+// `atrace convert`: a trace in a format other tools read (docs/convert.md).
+// The formats are rows of kFormats: a name, the exporter (userspace/export.h
+// gives them all one signature), whether the output is binary, and a line
+// for --help. Adding a format is adding a row.
+//
+// The output goes to stdout or to -o FILE. A conversion that fails half way
+// (unreadable trace, disk full) removes FILE rather than leave a truncated
+// file that looks complete, and says so in its one error line.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+#include "formats/trace_reader.h"
+#include "tools/commands.h"
+#include "userspace/export.h"
+
+namespace atrace::tools {
+namespace {
+
+using Exporter = void (*)(fmt::TraceReader&, std::ostream&, const analysis::ExportOptions&);
+
+struct Format {
+  const char* name;
+  Exporter write;
+  bool binary;       // refused on a terminal
+  const char* what;  // --help: what it is and what opens it
+};
+
+const Format kFormats[] = {
+    {"chrome", analysis::export_chrome, false,
+     "Chrome Trace Event JSON: ui.perfetto.dev, chrome://tracing (docs/export-chrome.md)"},
+    {"perfetto", analysis::export_perfetto, true,
+     "Perfetto protobuf trace: ui.perfetto.dev, trace_processor (docs/export-perfetto.md)"},
+    {"paje", analysis::export_paje, false,
+     "Paje trace: ViTE, pajeng's pj_dump (docs/export-paje.md)"},
+    {"csv", analysis::export_csv, false,
+     "one event a line: spreadsheets, pandas.read_csv (docs/export-csv.md)"},
+};
+
+const Format* find_format(const std::string& name) {
+  for (const auto& f : kFormats)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string format_names(const char* sep) {
+  std::string s;
+  for (const auto& f : kFormats) s += (s.empty() ? "" : sep) + std::string(f.name);
+  return s;
+}
+
+struct ConvertArgs {
+  std::string input = "atrace.data";
+  std::string output = "-";
+  std::string to;
+  analysis::ExportOptions options;
+};
+
+// An unbuffered streambuf over a file descriptor (the exporters hand it 64
+// KiB at a time) that keeps the errno of a failed write for the message.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd) {}
+  int error() const { return error_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::streamsize done = 0;
+    while (done < n && !error_) {
+      ssize_t w = ::write(fd_, s + done, static_cast<size_t>(n - done));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        error_ = errno;
+        break;
+      }
+      done += w;
+    }
+    return done;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+
+ private:
+  int fd_;
+  int error_ = 0;
+};
+
+// Where the conversion goes: stdout, or a file opened for it.
+class Output {
+ public:
+  // Returns false (and prints the error line) when FILE cannot be opened.
+  bool open(const std::string& path) {
+    path_ = path;
+    if (path == "-") {
+      fd_ = STDOUT_FILENO;
+      return true;
+    }
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      std::fprintf(stderr, "atrace: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+      return false;
+    }
+    struct stat st {};
+    // Only a regular file is removed after a failure: never /dev/full, a
+    // FIFO or a terminal someone named with -o.
+    removable_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+    return true;
+  }
+  ~Output() {
+    if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  }
+  int fd() const { return fd_; }
+  bool is_file() const { return path_ != "-"; }
+  const std::string& name() const { return is_file() ? path_ : kStdout; }
+  // Closes a file and says whether everything reached it (errno set if not).
+  bool close() {
+    if (fd_ < 0 || fd_ == STDOUT_FILENO) return true;
+    int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+  // After a failure: the file goes, and the message says so.
+  std::string discard() {
+    close();
+    if (!is_file() || !removable_) return "";
+    return ::unlink(path_.c_str()) == 0 ? " (" + path_ + " removed)" : "";
+  }
+
+ private:
+  inline static const std::string kStdout = "stdout";
+  std::string path_;
+  int fd_ = -1;
+  bool removable_ = false;
+};
+
+void warn_from(const fmt::TraceReader& reader, size_t first) {
+  const auto& w = reader.warnings();
+  for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+}
+
+int run_convert(const ConvertArgs& args) {
+  const Format* format = find_format(args.to);
+  if (!format) {
+    std::fprintf(stderr, "atrace: --to: unknown format '%s' (known: %s)\n", args.to.c_str(),
+                 format_names(", ").c_str());
+    return 2;
+  }
+  if (format->binary && args.output == "-" && ::isatty(STDOUT_FILENO)) {
+    std::fprintf(stderr, "atrace: --to=%s writes binary data: give -o FILE or redirect stdout\n",
+                 format->name);
+    return 2;
+  }
+  // A closed pipe must show up as EPIPE from write(), not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<fmt::TraceReader> reader;
+  try {
+    reader = std::make_unique<fmt::TraceReader>(args.input);
+  } catch (const fmt::TraceError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 1;
+  }
+  // The trace is readable: only now is the output created.
+  Output out;
+  if (!out.open(args.output)) return 1;
+  warn_from(*reader, 0);
+  size_t warned = reader->warnings().size();
+  if (uint64_t lost = reader->lost().total())
+    std::fprintf(stderr,
+                 "atrace: warning: %llu events were lost while recording (ring buffers full): "
+                 "some calls lack their entry or exit\n",
+                 static_cast<unsigned long long>(lost));
+
+  FdBuf buf(out.fd());
+  std::ostream stream(&buf);
+  try {
+    format->write(*reader, stream, args.options);
+    stream.flush();
+  } catch (const fmt::TraceError& e) {
+    std::string removed = out.discard();
+    std::fprintf(stderr, "atrace: %s%s\n", e.what(), removed.c_str());
+    return 1;
+  }
+  if (buf.error() == EPIPE && !out.is_file()) return 0;  // the reader has seen enough
+  if (buf.error() || !stream || !out.close()) {
+    int err = buf.error() ? buf.error() : errno;
+    std::string removed = out.discard();
+    std::fprintf(stderr, "atrace: %s: write failed: %s%s\n", out.name().c_str(),
+                 std::strerror(err), removed.c_str());
+    return 1;
+  }
+  warn_from(*reader, warned);
+  return reader->damaged() ? 3 : 0;  // every readable event is converted, but the file is damaged
+}
+
+}  // namespace
+
+void add_convert(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Write a trace in a format other tools read (docs/convert.md)");
+  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      ->capture_default_str();
+  cmd->add_option("--to", args->to, "Output format: " + format_names(", "))->required();
+  cmd->add_option("-o,--output", args->output, "File to write ('-' writes stdout)")
+      ->capture_default_str();
+  cmd->add_option("--weight", args->options.weight,
+                  "What the weighted formats count: time (ns) or calls")
+      ->check(CLI::IsMember({"time", "calls"}))
+      ->capture_default_str();
+  cmd->add_option("--min-pct", args->options.min_pct,
+                  "Leave out what weighs less than this percentage of the total (pruning formats)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  std::string footer = "Formats:\n";
+  for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";
+  cmd->footer(footer);
+  cmd->callback([args, &exit_status] { exit_status = run_convert(*args); });
+}
+
+}  // namespace atrace::tools
