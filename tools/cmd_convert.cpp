@@ -22,6 +22,7 @@
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
 #include "userspace/export.h"
+#include "userspace/export_graph.h"
 
 namespace atrace::tools {
 namespace {
@@ -44,6 +45,11 @@ const Format kFormats[] = {
      "Paje trace: ViTE, pajeng's pj_dump (docs/export-paje.md)"},
     {"csv", analysis::export_csv, false,
      "one event a line: spreadsheets, pandas.read_csv (docs/export-csv.md)"},
+    {"folded", analysis::export_folded, false,
+     "folded stacks: flamegraph.pl, inferno, speedscope (docs/export-folded.md)"},
+    {"callgrind", analysis::export_callgrind, false,
+     "callgrind profile: kcachegrind, callgrind_annotate (docs/export-callgrind.md)"},
+    {"dot", analysis::export_dot, false, "call graph: Graphviz dot -Tsvg (docs/export-dot.md)"},
 };
 
 const Format* find_format(const std::string& name) {
@@ -224,6 +230,8 @@ void add_convert(CLI::App& app, int& exit_status) {
                   "Leave out what weighs less than this percentage of the total (pruning formats)")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  cmd->add_flag("--threads", args->options.threads,
+                "folded: each stack starts with its thread (NAME-TID) instead of all merged");
   std::string footer = "Formats:\n";
   for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";
   cmd->footer(footer);

@@ -6,6 +6,7 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
+#include "tools/report_views.h"
 #include "userspace/profile.h"
 #include "userspace/report.h"
 
@@ -19,6 +20,7 @@ struct ReportArgs {
   bool threads = false;
   bool syscalls = false;
   bool compensate = false;
+  ReportViewArgs views;  // --tree, --callers, --callees, --diff
 };
 
 int run_report(const ReportArgs& args) {
@@ -39,8 +41,10 @@ int run_report(const ReportArgs& args) {
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
-    std::string out = args.format == "json" ? analysis::render_json(in, opt)
-                                            : analysis::render_text(in, opt);
+    auto view = render_report_view(args.views, args.input, reader, in, opt, args.format == "json");
+    std::string out = view                     ? *view
+                      : args.format == "json" ? analysis::render_json(in, opt)
+                                              : analysis::render_text(in, opt);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
       std::perror("atrace: stdout: write failed");
       return 1;
@@ -78,6 +82,7 @@ void add_report(CLI::App& app, int& exit_status) {
   cmd->add_option("--format", args->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  add_report_view_options(cmd, args->views);
   cmd->callback([args, &exit_status] { exit_status = run_report(*args); });
 }
 

@@ -32,6 +32,8 @@ struct ExportOptions {
   // Pruning (dot): leave out what weighs less than this percentage of the
   // total. 0 keeps everything.
   double min_pct = 0;
+  // folded: each stack starts with its thread instead of all threads merged.
+  bool threads = false;
 };
 
 // Chrome Trace Event JSON (docs/export-chrome.md).
