@@ -8,6 +8,8 @@
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
+ *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
+ *   usdt_hit_str   the same with string arguments (sleepable: may fault pages in)
  *   thread_exit    sched_process_exit: a traced thread's final name (and the
  *                  process's exit code when it is the last thread)
  *   kernel events  tracepoints of the traced processes' threads, by group
@@ -31,6 +33,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+
+#include <bpf/usdt.bpf.h>
 
 #include "bpf/atrace.h"
 
@@ -299,6 +303,102 @@ SEC("uretprobe")
 int func_exit(struct pt_regs *ctx)
 {
 	return emit_func(ctx, ATRACE_REC_FUNC_EXIT);
+}
+
+/* ---- USDT probes -------------------------------------------------------- */
+
+static __always_inline void usdt_args(struct pt_regs *ctx, struct atrace_rec_usdt *r, int n)
+{
+	long v;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < ATRACE_USDT_MAX_ARGS; i++) {
+		v = 0;
+		if (i < n)
+			bpf_usdt_arg(ctx, i, &v);
+		r->args[i] = v;
+	}
+}
+
+/* An event without string arguments; integers come from the registers and
+ * stack slots the note names. An interval's begin and end are a function
+ * entry and exit of the interval's id. */
+SEC("usdt")
+int usdt_hit(struct pt_regs *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u32 id = (__u32)cookie, role = (cookie >> 32) & 0xff;
+	struct atrace_rec_usdt *r;
+	__u32 cpu;
+	int n;
+
+	if (filter_functions && !traced(pid_tgid >> 32))
+		return 0;
+	if (role == ATRACE_USDT_BEGIN || role == ATRACE_USDT_END) {
+		emit_hdr(ts, pid_tgid, id,
+			 role == ATRACE_USDT_BEGIN ? ATRACE_REC_FUNC_ENTRY : ATRACE_REC_FUNC_EXIT,
+			 BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	n = bpf_usdt_arg_cnt(ctx);
+	n = n < 0 ? 0 : n > ATRACE_USDT_MAX_ARGS ? ATRACE_USDT_MAX_ARGS : n;
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_USDT);
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, ATRACE_REC_USDT);
+	r->nargs = n;
+	r->str_mask = 0;
+	usdt_args(ctx, r, n);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* Copies a NUL-terminated string from the process, faulting its page in if
+ * need be (Linux 6.12+): string literals a program passes but never reads
+ * itself sit on pages not yet mapped, which bpf_probe_read_user_str()
+ * cannot read. Needs a sleepable program. */
+extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_ptr__ign,
+				  __u64 flags) __ksym;
+
+/* An event with string arguments (the spec's `str`): the recorder loads
+ * this program sleepable (BPF_F_SLEEPABLE) so the copy may fault. */
+SEC("usdt")
+int usdt_hit_str(struct pt_regs *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u32 id = (__u32)cookie, mask = (cookie >> 40) & 0x3f;
+	struct atrace_rec_usdt_str *rs;
+	__u32 cpu;
+	int n, i, slot = 0;
+
+	if (filter_functions && !traced(pid_tgid >> 32))
+		return 0;
+	n = bpf_usdt_arg_cnt(ctx);
+	n = n < 0 ? 0 : n > ATRACE_USDT_MAX_ARGS ? ATRACE_USDT_MAX_ARGS : n;
+	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_USDT);
+	if (!rs)
+		return 0;
+	fill_hdr(&rs->u.hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, ATRACE_REC_USDT);
+	rs->u.nargs = n;
+	usdt_args(ctx, &rs->u, n);
+	rs->u.str_mask = 0;
+#pragma unroll
+	for (i = 0; i < ATRACE_USDT_MAX_ARGS; i++) {
+		if (!(mask & (1u << i)) || i >= n || slot >= ATRACE_USDT_MAX_STRS)
+			continue;
+		if (bpf_copy_from_user_str(rs->str[slot & 1], ATRACE_USDT_STR_LEN,
+					   (const void *)rs->u.args[i], 0) < 0)
+			rs->str[slot & 1][0] = 0;
+		rs->u.str_mask |= 1u << i;
+		slot++;
+	}
+	bpf_ringbuf_submit(rs, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* ---- kernel events ------------------------------------------------------ */

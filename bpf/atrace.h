@@ -11,6 +11,8 @@
  *   struct atrace_rec_comm   a thread name (thread exit, rename, new thread)
  *   struct atrace_rec_args   a kernel event with up to two numbers
  *   struct atrace_rec_exec   a program executed
+ *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
+ *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
  *   ATRACE_LOST_SLOTS        loss counters, one per kind
  */
@@ -48,6 +50,7 @@ enum atrace_rec_kind {
 	ATRACE_REC_EXEC = 24,       /* rec_exec */
 	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
+	ATRACE_REC_USDT = 29,       /* rec_usdt (or rec_usdt_str): id = probe id */
 	ATRACE_REC_FILTER_HINT = 31, /* hdr only: id crossed a filter threshold; wakes the recorder */
 };
 
@@ -118,6 +121,33 @@ struct atrace_rec_args {
 struct atrace_rec_exec {
 	struct atrace_rec_hdr hdr;
 	char filename[ATRACE_PATH_LEN];
+};
+
+/*
+ * USDT probes (issue 6). The link's cookie (libbpf's usdt_cookie) is
+ *   probe id | role << 32 | string mask << 40
+ * role: an event (rec_usdt), or the begin/end of an interval, recorded as a
+ * function entry/exit of the interval's id. The string mask says which
+ * arguments are addresses of strings to copy (at most ATRACE_USDT_MAX_STRS
+ * of them, each cut at ATRACE_USDT_STR_LEN - 1 bytes).
+ */
+#define ATRACE_USDT_MAX_ARGS 6
+#define ATRACE_USDT_MAX_STRS 2
+#define ATRACE_USDT_STR_LEN 128
+enum atrace_usdt_role {
+	ATRACE_USDT_EVENT = 0,
+	ATRACE_USDT_BEGIN = 1,
+	ATRACE_USDT_END = 2,
+};
+struct atrace_rec_usdt {
+	struct atrace_rec_hdr hdr;
+	__u32 nargs;    /* arguments the probe has (at most ATRACE_USDT_MAX_ARGS kept) */
+	__u32 str_mask; /* bit i: args[i] is a string, in str[] in argument order */
+	__u64 args[ATRACE_USDT_MAX_ARGS];
+};
+struct atrace_rec_usdt_str {
+	struct atrace_rec_usdt u;
+	char str[ATRACE_USDT_MAX_STRS][ATRACE_USDT_STR_LEN];
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

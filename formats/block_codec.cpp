@@ -31,6 +31,13 @@ BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
 // kinds"): kernel events and the recorder's own (DETACH).
 static bool is_payload_kind(EventKind k) { return static_cast<uint8_t>(k) >= kFirstPayloadKind; }
 
+// USDT argument spec byte (FORMAT.md, kind 29).
+constexpr uint8_t kUsdtSizeMask = 0x0f, kUsdtString = 0x40, kUsdtSigned = 0x80;
+static uint8_t usdt_arg_spec(const ProbeArg& a) {
+  return static_cast<uint8_t>((a.is_string ? kUsdtString : (a.size & kUsdtSizeMask)) |
+                              (a.is_signed ? kUsdtSigned : 0));
+}
+
 // The payload of a payload kind, in `out`.
 static void encode_payload(const Event& ev, ByteWriter& out) {
   switch (ev.kind) {
@@ -67,6 +74,15 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.u8(ev.flags);
       out.varint(ev.arg0);
       out.varint(ev.arg1);
+      break;
+    case EventKind::Usdt:
+      out.varint(ev.id);
+      out.u8(static_cast<uint8_t>(ev.args.size()));
+      for (const auto& a : ev.args) {
+        out.u8(usdt_arg_spec(a));
+        if (a.is_string) out.str(a.str);
+        else for (unsigned i = 0; i < a.size; i++) out.u8(static_cast<uint8_t>(a.value >> (8 * i)));
+      }
       break;
     case EventKind::FuncEntry:
     case EventKind::FuncExit:
@@ -193,6 +209,27 @@ void BlockCursor::take_payload(Event& ev) {
       ev.arg0 = p.varint();
       ev.arg1 = p.varint();
       break;
+    case EventKind::Usdt: {
+      ev.id = p.varint32();
+      unsigned n = p.u8();
+      ev.args.resize(n);
+      for (auto& a : ev.args) {
+        uint8_t spec = p.u8();
+        a.size = spec & kUsdtSizeMask;
+        a.is_signed = spec & kUsdtSigned;
+        a.is_string = spec & kUsdtString;
+        if (a.is_string) {
+          a.str = p.str();
+        } else {
+          if (a.size != 1 && a.size != 2 && a.size != 4 && a.size != 8) throw Malformed{};
+          a.value = 0;
+          for (unsigned i = 0; i < a.size; i++) a.value |= uint64_t{p.u8()} << (8 * i);
+          if (a.is_signed && a.size < 8 && (a.value >> (8 * a.size - 1)) & 1)
+            a.value |= ~uint64_t{0} << (8 * a.size);  // sign-extended in memory
+        }
+      }
+      break;
+    }
     default: throw Malformed{};  // peek() only stops at the kinds above
   }
 }

@@ -91,7 +91,7 @@ class BlockCursor {
       ts_ += delta;
       if (b & v2::kFlagCpu) cpu_ = read_cpu();
       uint8_t kind = b & v2::kKindMask;
-      if (kind < v2::kFirstPayloadKind || kind <= v2::kLastApiKind) {
+      if (kind < v2::kFirstPayloadKind || (kind <= v2::kLastApiKind && kind != v2::kLost)) {
         pending_ = kind;
         return true;
       }
@@ -108,6 +108,7 @@ class BlockCursor {
     ev.flags = 0;
     ev.arg0 = ev.arg1 = 0;
     if (!ev.text.empty()) ev.text.clear();
+    if (!ev.args.empty()) ev.args.clear();
     if (kind >= v2::kFirstPayloadKind) {
       take_payload(ev);
     } else if (kind == v2::kFuncEntry) {

@@ -77,8 +77,8 @@ enum PayloadKind : uint8_t {
 };
 constexpr uint8_t kLastDefinedKind = kUsdt;
 // The last payload kind the in-memory API (trace_types.h) represents; the
-// reader skips defined kinds above it.
-constexpr uint8_t kLastApiKind = kDetach;
+// reader skips defined kinds above it, and LOST (the footer has the totals).
+constexpr uint8_t kLastApiKind = kUsdt;
 
 // Defaults of the writer (FORMAT.md does not constrain them).
 constexpr size_t kDefaultBlockBytes = 64 * 1024;

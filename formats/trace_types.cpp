@@ -21,6 +21,7 @@ const char* to_string(EventKind k) {
     case EventKind::ProcExit: return "proc-exit";
     case EventKind::Comm: return "comm";
     case EventKind::Detach: return "detach";
+    case EventKind::Usdt: return "usdt";
   }
   return "unknown";
 }

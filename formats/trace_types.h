@@ -39,6 +39,8 @@ enum class EventKind : uint8_t {
   // A relevance filter removed a probe while recording (issue 5). Belongs to
   // the recording, not to a thread: tid 0, pid = the target's.
   Detach = 27,
+  // A USDT probe fired (issue 6): its probe (ProbeKind::Usdt) and arguments.
+  Usdt = 29,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -81,12 +83,29 @@ inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReas
 //   ProcExit        -      -             exit_code     -             -
 //   Comm            -      -             -             -             name
 //   Detach          probe  DetachReason  calls         total_ns      -
+//   Usdt            probe  -             -             -             -      (args)
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.
 //
+// A Usdt event's arguments are in `args`, in the probe's order (empty for
+// every other kind).
+//
 // Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
 // their two's complement: read them with sarg1() / sarg0().
+// One USDT argument: an integer of `size` bytes (1, 2, 4, 8), or a string
+// read from the traced process (at most kUsdtStringMax bytes; longer ones
+// are cut there).
+struct ProbeArg {
+  uint8_t size = 8;
+  bool is_signed = false;
+  bool is_string = false;
+  uint64_t value = 0;  // the integer; a string's address in the process
+  std::string str;
+  int64_t svalue() const { return static_cast<int64_t>(value); }
+};
+constexpr size_t kUsdtStringMax = 127;
+
 struct Event {
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns
   uint32_t pid = 0;
@@ -98,6 +117,7 @@ struct Event {
   uint64_t arg0 = 0;
   uint64_t arg1 = 0;
   std::string text;
+  std::vector<ProbeArg> args;
 
   int64_t sarg0() const { return static_cast<int64_t>(arg0); }
   int64_t sarg1() const { return static_cast<int64_t>(arg1); }
@@ -105,6 +125,13 @@ struct Event {
 
 enum class ProbeKind : uint8_t {
   Function = 1,  // entry uprobe + uretprobe
+  // A USDT probe (name "provider:name"): Usdt events with arguments.
+  Usdt = 2,
+  // A pair of USDT probes "name__begin" / "name__end" of one provider
+  // (include/atrace/probe.h's ATRACE_BEGIN/ATRACE_END) shown as intervals:
+  // its events are FuncEntry/FuncExit, like a function's, named
+  // "provider:name".
+  Interval = 3,
 };
 
 // Which way the kernel runs the entry probe: the main factor of its cost.

@@ -51,6 +51,11 @@ void add_record(CLI::App& app, int& exit_status) {
   cmd->add_option("--exclude", args->opts.exclude,
                   "Functions not to trace (same syntax; @FILE reads selectors from FILE, one a "
                   "line, e.g. a previous recording's OUTPUT.exclude)");
+  cmd->add_option("--usdt", args->opts.usdt,
+                  "USDT probes to record: provider:name (main executable) or "
+                  "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
+                  "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
+                  "recorded as intervals");
   cmd->add_option("--duration", args->opts.duration_s, "Stop recording after SEC seconds")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
@@ -101,6 +106,7 @@ void add_record(CLI::App& app, int& exit_status) {
       "Examples:\n"
       "  atrace record --select='main,ns::*' -- ./prog arg\n"
       "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
+      "  atrace record --usdt='myapp:request(str,int),libfoo.so*:foo:*' -- ./myapp\n"
       "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
       "a launched command's exit status is passed on.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"

@@ -37,6 +37,8 @@
 #include "userspace/thread_table.h"
 #include "userspace/target.h"
 #include "userspace/uprobe_multi.h"
+#include "userspace/usdt_attach.h"
+#include "uprobes/usdt_select.h"
 
 namespace atrace {
 
@@ -96,6 +98,8 @@ struct SkelDeleter {
   void operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
 };
 
+std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s, max)); }
+
 class Recorder {
  public:
   explicit Recorder(const RecordOptions& o) : opts_(o) {}
@@ -109,7 +113,11 @@ class Recorder {
   RecordResult run();
 
  private:
+  void load_modules();
   std::vector<uprobes::ProbeSite> resolve_sites(const KernelFeatures& f);
+  void resolve_usdt_targets();
+  void attach_usdt(UsdtProbes& usdt, std::vector<fmt::ProbeInfo>& table);
+  void usdt_event(const void* data, size_t size, fmt::Event& ev);
   void load_bpf();
   void select_kernel_programs();
   bool traced_processes_left() const;
@@ -140,7 +148,97 @@ class Recorder {
   uint64_t drain_period_ns_ = kMaxDrainPeriodNs;
   int ncpus_ = 0;
   std::string exe_path_;
+  std::vector<uprobes::Module> modules_;
+  std::vector<uprobes::UsdtTarget> usdt_;
+  std::map<uint32_t, const uprobes::UsdtTarget*> usdt_by_id_;
 };
+
+// The target's modules: a running process's mappings, or what a launched
+// program's loader would load.
+void Recorder::load_modules() {
+  try {
+    if (opts_.pid > 0) {
+      modules_ = uprobes::process_modules(opts_.pid);
+    } else {
+      exe_path_ = uprobes::find_executable(opts_.command.at(0));
+      modules_ = uprobes::launch_modules(exe_path_);
+    }
+  } catch (const uprobes::TargetError& e) {
+    throw RecordError(e.what());
+  }
+}
+
+// --usdt: ids after the functions'.
+void Recorder::resolve_usdt_targets() {
+  try {
+    usdt_ = uprobes::resolve_usdt(uprobes::parse_usdt_specs(opts_.usdt), modules_, max_id_ + 1);
+  } catch (const uprobes::SelectorError& e) {
+    throw RecordError(e.what());
+  } catch (const uprobes::ElfError& e) {
+    throw RecordError(e.what());
+  }
+  for (const auto& t : usdt_) usdt_by_id_[t.id] = &t;
+}
+
+void Recorder::attach_usdt(UsdtProbes& usdt, std::vector<fmt::ProbeInfo>& table) {
+  auto failures = usdt.attach(usdt_);
+  if (usdt.attached().empty()) {
+    if (table.empty())
+      throw RecordError("no USDT probe could be attached (" + failures.front() + ")");
+  } else if (!failures.empty()) {
+    std::fprintf(stderr, "atrace: warning: %zu of %zu USDT probes could not be attached (first: %s)\n",
+                 failures.size(), usdt_.size(), failures.front().c_str());
+  }
+  for (uint32_t id : usdt.attached()) {
+    const uprobes::UsdtTarget& t = *usdt_by_id_.at(id);
+    fmt::ProbeInfo p;
+    p.id = t.id;
+    p.kind = t.kind;
+    p.name = t.display_name();
+    p.module = t.module;
+    p.path = t.path;
+    p.address = t.sites.front().address;
+    p.offset = t.sites.front().offset;
+    p.path_kind = t.sites.front().path_kind;
+    p.build_id = t.build_id;
+    table.push_back(std::move(p));
+  }
+}
+
+// A USDT record -> a Usdt event: integers at the size and sign the probe's
+// note gives them, strings as the program read them.
+void Recorder::usdt_event(const void* data, size_t size, fmt::Event& ev) {
+  const auto* r = static_cast<const atrace_rec_usdt*>(data);
+  ev.kind = fmt::EventKind::Usdt;
+  ev.id = r->hdr.id;
+  auto it = usdt_by_id_.find(ev.id);
+  const std::vector<uprobes::UsdtArg>* specs =
+      it != usdt_by_id_.end() ? &it->second->sites.front().arg_list : nullptr;
+  const auto* rs = size >= sizeof(atrace_rec_usdt_str) && r->str_mask
+                       ? static_cast<const atrace_rec_usdt_str*>(data)
+                       : nullptr;
+  const unsigned n = std::min<unsigned>(r->nargs, ATRACE_USDT_MAX_ARGS);
+  ev.args.resize(n);
+  unsigned slot = 0;
+  for (unsigned i = 0; i < n; i++) {
+    fmt::ProbeArg& a = ev.args[i];
+    if (rs && (r->str_mask & (1u << i)) && slot < ATRACE_USDT_MAX_STRS) {
+      a.is_string = true;
+      a.size = 0;
+      a.str = text_of(rs->str[slot++], ATRACE_USDT_STR_LEN);
+      continue;
+    }
+    a.value = r->args[i];
+    if (specs && i < specs->size()) {
+      a.size = static_cast<uint8_t>((*specs)[i].size);
+      a.is_signed = (*specs)[i].is_signed;
+    }
+    if (a.size < 8) {  // bpf_usdt_arg() already extended it to 64 bits
+      a.value &= (uint64_t{1} << (8 * a.size)) - 1;
+      if (a.is_signed && (a.value >> (8 * a.size - 1)) & 1) a.value |= ~uint64_t{0} << (8 * a.size);
+    }
+  }
+}
 
 std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f) {
   std::vector<uprobes::Selector> include, exclude;
@@ -150,14 +248,8 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
   } catch (const uprobes::SelectorError& e) {
     throw RecordError(e.what());
   }
-  std::vector<uprobes::Module> modules;
+  const std::vector<uprobes::Module>& modules = modules_;
   try {
-    if (opts_.pid > 0) {
-      modules = uprobes::process_modules(opts_.pid);
-    } else {
-      exe_path_ = uprobes::find_executable(opts_.command.at(0));
-      modules = uprobes::launch_modules(exe_path_);
-    }
     uprobes::ResolveOptions ro;
     ro.nop5_supported = f.uprobe_syscall;
     auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
@@ -213,6 +305,10 @@ void Recorder::load_bpf() {
       skel_->rodata->filter_min_calls = opts_.filter.min_calls;
     }
   }
+  // String arguments may sit on pages the program never touched: their
+  // copy may fault, which only a sleepable program may do.
+  bpf_program__set_flags(skel_->progs.usdt_hit_str,
+                         bpf_program__flags(skel_->progs.usdt_hit_str) | BPF_F_SLEEPABLE);
   if (use_multi_) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
     bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
@@ -267,7 +363,6 @@ void Recorder::select_kernel_programs() {
 
 namespace {
 // A record's text field: NUL-terminated within its array, or cut there.
-std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s, max)); }
 }  // namespace
 
 void Recorder::on_record(const void* data, size_t size) {
@@ -297,6 +392,11 @@ void Recorder::on_record(const void* data, size_t size) {
       if (ev.kind == fmt::EventKind::Comm) ev.text = std::move(name);
       break;
     }
+    case ATRACE_REC_USDT:
+      if (size < sizeof(atrace_rec_usdt)) return;
+      usdt_event(data, size, ev);
+      threads_->saw(ev);
+      break;
     case ATRACE_REC_FILTER_HINT:
       if (relevance_) relevance_->hint();
       return;
@@ -538,8 +638,8 @@ RecordResult Recorder::run() {
   libbpf_set_print(libbpf_print);
   // Kernel events alone are a recording too (like perf trace); nothing at
   // all is not.
-  if (opts_.select.empty() && !opts_.kernel_groups)
-    throw RecordError("nothing to record: give --select=PATTERNS, or drop --no-kernel");
+  if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
+    throw RecordError("nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
   if (!has_tracing_privileges())
     throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
   KernelFeatures features = detect_kernel_features();
@@ -548,9 +648,10 @@ RecordResult Recorder::run() {
   // Everything that can fail on the user's input fails before the target
   // is touched.
   std::vector<uprobes::ProbeSite> sites;
-  if (!opts_.select.empty()) {
-    sites = resolve_sites(features);
-  } else if (opts_.pid <= 0) {
+  if (!opts_.select.empty() || !opts_.usdt.empty()) load_modules();
+  if (!opts_.select.empty()) sites = resolve_sites(features);
+  if (!opts_.usdt.empty()) resolve_usdt_targets();
+  if (opts_.select.empty() && opts_.usdt.empty() && opts_.pid <= 0) {
     try {
       exe_path_ = uprobes::find_executable(opts_.command.at(0));
     } catch (const uprobes::TargetError& e) {
@@ -639,10 +740,10 @@ RecordResult Recorder::run() {
     }
   }
   std::vector<fmt::ProbeInfo> table;
-  if (!sites.empty()) {
-    table = attach_functions(probes, sites);
-    announce(table);
-  }
+  if (!sites.empty()) table = attach_functions(probes, sites);
+  UsdtProbes usdt(skel_->progs.usdt_hit, skel_->progs.usdt_hit_str, opts_.follow_forks ? -1 : pid);
+  if (!usdt_.empty()) attach_usdt(usdt, table);
+  if (!table.empty()) announce(table);
   if (opts_.filter.active() && !table.empty()) {
     try {
       relevance_ = std::make_unique<RelevanceRun>(
@@ -684,6 +785,7 @@ RecordResult Recorder::run() {
   }
   // Stop: entries first, then returns (attach.h), then everything in flight.
   probes.detach_all();
+  usdt.detach_all();
   if (!target->exited()) threads_->refresh_names();
   rings_->drain();
   auto rest = reorder_.take_all();

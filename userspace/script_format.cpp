@@ -388,6 +388,30 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
     case K::ProcExit: append_exit_status(out, ev.sarg0()); return;
     case K::Comm: append_escaped(out, ev.text); return;
     case K::Detach: detach_details(ev, out); return;
+    case K::Usdt: usdt_details(ev, t, out); return;
+  }
+}
+
+// "provider:name arg1=5 arg2="GET /"": numbers in decimal (signed ones
+// with their sign), strings quoted and escaped; indented at the thread's
+// depth, where the probe fired among the calls.
+void ScriptFormatter::usdt_details(const fmt::Event& ev, const Thread& t, std::string& out) {
+  indent(out, t.stack.size());
+  out += function(ev.id);
+  for (size_t i = 0; i < ev.args.size(); i++) {
+    const fmt::ProbeArg& a = ev.args[i];
+    out += " arg";
+    append_int(out, static_cast<int64_t>(i + 1));
+    out += '=';
+    if (a.is_string) {
+      out += '"';
+      append_escaped(out, a.str);
+      out += '"';
+    } else if (a.is_signed) {
+      append_int(out, a.svalue());
+    } else {
+      out += std::to_string(a.value);
+    }
   }
 }
 

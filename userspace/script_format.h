@@ -73,6 +73,7 @@ class ScriptFormatter {
   void details(const fmt::Event& ev, Thread& t, std::string& out);
   void function_details(const fmt::Event& ev, Thread& t, std::string& out);
   void syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out);
+  void usdt_details(const fmt::Event& ev, const Thread& t, std::string& out);
   void detach_details(const fmt::Event& ev, std::string& out);
 
   std::vector<ScriptField> fields_;

@@ -115,7 +115,8 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
       EventKind::SchedMigrate, EventKind::SyscallEnter,   EventKind::SyscallExit,
       EventKind::PageFault,    EventKind::ProcFork,       EventKind::ProcExec,
-      EventKind::ProcExit,     EventKind::Comm,           EventKind::Detach};
+      EventKind::ProcExit,     EventKind::Comm,           EventKind::Detach,
+      EventKind::Usdt};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -153,6 +154,24 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         e.flags = static_cast<uint8_t>(rng());
         e.arg0 = any();
         e.arg1 = any();
+        break;
+      case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
+        e.id = static_cast<uint32_t>(rng());
+        e.args.resize(rng() % 7);
+        for (auto& a : e.args) {
+          a.is_string = rng() % 4 == 0;
+          a.is_signed = !a.is_string && rng() % 2;
+          if (a.is_string) {
+            a.size = 0;
+            a.str = std::string(rng() % (kUsdtStringMax + 1), static_cast<char>('a' + rng() % 26));
+            continue;
+          }
+          a.size = static_cast<uint8_t>(1u << (rng() % 4));
+          uint64_t v = any();
+          if (a.size < 8) v &= (uint64_t{1} << (8 * a.size)) - 1;
+          if (a.is_signed && a.size < 8 && (v >> (8 * a.size - 1)) & 1) v |= ~uint64_t{0} << (8 * a.size);
+          a.value = v;
+        }
         break;
       default: break;
     }

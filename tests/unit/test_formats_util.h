@@ -85,10 +85,21 @@ inline Event ev(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 1, uint
   return e;
 }
 
+inline bool same_args(const std::vector<ProbeArg>& a, const std::vector<ProbeArg>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (a[i].is_string != b[i].is_string || a[i].is_signed != b[i].is_signed) return false;
+    if (a[i].is_string ? a[i].str != b[i].str
+                       : (a[i].size != b[i].size || a[i].value != b[i].value))
+      return false;
+  }
+  return true;
+}
+
 inline bool same(const Event& a, const Event& b) {
   return a.ts == b.ts && a.pid == b.pid && a.tid == b.tid && a.id == b.id && a.cpu == b.cpu &&
          a.kind == b.kind && a.flags == b.flags && a.arg0 == b.arg0 && a.arg1 == b.arg1 &&
-         a.text == b.text;
+         a.text == b.text && same_args(a.args, b.args);
 }
 
 inline std::vector<Event> all_events(TraceReader& r) {

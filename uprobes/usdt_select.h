@@ -1,0 +1,58 @@
+// `record --usdt=SPECS`: which USDT probes to record, and how to read their
+// arguments.
+//
+//   provider:name              in the main executable (globs allowed)
+//   MODULE:provider:name       in a library, by file name or path glob
+//   ...(str,int,...)           argument types by position: `str` reads the
+//                              argument as the address of a NUL-terminated
+//                              string; `int` (or empty) keeps the integer
+//
+// Probes named NAME__begin / NAME__end of one provider and module that are
+// both selected become one interval probe "provider:NAME" (ATRACE_BEGIN /
+// ATRACE_END of include/atrace/probe.h), recorded like a function call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/usdt_notes.h"
+
+namespace atrace::uprobes {
+
+struct UsdtSpec {
+  std::string text;  // as written, for messages
+  std::string module_glob;  // empty: the main executable
+  std::string provider_glob, name_glob;
+  uint32_t string_mask = 0;  // bit i: argument i is a string
+};
+
+// Comma-separated specs; commas inside (...) belong to the types. Throws
+// SelectorError naming the bad spec (empty part, unknown type, more than
+// ATRACE_USDT_MAX_STRS strings).
+std::vector<UsdtSpec> parse_usdt_specs(const std::string& list);
+
+// One probe to attach: every site of (module, provider, name), or for an
+// interval both the begin and the end probes.
+struct UsdtTarget {
+  uint32_t id = 0;
+  fmt::ProbeKind kind = fmt::ProbeKind::Usdt;
+  std::string provider, name;  // name without __begin/__end for an interval
+  std::string module, path, build_id;
+  uint32_t string_mask = 0;
+  std::vector<UsdtProbe> sites;      // the probe's (an interval's begin) sites
+  std::vector<UsdtProbe> end_sites;  // an interval's end sites
+  std::string display_name() const { return provider + ":" + name; }
+  bool has_semaphore() const;
+};
+
+// Specs x modules' notes -> targets, ids from first_id in module, note
+// order. Throws SelectorError "USDT spec 'X' matches no probe in M (it has
+// N: a:b, ...)" for the first spec that matches nothing; ElfError when a
+// module a spec names cannot be read.
+std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
+                                     const std::vector<Module>& modules, uint32_t first_id);
+
+}  // namespace atrace::uprobes
