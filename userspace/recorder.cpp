@@ -125,7 +125,7 @@ class Recorder {
   void drain_and_flush(uint64_t cutoff);
   std::vector<fmt::ProbeInfo> attach_functions(FunctionProbes& probes,
                                                const std::vector<uprobes::ProbeSite>& sites);
-  void announce(const std::vector<fmt::ProbeInfo>& table) const;
+  void announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const;
   void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
   std::vector<uint64_t> probe_costs() const;
   std::vector<uint64_t> probe_floors() const;
@@ -505,9 +505,12 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
 
 // One line saying what a probe hit will cost: the path of each entry probe
 // is the main factor (kernel-notes/emulated-vs-single-step.md).
-void Recorder::announce(const std::vector<fmt::ProbeInfo>& table) const {
-  size_t n[5] = {};
-  for (const auto& p : table) ++n[static_cast<size_t>(p.path_kind) % 5];
+void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const {
+  size_t n[5] = {}, functions = 0;
+  for (const auto& p : table) {
+    ++n[static_cast<size_t>(p.path_kind) % 5];
+    functions += p.kind == fmt::ProbeKind::Function;
+  }
   std::string paths;
   auto add = [&](fmt::ProbePath p, const char* what) {
     size_t k = n[static_cast<size_t>(p)];
@@ -517,8 +520,15 @@ void Recorder::announce(const std::vector<fmt::ProbeInfo>& table) const {
   add(fmt::ProbePath::Emulated, "emulated");
   add(fmt::ProbePath::SingleStep, "single-stepped (slowest)");
   add(fmt::ProbePath::Unknown, "unknown");
-  std::fprintf(stderr, "atrace: probing %zu functions: %s; %s\n", table.size(), paths.c_str(),
-               use_multi_ ? "uprobe_multi links" : "perf-event links");
+  // What the probes are, how each will be run, and what attaching took
+  // (bench/attach_time.sh reads the last figure).
+  std::string what = std::to_string(functions) + " functions";
+  if (functions < table.size())
+    what += (functions ? " and " : "") + std::to_string(table.size() - functions) + " USDT probes";
+  if (!functions) what = std::to_string(table.size()) + " USDT probes";
+  std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
+               paths.c_str(), use_multi_ ? "uprobe_multi links" : "perf-event links",
+               static_cast<double>(attach_ns) / 1e6);
 }
 
 // ns per traced call by entry path (index = fmt::ProbePath) for the budget
@@ -740,10 +750,11 @@ RecordResult Recorder::run() {
     }
   }
   std::vector<fmt::ProbeInfo> table;
+  const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
   if (!sites.empty()) table = attach_functions(probes, sites);
   UsdtProbes usdt(skel_->progs.usdt_hit, skel_->progs.usdt_hit_str, opts_.follow_forks ? -1 : pid);
   if (!usdt_.empty()) attach_usdt(usdt, table);
-  if (!table.empty()) announce(table);
+  if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
   if (opts_.filter.active() && !table.empty()) {
     try {
       relevance_ = std::make_unique<RelevanceRun>(
