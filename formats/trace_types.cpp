@@ -26,6 +26,15 @@ const char* to_string(EventKind k) {
   return "unknown";
 }
 
+const char* to_string(ProbeKind k) {
+  switch (k) {
+    case ProbeKind::Function: return "function";
+    case ProbeKind::Usdt: return "usdt";
+    case ProbeKind::Interval: return "interval";
+  }
+  return "unknown";
+}
+
 const char* to_string(ProbePath p) {
   switch (p) {
     case ProbePath::SingleStep: return "single-step";

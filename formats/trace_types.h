@@ -197,6 +197,8 @@ struct LostCounts {
 
 const char* to_string(EventKind k);
 const char* to_string(ProbePath p);
+// "function", "usdt", "interval"; "unknown" otherwise.
+const char* to_string(ProbeKind k);
 // "absolute", "relative", "max-calls", "user", "budget"; "unknown" otherwise.
 const char* to_string(DetachReason r);
 

@@ -1,6 +1,9 @@
 // atrace list: the functions a selector would probe, with the path the
 // kernel takes for each probe (single-step, emulated, nop5) — what a probe
-// hit will cost before anything is attached.
+// hit will cost before anything is attached; with --usdt, the USDT probes
+// of the executable and its libraries instead.
+#include <fnmatch.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -10,6 +13,8 @@
 #include "uprobes/proc_maps.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
+#include "uprobes/usdt_notes.h"
+#include "uprobes/usdt_semaphore.h"
 #include "userspace/features.h"
 
 namespace atrace::tools {
@@ -20,7 +25,51 @@ struct ListArgs {
   pid_t pid = 0;
   std::string binary;
   std::string pattern = "*";
+  bool usdt = false;
 };
+
+// One line per probe site: path of its instruction, address, semaphore
+// (for a running process: its value now, "on(N)" while N tracers have it
+// on), module, provider:name and the note's argument locations.
+int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
+  size_t sites = 0, fast = 0, with_sem = 0;
+  std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PATH", "ADDRESS", "SEM", "MODULE", "PROBE",
+              "ARGUMENTS");
+  for (const auto& m : modules) {
+    std::vector<uprobes::UsdtProbe> probes;
+    try {
+      probes = uprobes::read_usdt_probes(m.path);
+    } catch (const uprobes::ElfError& e) {
+      if (m.is_main) throw;
+      continue;  // a library we cannot read has no probes we could attach
+    }
+    for (const auto& p : probes) {
+      std::string full = p.provider + ":" + p.name;
+      if (fnmatch(a.pattern.c_str(), full.c_str(), 0) != 0 &&
+          fnmatch(a.pattern.c_str(), (m.name + ":" + full).c_str(), 0) != 0)
+        continue;
+      std::string sem = "-";
+      if (p.semaphore) {
+        with_sem++;
+        sem = "yes";
+        if (a.pid > 0) {
+          auto v = uprobes::read_semaphore(a.pid, m.path, p.semaphore_offset);
+          sem = !v ? "?" : *v ? "on(" + std::to_string(*v) + ")" : "off";
+        }
+      }
+      sites++;
+      fast += p.path_kind == fmt::ProbePath::Nop5;
+      std::printf("%-9s 0x%016" PRIx64 "  %-7s  %-20s  %-30s %s\n", fmt::to_string(p.path_kind),
+                  p.address, sem.c_str(), m.name.c_str(), full.c_str(), p.args.c_str());
+    }
+  }
+  std::printf("\n%zu USDT probe sites: %zu nop5 (optimized uprobe), %zu with a semaphore\n", sites,
+              fast, with_sem);
+  if (a.pid > 0 && with_sem)
+    std::printf("SEM: the semaphore's value in process %d now: on(N) while N tracers have the "
+                "probe on\n", a.pid);
+  return 0;
+}
 
 int run_list(const ListArgs& a) {
   using namespace uprobes;
@@ -31,6 +80,7 @@ int run_list(const ListArgs& a) {
     std::string exe = find_executable(a.binary);
     modules = launch_modules(exe);
   }
+  if (a.usdt) return list_usdt(a, modules);
   KernelFeatures f = detect_kernel_features();
   ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
@@ -63,7 +113,12 @@ void add_list(CLI::App& app, int& exit_status) {
       "list", "List the functions a selector matches and how each would be probed");
   auto* pid = cmd->add_option("-p,--pid", args->pid, "A running process (its executable and libraries)");
   auto* bin = cmd->add_option("binary", args->binary, "An executable (and the libraries it loads)");
-  cmd->add_option("pattern", args->pattern, "Selector, as for record --select (default '*')");
+  cmd->add_option("pattern", args->pattern,
+                  "Selector, as for record --select (default '*'); with --usdt a glob over "
+                  "provider:name or MODULE:provider:name");
+  cmd->add_flag("--usdt", args->usdt,
+                "List the USDT probes (provider:name, module, argument locations, semaphore) "
+                "instead of functions");
   (void)pid;
   (void)bin;
   cmd->callback([args, &exit_status]() {

@@ -150,7 +150,7 @@ void add_record(CLI::App& app, int& exit_status) {
                      static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
       if (r.probes)
-        std::fprintf(stderr, "atrace: %llu events from %zu functions written to %s\n",
+        std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",
                      static_cast<unsigned long long>(r.events), r.probes, where);
       else
         std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",

@@ -7,6 +7,7 @@
 #include "userspace/profile.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "formats/trace_reader.h"
 #include "userspace/syscall_names.h"
@@ -69,6 +70,10 @@ void ProfileBuilder::add(const fmt::Event& ev) {
   ThreadState& t = thread(ev.tid);
   if (t.events++ == 0) t.first_ts = ev.ts;
   t.pid = ev.pid;
+  if (ev.kind == fmt::EventKind::Usdt) {  // a point in time: no call, no kernel state
+    count_probe(ev);
+    return;
+  }
 
   switch (ev.kind) {
     case fmt::EventKind::FuncEntry: {
@@ -278,10 +283,43 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
 
   p.syscalls = syscall_rows();
   mark_detached(p);
+  p.probes = probe_rows();
 
   threads_.clear();
   last_thread_ = nullptr;
   return p;
+}
+
+void ProfileBuilder::count_probe(const fmt::Event& ev) {
+  ProbeHits& h = probe_hits_[ev.id];
+  h.count++;
+  for (const auto& a : ev.args) {
+    if (!a.is_string) continue;
+    h.has_values = true;
+    h.values[a.str]++;
+    break;
+  }
+}
+
+// Named from the probe table ("provider:name"), most hits first.
+std::vector<ProbeHits> ProfileBuilder::probe_rows() {
+  std::vector<ProbeHits> rows;
+  for (auto& [id, h] : probe_hits_) {
+    h.id = id;
+    auto it = probes_.find(id);
+    std::string full = it != probes_.end() ? it->second.name : "probe#" + std::to_string(id);
+    if (it != probes_.end()) h.module = it->second.module;
+    size_t colon = full.find(':');
+    h.provider = colon == std::string::npos ? "" : full.substr(0, colon);
+    h.name = colon == std::string::npos ? full : full.substr(colon + 1);
+    rows.push_back(std::move(h));
+  }
+  probe_hits_.clear();
+  std::stable_sort(rows.begin(), rows.end(), [](const ProbeHits& a, const ProbeHits& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return std::tie(a.provider, a.name, a.module) < std::tie(b.provider, b.name, b.module);
+  });
+  return rows;
 }
 
 // Profile.detached, named, and the `detached` marks of the rows.

@@ -69,6 +69,18 @@ struct DetachedFunction {
   uint64_t mean_ns() const { return calls ? total_ns / calls : 0; }
 };
 
+// A USDT probe's hits (Usdt events): how often it fired, and when it had
+// a string argument, how often with each value of the first one.
+struct ProbeHits {
+  uint32_t id = 0;
+  std::string provider;  // "app" of "app:request"
+  std::string name;      // "request"
+  std::string module;
+  uint64_t count = 0;
+  bool has_values = false;
+  std::map<std::string, uint64_t> values;  // first string argument -> hits
+};
+
 struct ThreadSummary {
   uint32_t tid = 0;
   uint32_t pid = 0;
@@ -101,6 +113,7 @@ struct Profile {
   std::vector<ThreadSummary> threads;
   std::vector<SyscallStats> syscalls;  // by total_ns, largest first
   std::vector<DetachedFunction> detached;  // in time order
+  std::vector<ProbeHits> probes;  // USDT probes that fired, most hits first
   uint64_t events = 0;
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;
@@ -184,6 +197,9 @@ class ProfileBuilder {
   ThreadState* last_thread_ = nullptr;
   SyscallTable syscalls_;
   std::vector<DetachedFunction> detached_;
+  std::map<uint32_t, ProbeHits> probe_hits_;
+  void count_probe(const fmt::Event& ev);
+  std::vector<ProbeHits> probe_rows();
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
   uint64_t compensated(ThreadState& t, const Frame& f, uint64_t dur);
   ProbeCosts costs_;                // all 0: no compensation

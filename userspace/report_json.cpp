@@ -121,6 +121,14 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
     doc["syscalls"] = std::move(syscalls);
   }
+  json probes = json::array();
+  for (const auto& h : p.probes) {
+    json row = {{"provider", h.provider}, {"name", h.name}, {"module", h.module},
+                {"count", h.count}};
+    if (h.has_values) row["values"] = h.values;
+    probes.push_back(std::move(row));
+  }
+  doc["probes"] = std::move(probes);
   json detached = json::array();
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   for (const auto& d : p.detached) detached.push_back(detached_row(d, start));

@@ -170,6 +170,32 @@ void print_detached(std::ostream& out, const ReportInput& in, const std::string&
   for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
 }
 
+// USDT probes: hits per probe, and per value of the first string argument
+// (the most frequent first, at most kValuesShown of them).
+void print_probes(std::ostream& out, const ReportInput& in, const std::string& main) {
+  constexpr size_t kValuesShown = 20;
+  const Profile& p = in.profile;
+  if (p.probes.empty()) return;
+  Table t({1});
+  t.add({"Hits", "Probe"});
+  for (const auto& h : p.probes) {
+    t.add({std::to_string(h.count),
+           display_name(h.provider.empty() ? h.name : h.provider + ":" + h.name, h.module, main)});
+    std::vector<std::pair<std::string, uint64_t>> values(h.values.begin(), h.values.end());
+    std::stable_sort(values.begin(), values.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (size_t i = 0; i < values.size() && i < kValuesShown; i++)
+      t.add({std::to_string(values[i].second), "  \"" + values[i].first + "\""});
+    if (values.size() > kValuesShown)
+      t.add({"", "  ... " + std::to_string(values.size() - kValuesShown) + " more values"});
+  }
+  std::ostringstream table;
+  t.print(table);
+  out << "\nUSDT probes:\n";
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
 void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
                      bool detached_marks) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
@@ -214,6 +240,8 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   if (opt.syscalls) {
     out << '\n';
     print_syscalls(out, in, main);
+  } else if (p.functions.empty() && !p.probes.empty() && !opt.threads) {
+    // USDT probes alone: their table below is the report.
   } else if (p.functions.empty() && !(opt.threads && kernel && !p.threads.empty())) {
     // (Per-thread kernel numbers are worth showing even without calls.)
     out << "\nNo function calls recorded";
@@ -240,6 +268,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       }
     }
   }
+  if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
   print_footnotes(out, p, columns, !opt.syscalls);
   return out.str();
