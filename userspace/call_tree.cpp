@@ -109,15 +109,7 @@ CallTreeBuilder::CallTreeBuilder(const fmt::TraceHeader& header,
 CallTreeBuilder::ThreadState& CallTreeBuilder::thread(uint32_t tid) {
   // Events come in runs of one thread: remember the last one.
   if (last_thread_ && last_tid_ == tid) return *last_thread_;
-  auto [it, fresh] = threads_.try_emplace(tid);
-  if (fresh && opt_.per_thread) {
-    CallNode n;
-    n.kind = CallNode::Kind::Thread;
-    n.tid = tid;
-    n.depth = 1;
-    it->second.base = static_cast<uint32_t>(tree_.nodes_.size());
-    tree_.nodes_.push_back(n);
-  }
+  auto it = threads_.try_emplace(tid).first;
   last_tid_ = tid;
   last_thread_ = &it->second;  // node-based map: the address stays valid
   return *last_thread_;
@@ -149,6 +141,16 @@ void CallTreeBuilder::add(const fmt::Event& ev) {
     case fmt::EventKind::FuncEntry: {
       ThreadState& t = thread(ev.tid);
       if (t.kernel.pending()) user_code(t, ev.ts);
+      if (opt_.per_thread && t.base == CallTree::kRoot) {
+        // Its Thread node, made at its first call: threads that called no
+        // traced function have none.
+        CallNode n;
+        n.kind = CallNode::Kind::Thread;
+        n.tid = ev.tid;
+        n.depth = 1;
+        t.base = static_cast<uint32_t>(tree_.nodes_.size());
+        tree_.nodes_.push_back(n);
+      }
       uint32_t parent = t.stack.empty() ? t.base : t.stack.back().node;
       t.stack.push_back(Frame{child(parent, ev.id), ev.ts, 0, t.kernel.totals()});
       break;

@@ -11,8 +11,8 @@
 // entry at its time, an exit without entry is ignored and counted
 // (orphan_exits), calls still open at a thread's exit or at the end of the
 // recording are closed then and counted as unfinished. Threads are merged
-// into one tree, or (per_thread) each thread gets its own subtree under the
-// root.
+// into one tree, or (per_thread) each thread that made calls gets its own
+// subtree under the root.
 //
 // Memory: the builder holds the nodes and each thread's open frames, never
 // the events: it is bounded by the number of distinct call paths (and the

@@ -146,7 +146,8 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
   std::vector<std::string> notes;
   if (prune.hidden) {
     std::string why;
-    if (view.max_depth > 0) why += "deeper than " + std::to_string(view.max_depth) + " levels";
+    if (view.max_depth > 0)
+      why += "deeper than " + std::to_string(view.max_depth) + (view.max_depth == 1 ? " level" : " levels");
     if (view.min_pct > 0) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%g%%", view.min_pct);

@@ -168,6 +168,35 @@ TEST_F(Views, TreeTextAndPruning) {
   EXPECT_EQ((*tree_node(th, "outer/middle/leaf"))["calls"], 150);
 }
 
+TEST_F(Views, TreePerThreadOnFourWorkers) {
+  std::string data = file("threads.data");
+  Result r = record(data, "worker_step", {Paths::target_threads, "500", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  json merged = parse(atrace({"report", "-i", data, "--tree", "--format=json"}));
+  ASSERT_EQ(merged["tree"]["children"].size(), 1u) << merged["tree"].dump(1);
+  EXPECT_EQ(merged["tree"]["children"][0]["calls"], 4 * 500);
+
+  json per = parse(atrace({"report", "-i", data, "--tree", "--threads", "--format=json"}));
+  std::set<std::string> names;
+  for (const auto& th : per["tree"]["children"]) {
+    ASSERT_EQ(th["children"].size(), 1u) << th.dump(1);
+    EXPECT_EQ(th["children"][0]["name"], "worker_step");
+    EXPECT_EQ(th["children"][0]["calls"], 500);
+    EXPECT_EQ(th["calls"], 500);
+    names.insert(th["thread_name"].get<std::string>());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"worker0", "worker1", "worker2", "worker3"}));
+
+  // Folded stacks per thread: "worker2-TID;worker_step N".
+  Result f = atrace({"convert", "-i", data, "--to=folded", "--weight=calls", "--threads"});
+  ASSERT_TRUE(f.exited(0)) << f.describe();
+  std::istringstream in(f.out);
+  int lines = 0;
+  for (std::string l; std::getline(in, l); lines++)
+    EXPECT_TRUE(std::regex_match(l, std::regex(R"(worker[0-3]-\d+;worker_step 500)"))) << l;
+  EXPECT_EQ(lines, 4) << f.out;
+}
+
 TEST_F(Views, CallersAndCalleesAreExact) {
   std::string data = record_c("c.data", 100);
   json rep = parse(atrace({"report", "-i", data, "--callers=leaf", "--callees=middle", "--format=json"}));
@@ -309,8 +338,12 @@ TEST_F(Views, CallgrindAnnotateReadsItAndItsTotalsMatch) {
       EXPECT_EQ(figure(ann.out, f["name"]), f[field].get<long long>()) << event << " " << f["name"];
       sum += f[field].get<long long>();
     }
-    if (sum) EXPECT_EQ(figure(ann.out, "PROGRAM TOTALS"), sum) << event;
-    if (std::string(event) == "Time") EXPECT_EQ(sum, self_sum);
+    if (sum) {
+      EXPECT_EQ(figure(ann.out, "PROGRAM TOTALS"), sum) << event;
+    }
+    if (std::string(event) == "Time") {
+      EXPECT_EQ(sum, self_sum);
+    }
   }
   // Inclusive: from the call lines (outer: its self plus its callees').
   Result inc = run({"callgrind_annotate", "--threshold=100", "--show=Time", "--inclusive=yes", out});

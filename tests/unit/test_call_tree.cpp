@@ -226,6 +226,7 @@ TEST(CallTree, ThreadsMergeOrSplit) {
   analysis::CallTreeOptions opt;
   opt.per_thread = true;
   analysis::CallTreeBuilder b(header(), probes(), opt);
+  s.on(9).push(40, EventKind::PageFault, 0);  // a thread that calls nothing: no node
   for (const auto& e : s.events) b.add(e);
   fmt::ThreadInfo named;
   named.tid = 8;
