@@ -116,8 +116,8 @@ std::string render_diff_text(const DiffInput& in, const ReportOptions& opt) {
   uint64_t d1 = recording_duration_ns(in.other.header, in.other.profile);
   out << "Diff of " << describe(in.base, in.base_file) << "\n"
       << "     to " << describe(in.other, in.other_file) << "\n"
-      << "Duration " << format_duration(d0) << " -> " << format_duration(d1) << " ("
-      << time_change(d0, d1) << ")\n";
+      << "Duration " << format_duration(d0) << " -> " << format_duration(d1) << ": "
+      << time_change(d0, d1) << "\n";
   auto rows = join(in, opt.sort);
   if (rows.empty()) {
     out << "\nNo function calls in either trace.\n";
