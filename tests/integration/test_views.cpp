@@ -138,6 +138,43 @@ TEST_F(Views, TreeNumbersAreTheReportsPerFunctionNumbers) {
             (*middle)["total_ns"].get<long long>() - (*leaf)["total_ns"].get<long long>());
 }
 
+// Real recursion: deep(5) -> deep(4) -> ... -> deep(0), each calling hot()
+// once, 4 times over. Each level is a node of its own; added up with the
+// outermost rule they are the report's numbers.
+TEST_F(Views, RecursionTreeMatchesTheReport) {
+  std::string data = file("deep.data");
+  Result r = record(data, "deep,hot",
+                    {Paths::target_filter, "4", "--recurse=5", "--work=0", tag_arg()},
+                    {"--filter=off"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  json rep = parse(atrace({"report", "-i", data, "--tree", "--format=json"}));
+  ASSERT_EQ(calls_of(rep, "deep"), 24) << rep["functions"].dump();
+  std::string path = "deep";
+  for (int level = 0; level < 6; level++, path += "/deep") {
+    const json* n = tree_node(rep["tree"], path);
+    ASSERT_NE(n, nullptr) << path << "\n" << rep["tree"].dump(1);
+    EXPECT_EQ((*n)["calls"], 4) << path;
+    const json* hot = tree_node(rep["tree"], path + "/hot");
+    ASSERT_NE(hot, nullptr) << path;
+    EXPECT_EQ((*hot)["calls"], 4) << path;
+  }
+  EXPECT_EQ(tree_node(rep["tree"], path), nullptr) << "no seventh level";
+  std::map<std::string, Sums> sums;
+  std::multiset<std::string> open;
+  sum_tree(rep["tree"], sums, open);
+  for (const auto& f : rep["functions"]) {
+    const Sums& s = sums[f["name"].get<std::string>()];
+    EXPECT_EQ(s.calls, f["calls"].get<long long>()) << f["name"];
+    EXPECT_EQ(s.total, f["total_ns"].get<long long>()) << f["name"];
+    EXPECT_EQ(s.self, f["self_ns"].get<long long>()) << f["name"];
+  }
+  // deep's callers: untraced main (4 calls) and deep itself (20).
+  json callers = parse(atrace({"report", "-i", data, "--callers=deep", "--format=json"}));
+  std::map<std::string, long long> by;
+  for (const auto& row : callers["callers"][0]["callers"]) by[row["name"]] = row["calls"];
+  EXPECT_EQ(by, (std::map<std::string, long long>{{"(no traced caller)", 4}, {"deep", 20}}));
+}
+
 TEST_F(Views, TreeTextAndPruning) {
   std::string data = record_c("c.data", 50);
   Result full = atrace({"report", "-i", data, "--tree"});
