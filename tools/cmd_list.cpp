@@ -66,8 +66,8 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
   std::printf("\n%zu USDT probe sites: %zu nop5 (optimized uprobe), %zu with a semaphore\n", sites,
               fast, with_sem);
   if (a.pid > 0 && with_sem)
-    std::printf("SEM: the semaphore's value in process %d now: on(N) while N tracers have the "
-                "probe on\n", a.pid);
+    std::printf("SEM: the semaphore's value in process %d now: on(N) while N uprobes use it "
+                "(a tracer adds one per site of the probe)\n", a.pid);
   return 0;
 }
 

@@ -11,7 +11,8 @@
  *     libp:hit(k)              11 times, in libtarget_usdt_lib.so
  *   target_usdt --watch SEC  for SEC seconds, prints "enabled" / "disabled"
  *                            each time ATRACE_ENABLED(app, tick) changes
- *                            (first state included), then fires nothing.
+ *                            (first state included), fires app:tick(k) every
+ *                            2 ms, and prints "ticks=K" at the end.
  */
 #include <atrace/probe.h>
 #include <time.h>
@@ -28,6 +29,7 @@ static double now_s(void) {
 
 static int watch(double seconds) {
   int last = -1;
+  long ticks = 0;
   double end = now_s() + seconds;
   while (now_s() < end) {
     int on = ATRACE_ENABLED(app, tick) ? 1 : 0;
@@ -36,8 +38,11 @@ static int watch(double seconds) {
       fflush(stdout);
       last = on;
     }
+    ATRACE_EVENT(app, tick, ticks);
+    ticks++;
     usleep(2000);
   }
+  printf("ticks=%ld\n", ticks);
   return 0;
 }
 
