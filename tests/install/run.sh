@@ -1,0 +1,25 @@
+#!/bin/sh
+# ctest install.FindPackage: installs this build into a fresh prefix with
+# `cmake --install`, configures and builds tests/install/consumer against it
+# with find_package(atrace), runs the program and checks that its probes are
+# in the ELF notes with one semaphore per probe name.
+#   run.sh BUILD_DIR SOURCE_DIR WORK_DIR
+set -eu
+build=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+test -f "$work/prefix/include/atrace/probe.h"
+test -x "$work/prefix/bin/atrace"
+cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+out=$("$work/consumer/consumer")
+[ "$out" = "traced=0" ] || { echo "consumer printed: $out"; exit 1; }
+notes=$(readelf -n "$work/consumer/consumer")
+for p in run__begin run__end step; do
+  echo "$notes" | grep -q "Name: $p\$" || { echo "no USDT note for consumer:$p"; exit 1; }
+done
+# Two sites of consumer:step (C and C++ units) share one semaphore.
+sems=$(echo "$notes" | grep -A1 "Name: step$" | grep -o "Semaphore: 0x[0-9a-f]*" | sort -u | wc -l)
+[ "$sems" = 1 ] || { echo "consumer:step has $sems semaphores, expected 1"; exit 1; }
+echo "install.FindPackage: ok"
