@@ -73,7 +73,8 @@ inline long long arg(T* p) noexcept { return reinterpret_cast<long long>(p); }
  * The semaphore: a 2-byte counter in section .probes, defined by the first
  * probe of a translation unit that uses it (`.ifndef`), weak and hidden so
  * that every unit of a module shares one, and invisible outside the module.
- * The compiler sees only a block-scope extern declaration.
+ * The compiler sees only a block-scope extern declaration, with the symbol
+ * named by an asm label: in C++ (inside a namespace, too) it is not mangled.
  */
 #define _ATRACE_SEM_DEFINE(provider, name)                                              \
 	__asm__ __volatile__(                                                           \
@@ -90,7 +91,8 @@ inline long long arg(T* p) noexcept { return reinterpret_cast<long long>(p); }
 
 #define _ATRACE_ENABLED(provider, name)                                                  \
 	(__extension__({                                                                  \
-		extern volatile unsigned short _ATRACE_SEM(provider, name)                \
+		extern volatile unsigned short _ATRACE_SEM(provider, name) __asm__(       \
+			_ATRACE_STR(_ATRACE_SEM(provider, name)))                          \
 			__attribute__((visibility("hidden")));                            \
 		_ATRACE_SEM_DEFINE(provider, name);                                       \
 		_ATRACE_SEM(provider, name) != 0;                                         \
