@@ -755,11 +755,16 @@ RecordResult Recorder::run() {
   UsdtProbes usdt(skel_->progs.usdt_hit, skel_->progs.usdt_hit_str, opts_.follow_forks ? -1 : pid);
   if (!usdt_.empty()) attach_usdt(usdt, table);
   if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
-  if (opts_.filter.active() && !table.empty()) {
+  // The filters judge functions only: USDT probes are the program's own
+  // choice of what matters.
+  std::vector<fmt::ProbeInfo> functions;
+  for (const auto& p : table)
+    if (p.kind == fmt::ProbeKind::Function) functions.push_back(p);
+  if (opts_.filter.active() && !functions.empty()) {
     try {
       relevance_ = std::make_unique<RelevanceRun>(
           opts_.filter, probes, bpf_map__fd(skel_->maps.fn_state), bpf_map__fd(skel_->maps.fn_stat),
-          ncpus_, pid, table, keep_ids_, probe_floors(), probe_costs());
+          ncpus_, pid, functions, keep_ids_, probe_floors(), probe_costs());
     } catch (const std::exception& e) {
       throw RecordError(std::string("relevance filters: ") + e.what());
     }
