@@ -7,8 +7,9 @@
 //
 // The event's own fields, raw (formats/trace_types.h gives their meaning per
 // kind), plus names looked up: `name` is the function for function events
-// and DETACH, the system call for system call events; signed fields (a
-// system call's return, an exit status) are written signed.
+// and DETACH, the probe for USDT events, the system call for system call
+// events; signed fields (a system call's return, an exit status) are
+// written signed; `text` holds a USDT event's arguments (arg1=5 arg2="x").
 #include <ostream>
 #include <unordered_map>
 
@@ -22,6 +23,29 @@ namespace atrace::analysis {
 namespace {
 
 constexpr const char* kHeader = "ts_ns,pid,tid,cpu,kind,name,module,flags,arg0,arg1,text\n";
+
+// A USDT event's arguments as `atrace script` shows them:
+// arg1=5 arg2="/index" (the field is quoted for CSV as a whole).
+std::string usdt_args(const fmt::Event& ev) {
+  std::string s;
+  for (size_t i = 0; i < ev.args.size(); ++i) {
+    const fmt::ProbeArg& a = ev.args[i];
+    if (i) s += ' ';
+    s += "arg";
+    append_uint(s, i + 1);
+    s += '=';
+    if (a.is_string) {
+      s += '"';
+      s += a.str;
+      s += '"';
+    } else if (a.is_signed) {
+      append_int(s, a.svalue());
+    } else {
+      append_uint(s, a.value);
+    }
+  }
+  return s;
+}
 
 class CsvWriter {
  public:
@@ -44,6 +68,7 @@ class CsvWriter {
       case K::FuncEntry:
       case K::FuncExit:
       case K::Detach:
+      case K::Usdt:
         append_csv_field(b, names_.function(ev.id));
         b += ',';
         append_csv_field(b, names_.module(ev.id));
@@ -80,6 +105,8 @@ class CsvWriter {
     b += ',';
     if (ev.kind == K::Detach)
       b += fmt::to_string(fmt::detach_reason(ev.flags));
+    else if (ev.kind == K::Usdt)
+      append_csv_field(b, usdt_args(ev));
     else
       append_csv_field(b, ev.text);
     b += '\n';

@@ -278,6 +278,21 @@ void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
       add_arg(out, "mean_ns", T::Uint, ev.arg0 ? ev.arg1 / ev.arg0 : 0);
       return;
     }
+    case K::Usdt:
+      // "provider:name" with the probe's arguments, numbered from 1 as
+      // `atrace script` prints them.
+      out.category = "usdt";
+      out.name = names.function(ev.id);
+      for (size_t i = 0; i < ev.args.size(); ++i) {
+        const fmt::ProbeArg& a = ev.args[i];
+        std::string key = "arg" + std::to_string(i + 1);
+        if (a.is_string)
+          add_arg(out, "", T::Text, 0, a.str);
+        else
+          add_arg(out, "", a.is_signed ? T::Int : T::Uint, a.value);
+        out.args.back().key = std::move(key);
+      }
+      return;
     default:
       break;
   }
