@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -194,7 +195,7 @@ int run_convert(const ConvertArgs& args) {
   try {
     format->write(*reader, stream, args.options);
     stream.flush();
-  } catch (const fmt::TraceError& e) {
+  } catch (const std::exception& e) {  // TraceError: the trace; anything else: no memory, ...
     std::string removed = out.discard();
     std::fprintf(stderr, "atrace: %s%s\n", e.what(), removed.c_str());
     return 1;
