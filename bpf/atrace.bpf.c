@@ -363,9 +363,10 @@ int usdt_hit(struct pt_regs *ctx)
 extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_ptr__ign,
 				  __u64 flags) __ksym;
 
-/* An event with string arguments (the spec's `str`): the recorder loads
- * this program sleepable (BPF_F_SLEEPABLE) so the copy may fault. */
-SEC("usdt")
+/* An event with string arguments (the spec's `str`): sleepable, so the copy
+ * may fault. (libbpf 1.1 has no "usdt.s" section; a sleepable uprobe
+ * program is the same program type, and libbpf's USDT attach takes it.) */
+SEC("uprobe.s")
 int usdt_hit_str(struct pt_regs *ctx)
 {
 	__u64 ts = bpf_ktime_get_ns();

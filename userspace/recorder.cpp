@@ -305,10 +305,6 @@ void Recorder::load_bpf() {
       skel_->rodata->filter_min_calls = opts_.filter.min_calls;
     }
   }
-  // String arguments may sit on pages the program never touched: their
-  // copy may fault, which only a sleepable program may do.
-  bpf_program__set_flags(skel_->progs.usdt_hit_str,
-                         bpf_program__flags(skel_->progs.usdt_hit_str) | BPF_F_SLEEPABLE);
   if (use_multi_) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
     bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
