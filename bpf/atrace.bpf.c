@@ -321,6 +321,14 @@ static __always_inline void usdt_args(struct pt_regs *ctx, struct atrace_rec_usd
 	}
 }
 
+/* The probe's argument count, at most the ATRACE_USDT_MAX_ARGS recorded. */
+static __always_inline int usdt_nargs(struct pt_regs *ctx)
+{
+	int n = bpf_usdt_arg_cnt(ctx);
+
+	return n < 0 ? 0 : n > ATRACE_USDT_MAX_ARGS ? ATRACE_USDT_MAX_ARGS : n;
+}
+
 /* An event without string arguments; integers come from the registers and
  * stack slots the note names. An interval's begin and end are a function
  * entry and exit of the interval's id. */
@@ -343,8 +351,7 @@ int usdt_hit(struct pt_regs *ctx)
 			 BPF_RB_NO_WAKEUP);
 		return 0;
 	}
-	n = bpf_usdt_arg_cnt(ctx);
-	n = n < 0 ? 0 : n > ATRACE_USDT_MAX_ARGS ? ATRACE_USDT_MAX_ARGS : n;
+	n = usdt_nargs(ctx);
 	r = reserve(&cpu, sizeof(*r), ATRACE_REC_USDT);
 	if (!r)
 		return 0;
@@ -379,8 +386,7 @@ int usdt_hit_str(struct pt_regs *ctx)
 
 	if (filter_functions && !traced(pid_tgid >> 32))
 		return 0;
-	n = bpf_usdt_arg_cnt(ctx);
-	n = n < 0 ? 0 : n > ATRACE_USDT_MAX_ARGS ? ATRACE_USDT_MAX_ARGS : n;
+	n = usdt_nargs(ctx);
 	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_USDT);
 	if (!rs)
 		return 0;
