@@ -6,6 +6,7 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
+#include "tools/report_html_option.h"
 #include "tools/report_views.h"
 #include "userspace/profile.h"
 #include "userspace/report.h"
@@ -21,6 +22,7 @@ struct ReportArgs {
   bool syscalls = false;
   bool compensate = false;
   ReportViewArgs views;  // --tree, --callers, --callees, --diff
+  std::string html;      // --html=FILE
 };
 
 int run_report(const ReportArgs& args) {
@@ -41,6 +43,8 @@ int run_report(const ReportArgs& args) {
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
+    if (!args.html.empty())
+      return !write_report_html(args.html, reader, in, opt) ? 1 : reader.damaged() ? 3 : 0;
     auto view = render_report_view(args.views, args.input, reader, in, opt, args.format == "json");
     std::string out = view                     ? *view
                       : args.format == "json" ? analysis::render_json(in, opt)
@@ -83,6 +87,7 @@ void add_report(CLI::App& app, int& exit_status) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_report_view_options(cmd, args->views);
+  add_report_html_option(cmd, args->html);
   cmd->callback([args, &exit_status] { exit_status = run_report(*args); });
 }
 
