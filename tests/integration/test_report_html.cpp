@@ -193,6 +193,116 @@ TEST_F(ReportHtml, TargetCPageSaysWhatTheReportSaysAndChromiumDrawsIt) {
   expect_screenshot(page_path, file("report.png"));
 }
 
+// What a user does, done by a script added to a copy of the page: the wheel
+// over the timeline, a drag, a double-click; clicks in the flame graph and
+// on a column header. Each step's outcome (status lines, the table's first
+// row) goes into <html data-interactions="JSON"> for --dump-dom.
+const char* kInteractions = R"js(
+(async function () {
+  const later = () => new Promise((ok) => setTimeout(ok, 100));
+  const fire = (target, type, x, y, extra) => {
+    const init = Object.assign({ clientX: x, clientY: y, bubbles: true, cancelable: true }, extra || {});
+    target.dispatchEvent(type === "wheel" ? new WheelEvent(type, init) : new MouseEvent(type, init));
+  };
+  const r = {};
+  const tl = document.getElementById("tl-canvas");
+  const ts = document.getElementById("tl-status");
+  let b = tl.getBoundingClientRect();
+  const mid = b.left + b.width / 2;
+  r.tl_initial = ts.textContent;
+  fire(tl, "wheel", mid, b.top + 40, { deltaY: -1000 });
+  await later();
+  r.tl_zoomed = ts.textContent;
+  fire(tl, "mousedown", mid, b.top + 40);
+  fire(window, "mousemove", mid - 200, b.top + 40);
+  fire(window, "mouseup", mid - 200, b.top + 40);
+  await later();
+  r.tl_panned = ts.textContent;
+  fire(tl, "dblclick", mid, b.top + 40);
+  await later();
+  r.tl_reset = ts.textContent;
+  const fg = document.getElementById("fg-canvas");
+  const fs = document.getElementById("fg-status");
+  b = fg.getBoundingClientRect();
+  const right = b.right - 3, left = b.left + 3, row0 = b.top + 9, row1 = b.top + 27;
+  fire(fg, "mousemove", right, row1);
+  r.fg_right = fs.textContent;
+  fire(fg, "click", left, row1);
+  await later();
+  fire(fg, "mousemove", right, row1);
+  r.fg_right_zoomed = fs.textContent;
+  fire(fg, "click", left, row0);
+  await later();
+  fire(fg, "mousemove", right - 1, row1);
+  r.fg_right_unzoomed = fs.textContent;
+  const th = document.querySelector('#fn-table th[data-key="calls"]');
+  const first = () => document.querySelector("#fn-table tbody tr td").textContent;
+  r.table_initial = first();
+  th.click();
+  r.table_calls_desc = first();
+  th.click();
+  r.table_calls_asc = first();
+  document.documentElement.setAttribute("data-interactions", JSON.stringify(r));
+}());
+)js";
+
+std::string html_unescape(std::string s) {
+  const std::pair<const char*, const char*> entities[] = {
+      {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&#39;", "'"}, {"&nbsp;", "\u00a0"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + std::strlen(to)))
+      s.replace(at, std::strlen(from), to);
+  return s;
+}
+
+// "(9.76 ms of 72.1 ms)" of "view: +A to +B (9.76 ms of 72.1 ms); ..."
+std::string view_width(const std::string& status) {
+  size_t a = status.find('('), b = status.find(')');
+  return a == std::string::npos || b == std::string::npos ? "" : status.substr(a, b - a + 1);
+}
+
+// target_c: sleeper (3 x 20 ms) is the widest frame under the root, and the
+// first row by total; outer is the rightmost frame; leaf has the most calls
+// and outer the fewest.
+TEST_F(ReportHtml, WheelDragAndClicksDoWhatTheyShouldInChromium) {
+  std::string trace = file("c.data");
+  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  std::string page_path = file("report.html");
+  ASSERT_TRUE(atrace({"report", "-i", trace, "--html=" + page_path}).exited(0));
+  std::string page = read_file(page_path);
+  size_t end = page.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  std::string driven = file("driven.html");
+  std::ofstream(driven) << page.substr(0, end) << "<script>" << kInteractions << "</script>\n"
+                        << page.substr(end);
+
+  Result dom = chromium(driven, "--dump-dom");
+  ASSERT_TRUE(dom.exited(0)) << dom.describe();
+  size_t at = dom.out.find("data-interactions=\"");
+  ASSERT_NE(at, std::string::npos) << "the script did not finish:\n" << dom.out.substr(0, 3000);
+  at += std::strlen("data-interactions=\"");
+  json got = json::parse(html_unescape(dom.out.substr(at, dom.out.find('"', at) - at)));
+  SCOPED_TRACE(got.dump(1));
+
+  const std::string initial = got["tl_initial"], zoomed = got["tl_zoomed"],
+                    panned = got["tl_panned"], reset = got["tl_reset"];
+  EXPECT_EQ(initial.rfind("view: +0", 0), 0u);
+  EXPECT_NE(zoomed, initial);                          // the wheel zoomed in
+  EXPECT_NE(view_width(zoomed), view_width(initial));  // narrower
+  EXPECT_NE(panned, zoomed);                           // the drag moved it
+  EXPECT_EQ(view_width(panned), view_width(zoomed));   // as wide as before
+  EXPECT_EQ(reset, initial);                           // double-click: everything
+
+  EXPECT_EQ(got["fg_right"].get<std::string>().rfind("outer ", 0), 0u);
+  EXPECT_EQ(got["fg_right_zoomed"].get<std::string>().rfind("sleeper ", 0), 0u);  // fills the width
+  EXPECT_EQ(got["fg_right_unzoomed"].get<std::string>().rfind("outer ", 0), 0u);
+
+  EXPECT_EQ(got["table_initial"], "sleeper");
+  EXPECT_EQ(got["table_calls_desc"], "leaf");
+  EXPECT_EQ(got["table_calls_asc"], "outer");
+}
+
 // Four named worker threads: a timeline band for each, 2000 calls on each.
 TEST_F(ReportHtml, ThreadsHaveTheirOwnRowsAndTheFlameGraphSplitsByThread) {
   std::string trace = file("threads.data");

@@ -108,15 +108,21 @@
     }
     return lo;
   }
+  // Redraws at the next frame, once however many events asked for it. The
+  // timer is for where frames do not come (a hidden tab, a headless
+  // browser): whichever fires first draws.
   function rafDraw(fn) {
     let pending = false;
+    const run = function () {
+      if (!pending) return;
+      pending = false;
+      fn();
+    };
     return function () {
       if (pending) return;
       pending = true;
-      requestAnimationFrame(function () {
-        pending = false;
-        fn();
-      });
+      requestAnimationFrame(run);
+      setTimeout(run, 50);
     };
   }
   function el(tag, cls, text) {
@@ -353,7 +359,7 @@
       let s = (i === 0 ? "all traced calls" : name(i)) + " \u2014 total " + fmtDur(t) +
         " (" + fmtPct(t, grand) + " of all)";
       if (i !== 0) s += ", self " + fmtDur(val(i, 4));
-      s += ", " + fmtCount(val(i, 2)) + " calls";
+      s += ", " + fmtCount(val(i, 2)) + (val(i, 2) === 1 ? " call" : " calls");
       if (f.kernel)
         s += ", off-CPU " + fmtDur(val(i, 5)) + ", " + fmtCount(val(i, 7)) + " syscalls (" +
           fmtDur(val(i, 6)) + "), " + fmtCount(val(i, 8)) + " faults";
