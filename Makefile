@@ -5,13 +5,14 @@
 
 BUILD     ?= build
 # The last line: the consumers the exporters are tested with (atrace convert,
-# report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium.
+# report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium;
+# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh).
 JOBS      ?= $(shell nproc)
 DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	bpftrace util-linux \
-	graphviz valgrind pajeng protobuf-compiler chromium
+	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev
 
 .PHONY: all deps build demo test clean
 
