@@ -122,10 +122,10 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     doc["syscalls"] = std::move(syscalls);
   }
   json probes = json::array();
-  for (const auto& h : p.probes) {
-    json row = {{"provider", h.provider}, {"name", h.name}, {"module", h.module},
-                {"count", h.count}};
-    if (h.has_values) row["values"] = h.values;
+  for (const auto& hits : p.probes) {
+    json row = {{"provider", hits.provider}, {"name", hits.name}, {"module", hits.module},
+                {"count", hits.count}};
+    if (hits.has_values) row["values"] = hits.values;
     probes.push_back(std::move(row));
   }
   doc["probes"] = std::move(probes);
