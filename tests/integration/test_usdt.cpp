@@ -174,8 +174,15 @@ TEST_F(Usdt, SemaphoreIsOnOnlyWhileRecording) {
   Child tracer({Paths::atrace, "record", "-p", std::to_string(target.pid()), "-o", out,
                 "--usdt=app:tick", "--no-kernel", "--duration=1"});
   EXPECT_TRUE(target.wait_for_line("enabled", milliseconds(5000)));
-  Result during = run({Paths::atrace, "list", "-p", std::to_string(target.pid()), "--usdt", "app:tick"});
-  // One count per probe site registered: app:tick has two sites.
+  // One count per probe site registered: app:tick has two sites, and the
+  // program sees it on from the first one (atrace may still be attaching
+  // the second: wait for it).
+  Result during;
+  for (int i = 0; i < 100; i++) {
+    during = run({Paths::atrace, "list", "-p", std::to_string(target.pid()), "--usdt", "app:tick"});
+    if (during.out.find("on(2)") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
   EXPECT_NE(during.out.find("on(2)"), std::string::npos) << during.out;
   Result rec = tracer.wait(milliseconds(20000));
   ASSERT_TRUE(rec.exited(0)) << rec.describe();
