@@ -155,9 +155,15 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 med() { tr ' ' '\n' <<<"${1:-}" | { grep . || true; } | median; }
-range() { tr ' ' '\n' <<<"${1:-}" | { grep . || true; } | sort -g | sed -n '1p;$p' | paste -sd' ' |
-	awk '{if (NF == 0) print "n/a"; else printf "%.1f–%.1f", $1, ($2 == "" ? $1 : $2)}'; }
-f1() { [[ $1 == nan ]] && echo "n/a" || printf '%.1f' "$1"; }
+# f1 NUMBER: 2 decimals below 10 (untraced loops), none from 100.
+f1() { [[ $1 == nan ]] && echo "n/a" || awk -v v="$1" 'BEGIN {a = v < 0 ? -v : v
+	printf (a < 10 ? "%.2f" : a < 100 ? "%.1f" : "%.0f"), v}'; }
+range() {
+	local lo hi
+	lo=$(tr ' ' '\n' <<<"${1:-}" | { grep . || true; } | sort -g | head -1)
+	hi=$(tr ' ' '\n' <<<"${1:-}" | { grep . || true; } | sort -g | tail -1)
+	[[ -n $lo ]] && echo "$(f1 "$lo")–$(f1 "$hi")" || echo "n/a"
+}
 sub() { [[ $1 == nan || $2 == nan ]] && echo nan || awk -v a="$1" -v b="$2" 'BEGIN {print a - b}'; }
 div() { [[ $1 == nan || $2 == nan ]] && echo "n/a" || awk -v a="$1" -v b="$2" 'BEGIN {if (b == 0) print "n/a"; else printf "%.2f", a / b}'; }
 declare -A label=(
@@ -189,6 +195,11 @@ for r in "${order[@]}"; do
 		continue
 	fi
 	ac=$(sub "$c" "$bc") aw=$(sub "$w" "$bw")
+	if [[ $r == off || $r == sdtoff ]]; then
+		echo "| ${label[$r]} | ${per[$r]} | $(f1 "$c") ($(range "${cpu[$r]:-}")) | $(f1 "$ac") | |" \
+			"$(f1 "$w") | $(f1 "$aw") | |"
+		continue
+	fi
 	echo "| ${label[$r]} | ${per[$r]} | $(f1 "$c") ($(range "${cpu[$r]:-}")) | $(f1 "$ac") |" \
 		"$(div "$ac" "$hc") | $(f1 "$w") | $(f1 "$aw") | $(div "$aw" "$hw") |"
 done
