@@ -216,7 +216,7 @@ for s in $sizes; do
 done
 k=${#configs[@]}
 ((k > 0)) || die "nothing to run"
-echo "runs: ${configs[*]/%/;} $rounds rounds ($slow_rounds for perf and bpftrace on 10000); open-file limit $(ulimit -n)" >&2
+echo "runs: ${configs[*]/%/;} $rounds rounds ($slow_rounds for perf and bpftrace on 4000 and more); open-file limit $(ulimit -n)" >&2
 for ((r = 0; r < rounds; r++)); do
 	for ((j = 0; j < k; j++)); do
 		read -r m s <<<"${configs[(j + r) % k]}"
