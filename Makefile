@@ -1,42 +1,70 @@
 # atrace: the two commands of the README.
-#   make demo   install what is missing, build, record the demo, print its report
-#   make test   install what is missing, build, run the whole suite through ctest
+#   make demo   install what building atrace needs, build atrace and the demo
+#               only, record the demo, print its report and what to try next
+#   make test   install what the tests need too, build everything, run the
+#               whole suite through ctest
 # Both need root: installing packages and loading BPF programs.
 
 BUILD     ?= build
-# The last line: the consumers the exporters are tested with (atrace convert,
-# report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium;
-# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh).
 JOBS      ?= $(shell nproc)
-DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
+
+# What building and running atrace needs: compilers, the BPF toolchain
+# (clang -target bpf, bpftool for skeletons) and the libraries it links.
+BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
+	nlohmann-json3-dev libcli11-dev
+# What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
+# clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
+# the consumers the exporters are tested with (dot, callgrind_annotate,
+# pj_dump, protoc, headless chromium) and sys/sdt.h (USDT benchmark).
+TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev
 
-.PHONY: all deps build demo test clean
+.PHONY: all deps deps-test build build-all demo test clean
 
 all: build
 
 # Installs only what is missing; apt-get update first, as a fresh machine needs.
-deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+endef
 
+deps:
+	$(call install_missing,$(BUILD_PACKAGES))
+
+deps-test: deps
+	$(call install_missing,$(TEST_PACKAGES))
+
+# atrace and the demo only. A build directory configured by `make test` keeps
+# its tests (ATRACE_TESTS stays in the cache) but builds just these targets.
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS) --target atrace atrace-demo
+
+build-all: deps-test
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATRACE_TESTS=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	$(BUILD)/atrace record -o $(BUILD)/demo.data --select='demo::*' -- $(BUILD)/atrace-demo
 	$(BUILD)/atrace report -i $(BUILD)/demo.data
+	@printf '\n%s\n' \
+	  "The binary is $(BUILD)/atrace. Next, on the same trace:" \
+	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --html=demo.html   # one page: table, flame graph, timeline" \
+	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=folded | flamegraph.pl > demo.svg" \
+	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --tree --depth=3" \
+	  "Or attach to a running process (Ctrl-C stops, the process goes on):" \
+	  "  sudo $(BUILD)/atrace list -p PID 'libc.so.6:read*'" \
+	  "  sudo $(BUILD)/atrace record -p PID --select='libc.so.6:read' --duration=5 && $(BUILD)/atrace report"
 
-test: build
+test: build-all
 	cd $(BUILD) && ctest --output-on-failure -j 1
 
 clean:
