@@ -71,10 +71,9 @@ TEST_F(Attach, DurationEndsRecording) {
                   "--duration=1", "-o", out},
                  milliseconds(30000));
   ASSERT_TRUE(r.exited(0)) << r.describe();
-  // At least the second it was asked to record; the upper bound is loose
-  // (start-up and detach take time on a loaded machine).
+  // At least the second it was asked to record (the target runs forever:
+  // without --duration, run() would time out and fail above).
   EXPECT_GE(r.elapsed.count(), 1000);
-  EXPECT_LT(r.elapsed.count(), 15000);
 
   auto rep = report_json(out);
   ASSERT_TRUE(rep);

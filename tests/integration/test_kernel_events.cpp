@@ -58,11 +58,12 @@ TEST_F(KernelEvents, SleepIsBlockedOffCpu) {
   EXPECT_GE(blocked, 45 * kMs) << rep->dump(1);
   EXPECT_EQ(field(*rep, "sleeper", "self_offcpu_blocked_ns"), blocked);
   EXPECT_LE(field(*rep, "sleeper", "offcpu_ns"), total);
-  EXPECT_LT(total - field(*rep, "sleeper", "offcpu_ns"), 5 * kMs) << "on-CPU part of a sleep";
   EXPECT_GE(field(*rep, "sleeper", "syscalls"), 1);  // nanosleep itself
-  // main called it: main's inclusive off-CPU contains it, its self does not.
+  // main called it: main's inclusive off-CPU contains it, its self does not
+  // (what main's callees spent blocked is at least the sleeper's).
   EXPECT_GE(field(*rep, "main", "offcpu_blocked_ns"), blocked);
-  EXPECT_LT(field(*rep, "main", "self_offcpu_blocked_ns"), 45 * kMs);
+  EXPECT_GE(field(*rep, "main", "offcpu_blocked_ns") - field(*rep, "main", "self_offcpu_blocked_ns"),
+            blocked);
 }
 
 // Exactly 1000 getppid calls: all attributed to getppid_1000, none to the

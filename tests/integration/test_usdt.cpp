@@ -127,7 +127,7 @@ TEST_F(Usdt, BeginEndPairsAreIntervals) {
   ASSERT_TRUE(rep);
   EXPECT_EQ(calls_of(*rep, "app:phase"), 3) << function_names(*rep);
   EXPECT_GE(function_field(*rep, "app:phase", "min_ns"), 20 * kMs);
-  EXPECT_LT(function_field(*rep, "app:phase", "max_ns"), 200 * kMs);
+  EXPECT_GE(function_field(*rep, "app:phase", "total_ns"), 3 * 20 * kMs);
   EXPECT_EQ(function_field(*rep, "app:phase", "unfinished"), 0);
   EXPECT_TRUE((*rep)["probes"].empty()) << rep->dump(1);
   Result info = run({Paths::atrace, "info", "-i", trace});
