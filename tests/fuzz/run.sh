@@ -90,7 +90,7 @@ done
 echo "fuzz: built $OUT/fuzz_trace_reader (${SOURCES[*]}; ${PKG_MODULES[*]:-no libraries})"
 
 # Seeds.
-SEEDS=$(mktemp -d /tmp/atrace-fuzz-seeds.XXXXXX)
+SEEDS=$(mktemp -d "${TMPDIR:-/tmp}/atrace-fuzz-seeds.XXXXXX")
 trap 'rm -rf "$SEEDS"' EXIT
 cp "$ROOT"/tests/fuzz/corpus/* "$SEEDS"/ 2>/dev/null || true
 # Synthetic seeds: small, several threads, many functions, and cut short.

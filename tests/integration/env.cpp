@@ -49,6 +49,11 @@ std::string tracing_unavailable_reason() {
   return try_bpf_syscall();
 }
 
+bool keep_requested() {
+  const char* v = std::getenv("ATRACE_KEEP_TMP");
+  return v != nullptr && std::string(v) == "1";
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base && *base ? base : "/tmp") + "/atrace-it-XXXXXX";

@@ -35,8 +35,12 @@ bool in_ci();
 // otherwise why not.
 std::string tracing_unavailable_reason();
 
+// ATRACE_KEEP_TMP=1: keep the files of failed tests.
+bool keep_requested();
+
 // A fresh directory under $TMPDIR (or /tmp), removed at destruction unless
-// keep() was called (a failed test keeps its files for a look).
+// keep() was called (a failed test keeps its files for a look when
+// ATRACE_KEEP_TMP=1 is set: keep_requested()).
 class TempDir {
  public:
   TempDir();

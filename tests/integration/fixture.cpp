@@ -38,7 +38,9 @@ void IntegrationTest::TearDown() {
                     << ")";
     }
   }
-  if (tmp_ && HasFailure()) {
+  // A failed test's files are kept only on request (ATRACE_KEEP_TMP=1):
+  // a test run must leave $TMPDIR as it found it, failed or not.
+  if (tmp_ && HasFailure() && keep_requested()) {
     tmp_->keep();
     std::printf("[ kept    ] %s\n", tmp_->path().c_str());
   }

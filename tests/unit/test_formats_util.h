@@ -12,33 +12,11 @@
 
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
+#include "temp_file.h"
 
 namespace atrace::fmt::testing {
 
-// A file name unique to the test, removed afterwards.
-class TempFile {
- public:
-  explicit TempFile(const std::string& suffix = "") {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (std::filesystem::temp_directory_path() /
-             ("atrace-test-" + std::to_string(getpid()) + "-" + info->name() + suffix + ".data"))
-                .string();
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  const std::string& path() const { return path_; }
-
-  std::string bytes() const {
-    std::ifstream in(path_, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-  void set_bytes(const std::string& b) const {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << b;
-  }
-
- private:
-  std::string path_;
-};
+using atrace::testing::TempFile;
 
 inline TraceHeader sample_header() {
   TraceHeader h;

@@ -7,24 +7,23 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
+#include "temp_file.h"
 #include "userspace/target.h"
 
 using atrace::Target;
 using atrace::TargetError;
 
 namespace {
-std::string temp_path(const char* name) {
-  return std::string("/tmp/atrace_test_target_") + std::to_string(getpid()) + "_" + name;
-}
 bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 }  // namespace
 
 TEST(Target, HeldChildDoesNotRunUntilReleased) {
-  std::string marker = temp_path("ran");
-  unlink(marker.c_str());
+  atrace::testing::TempFile tmp("ran");
+  const std::string& marker = tmp.path();
   Target t = Target::launch_held("/bin/sh", {"sh", "-c", "touch " + marker + "; exit 3"});
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(exists(marker)) << "the child ran before release";
@@ -32,12 +31,11 @@ TEST(Target, HeldChildDoesNotRunUntilReleased) {
   t.release();
   EXPECT_EQ(t.wait_exit(), 3);
   EXPECT_TRUE(exists(marker));
-  unlink(marker.c_str());
 }
 
 TEST(Target, NeverReleasedChildExitsWithoutRunning) {
-  std::string marker = temp_path("never");
-  unlink(marker.c_str());
+  atrace::testing::TempFile tmp("never");
+  const std::string& marker = tmp.path();
   pid_t pid;
   {
     Target t = Target::launch_held("/bin/sh", {"sh", "-c", "touch " + marker});
@@ -74,7 +72,8 @@ TEST(Target, AttachWatchesExit) {
 
 TEST(Target, StdoutCanBeKeptOffStdout) {
   // The child's stdout goes where our stderr goes: here, a file.
-  std::string err_path = temp_path("stderr");
+  atrace::testing::TempFile tmp("stderr");
+  const std::string& err_path = tmp.path();
   FILE* saved = fdopen(dup(STDERR_FILENO), "w");
   ASSERT_NE(freopen(err_path.c_str(), "w", stderr), nullptr);
   {
@@ -89,5 +88,4 @@ TEST(Target, StdoutCanBeKeptOffStdout) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line, "program-output");
-  unlink(err_path.c_str());
 }

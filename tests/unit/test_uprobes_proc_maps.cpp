@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "temp_file.h"
 #include "uprobes/proc_maps.h"
 
 using atrace::uprobes::find_executable;
@@ -143,10 +144,10 @@ TEST(UprobesProcMaps, LaunchModulesOfStaticProgram) {
 
 TEST(UprobesProcMaps, LaunchModulesErrors) {
   EXPECT_NE(error_of([] { launch_modules("/nonexistent/prog"); }).find("cannot open"), std::string::npos);
-  const std::string script = ::testing::TempDir() + "atrace_script_" + std::to_string(getpid());
-  std::ofstream(script) << "#!/bin/sh\necho hi\n";
-  EXPECT_NE(error_of([&] { launch_modules(script); }).find("not an ELF executable"), std::string::npos);
-  unlink(script.c_str());
+  atrace::testing::TempFile script("script");
+  script.set_bytes("#!/bin/sh\necho hi\n");
+  EXPECT_NE(error_of([&] { launch_modules(script.path()); }).find("not an ELF executable"),
+            std::string::npos);
 }
 
 TEST(UprobesProcMaps, NoDescriptorOrChildLeaks) {
@@ -178,7 +179,8 @@ TEST(UprobesProcMaps, FindExecutable) {
 }
 
 TEST(UprobesProcMaps, FindExecutableSearchesPathInOrder) {
-  const std::string dir = ::testing::TempDir() + "atrace_path_" + std::to_string(getpid());
+  atrace::testing::TempFile tmp("path");  // a directory, removed with its files
+  const std::string& dir = tmp.path();
   mkdir(dir.c_str(), 0755);
   const std::string prog = dir + "/atrace-test-prog";
   std::ofstream(prog) << "#!/bin/sh\n";
@@ -198,7 +200,4 @@ TEST(UprobesProcMaps, FindExecutableSearchesPathInOrder) {
     const std::string ls = find_executable("ls");
     EXPECT_TRUE(ls == "/usr/bin/ls" || ls == "/bin/ls") << ls;
   }
-  unlink(prog.c_str());
-  unlink(noexec.c_str());
-  rmdir(dir.c_str());
 }
