@@ -55,7 +55,7 @@ build-all: deps-test
 demo: build
 	$(BUILD)/atrace record -o $(BUILD)/demo.data --select='demo::*' -- $(BUILD)/atrace-demo
 	$(BUILD)/atrace report -i $(BUILD)/demo.data
-	@printf '\n%s\n' \
+	@echo; printf '%s\n' \
 	  "The binary is $(BUILD)/atrace. Next, on the same trace:" \
 	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --html=demo.html   # one page: table, flame graph, timeline" \
 	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=folded | flamegraph.pl > demo.svg" \
