@@ -14,14 +14,14 @@
 //  - functions whose return the kernel cannot follow: the setjmp and
 //    getcontext families save the return address they find, the trampoline,
 //    and a later longjmp/setcontext jumps to it where the kernel has no
-//    return pending; vfork returns twice on one stack; longjmp, siglongjmp
-//    and setcontext never come back, and leave the frames they leave behind
-//    without exits.
+//    return pending (the program dies).
 //
 // Those get no probe at all: an entry probe alone would leave a call that
 // never closes, which nests every later call of the thread under it in the
-// reports. fork returns twice in two processes, each with its own stack and
-// its own copy of the kernel's return records: probed as usual (tested).
+// reports. Probed as usual, because tests show they are safe: fork and vfork
+// (each process returns with its own copy of the kernel's return records),
+// longjmp, siglongjmp and setcontext (they never return; their calls and
+// the frames they leave show as unfinished).
 #pragma once
 
 #include <string>
