@@ -4,15 +4,17 @@
 # Both need root: installing packages and loading BPF programs.
 
 BUILD     ?= build
-# The last line: the consumers the exporters are tested with (atrace convert,
+# The last two lines: the consumers the exporters are tested with (atrace convert,
 # report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium;
-# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh).
+# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh); sqlite3 and
+# python3, traced by the safety corpus (tests/integration/test_safety.cpp).
 JOBS      ?= $(shell nproc)
 DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	bpftrace util-linux \
-	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev
+	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
+	sqlite3 python3
 
 .PHONY: all deps build demo test clean
 

@@ -15,7 +15,7 @@ fib() {
 
 count_words() { tr ' ' '\n' | grep -c .; }
 
-echo "fib 10 = $(fib 10)"
+echo "fib 6 = $(fib 6)"
 echo "words = $(echo one two three four five | count_words)"
 ( echo "subshell pid differs: $([ $BASHPID != $$ ] && echo yes)"; exit 3 )
 echo "subshell status = $?"
