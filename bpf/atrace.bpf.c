@@ -8,6 +8,8 @@
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
+ *   calls_after_stop  per thread, once the recording stops: calls begun since,
+ *                  whose exits are not recorded (stop_gate)
  *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
  *   usdt_hit_str   the same with string arguments (sleepable: may fault pages in)
  *   thread_exit    sched_process_exit: a traced thread's final name (and the

@@ -93,8 +93,10 @@ int run_list(const ListArgs& a) {
               "FUNCTION");
   for (const auto& s : sites) {
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
-    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s\n", fmt::to_string(s.entry_path),
-                s.address, s.size, "entry+ret", s.module.c_str(), s.name.c_str());
+    const bool refused = s.entry_path == fmt::ProbePath::Refused;
+    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n", fmt::to_string(s.entry_path),
+                s.address, s.size, refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
+                refused ? "  (its first instruction cannot be probed safely)" : "");
   }
   for (const auto& k : notes.skipped) {
     const auto& s = k.site;
