@@ -7,7 +7,6 @@
 // Inputs are small: 'libc.so.6:*' puts ~2000 probes on libc, most of them
 // single-stepped, so every libc call costs microseconds.
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <fstream>
 
