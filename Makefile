@@ -16,10 +16,12 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,
-# pj_dump, protoc, headless chromium) and sys/sdt.h (USDT benchmark).
+# pj_dump, protoc, headless chromium), sys/sdt.h (USDT benchmark), and
+# sqlite3 and python3, traced by the safety corpus (test_safety.cpp).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux \
-	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev
+	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
+	sqlite3 python3
 
 .PHONY: all deps deps-test build build-all demo test clean
 

@@ -8,6 +8,8 @@
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
+ *   calls_after_stop  per thread, once the recording stops: calls begun since,
+ *                  whose exits are not recorded (stop_gate)
  *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
  *   usdt_hit_str   the same with string arguments (sleepable: may fault pages in)
  *   thread_exit    sched_process_exit: a traced thread's final name (and the
@@ -49,6 +51,16 @@ const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before 
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
 
+/* Written by the recorder while the programs run (docs/safety.md).
+ * before_exec: a launched target is still atrace's forked child, running
+ *   atrace's code up to its execve; nothing is recorded until the
+ *   target's exec (sched_process_exec clears it).
+ * stopping: the recording is ending; no call starts any more, and only the
+ *   calls that started before end (stop_gate). Set before any probe is
+ *   detached, so that no exit is recorded without its entry. */
+volatile bool before_exec = false;
+volatile bool stopping = false;
+
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22); /* resized by the recorder before load */
@@ -77,7 +89,7 @@ struct {
 
 static __always_inline bool traced(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&traced_tgids, &tgid) != 0;
+	return !before_exec && bpf_map_lookup_elem(&traced_tgids, &tgid) != 0;
 }
 
 static __always_inline void count_lost(__u32 kind)
@@ -262,6 +274,35 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 	return 0;
 }
 
+/* Calls a thread started after the stop that have not returned yet: their
+ * entries were not recorded, so neither are their exits. Calls nest on a
+ * thread, so an exit while this is 0 ends a call that began before the
+ * stop (or before the recording: an exit without entry, as at any time). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} calls_after_stop SEC(".maps");
+
+/* Whether a function event is recorded once `stopping` is set. */
+static __always_inline bool stop_gate(__u16 kind)
+{
+	__u32 *n = bpf_task_storage_get(&calls_after_stop, bpf_get_current_task_btf(), 0,
+					BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (kind == ATRACE_REC_FUNC_ENTRY) {
+		if (n)
+			*n += 1;
+		return false;
+	}
+	if (n && *n) {
+		*n -= 1;
+		return false;
+	}
+	return true;
+}
+
 static __always_inline int emit_func(void *ctx, __u16 kind)
 {
 	__u64 ts = bpf_ktime_get_ns();
@@ -271,6 +312,8 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 
 	/* Constant folded at load: the lookup exists only for --follow-forks. */
 	if (filter_functions && !traced(pid_tgid >> 32))
+		return 0;
+	if (before_exec || (stopping && !stop_gate(kind)))
 		return 0;
 	if (filtering) {
 		__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -345,6 +388,9 @@ int usdt_hit(struct pt_regs *ctx)
 
 	if (filter_functions && !traced(pid_tgid >> 32))
 		return 0;
+	/* Intervals do not nest: at the stop, open ones stay unfinished. */
+	if (before_exec || stopping)
+		return 0;
 	if (role == ATRACE_USDT_BEGIN || role == ATRACE_USDT_END) {
 		emit_hdr(ts, pid_tgid, id,
 			 role == ATRACE_USDT_BEGIN ? ATRACE_REC_FUNC_ENTRY : ATRACE_REC_FUNC_EXIT,
@@ -385,6 +431,8 @@ int usdt_hit_str(struct pt_regs *ctx)
 	int n, i, slot = 0;
 
 	if (filter_functions && !traced(pid_tgid >> 32))
+		return 0;
+	if (before_exec || stopping)
 		return 0;
 	n = usdt_nargs(ctx);
 	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_USDT);
@@ -624,6 +672,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	return 0;
 }
 
+/* Loaded for the proc group and for launched targets (before_exec). */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -632,7 +681,13 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 	__u64 ts;
 	__u32 cpu;
 
-	if (!traced(tgid))
+	/* The launched target's own life starts here. */
+	if (before_exec) {
+		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return 0;
+		before_exec = false;
+	}
+	if (!want_proc || !traced(tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	r = reserve(&cpu, sizeof(*r), ATRACE_REC_EXEC);

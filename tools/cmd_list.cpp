@@ -84,13 +84,25 @@ int run_list(const ListArgs& a) {
   KernelFeatures f = detect_kernel_features();
   ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
-  auto sites = resolve_probe_sites(parse_selectors(a.pattern), {}, modules, ro);
+  ResolveNotes notes;
+  auto sites = resolve_probe_sites(parse_selectors(a.pattern), {}, modules, ro, &notes);
   size_t by_path[5] = {};
-  std::printf("%-11s %18s %8s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "MODULE", "FUNCTION");
+  // PROBES: what `record` would attach: "entry+ret" (an entry uprobe and a
+  // return probe), or "none" with the reason (uprobes/probe_policy.h).
+  std::printf("%-11s %18s %8s  %-9s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "PROBES", "MODULE",
+              "FUNCTION");
   for (const auto& s : sites) {
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
-    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-20s %s\n", fmt::to_string(s.entry_path),
-                s.address, s.size, s.module.c_str(), s.name.c_str());
+    const bool refused = s.entry_path == fmt::ProbePath::Refused;
+    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n", fmt::to_string(s.entry_path),
+                s.address, s.size, refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
+                refused ? "  (its first instruction cannot be probed safely)" : "");
+  }
+  for (const auto& k : notes.skipped) {
+    const auto& s = k.site;
+    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
+                fmt::to_string(s.entry_path), s.address, s.size, "none", s.module.c_str(),
+                s.name.c_str(), k.reason.c_str());
   }
   auto n = [&](fmt::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
   std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
@@ -98,7 +110,12 @@ int run_list(const ListArgs& a) {
               n(fmt::ProbePath::SingleStep));
   if (n(fmt::ProbePath::Refused))
     std::printf(", %zu refused by the kernel (cannot be traced)", n(fmt::ProbePath::Refused));
+  if (!notes.skipped.empty())
+    std::printf("; %zu more matched get no probe (PROBES none: a probe there would break the "
+                "program)", notes.skipped.size());
   std::printf("\n");
+  for (const auto& line : notes.lines({}))  // the unresolved IFUNCs, if any
+    std::printf("%s\n", line.c_str());
   if (!f.uprobe_syscall)
     std::printf("kernel %s has no optimized uprobes: nop5 entries are emulated\n",
                 f.release.c_str());

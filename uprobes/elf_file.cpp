@@ -38,4 +38,15 @@ ElfFile::ElfFile(const std::string& path) {
   if (!image_) image_size_ = 0;
 }
 
+size_t ElfFile::read_code(uint64_t offset, uint8_t* buf, size_t len) const {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd_.get(), buf + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
 }  // namespace atrace::uprobes::detail

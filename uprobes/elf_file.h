@@ -6,6 +6,7 @@
 #include <libelf.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -32,9 +33,16 @@ class ElfFile {
   Status status() const { return status_; }
   const std::string& error() const { return error_; }  // "PATH: ..." message
   Elf* elf() const { return elf_.get(); }
-  // The whole file image (libelf's mapping) and its size.
+  // The whole file image (libelf's mapping) and its size. Not for code
+  // bytes: see read_code().
   const unsigned char* image() const { return image_; }
   size_t image_size() const { return image_size_; }
+  // Up to `len` bytes of the file at `offset`, as on disk: the number read.
+  // Code is read with pread(2), never through image(): once a uprobe is
+  // registered on the file (bpftrace, another atrace), the kernel writes its
+  // int3 into every executable-capable mapping of it, libelf's read-only one
+  // included (uprobe_mmap), and the probed function would read as "int3".
+  size_t read_code(uint64_t offset, uint8_t* buf, size_t len) const;
 
  private:
   UniqueFd fd_;

@@ -1,6 +1,7 @@
 // Function symbols of an ELF file. The file is mapped once (libelf
-// ELF_C_READ_MMAP) and both the symbol tables and the code bytes are read from
-// that image, so even libc with thousands of symbols takes a few ms.
+// ELF_C_READ_MMAP) and the symbol tables are read from that image, so even
+// libc with thousands of symbols takes a few ms; the code bytes come from the
+// file itself (ElfFile::read_code: another tracer's int3 shows in the image).
 #include "uprobes/elf_symbols.h"
 
 #include <gelf.h>
@@ -19,7 +20,7 @@ namespace {
 struct Candidate {
   uint64_t address;
   uint64_t size;
-  int rank;  // 0 global, 1 weak, 2 local: lower wins
+  int rank;  // 0 public global, 1 public weak, 2 public local, +3 with a leading '_': lower wins
   const char* name;
   size_t name_len;
   Elf64_Section shndx;
@@ -113,10 +114,24 @@ void collect_symbols(Elf* elf, std::vector<Candidate>* out) {
       if (sh.sh_type == SHT_DYNSYM && hidden_version(versym, i)) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       if (!name || !*name) continue;
-      out->push_back({sym.st_value, sym.st_size, binding_rank(GELF_ST_BIND(sym.st_info)), name,
+      // C++ names are mangled "_Z...": their underscore is not a mark of
+      // an internal name.
+      const bool internal = name[0] == '_' && !(name[1] == 'Z' && name[2] != 0);
+      out->push_back({sym.st_value, sym.st_size,
+                      binding_rank(GELF_ST_BIND(sym.st_info)) + (internal ? 3 : 0), name,
                       std::strlen(name), sym.st_shndx, type == STT_GNU_IFUNC});
     }
   }
+}
+
+// PLT stubs are jumped through, never called as functions of their own.
+bool in_plt_section(Elf* elf, Elf64_Section shndx) {
+  size_t shstrndx = 0;
+  Elf_Scn* scn = elf_getscn(elf, shndx);
+  GElf_Shdr sh;
+  if (!scn || !gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &shstrndx) != 0) return false;
+  const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+  return name && std::strncmp(name, ".plt", 4) == 0;
 }
 
 }  // namespace
@@ -129,33 +144,46 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
   std::vector<Candidate> cands;
   collect_symbols(elf, &cands);
 
-  // Best alias first within each address, then keep one per address.
+  // Best name first within each address; the rest of the address's names
+  // are its aliases.
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     if (a.address != b.address) return a.address < b.address;
     if (a.rank != b.rank) return a.rank < b.rank;
     if (a.name_len != b.name_len) return a.name_len < b.name_len;
     return std::strcmp(a.name, b.name) < 0;
   });
-  cands.erase(std::unique(cands.begin(), cands.end(),
-                          [](const Candidate& a, const Candidate& b) { return a.address == b.address; }),
-              cands.end());
 
+  GElf_Ehdr eh;
+  const uint64_t entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0;
   const auto segs = load_segments(elf);
   std::vector<ElfFunction> funcs;
   funcs.reserve(cands.size());
-  for (const auto& c : cands) {
+  for (size_t i = 0; i < cands.size();) {
+    const Candidate& c = cands[i];
+    size_t end = i + 1;
+    while (end < cands.size() && cands[end].address == c.address) ++end;
     ElfFunction f;
-    if (!file_offset(segs, elf, c, &f.offset)) continue;
+    if (!file_offset(segs, elf, c, &f.offset)) {
+      i = end;
+      continue;
+    }
     f.mangled.assign(c.name, c.name_len);
     f.demangled = demangle(f.mangled);
+    for (size_t k = i + 1; k < end; ++k) {
+      std::string alias = demangle(std::string(cands[k].name, cands[k].name_len));
+      if (alias != f.demangled &&
+          std::find(f.aliases.begin(), f.aliases.end(), alias) == f.aliases.end())
+        f.aliases.push_back(std::move(alias));
+    }
     f.address = c.address;
     f.size = c.size;
-    f.ifunc = c.ifunc;
-    if (f.offset < file.image_size()) {
-      f.first_len = std::min<uint64_t>({sizeof f.first_bytes, c.size, file.image_size() - f.offset});
-      std::memcpy(f.first_bytes, file.image() + f.offset, f.first_len);
-    }
+    for (size_t k = i; k < end; ++k) f.ifunc |= cands[k].ifunc;
+    f.entry_point = entry != 0 && c.address == entry && eh.e_type != ET_REL;
+    f.in_plt = in_plt_section(elf, c.shndx);
+    f.first_len = file.read_code(f.offset, f.first_bytes,
+                                 std::min<uint64_t>(sizeof f.first_bytes, c.size));
     funcs.push_back(std::move(f));
+    i = end;
   }
   if (funcs.empty()) throw ElfError(path + ": no function symbols (stripped?)");
   return funcs;

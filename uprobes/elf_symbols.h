@@ -15,20 +15,28 @@ class ElfError : public std::runtime_error {
 };
 
 struct ElfFunction {
-  std::string mangled;
+  std::string mangled;    // the public name (see read_functions)
   std::string demangled;
+  // The other names of the same address, demangled ("__libc_calloc" beside
+  // "calloc", "__getpid" beside "getpid"): selectors match them too.
+  std::vector<std::string> aliases;
   uint64_t address = 0;  // st_value
   uint64_t size = 0;     // st_size
   uint64_t offset = 0;   // file offset: address - (p_vaddr - p_offset) of its PT_LOAD
   bool ifunc = false;    // STT_GNU_IFUNC: the code at `address` is the resolver
-  uint8_t first_bytes[16] = {};  // code at the entry, for classify_entry()
+  bool entry_point = false;  // the ELF entry point (e_entry: _start), never called
+  bool in_plt = false;       // in .plt/.plt.got/.plt.sec: a stub, jumped through
+  uint8_t first_bytes[16] = {};  // code at the entry as on disk, for classify_entry()
   size_t first_len = 0;
 };
 
 // Defined STT_FUNC/STT_GNU_IFUNC symbols of .symtab and .dynsym with non-zero
-// size, one per address (aliases collapsed: global before weak before local,
-// then shortest name). Throws ElfError naming the file ("not an ELF file",
-// "no function symbols (stripped?)").
+// size, one per address. Of the names an address has, the public one names
+// it: a name without a leading underscore first ("calloc" over its global
+// alias "__libc_calloc", "getpid" over "__getpid"), then global before weak
+// before local, then the shortest; the others become `aliases`. Throws
+// ElfError naming the file ("not an ELF file", "no function symbols
+// (stripped?)").
 std::vector<ElfFunction> read_functions(const std::string& path);
 
 }  // namespace atrace::uprobes

@@ -3,12 +3,16 @@
 // must match something, so a typo is an error and never an empty trace.
 #include "uprobes/resolve.h"
 
+#include <map>
 #include <set>
 
 #include "uprobes/build_id.h"
 #include "uprobes/demangle.h"
+#include "uprobes/elf_file.h"
 #include "uprobes/elf_symbols.h"
+#include "uprobes/ifunc.h"
 #include "uprobes/insn_class.h"
+#include "uprobes/probe_policy.h"
 
 namespace atrace::uprobes {
 
@@ -20,27 +24,85 @@ std::string main_description(const std::vector<Module>& modules) {
   return "the main executable (none given)";
 }
 
-fmt::ProbePath entry_path(const ElfFunction& f, const ResolveOptions& opts) {
-  fmt::ProbePath p = classify_entry(f.first_bytes, f.first_len);
+fmt::ProbePath entry_path(const uint8_t* code, size_t len, uint64_t offset,
+                          const ResolveOptions& opts) {
+  fmt::ProbePath p = classify_entry(code, len);
   // The kernel optimizes a NOP5 only when it does not cross a page (file
   // offsets and addresses are congruent modulo the page size).
   constexpr uint64_t kPage = 4096;
-  if (p == fmt::ProbePath::Nop5 && (!opts.nop5_supported || f.offset % kPage > kPage - 5))
+  if (p == fmt::ProbePath::Nop5 && (!opts.nop5_supported || offset % kPage > kPage - 5))
     p = fmt::ProbePath::Emulated;
   return p;
 }
 
+bool matches(const Selector& s, const ElfFunction& f, const std::string& base) {
+  if (s.matches_name(f.demangled, base)) return true;
+  for (const auto& a : f.aliases)
+    if (s.matches_name(a)) return true;
+  return false;
+}
+
+// An IFUNC as the implementation it resolves to here, with the IFUNC's
+// public name; false when that cannot be known.
+bool at_implementation(ElfFunction& f, const std::string& path) {
+  auto impl = resolve_ifunc_here(path, f.mangled);
+  if (!impl) return false;
+  f.address = impl->address;
+  f.offset = impl->offset;
+  f.size = 0;  // the implementation's symbol is not in the dynamic symbols
+  detail::ElfFile file(path);
+  f.first_len = file.status() == detail::ElfFile::Status::Ok
+                    ? file.read_code(f.offset, f.first_bytes, sizeof f.first_bytes)
+                    : 0;
+  return true;
+}
+
 }  // namespace
+
+std::vector<std::string> ResolveNotes::lines(const std::vector<Selector>& include) const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < include.size(); ++i) {
+    std::vector<const SkippedFunction*> mine;
+    for (const auto& s : skipped)
+      if (s.selector == i) mine.push_back(&s);
+    if (mine.empty()) continue;
+    // Name a few; every reason once.
+    std::string names;
+    std::set<std::string> reasons;
+    size_t shown = 0;
+    for (const auto* s : mine) {
+      reasons.insert(s->reason);
+      if (shown < 6) names += (shown++ ? ", " : "") + s->site.name;
+    }
+    if (mine.size() > shown) names += ", ...";
+    std::string why;
+    for (const auto& r : reasons) why += (why.empty() ? "" : "; ") + r;
+    out.push_back("selector '" + include[i].text + "': " + std::to_string(mine.size()) +
+                  " matched function(s) get no probe, a probe there would break the program (" +
+                  names + ": " + why + "); `atrace list` shows each");
+  }
+  if (!unresolved_ifuncs.empty()) {
+    std::string names;
+    for (const auto& n : unresolved_ifuncs) names += (names.empty() ? "" : ", ") + n;
+    out.push_back(std::to_string(unresolved_ifuncs.size()) +
+                  " IFUNC symbol(s) matched are not traced: their implementation is chosen at "
+                  "load time and atrace cannot tell which (" + names + ")");
+  }
+  return out;
+}
 
 std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
                                            const std::vector<Selector>& exclude,
                                            const std::vector<Module>& modules,
-                                           const ResolveOptions& opts) {
+                                           const ResolveOptions& opts, ResolveNotes* notes) {
+  ResolveNotes local_notes;
+  if (!notes) notes = &local_notes;
   std::vector<ProbeSite> sites;
   std::vector<size_t> matched(include.size(), 0);         // functions per include selector
   std::vector<size_t> modules_hit(include.size(), 0);     // modules per include selector
   std::vector<std::string> module_errors(include.size());  // first unreadable module per selector
-  std::vector<std::string> ifunc_seen(include.size());     // first IFUNC a selector matched
+  std::vector<std::string> ifunc_seen(include.size());     // first unresolved IFUNC a selector matched
+  std::vector<std::string> skipped_seen(include.size());   // first skipped function, with why
   std::set<std::string> done;  // each path is read and probed once
 
   for (const auto& mod : modules) {
@@ -72,31 +134,33 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     }
 
     std::string build_id;  // read once per module, only if something matched
-    for (const auto& f : funcs) {
+    std::map<uint64_t, size_t> site_at;  // file offset -> index in sites: one probe per place
+    for (auto& f : funcs) {
       const std::string base = base_name(f.demangled);
-      bool wanted = false;
+      int first = -1;  // the first include selector matching f
       for (size_t i : inc) {
-        if (!include[i].matches_name(f.demangled, base)) continue;
-        // An IFUNC symbol names its resolver, which runs once at load: a
-        // probe there would count no calls of the function people mean.
-        if (f.ifunc) {
-          if (ifunc_seen[i].empty()) ifunc_seen[i] = f.demangled;
-          continue;
+        if (matches(include[i], f, base)) {
+          first = static_cast<int>(i);
+          break;
         }
-        ++matched[i];
-        wanted = true;
       }
-      if (!wanted) continue;
+      if (first < 0) continue;
       bool excluded = false;
       for (const Selector* s : exc) {
-        if (s->matches_name(f.demangled, base)) {
+        if (matches(*s, f, base)) {
           excluded = true;
           break;
         }
       }
-      if (excluded) continue;
+      // An IFUNC symbol names its resolver, which runs once at load: the
+      // probe goes to the implementation it picks.
+      if (f.ifunc && !at_implementation(f, mod.path)) {
+        for (size_t i : inc)
+          if (ifunc_seen[i].empty() && matches(include[i], f, base)) ifunc_seen[i] = f.demangled;
+        if (!excluded) notes->unresolved_ifuncs.push_back(mod.name + ":" + f.demangled);
+        continue;
+      }
       ProbeSite site;
-      site.id = static_cast<uint32_t>(sites.size() + 1);
       site.name = f.demangled;
       site.mangled = f.mangled;
       site.module = mod.name;
@@ -104,9 +168,26 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       site.address = f.address;
       site.size = f.size;
       site.offset = f.offset;
-      site.entry_path = entry_path(f, opts);
+      site.entry_path = entry_path(f.first_bytes, f.first_len, f.offset, opts);
+      const ProbePolicy policy = probe_policy(f);
+      if (!policy.entry) {
+        for (size_t i : inc)
+          if (skipped_seen[i].empty() && matches(include[i], f, base))
+            skipped_seen[i] = f.demangled + ": " + policy.reason;
+        if (!excluded)
+          notes->skipped.push_back({std::move(site), policy.reason, static_cast<size_t>(first)});
+        continue;
+      }
+      // Matches are counted before excludes apply.
+      for (size_t i : inc)
+        if (matches(include[i], f, base)) ++matched[i];
+      if (excluded) continue;
       if (build_id.empty()) build_id = read_build_id(mod.path);
       site.build_id = build_id;
+      // Two IFUNCs may resolve to one implementation (memcpy, memmove):
+      // the first name selected names it.
+      if (!site_at.emplace(site.offset, sites.size()).second) continue;
+      site.id = static_cast<uint32_t>(sites.size() + 1);
       sites.push_back(std::move(site));
     }
   }
@@ -116,6 +197,9 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     const Selector& s = include[i];
     if (!s.module_glob.empty() && modules_hit[i] == 0)
       throw SelectorError("selector '" + s.text + "': no loaded module matches '" + s.module_glob + "'");
+    if (!skipped_seen[i].empty())
+      throw SelectorError("selector '" + s.text + "' matches only functions atrace does not probe (" +
+                          skipped_seen[i] + ")");
     std::string where = s.module_glob.empty()
                             ? main_description(modules)
                             : "any loaded module matching '" + s.module_glob + "'";

@@ -123,10 +123,8 @@ std::vector<UsdtProbe> read_usdt_probes(const std::string& path) {
       if (!file_offset(secs, p.address, &p.offset)) continue;
       if (p.semaphore && !file_offset(secs, p.semaphore, &p.semaphore_offset)) p.semaphore = 0;
       p.arg_list = parse_usdt_args(p.args);
-      if (p.offset < file.image_size()) {
-        size_t n = std::min<size_t>(16, file.image_size() - p.offset);
-        p.path_kind = classify_entry(file.image() + p.offset, n);
-      }
+      uint8_t code[16];
+      p.path_kind = classify_entry(code, file.read_code(p.offset, code, sizeof code));
       out.push_back(std::move(p));
     }
   }

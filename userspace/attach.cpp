@@ -135,8 +135,8 @@ RetiredLinks FunctionProbes::rebuild_without(int gi, const std::function<bool(ui
 }
 
 void FunctionProbes::detach_all() {
-  for (auto& g : groups_) g.entry.close();
   for (auto& g : groups_) g.exit.close();
+  for (auto& g : groups_) g.entry.close();
   groups_.clear();
 }
 

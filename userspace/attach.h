@@ -9,9 +9,12 @@
 // Both are fds owned here: if atrace dies, the kernel removes the probes
 // with them, so nothing can be left behind.
 //
-// Return probes are attached before entry probes and detached after them:
-// a call racing with either yields at worst an exit without an entry (which
-// analyses ignore), never an entry whose exit was lost.
+// Return probes are attached before entry probes, so that no call whose
+// entry is recorded misses its return probe. They are detached before the
+// entry probes (detach_all), with the programs' `stopping` flag set first:
+// a return link that outlived its entry link would keep taking over the
+// return of new calls whose entry program no longer runs, i.e. record
+// exits without entries (bpf/atrace.bpf.c, stop_gate).
 //
 // Probes are kept in link groups (a module's multi links, or one site's
 // perf links). The relevance filters take a function out by rebuilding its

@@ -143,6 +143,7 @@ class Recorder {
   uint32_t max_id_ = 0;
   Reorderer reorder_;
   uint64_t events_ = 0;
+  uint64_t last_event_ts_ = 0;
   bool header_written_ = false;
   bool use_multi_ = false;
   uint64_t drain_period_ns_ = kMaxDrainPeriodNs;
@@ -252,7 +253,9 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
   try {
     uprobes::ResolveOptions ro;
     ro.nop5_supported = f.uprobe_syscall;
-    auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
+    uprobes::ResolveNotes notes;
+    auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro, &notes);
+    for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
     for (const auto& site : sites) max_id_ = std::max(max_id_, site.id);
     if (!opts_.filter.keep.empty()) {
       // Same modules, same matching: a keep selector names functions the
@@ -350,7 +353,8 @@ void Recorder::select_kernel_programs() {
   want(p.sys_exit, g & kKernelSyscalls);
   want(p.page_fault_user, g & kKernelFaults);
   want(p.sched_process_fork, (g & kKernelProc) || opts_.follow_forks);
-  want(p.sched_process_exec, g & kKernelProc);
+  // A launched target's events start at its exec, which this program sees.
+  want(p.sched_process_exec, (g & kKernelProc) || opts_.pid <= 0);
   want(p.task_rename, g & kKernelProc);
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
   skel_->rodata->follow_forks = opts_.follow_forks;
@@ -415,6 +419,7 @@ void Recorder::on_record(const void* data, size_t size) {
       break;
     }
   }
+  last_event_ts_ = std::max(last_event_ts_, ev.ts);
   reorder_.push(std::move(ev));
   ++events_;
 }
@@ -700,6 +705,9 @@ RecordResult Recorder::run() {
   UniqueFd sigfd(signalfd(-1, &sigs, SFD_CLOEXEC));
 
   if (!target) {
+    // Until the child's execve, it runs atrace's code: none of it is the
+    // target's (the exec program clears the flag).
+    skel_->bss->before_exec = true;
     try {
       target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command, opts_.output == "-"));
     } catch (const TargetError& e) {
@@ -784,7 +792,10 @@ RecordResult Recorder::run() {
 
   record_until_stop(*target, sigfd.get(), table.size(), header.start_mono_ns);
 
-  // The recording ends now; detaching takes a grace period or two.
+  // The recording ends now: no call starts from here on, and the calls in
+  // flight that return while the probes are being detached still close
+  // (bpf/atrace.bpf.c, stop_gate); detaching takes a grace period or two.
+  skel_->bss->stopping = true;
   header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.end_real_ns = now_ns(CLOCK_REALTIME);
   std::vector<fmt::ProbeInfo> detached;
@@ -795,13 +806,15 @@ RecordResult Recorder::run() {
       std::fprintf(stderr, "atrace: %s\n", line.c_str());
     relevance_.reset();
   }
-  // Stop: entries first, then returns (attach.h), then everything in flight.
+  // Stop: returns, then entries (attach.h), then everything in flight.
   probes.detach_all();
   usdt.detach_all();
   if (!target->exited()) threads_->refresh_names();
   rings_->drain();
   auto rest = reorder_.take_all();
   if (!rest.empty()) writer_->write_events(rest);
+  // Exits of calls in flight at the stop come after it.
+  header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
 
   RecordResult r;
   fmt::LostCounts lost = read_lost(&r.lost_by_kind);

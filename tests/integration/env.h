@@ -25,6 +25,10 @@ struct Paths {
   static constexpr const char* target_filter = TARGET_FILTER_BIN;
   static constexpr const char* target_filter_nop5 = TARGET_FILTER_NOP5_BIN;
   static constexpr const char* target_usdt = TARGET_USDT_BIN;
+  static constexpr const char* target_safety = TARGET_SAFETY_BIN;
+  static constexpr const char* target_cold = TARGET_COLD_BIN;
+  // tests/integration/safety: the corpus's scripts and inputs.
+  static constexpr const char* safety_inputs = SAFETY_INPUTS_DIR;
 };
 
 // True when the environment variable CI is "true": then a test that cannot

@@ -109,6 +109,12 @@ TEST(UprobesElf, CollapsesAliasesPreferringGlobalThenShortest) {
   EXPECT_NE(find(funcs, "atrace_test_known_function"), nullptr);
   EXPECT_EQ(find(funcs, "atrace_test_w"), nullptr);  // weak loses though shorter
   EXPECT_EQ(find(funcs, "atrace_test_known_function_longer_alias"), nullptr);
+  // The other names stay, as aliases a selector matches.
+  const ElfFunction* f = find(funcs, "atrace_test_known_function");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(std::find(f->aliases.begin(), f->aliases.end(), "atrace_test_w"), f->aliases.end());
+  EXPECT_NE(std::find(f->aliases.begin(), f->aliases.end(), "atrace_test_known_function_longer_alias"),
+            f->aliases.end());
   // One entry per address, sorted.
   for (size_t i = 1; i < funcs.size(); ++i) EXPECT_LT(funcs[i - 1].address, funcs[i].address);
 }
@@ -180,23 +186,44 @@ TEST(UprobesElf, ClosesItsFiles) {
   EXPECT_EQ(open_fds(), before);
 }
 
-// libc's memcpy is an IFUNC: its symbol is the resolver. It is read as such
-// and never becomes a probe site, and a selector naming only it says why.
-TEST(UprobesIfunc, LibcMemcpyIsAnIfuncAndIsNotProbed) {
+// libc's memcpy is an IFUNC: its symbol is the resolver, which runs once at
+// load. The probe site is the implementation this process's loader picked,
+// named memcpy.
+TEST(UprobesIfunc, LibcMemcpyIsProbedAtItsImplementation) {
   using namespace atrace::uprobes;
   std::string libc;
   for (const auto& m : process_modules(getpid()))
     if (m.name.rfind("libc.so", 0) == 0) libc = m.path;
   ASSERT_FALSE(libc.empty());
-  bool found = false;
-  for (const auto& f : read_functions(libc))
-    if (f.mangled == "memcpy") found = f.ifunc;  // the default version only
-  EXPECT_TRUE(found) << "memcpy is not an IFUNC in " << libc;
+  const ElfFunction* resolver = nullptr;
+  const auto funcs = read_functions(libc);
+  for (const auto& f : funcs)
+    if (f.mangled == "memcpy") resolver = &f;  // the default version only
+  ASSERT_NE(resolver, nullptr);
+  EXPECT_TRUE(resolver->ifunc) << "memcpy is not an IFUNC in " << libc;
+  auto sites = resolve_probe_sites(parse_selectors("libc.so.6:memcpy"), {}, process_modules(getpid()));
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].name, "memcpy");
+  Dl_info info{};
+  void* impl = dlsym(RTLD_DEFAULT, "memcpy");
+  ASSERT_NE(dladdr(impl, &info), 0);
+  EXPECT_EQ(sites[0].address, reinterpret_cast<uintptr_t>(impl) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+  EXPECT_NE(sites[0].address, resolver->address);
+}
+
+// Public names: libc's calloc is a weak alias of the global __libc_calloc,
+// getpid of __getpid. The public name names the site; both select it.
+TEST(UprobesElf, PublicNameWinsAndAliasesSelect) {
+  using namespace atrace::uprobes;
   auto modules = process_modules(getpid());
-  try {
-    resolve_probe_sites(parse_selectors("libc.so.6:memcpy"), {}, modules);
-    FAIL() << "an IFUNC-only selector must not resolve";
-  } catch (const SelectorError& e) {
-    EXPECT_NE(std::string(e.what()).find("IFUNC"), std::string::npos) << e.what();
+  for (const char* sel : {"libc.so.6:calloc", "libc.so.6:__libc_calloc"}) {
+    auto sites = resolve_probe_sites(parse_selectors(sel), {}, modules);
+    ASSERT_EQ(sites.size(), 1u) << sel;
+    EXPECT_EQ(sites[0].name, "calloc") << sel;
+  }
+  for (const char* sel : {"libc.so.6:getpid", "libc.so.6:__getpid"}) {
+    auto sites = resolve_probe_sites(parse_selectors(sel), {}, modules);
+    ASSERT_EQ(sites.size(), 1u) << sel;
+    EXPECT_EQ(sites[0].name, "getpid") << sel;
   }
 }

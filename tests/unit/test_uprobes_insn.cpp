@@ -74,3 +74,10 @@ TEST(UprobesInsn, NoBytes) {
   uint8_t b = 0x55;
   EXPECT_EQ(classify_entry(&b, 0), ProbePath::Unknown);
 }
+
+// EVEX first instructions are run wrongly out of line by the kernel
+// (kernel-notes/evex-single-step.md): never probed.
+TEST(UprobesInsn, EvexIsNotProbed) {
+  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}), ProbePath::Refused);  // vpbroadcastb %esi,%ymm17
+  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x48, 0x7a, 0xc6}), ProbePath::Refused);  // vpbroadcastb %esi,%zmm16
+}
