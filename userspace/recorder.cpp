@@ -36,6 +36,7 @@
 #include "userspace/status_line.h"
 #include "userspace/thread_table.h"
 #include "userspace/target.h"
+#include "userspace/unwind_guard.h"
 #include "userspace/uprobe_multi.h"
 #include "userspace/usdt_attach.h"
 #include "uprobes/usdt_select.h"
@@ -130,6 +131,7 @@ class Recorder {
   std::vector<uint64_t> probe_costs() const;
   std::vector<uint64_t> probe_floors() const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
+  void guard_unwinding(const std::vector<uprobes::ProbeSite>& sites, pid_t pid);
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   const RecordOptions& opts_;
@@ -151,6 +153,7 @@ class Recorder {
   std::vector<uprobes::Module> modules_;
   std::vector<uprobes::UsdtTarget> usdt_;
   std::map<uint32_t, const uprobes::UsdtTarget*> usdt_by_id_;
+  std::unique_ptr<UnwindGuard> unwind_guard_;
 };
 
 // The target's modules: a running process's mappings, or what a launched
@@ -253,6 +256,9 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
     uprobes::ResolveOptions ro;
     ro.nop5_supported = f.uprobe_syscall;
     auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
+    if (auto note = drop_unsafe_return_sites(sites); !note.empty())
+      std::fprintf(stderr, "atrace: %s\n", note.c_str());
+    if (sites.empty()) throw RecordError("no selected function can take a return probe");
     for (const auto& site : sites) max_id_ = std::max(max_id_, site.id);
     if (!opts_.filter.keep.empty()) {
       // Same modules, same matching: a keep selector names functions the
@@ -270,6 +276,35 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
     throw RecordError(e.what());
   } catch (const uprobes::ElfError& e) {
     throw RecordError(e.what());
+  } catch (const UnwindGuardError& e) {
+    throw RecordError(e.what());
+  }
+}
+
+// Return probes made exception-safe (userspace/unwind_guard.h): before any
+// return probe and before atrace's thread-exit program. Where the kernel
+// cannot run the guard, a program with a C++ unwinder is refused; any other
+// is traced with a warning (only pthread_exit and cancellation unwind it).
+void Recorder::guard_unwinding(const std::vector<uprobes::ProbeSite>& sites, pid_t pid) {
+  auto points = uprobes::find_unwind_points(modules_);
+  try {
+    UnwindGuardMaps maps;
+    maps.rings = bpf_map__fd(skel_->maps.rings);
+    maps.lost = bpf_map__fd(skel_->maps.lost);
+    maps.traced_tgids = bpf_map__fd(skel_->maps.traced_tgids);
+    unwind_guard_ = std::make_unique<UnwindGuard>(maps, sites, use_multi_);
+    unwind_guard_->attach(points, pid);
+  } catch (const UnwindGuardError& e) {
+    unwind_guard_.reset();
+    for (const auto& p : points)
+      for (const auto& m : modules_)
+        if (p.path == m.path && p.role == uprobes::UnwindRole::Start)
+          throw RecordError(std::string(e.what()) + ": a C++ exception through a traced function of " +
+                            m.name + " would abort it");
+    std::fprintf(stderr,
+                 "atrace: warning: return probes are not exception-safe here (%s): a thread "
+                 "that calls pthread_exit or is cancelled inside a traced function will crash\n",
+                 e.what());
   }
 }
 
@@ -393,6 +428,14 @@ void Recorder::on_record(const void* data, size_t size) {
       usdt_event(data, size, ev);
       threads_->saw(ev);
       break;
+    case ATRACE_REC_UNWIND: {
+      if (size < sizeof(atrace_rec_args)) return;
+      ev.kind = fmt::EventKind::Unwind;
+      ev.id = h->id;
+      ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
+      threads_->saw(ev);
+      break;
+    }
     case ATRACE_REC_FILTER_HINT:
       if (relevance_) relevance_->hint();
       return;
@@ -711,6 +754,7 @@ RecordResult Recorder::run() {
   __u32 tgid = static_cast<__u32>(pid);
   __u8 one = 1;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &tgid, &one, BPF_ANY);
+  if (!sites.empty()) guard_unwinding(sites, opts_.follow_forks ? -1 : pid);
   if (int err = atrace_bpf::attach(skel_.get()); err || !skel_->links.thread_exit)
     throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
                       std::strerror(err ? -err : errno));

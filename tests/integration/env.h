@@ -25,6 +25,7 @@ struct Paths {
   static constexpr const char* target_filter = TARGET_FILTER_BIN;
   static constexpr const char* target_filter_nop5 = TARGET_FILTER_NOP5_BIN;
   static constexpr const char* target_usdt = TARGET_USDT_BIN;
+  static constexpr const char* target_exceptions = TARGET_EXCEPTIONS_BIN;
 };
 
 // True when the environment variable CI is "true": then a test that cannot
