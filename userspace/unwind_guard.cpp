@@ -86,9 +86,12 @@ int UnwindGuard::on_request(void* self, void* data, size_t size) {
   return 0;
 }
 
-int UnwindGuard::mem_fd(uint32_t tgid) {
+// An fd of a process that has since executed a new program reads nothing
+// (it holds the old address space): opened again.
+int UnwindGuard::mem_fd(uint32_t tgid, bool reopen) {
   auto [it, fresh] = mem_.try_emplace(tgid);
-  if (fresh) it->second.reset(open(("/proc/" + std::to_string(tgid) + "/mem").c_str(), O_RDWR | O_CLOEXEC));
+  if (fresh || reopen)
+    it->second.reset(open(("/proc/" + std::to_string(tgid) + "/mem").c_str(), O_RDWR | O_CLOEXEC));
   return it->second.get();
 }
 
@@ -97,13 +100,15 @@ int UnwindGuard::mem_fd(uint32_t tgid) {
 void UnwindGuard::serve(const void* data, size_t size) {
   if (size < sizeof(atrace_unwind_req)) return;
   const auto* req = static_cast<const atrace_unwind_req*>(data);
-  int fd = mem_fd(req->tgid);
+  int fd = mem_fd(req->tgid, false);
   for (uint32_t i = 0; fd >= 0 && i < req->n && i < ATRACE_UNWIND_MAX; ++i) {
     const atrace_unwind_write& w = req->w[i];
     uint64_t now = 0;
     auto at = static_cast<off_t>(w.addr);
-    if (pread(fd, &now, sizeof now, at) == static_cast<ssize_t>(sizeof now) && now == w.expect)
-      (void)!pwrite(fd, &w.value, sizeof w.value, at);
+    bool read = pread(fd, &now, sizeof now, at) == static_cast<ssize_t>(sizeof now);
+    if (!read && i == 0 && (fd = mem_fd(req->tgid, true)) >= 0)
+      read = pread(fd, &now, sizeof now, at) == static_cast<ssize_t>(sizeof now);
+    if (read && now == w.expect) (void)!pwrite(fd, &w.value, sizeof w.value, at);
   }
   __u32 tid = req->tid;
   __u64 seq = req->seq;

@@ -69,7 +69,7 @@ class UnwindGuard {
   };
   static int on_request(void* self, void* data, size_t size);
   void serve(const void* data, size_t size);
-  int mem_fd(uint32_t tgid);
+  int mem_fd(uint32_t tgid, bool reopen);
 
   std::unique_ptr<unwind_bpf, Deleter> skel_;
   std::unique_ptr<ring_buffer, Deleter> requests_;
