@@ -3,6 +3,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -69,7 +71,11 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   if (!requests_) throw UnwindGuardError("cannot read the unwind requests: " + errno_text(errno));
   // A request holds a traced thread until it is served: this thread does
   // nothing else, so the wait is one wake-up and a few writes.
+  // Signals are the recorder's main thread's business (its signalfd).
   server_ = std::thread([this] {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
     while (!stop_.load(std::memory_order_relaxed)) ring_buffer__poll(requests_.get(), 100);
   });
 }

@@ -26,6 +26,7 @@ struct Paths {
   static constexpr const char* target_filter_nop5 = TARGET_FILTER_NOP5_BIN;
   static constexpr const char* target_usdt = TARGET_USDT_BIN;
   static constexpr const char* target_exceptions = TARGET_EXCEPTIONS_BIN;
+  static constexpr const char* target_unwind_c = TARGET_UNWIND_C_BIN;
 };
 
 // True when the environment variable CI is "true": then a test that cannot

@@ -29,8 +29,9 @@ class Exceptions : public IntegrationTest {
   // output and exit status; returns the report of the traced run.
   std::optional<nlohmann::json> traced_like_untraced(const std::vector<std::string>& args,
                                                      const std::string& select,
-                                                     const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> cmd = {Paths::target_exceptions};
+                                                     const std::vector<std::string>& extra = {},
+                                                     const char* program = Paths::target_exceptions) {
+    std::vector<std::string> cmd = {program};
     cmd.insert(cmd.end(), args.begin(), args.end());
     cmd.push_back(tag_arg());
     Result plain = run(cmd);
@@ -132,6 +133,13 @@ TEST_F(Exceptions, PthreadExitFromTracedDepth) {
   auto rep = traced_like_untraced({"exit"}, "*");
   ASSERT_TRUE(rep);
   expect_counts(*rep, 1);
+}
+
+// A C program: glibc loads libgcc_s.so.1 only when the thread unwinds.
+TEST_F(Exceptions, ForcedUnwindsInAProgramWithoutLibgcc) {
+  auto rep = traced_like_untraced({}, "*", {}, Paths::target_unwind_c);
+  ASSERT_TRUE(rep);
+  expect_counts(*rep, 2);
 }
 
 // Python exceptions are not C++ unwinds; the interpreter, all of its own
