@@ -142,6 +142,25 @@ TEST_F(Exceptions, ForcedUnwindsInAProgramWithoutLibgcc) {
   expect_counts(*rep, 2);
 }
 
+// A Go program (marked by its .note.go.buildid section) cannot be made
+// safe: one error, nothing started, no file.
+TEST_F(Exceptions, GoProgramIsOneClearError) {
+  if (access("/usr/bin/objcopy", X_OK) != 0) {
+    if (in_ci()) FAIL() << "objcopy is not installed (binutils)";
+    GTEST_SKIP() << "objcopy is not installed (binutils)";
+  }
+  std::string note = file("note"), go = file("fake_go"), out = file("go.data");
+  Result mk = run({"sh", "-c", "printf go > " + note});
+  ASSERT_TRUE(mk.exited(0)) << mk.describe();
+  Result cp = run({"/usr/bin/objcopy", "--add-section", ".note.go.buildid=" + note,
+                   Paths::target_c, go});
+  ASSERT_TRUE(cp.exited(0)) << cp.describe();
+  Result r = record(out, "*", {go, "3", tag_arg()});
+  std::string line = expect_one_error_line(r);
+  EXPECT_NE(line.find("Go program"), std::string::npos) << line;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "a trace file was left behind";
+}
+
 // Python exceptions are not C++ unwinds; the interpreter, all of its own
 // functions traced, must still run the script exactly as untraced.
 TEST_F(Exceptions, PythonRaiseAndCatchUnchanged) {
