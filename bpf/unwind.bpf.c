@@ -16,12 +16,11 @@
  * cannot change meanwhile. The programs are sleepable, and the wait reads
  * the thread's memory the way the kernel's GUP does, which yields the CPU.
  *
- *
  *   unwind_start   uprobe on the unwinder's entry points (_Unwind_RaiseException,
  *                  _Unwind_Resume, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind):
- *                  every slot that holds the trampoline gets
- *                  its original address back (bpf_probe_write_user); the frame
- *                  is remembered in the thread's unwind_state
+ *                  every slot that holds the trampoline gets its original
+ *                  address back; the frame is remembered in the thread's
+ *                  unwind state
  *   unwind_walk    the same on _Unwind_Backtrace, which unwinds nothing: the
  *                  frames are not remembered (their returns go unseen)
  *   unwind_catch   uprobe on the catch points (__cxa_begin_catch,
