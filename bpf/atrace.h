@@ -51,6 +51,7 @@ enum atrace_rec_kind {
 	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
 	ATRACE_REC_USDT = 29,       /* rec_usdt (or rec_usdt_str): id = probe id */
+	ATRACE_REC_UNWIND = 30,     /* rec_args: id = probe id, unwound (bpf/unwind.h) */
 	ATRACE_REC_FILTER_HINT = 31, /* hdr only: id crossed a filter threshold; wakes the recorder */
 };
 

@@ -75,6 +75,10 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.varint(ev.arg0);
       out.varint(ev.arg1);
       break;
+    case EventKind::Unwind:
+      out.varint(ev.id);
+      out.u8(ev.flags);
+      break;
     case EventKind::Usdt:
       out.varint(ev.id);
       out.u8(static_cast<uint8_t>(ev.args.size()));
@@ -208,6 +212,10 @@ void BlockCursor::take_payload(Event& ev) {
       ev.flags = p.u8();  // a reason this reader does not know is kept as is
       ev.arg0 = p.varint();
       ev.arg1 = p.varint();
+      break;
+    case EventKind::Unwind:
+      ev.id = p.varint32();
+      ev.flags = p.u8();  // a value this reader does not know is kept as is
       break;
     case EventKind::Usdt: {
       ev.id = p.varint32();

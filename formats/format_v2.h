@@ -74,11 +74,12 @@ enum PayloadKind : uint8_t {
   kDetach = 27,
   kLost = 28,
   kUsdt = 29,
+  kUnwind = 30,
 };
-constexpr uint8_t kLastDefinedKind = kUsdt;
+constexpr uint8_t kLastDefinedKind = kUnwind;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it, and LOST (the footer has the totals).
-constexpr uint8_t kLastApiKind = kUsdt;
+constexpr uint8_t kLastApiKind = kUnwind;
 
 // Defaults of the writer (FORMAT.md does not constrain them).
 constexpr size_t kDefaultBlockBytes = 64 * 1024;

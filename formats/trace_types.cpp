@@ -22,6 +22,15 @@ const char* to_string(EventKind k) {
     case EventKind::Comm: return "comm";
     case EventKind::Detach: return "detach";
     case EventKind::Usdt: return "usdt";
+    case EventKind::Unwind: return "unwind";
+  }
+  return "unknown";
+}
+
+const char* to_string(UnwindHow h) {
+  switch (h) {
+    case UnwindHow::Caught: return "caught";
+    case UnwindHow::ThreadExit: return "thread-exit";
   }
   return "unknown";
 }

@@ -41,6 +41,10 @@ enum class EventKind : uint8_t {
   Detach = 27,
   // A USDT probe fired (issue 6): its probe (ProbeKind::Usdt) and arguments.
   Usdt = 29,
+  // A traced call was unwound by an exception or a forced unwind
+  // (pthread_exit, cancellation), closed at the catch or at its thread's
+  // end (docs/exceptions.md): its probe and how (UnwindHow).
+  Unwind = 30,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -67,6 +71,12 @@ enum class DetachReason : uint8_t {
 };
 inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReason>(flags); }
 
+// Unwind.flags: where the unwound call ended. Other values: unknown, kept.
+enum class UnwindHow : uint8_t {
+  Caught = 1,      // an exception was caught in a caller (the catch time)
+  ThreadExit = 2,  // its thread ended while unwinding (pthread_exit, cancel)
+};
+
 // The fields of an event, by kind (the file's payload fields, FORMAT.md):
 //
 //   kind            id     flags         arg0          arg1          text
@@ -84,6 +94,7 @@ inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReas
 //   Comm            -      -             -             -             name
 //   Detach          probe  DetachReason  calls         total_ns      -
 //   Usdt            probe  -             -             -             -      (args)
+//   Unwind          probe  UnwindHow     -             -             -
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.
@@ -110,7 +121,7 @@ struct Event {
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns
   uint32_t pid = 0;
   uint32_t tid = 0;
-  uint32_t id = 0;  // probe id for FuncEntry/FuncExit/Detach, 0 otherwise
+  uint32_t id = 0;  // probe id for FuncEntry/FuncExit/Detach/Usdt/Unwind, 0 otherwise
   uint16_t cpu = 0;
   EventKind kind = EventKind::FuncEntry;
   uint8_t flags = 0;
@@ -201,5 +212,6 @@ const char* to_string(ProbePath p);
 const char* to_string(ProbeKind k);
 // "absolute", "relative", "max-calls", "user", "budget"; "unknown" otherwise.
 const char* to_string(DetachReason r);
+const char* to_string(UnwindHow h);
 
 }  // namespace atrace::fmt

@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "uprobes/unwind_points.h"
+
 namespace atrace::uprobes {
 
 namespace {
@@ -41,6 +43,11 @@ constexpr NamedRule kRules[] = {
 const char* rule_for(const std::string& name) {
   for (const auto& r : kRules)
     if (fnmatch(r.glob, name.c_str(), 0) == 0) return r.reason;
+  // The unwinder's entry points read their own return address to find
+  // their callers: with the trampoline there, every exception would stop.
+  UnwindRole role;
+  if (unwind_role(name, &role) && role != UnwindRole::Catch)
+    return "reads its own return address (unwinder entry point)";
   return nullptr;
 }
 

@@ -14,7 +14,9 @@
 //  - functions whose return the kernel cannot follow: the setjmp and
 //    getcontext families save the return address they find, the trampoline,
 //    and a later longjmp/setcontext jumps to it where the kernel has no
-//    return pending (the program dies).
+//    return pending (the program dies);
+//  - the unwinder's entry points (_Unwind_RaiseException, ...: unwind_points.h),
+//    which read their own return address to find their callers.
 //
 // Those get no probe at all: an entry probe alone would leave a call that
 // never closes, which nests every later call of the thread under it in the

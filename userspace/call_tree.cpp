@@ -80,6 +80,7 @@ std::vector<FunctionTotals> CallTree::functions() const {
     f.id = n.id;
     f.calls += n.calls;
     f.unfinished += n.unfinished;
+    f.unwound += n.unwound;
     f.self_ns += n.self_ns;
     f.self_kernel += n.self_kernel;
     if (open[n.id] == 1) {
@@ -167,7 +168,19 @@ void CallTreeBuilder::add(const fmt::Event& ev) {
       }
       // Frames above the match lost their exits (longjmp, exception).
       size_t depth = t.stack.size() - static_cast<size_t>(match - t.stack.rbegin());
-      while (t.stack.size() >= depth) close_frame(t, ev.ts, false);
+      while (t.stack.size() >= depth) close_frame(t, ev.ts, End::Returned);
+      break;
+    }
+    case fmt::EventKind::Unwind: {
+      // The innermost open call of the function, wherever it is (profile.h).
+      ThreadState& t = thread(ev.tid);
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(), [&](const Frame& f) {
+        return tree_.nodes_[f.node].id == ev.id;
+      });
+      if (match != t.stack.rend())
+        close_frame_at(t, t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin()), ev.ts,
+                       End::Unwound);
       break;
     }
     case fmt::EventKind::ThreadExit: {
@@ -176,7 +189,7 @@ void CallTreeBuilder::add(const fmt::Event& ev) {
       KernelTimes before = t.kernel.totals();
       t.kernel.exit(ev.ts);
       add_self_kernel(t, before);
-      while (!t.stack.empty()) close_frame(t, ev.ts, true);
+      while (!t.stack.empty()) close_frame(t, ev.ts, End::Unfinished);
       break;
     }
     default:
@@ -228,23 +241,26 @@ uint64_t CallTreeBuilder::probe_cost(uint32_t id) {
   return it->second;
 }
 
-// Pops the innermost frame of `t` and adds it to its node as ending at `ts`.
-void CallTreeBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
-  Frame f = t.stack.back();
-  t.stack.pop_back();
+// Takes frame `index` of `t` off its stack (the innermost one but for an
+// unwound call) and adds it to its node as ending at `ts`.
+void CallTreeBuilder::close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end) {
+  Frame f = t.stack[index];
+  t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
+  Frame* caller = index > 0 ? &t.stack[index - 1] : nullptr;
   uint64_t dur = ts > f.start ? ts - f.start : 0;
   CallNode& n = tree_.nodes_[f.node];
   if (opt_.compensate.any()) {  // as ProfileBuilder::compensated
-    if (!t.stack.empty()) t.stack.back().nested_cost += f.nested_cost + probe_cost(n.id);
+    if (caller) caller->nested_cost += f.nested_cost + probe_cost(n.id);
     dur = dur > f.nested_cost ? dur - f.nested_cost : 0;
   }
   n.calls++;
-  if (unfinished) n.unfinished++;
+  if (end == End::Unfinished) n.unfinished++;
+  if (end == End::Unwound) n.unwound++;
   n.total_ns += dur;
   // Callee times exceed ours only with inconsistent timestamps: clamp.
   n.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
   n.kernel += t.kernel.totals() - f.kernel_at_entry;
-  if (!t.stack.empty()) t.stack.back().child_ns += dur;
+  if (caller) caller->child_ns += dur;
 }
 
 CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads) {
@@ -255,7 +271,7 @@ CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadI
     KernelTimes before = t->kernel.totals();
     t->kernel.finish(end);
     add_self_kernel(*t, before);
-    while (!t->stack.empty()) close_frame(*t, end, true);
+    while (!t->stack.empty()) close_frame(*t, end, End::Unfinished);
   }
 
   for (const auto& ti : threads) tree_.thread_names_[ti.tid] = ti.name;
@@ -275,6 +291,7 @@ CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadI
       const CallNode& ch = nodes[c];
       n.calls += ch.calls;
       n.unfinished += ch.unfinished;
+      n.unwound += ch.unwound;
       n.total_ns += ch.total_ns;
       n.kernel += ch.kernel;
     }

@@ -65,6 +65,7 @@ struct CallNode {
   uint32_t depth = 0;   // the root is 0, its children 1
   uint64_t calls = 0;
   uint64_t unfinished = 0;  // of `calls`: closed at a thread's exit or the end
+  uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (profile.h)
   uint64_t total_ns = 0;    // inclusive
   uint64_t self_ns = 0;     // not inside traced callees
   KernelTimes kernel;       // during the calls, callees included
@@ -76,7 +77,7 @@ struct CallNode {
 // rule (see the file comment).
 struct FunctionTotals {
   uint32_t id = 0;
-  uint64_t calls = 0, unfinished = 0, total_ns = 0, self_ns = 0;
+  uint64_t calls = 0, unfinished = 0, unwound = 0, total_ns = 0, self_ns = 0;
   KernelTimes kernel, self_kernel;
 };
 
@@ -181,7 +182,9 @@ class CallTreeBuilder {
   void kernel_event(ThreadState& t, const fmt::Event& ev);
   void user_code(ThreadState& t, uint64_t ts);
   void add_self_kernel(ThreadState& t, const KernelTimes& before);
-  void close_frame(ThreadState& t, uint64_t ts, bool unfinished);
+  enum class End { Returned, Unfinished, Unwound };
+  void close_frame(ThreadState& t, uint64_t ts, End end) { close_frame_at(t, t.stack.size() - 1, ts, end); }
+  void close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end);
   uint64_t probe_cost(uint32_t id);
 
   CallTree tree_;

@@ -67,6 +67,7 @@ class CsvWriter {
     switch (ev.kind) {
       case K::FuncEntry:
       case K::FuncExit:
+      case K::Unwind:
       case K::Detach:
       case K::Usdt:
         append_csv_field(b, names_.function(ev.id));
@@ -105,6 +106,8 @@ class CsvWriter {
     b += ',';
     if (ev.kind == K::Detach)
       b += fmt::to_string(fmt::detach_reason(ev.flags));
+    else if (ev.kind == K::Unwind)
+      b += fmt::to_string(static_cast<fmt::UnwindHow>(ev.flags));
     else if (ev.kind == K::Usdt)
       append_csv_field(b, usdt_args(ev));
     else

@@ -80,7 +80,8 @@ void Timeline::function_exit(uint32_t tid, Thread& t, const fmt::Event& ev) {
   while (t.frames.size() > depth) {
     Span s = t.frames.back();
     t.frames.pop_back();
-    close(tid, t, s, SpanClose{ev.ts, t.frames.size() == depth ? SpanEnd::Closed : SpanEnd::Unwound});
+    bool own = t.frames.size() == depth && ev.kind == fmt::EventKind::FuncExit;
+    close(tid, t, s, SpanClose{ev.ts, own ? SpanEnd::Closed : SpanEnd::Unwound});
   }
 }
 
@@ -102,6 +103,7 @@ bool Timeline::add(const fmt::Event& ev) {
       return true;
     }
     case K::FuncExit:
+    case K::Unwind:  // the call was unwound: it ends at the catch
       user_code(tid, t, ev.ts);
       function_exit(tid, t, ev);
       return true;

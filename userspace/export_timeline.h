@@ -47,6 +47,7 @@ struct Span {
 enum class SpanEnd : uint8_t {
   Closed,      // by its own closing event (exit, syscall exit, switch-in)
   Unwound,     // a function left without its exit: closed by a caller's exit
+               // or by an Unwind event (an exception's catch, a forced unwind)
   Repaired,    // a kernel span whose closing event was lost: closed when the
                // thread was next seen running
   ThreadExit,  // still open when its thread exited

@@ -96,7 +96,17 @@ void ProfileBuilder::add(const fmt::Event& ev) {
       // Frames above the match were left without their exit (longjmp,
       // exception): they end here too.
       size_t depth = t.stack.size() - static_cast<size_t>(match - t.stack.rbegin());
-      while (t.stack.size() >= depth) close_frame(t, ev.ts, false);
+      while (t.stack.size() >= depth) close_frame(t, ev.ts, End::Returned);
+      break;
+    }
+    case fmt::EventKind::Unwind: {
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      uint32_t slot = slot_of(ev.id);
+      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
+                                [&](const Frame& f) { return f.slot == slot; });
+      if (match != t.stack.rend())
+        close_frame_at(t, t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin()), ev.ts,
+                       End::Unwound);
       break;
     }
     case fmt::EventKind::ThreadExit:
@@ -106,7 +116,7 @@ void ProfileBuilder::add(const fmt::Event& ev) {
         count_syscall(t.kernel.exit(ev.ts));
         add_self_kernel(t, before);
       }
-      while (!t.stack.empty()) close_frame(t, ev.ts, true);
+      while (!t.stack.empty()) close_frame(t, ev.ts, End::Unfinished);
       break;
     default:
       add_kernel(t, ev);
@@ -157,19 +167,23 @@ void ProfileBuilder::add_self_kernel(ThreadState& t, const KernelTimes& before) 
   t.stats[slot].self_kernel += t.kernel.totals() - before;
 }
 
-// Pops the innermost frame of `t` and accounts it as ending at `ts`.
-void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
-  Frame f = t.stack.back();
-  t.stack.pop_back();
+// Takes frame `index` of `t` off its stack (the innermost one but for an
+// unwound call) and accounts it as ending at `ts`; its time is its caller's
+// child time.
+void ProfileBuilder::close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end) {
+  Frame f = t.stack[index];
+  t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
   uint64_t dur = ts > f.start ? ts - f.start : 0;
-  if (costs_.any()) dur = compensated(t, f, dur);
+  Frame* caller = index > 0 ? &t.stack[index - 1] : nullptr;
+  if (costs_.any()) dur = compensated(caller, f, dur);
 
   if (f.slot >= t.stats.size()) t.stats.resize(f.slot + 1);
   FunctionStats& s = t.stats[f.slot];
   if (s.calls == 0 || dur < s.min_ns) s.min_ns = dur;
   s.max_ns = std::max(s.max_ns, dur);
   s.calls++;
-  if (unfinished) s.unfinished++;
+  if (end == End::Unfinished) s.unfinished++;
+  if (end == End::Unwound) s.unwound++;
   // Callee times can exceed ours only with inconsistent timestamps; clamp.
   s.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
   if (--t.active[f.slot] == 0) {  // outermost activation only
@@ -178,7 +192,7 @@ void ProfileBuilder::close_frame(ThreadState& t, uint64_t ts, bool unfinished) {
     // are exact. Without kernel events they are all 0: skipped.
     if (t.has_kernel) s.kernel += t.kernel.totals() - f.kernel_at_entry;
   }
-  if (!t.stack.empty()) t.stack.back().child_ns += dur;
+  if (caller) caller->child_ns += dur;
 }
 
 namespace {
@@ -204,6 +218,7 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
   }
   m.calls += s.calls;
   m.unfinished += s.unfinished;
+  m.unwound += s.unwound;
   m.total_ns += s.total_ns;
   m.self_ns += s.self_ns;
   m.min_ns = std::min(m.min_ns, s.min_ns);
@@ -229,7 +244,7 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
     KernelTimes before = t->kernel.totals();
     count_syscall(t->kernel.finish(end));
     add_self_kernel(*t, before);
-    while (!t->stack.empty()) close_frame(*t, end, true);
+    while (!t->stack.empty()) close_frame(*t, end, End::Unfinished);
   }
 
   Profile p;
@@ -436,12 +451,12 @@ ProbeCosts probe_costs(const fmt::TraceHeader& h) {
 // --compensate, for frame `f` just popped from `t`: its duration without the
 // probes of the calls nested in it, and its own probe cost (and theirs)
 // passed on to its caller, now the innermost frame.
-uint64_t ProfileBuilder::compensated(ThreadState& t, const Frame& f, uint64_t dur) {
+uint64_t ProfileBuilder::compensated(Frame* caller, const Frame& f, uint64_t dur) {
   while (slot_cost_.size() <= f.slot) {
     auto probe = probes_.find(slot_ids_[slot_cost_.size()]);
     slot_cost_.push_back(probe == probes_.end() ? 0 : costs_.of(probe->second.path_kind));
   }
-  if (!t.stack.empty()) t.stack.back().nested_cost += f.nested_cost + slot_cost_[f.slot];
+  if (caller) caller->nested_cost += f.nested_cost + slot_cost_[f.slot];
   return dur > f.nested_cost ? dur - f.nested_cost : 0;
 }
 

@@ -42,6 +42,7 @@ struct FunctionStats {
   uint32_t tid = 0;  // 0 in the all-threads profile
   uint64_t calls = 0;
   uint64_t unfinished = 0;
+  uint64_t unwound = 0;  // of `calls`: left by an exception or forced unwind (Unwind events)
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;
@@ -133,6 +134,9 @@ ProbeCosts probe_costs(const fmt::TraceHeader& h);
 // DETACH events (tid 0: no thread) go to Profile.detached and mark the
 // function's rows; they change no call stack. A call of the function open
 // at that moment whose exit never comes is closed by the rules above.
+// An Unwind event closes the thread's innermost open call of its function,
+// wherever it is on the stack, at the event's time (the catch), counted
+// `unwound` (docs/exceptions.md).
 // A thread that exits (ThreadExit) with calls still open (pthread_exit,
 // exit() from a callee) has them closed at its exit time, counted unfinished;
 // its open system call (exit, exit_group) is closed at ThreadExit/ProcExit.
@@ -181,7 +185,9 @@ class ProfileBuilder {
   void add_kernel(ThreadState& t, const fmt::Event& ev);
   void user_code(ThreadState& t, uint64_t ts);
   void add_self_kernel(ThreadState& t, const KernelTimes& before);
-  void close_frame(ThreadState& t, uint64_t ts, bool unfinished);
+  enum class End { Returned, Unfinished, Unwound };
+  void close_frame(ThreadState& t, uint64_t ts, End end) { close_frame_at(t, t.stack.size() - 1, ts, end); }
+  void close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end);
   void count_syscall(const std::optional<ClosedSyscall>& c) {
     if (c) syscalls_.add(*c);
   }
@@ -201,7 +207,7 @@ class ProfileBuilder {
   void count_probe(const fmt::Event& ev);
   std::vector<ProbeHits> probe_rows();
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
-  uint64_t compensated(ThreadState& t, const Frame& f, uint64_t dur);
+  uint64_t compensated(Frame* caller, const Frame& f, uint64_t dur);
   ProbeCosts costs_;                // all 0: no compensation
   std::vector<uint64_t> slot_cost_;  // slot -> its probe cost (filled lazily)
 };

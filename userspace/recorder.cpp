@@ -36,6 +36,7 @@
 #include "userspace/status_line.h"
 #include "userspace/thread_table.h"
 #include "userspace/target.h"
+#include "userspace/unwind_guard.h"
 #include "userspace/uprobe_multi.h"
 #include "userspace/usdt_attach.h"
 #include "uprobes/usdt_select.h"
@@ -130,6 +131,8 @@ class Recorder {
   std::vector<uint64_t> probe_costs() const;
   std::vector<uint64_t> probe_floors() const;
   void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
+  void load_unwind_guard(const std::vector<uprobes::ProbeSite>& sites);
+  void attach_unwind_guard(pid_t pid);
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   const RecordOptions& opts_;
@@ -152,6 +155,8 @@ class Recorder {
   std::vector<uprobes::Module> modules_;
   std::vector<uprobes::UsdtTarget> usdt_;
   std::map<uint32_t, const uprobes::UsdtTarget*> usdt_by_id_;
+  std::unique_ptr<UnwindGuard> unwind_guard_;
+  std::vector<uprobes::UnwindPoint> unwind_points_;
 };
 
 // The target's modules: a running process's mappings, or what a launched
@@ -255,6 +260,7 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
     ro.nop5_supported = f.uprobe_syscall;
     uprobes::ResolveNotes notes;
     auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro, &notes);
+    refuse_go_programs(sites);  // an error: before any status line
     for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
     for (const auto& site : sites) max_id_ = std::max(max_id_, site.id);
     if (!opts_.filter.keep.empty()) {
@@ -272,6 +278,43 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
   } catch (const uprobes::SelectorError& e) {
     throw RecordError(e.what());
   } catch (const uprobes::ElfError& e) {
+    throw RecordError(e.what());
+  } catch (const UnwindGuardError& e) {
+    throw RecordError(e.what());
+  }
+}
+
+// Return probes made exception-safe (userspace/unwind_guard.h), loaded
+// before the target is touched. Where the kernel cannot run the guard, a
+// program with a C++ unwinder is refused; any other is traced with a
+// warning (only pthread_exit and cancellation unwind it).
+void Recorder::load_unwind_guard(const std::vector<uprobes::ProbeSite>& sites) {
+  unwind_points_ = uprobes::find_unwind_points(modules_);
+  try {
+    UnwindGuardMaps maps;
+    maps.rings = bpf_map__fd(skel_->maps.rings);
+    maps.lost = bpf_map__fd(skel_->maps.lost);
+    maps.traced_tgids = bpf_map__fd(skel_->maps.traced_tgids);
+    unwind_guard_ = std::make_unique<UnwindGuard>(maps, sites, use_multi_);
+  } catch (const UnwindGuardError& e) {
+    for (const auto& p : unwind_points_)
+      for (const auto& m : modules_)
+        if (p.path == m.path && p.role == uprobes::UnwindRole::Start)
+          throw RecordError(std::string(e.what()) + ": a C++ exception through a traced function of " +
+                            m.name + " would abort it");
+    std::fprintf(stderr,
+                 "atrace: warning: return probes are not exception-safe here (%s): a thread "
+                 "that calls pthread_exit or is cancelled inside a traced function will crash\n",
+                 e.what());
+  }
+}
+
+// Before any return probe and before atrace's thread-exit program.
+void Recorder::attach_unwind_guard(pid_t pid) {
+  if (!unwind_guard_) return;
+  try {
+    unwind_guard_->attach(unwind_points_, pid);
+  } catch (const UnwindGuardError& e) {
     throw RecordError(e.what());
   }
 }
@@ -397,6 +440,14 @@ void Recorder::on_record(const void* data, size_t size) {
       usdt_event(data, size, ev);
       threads_->saw(ev);
       break;
+    case ATRACE_REC_UNWIND: {
+      if (size < sizeof(atrace_rec_args)) return;
+      ev.kind = fmt::EventKind::Unwind;
+      ev.id = h->id;
+      ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
+      threads_->saw(ev);
+      break;
+    }
     case ATRACE_REC_FILTER_HINT:
       if (relevance_) relevance_->hint();
       return;
@@ -688,6 +739,7 @@ RecordResult Recorder::run() {
     throw RecordError("kernel " + features.release + " has no uprobe_multi links (Linux 6.6+)");
   use_multi_ = opts_.attach_mode == "multi" || (opts_.attach_mode == "auto" && features.uprobe_multi);
   load_bpf();
+  if (!sites.empty()) load_unwind_guard(sites);
 
   // Signals arrive through a signalfd; blocked before a child is forked,
   // and unblocked again in the child before its exec.
@@ -719,6 +771,7 @@ RecordResult Recorder::run() {
   __u32 tgid = static_cast<__u32>(pid);
   __u8 one = 1;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &tgid, &one, BPF_ANY);
+  attach_unwind_guard(opts_.follow_forks ? -1 : pid);
   if (int err = atrace_bpf::attach(skel_.get()); err || !skel_->links.thread_exit)
     throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
                       std::strerror(err ? -err : errno));

@@ -18,6 +18,7 @@ json stats_fields(const FunctionStats& f) {
   const KernelTimes& s = f.self_kernel;
   return json{{"calls", f.calls},
               {"unfinished", f.unfinished},
+              {"unwound", f.unwound},
               {"total_ns", f.total_ns},
               {"self_ns", f.self_ns},
               {"min_ns", f.min_ns},

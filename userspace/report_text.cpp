@@ -104,6 +104,7 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const s
   for (const auto& f : rows) {
     std::string calls = std::to_string(f.calls);
     if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
+    if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
     std::vector<std::string> row = {calls, format_duration(f.total_ns), format_duration(f.self_ns),
                                     format_duration(f.avg_ns())};
     if (!kernel) row.push_back(format_duration(f.min_ns));
@@ -214,6 +215,11 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited;\n"
         "  closed at that time, so their times are lower bounds");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.unwound > 0; }))
+    notes.push_back(
+        "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
+        "  cancellation (closed at the thread's exit): docs/exceptions.md");
   if (p.orphan_exits)
     notes.push_back(std::to_string(p.orphan_exits) +
                     " exits without a recorded entry ignored\n"

@@ -75,6 +75,7 @@ json node_json(const CallTree& tree, uint32_t i) {
   const KernelTimes& s = n.self_kernel;
   row.update(json{{"calls", n.calls},
                   {"unfinished", n.unfinished},
+                  {"unwound", n.unwound},
                   {"total_ns", n.total_ns},
                   {"self_ns", n.self_ns},
                   {"offcpu_ns", k.offcpu_ns()},
@@ -125,6 +126,7 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
     const CallNode& n = tree.node(i);
     std::string calls = std::to_string(n.calls);
     if (n.unfinished) calls += " (" + std::to_string(n.unfinished) + " unfinished)";
+    if (n.unwound) calls += " (" + std::to_string(n.unwound) + " unwound)";
     std::vector<std::string> row = {calls, format_duration(n.total_ns),
                                     share(n.total_ns, tree.root().total_ns),
                                     n.kind == CallNode::Kind::Function ? format_duration(n.self_ns)

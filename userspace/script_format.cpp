@@ -272,22 +272,29 @@ void ScriptFormatter::function_details(const fmt::Event& ev, Thread& t, std::str
     return;
   }
   // An exit pops to its entry: frames above it were left without their exit
-  // (longjmp, exception), as the profile reads them too.
+  // (longjmp, exception), as the profile reads them too. An unwind closes
+  // its entry alone, wherever it is (profile.h).
   auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
                             [&](const Frame& f) { return f.id == ev.id; });
+  const bool unwind = ev.kind == fmt::EventKind::Unwind;
   if (match == t.stack.rend()) {  // entered before the recording started
     indent(out, t.stack.size());
     out += name;
-    return;
+  } else {
+    size_t depth = t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin());
+    uint64_t start = t.stack[depth].ts;
+    if (unwind) t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(depth));
+    else t.stack.resize(depth);
+    indent(out, depth);
+    out += name;
+    out += " (";
+    out += format_duration(ev.ts > start ? ev.ts - start : 0);
+    out += ')';
   }
-  size_t depth = t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin());
-  uint64_t start = t.stack[depth].ts;
-  t.stack.resize(depth);
-  indent(out, depth);
-  out += name;
-  out += " (";
-  out += format_duration(ev.ts > start ? ev.ts - start : 0);
-  out += ')';
+  if (unwind) {
+    out += ' ';
+    out += fmt::to_string(static_cast<fmt::UnwindHow>(ev.flags));
+  }
 }
 
 void ScriptFormatter::syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out) {
@@ -323,7 +330,8 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
   using K = fmt::EventKind;
   switch (ev.kind) {
     case K::FuncEntry:
-    case K::FuncExit: function_details(ev, t, out); return;
+    case K::FuncExit:
+    case K::Unwind: function_details(ev, t, out); return;
     case K::ThreadExit:
       if (!t.stack.empty()) {
         out += "unfinished=";

@@ -52,6 +52,7 @@ struct Seq {
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncEntry, id); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncExit, id); }
   Seq& T(uint64_t ts) { return push(ts, EventKind::ThreadExit, 0); }
+  Seq& U(uint64_t ts, uint32_t id) { return push(ts, EventKind::Unwind, id, 0, 1); }
   Seq& push(uint64_t ts, EventKind k, uint32_t id, uint64_t arg0 = 0, uint8_t flags = 0) {
     fmt::Event e;
     e.ts = ts;
@@ -97,6 +98,26 @@ std::map<uint32_t, analysis::FunctionTotals> by_id(const CallTree& t) {
 }
 
 }  // namespace
+
+TEST(CallTree, UnwoundCallsEndAtTheCatchOnTheirPath) {
+  // main -> a -> b -> c; c throws, a catches at 50 and returns at 70.
+  Seq s;
+  s.E(0, MAIN).E(10, A).E(20, B).E(30, C).U(50, C).U(50, B).X(70, A).X(80, MAIN);
+  auto t = build(s);
+  const auto& c = at(t, "main/a/b/c [libc.so.6]");
+  EXPECT_EQ(c.calls, 1u);
+  EXPECT_EQ(c.unwound, 1u);
+  EXPECT_EQ(c.unfinished, 0u);
+  EXPECT_EQ(c.total_ns, 20u);
+  EXPECT_EQ(at(t, "main/a/b").unwound, 1u);
+  EXPECT_EQ(at(t, "main/a/b").total_ns, 30u);
+  EXPECT_EQ(at(t, "main/a").unwound, 0u);
+  EXPECT_EQ(at(t, "main/a").self_ns, 30u);
+  EXPECT_EQ(t.root().unwound, 0u);  // main's own calls: none unwound
+  auto f = by_id(t);
+  EXPECT_EQ(f[B].unwound, 1u);
+  EXPECT_EQ(f[C].unwound, 1u);
+}
 
 TEST(CallTree, SameFunctionUnderTwoCallersIsTwoNodes) {
   // main [0,100]: a [10,40] calls c [20,30]; b [50,90] calls c [60,80].

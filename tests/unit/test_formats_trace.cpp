@@ -116,7 +116,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::SchedMigrate, EventKind::SyscallEnter,   EventKind::SyscallExit,
       EventKind::PageFault,    EventKind::ProcFork,       EventKind::ProcExec,
       EventKind::ProcExit,     EventKind::Comm,           EventKind::Detach,
-      EventKind::Usdt};
+      EventKind::Usdt,         EventKind::Unwind};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -154,6 +154,10 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         e.flags = static_cast<uint8_t>(rng());
         e.arg0 = any();
         e.arg1 = any();
+        break;
+      case EventKind::Unwind:  // how values beyond the known ones too
+        e.id = static_cast<uint32_t>(rng());
+        e.flags = static_cast<uint8_t>(rng());
         break;
       case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
         e.id = static_cast<uint32_t>(rng());
@@ -386,6 +390,10 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(ProbePath::Nop5), "nop5");
   EXPECT_STREQ(to_string(ProbePath::Unknown), "unknown");
   EXPECT_STREQ(to_string(EventKind::Detach), "detach");
+  EXPECT_STREQ(to_string(EventKind::Unwind), "unwind");
+  EXPECT_STREQ(to_string(UnwindHow::Caught), "caught");
+  EXPECT_STREQ(to_string(UnwindHow::ThreadExit), "thread-exit");
+  EXPECT_STREQ(to_string(static_cast<UnwindHow>(9)), "unknown");
   EXPECT_STREQ(to_string(DetachReason::Absolute), "absolute");
   EXPECT_STREQ(to_string(DetachReason::Relative), "relative");
   EXPECT_STREQ(to_string(DetachReason::MaxCalls), "max-calls");

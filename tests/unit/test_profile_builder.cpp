@@ -35,6 +35,7 @@ struct Seq {
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::FuncEntry); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::FuncExit); }
   Seq& T(uint64_t ts) { return push(ts, 0, EventKind::ThreadExit); }
+  Seq& U(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::Unwind); }
   Seq& push(uint64_t ts, uint32_t id, EventKind k) {
     fmt::Event e;
     e.ts = ts;
@@ -154,6 +155,42 @@ TEST(ProfileBuilder, MismatchedExitClosesSkippedFrames) {
   EXPECT_EQ(m.total_ns, 60u);
   EXPECT_EQ(m.self_ns, 20u);
   EXPECT_EQ(c.module, "libc.so.6");
+}
+
+TEST(ProfileBuilder, UnwindClosesCallsAtTheCatch) {
+  // main -> a -> b -> c; c throws, b is unwound, a catches at 50 (the
+  // UNWIND events come innermost first) and returns at 70.
+  Seq s;
+  s.E(0, MAIN).E(10, A).E(20, B).E(30, C).U(50, C).U(50, B).X(70, A).X(80, MAIN);
+  auto p = build(s);
+  auto& c = fn(p, "c");
+  EXPECT_EQ(c.calls, 1u);
+  EXPECT_EQ(c.unwound, 1u);
+  EXPECT_EQ(c.unfinished, 0u);
+  EXPECT_EQ(c.total_ns, 20u);
+  auto& b = fn(p, "b");
+  EXPECT_EQ(b.unwound, 1u);
+  EXPECT_EQ(b.total_ns, 30u);
+  EXPECT_EQ(b.self_ns, 10u);
+  auto& a = fn(p, "a");
+  EXPECT_EQ(a.unwound, 0u);
+  EXPECT_EQ(a.total_ns, 60u);
+  EXPECT_EQ(a.self_ns, 30u);
+  EXPECT_EQ(fn(p, "main").unwound, 0u);
+  EXPECT_EQ(p.orphan_exits, 0u);
+}
+
+TEST(ProfileBuilder, UnwindOfACallBelowTheTopLeavesTheOthersOpen) {
+  // b was unwound, then a cleanup called c before the catch reported b:
+  // only b ends; c returns later, normally.
+  Seq s;
+  s.E(0, A).E(10, B).E(20, C).U(30, B).X(40, C).X(50, A);
+  auto p = build(s);
+  EXPECT_EQ(fn(p, "b").unwound, 1u);
+  EXPECT_EQ(fn(p, "b").total_ns, 20u);
+  EXPECT_EQ(fn(p, "c").unwound, 0u);
+  EXPECT_EQ(fn(p, "c").total_ns, 20u);
+  EXPECT_EQ(fn(p, "a").total_ns, 50u);
 }
 
 TEST(ProfileBuilder, OrphanExitsAreCountedAndIgnored) {

@@ -132,6 +132,36 @@ TEST(ScriptFormat, ImperfectStacks) {
                                }));
 }
 
+// An unwound call ends at its UNWIND event, at its entry's depth, with how.
+TEST(ScriptFormat, UnwoundCalls) {
+  auto unwind = [](uint64_t ts, uint32_t id, UnwindHow how) {
+    Event e = ev(ts, 4242, EventKind::Unwind, id);
+    e.flags = static_cast<uint8_t>(how);
+    return e;
+  };
+  TempFile f;
+  write_trace(f.path(), {
+                            ev(kT + 0, 4242, EventKind::FuncEntry, 1),
+                            ev(kT + 100, 4242, EventKind::FuncEntry, 2),
+                            ev(kT + 200, 4242, EventKind::FuncEntry, 1),
+                            unwind(kT + 500, 1, UnwindHow::Caught),
+                            unwind(kT + 500, 2, UnwindHow::Caught),
+                            ev(kT + 1000, 4242, EventKind::FuncExit, 1),
+                            ev(kT + 1100, 4242, EventKind::FuncEntry, 2),
+                            unwind(kT + 1200, 2, UnwindHow::ThreadExit),
+                        });
+  EXPECT_EQ(details(f.path()), (std::vector<std::string>{
+                                   "entry:        compute(int)",
+                                   "entry:          deflate [libz.so.1]",
+                                   "entry:            compute(int)",
+                                   "unwind:           compute(int) (300 ns) caught",
+                                   "unwind:         deflate [libz.so.1] (400 ns) caught",
+                                   "exit:         compute(int) (1.00 us)",
+                                   "entry:        deflate [libz.so.1]",
+                                   "unwind:       deflate [libz.so.1] (100 ns) thread-exit",
+                               }));
+}
+
 TEST(ScriptFormat, RunawayDepthIsIndentedAsTheMaximum) {
   TempFile f;
   std::vector<Event> events;

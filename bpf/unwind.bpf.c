@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exception-safe return probes. A uretprobe replaces the return address of
+ * the probed call on the stack with the kernel's trampoline, and keeps the
+ * original in a return instance (current->utask->return_instances, newest
+ * first). An unwinder (a C++ throw, pthread_cancel, pthread_exit) reads
+ * those slots to find the callers; the trampoline has no unwind info, so
+ * the unwinder stops there and std::terminate() is called. These programs
+ * make every such slot read as the original again while an unwind runs,
+ * and put the trampoline back where the frame survives it.
+ *
+ * The writes are the recorder's (userspace/unwind_guard.cpp, through
+ * /proc/PID/mem): bpf_probe_write_user() is not available under kernel
+ * lockdown. A program hands the slots over in a request and waits, in the
+ * thread, until the recorder says they are written; the thread's stack
+ * cannot change meanwhile. The programs are sleepable, and the wait reads
+ * the thread's memory the way the kernel's GUP does, which yields the CPU.
+ *
+ *   unwind_start   uprobe on the unwinder's entry points (_Unwind_RaiseException,
+ *                  _Unwind_Resume, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind):
+ *                  every slot that holds the trampoline gets its original
+ *                  address back; the frame is remembered in the thread's
+ *                  unwind state
+ *   unwind_walk    the same on _Unwind_Backtrace, which unwinds nothing: the
+ *                  frames are not remembered (their returns go unseen)
+ *   unwind_catch   uprobe on the catch points (__cxa_begin_catch,
+ *                  _Unwind_DeleteException): remembered frames below the
+ *                  catcher's stack pointer were unwound: one UNWIND record each;
+ *                  the others are alive and get the trampoline back, so their
+ *                  returns are seen as usual
+ *   unwind_exit    sched_process_exit: a thread that ends during a forced
+ *                  unwind (pthread_exit, cancellation) unwound the remembered
+ *                  frames below its last stack pointer
+ *
+ * The kernel's own bookkeeping needs nothing: an unwound frame's return
+ * instance stays until the kernel finds it dead, exactly as after longjmp
+ * (cleanup_return_instances at the next uretprobe entry, or the `chained`
+ * check of the trampoline handler), and a frame given its trampoline back
+ * returns through it normally. Records go to atrace's rings (the recorder
+ * shares the maps of bpf/atrace.bpf.c with this object).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/atrace.h"
+#include "bpf/unwind.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Shared with atrace.bpf.c (same definitions; the recorder reuses its fds). */
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, ATRACE_MAX_CPUS);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ATRACE_LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/* Requests to the recorder, and what it has served, per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} requests SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} served SEC(".maps");
+
+/* Probed function (file, offset) -> atrace's probe id; filled by the recorder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized to the probe count by the recorder */
+	__type(key, struct atrace_unwind_key);
+	__type(value, __u32);
+} probe_ids SEC(".maps");
+
+/* A frame whose trampoline was taken out. */
+struct atrace_saved_frame {
+	__u64 stack; /* address of the return-address slot */
+	__u64 orig;  /* the return address written back */
+	__u32 id;    /* atrace's probe id; 0: another tracer's probe */
+	__u32 pad;
+};
+
+struct atrace_unwind_state {
+	__u32 n;
+	__u32 pad;
+	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
+	struct atrace_unwind_req req; /* the request being built */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct atrace_unwind_state);
+} unwind_states SEC(".maps");
+
+/* Kernels before 6.12 point a return instance at its uprobe directly; later
+ * ones through a "hybrid" lease (struct hprobe). */
+struct return_instance___old {
+	struct uprobe *uprobe;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 probe_id_of(struct return_instance *ri)
+{
+	struct atrace_unwind_key key = {};
+	struct uprobe *up;
+	__u32 *id;
+
+	if (bpf_core_field_exists(ri->hprobe))
+		up = BPF_CORE_READ(ri, hprobe.uprobe);
+	else
+		up = BPF_CORE_READ((struct return_instance___old *)ri, uprobe);
+	if (!up)
+		return 0;
+	key.ino = BPF_CORE_READ(up, inode, i_ino);
+	key.dev = BPF_CORE_READ(up, inode, i_sb, s_dev);
+	key.offset = BPF_CORE_READ(up, offset);
+	id = bpf_map_lookup_elem(&probe_ids, &key);
+	return id ? *id : 0;
+}
+
+/* The address every armed slot holds: the first slot of the process's
+ * out-of-line area (uprobe_get_trampoline_vaddr()). */
+static __always_inline __u64 trampoline(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
+}
+
+static __always_inline __u64 read_slot(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_copy_from_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+struct wait_ctx {
+	__u32 tid;
+	__u64 seq;
+	__u64 probe; /* an address of the thread's stack */
+	struct task_struct *task;
+};
+
+static long wait_step(__u64 i, struct wait_ctx *w)
+{
+	__u64 *done = bpf_map_lookup_elem(&served, &w->tid);
+	__u64 v;
+
+	if (done && *done >= w->seq)
+		return 1;
+	/* Reads the thread's memory through the page tables (GUP), which
+	 * gives the CPU away when another task wants it: the recorder may be
+	 * waiting for this very CPU. */
+	bpf_copy_from_user_task(&v, sizeof(v), (void *)w->probe, w->task, 0);
+	return 0;
+}
+
+/* Request numbers: global, so that a reused thread id never finds its
+ * predecessor's number already served. */
+__u64 next_seq = 0;
+
+/* Sends the request and waits until the recorder served it. */
+static __always_inline void submit_and_wait(struct atrace_unwind_req *req, __u64 probe)
+{
+	struct wait_ctx w = {};
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 seq = __sync_fetch_and_add(&next_seq, 1) + 1;
+
+	req->tgid = pid_tgid >> 32;
+	req->tid = (__u32)pid_tgid;
+	req->seq = seq;
+	w.tid = req->tid;
+	w.seq = seq;
+	w.probe = probe;
+	w.task = bpf_get_current_task_btf();
+	if (bpf_ringbuf_output(&requests, req, sizeof(*req), BPF_RB_FORCE_WAKEUP))
+		return; /* no room: nothing will be written */
+	bpf_loop(1 << 20, wait_step, &w, 0);
+}
+
+/* The walk of the return instances, one per bpf_loop step (the verifier
+ * then checks the body once, not 64 times). */
+struct disarm_ctx {
+	__u64 ri; /* struct return_instance *, the next one */
+	__u64 tramp;
+	__u64 last; /* slot of the previous armed instance */
+	bool save;
+	struct atrace_unwind_state *st;
+};
+
+static long disarm_step(__u64 i, struct disarm_ctx *c)
+{
+	struct return_instance *ri = (struct return_instance *)c->ri;
+	struct atrace_unwind_state *st = c->st;
+	__u64 stack, orig, v;
+
+	if (!ri)
+		return 1;
+	stack = BPF_CORE_READ(ri, stack);
+	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	c->ri = (__u64)BPF_CORE_READ(ri, next);
+	v = read_slot(stack);
+	/* Armed: the slot holds the trampoline. A chained instance (a tail
+	 * call) shares its slot with the one before: written once, remembered
+	 * for both. */
+	if (orig == c->tramp || (v != c->tramp && stack != c->last))
+		return 0;
+	if (stack != c->last) {
+		__u32 n = st->req.n;
+
+		if (n < ATRACE_UNWIND_MAX) {
+			st->req.w[n].addr = stack;
+			st->req.w[n].expect = c->tramp;
+			st->req.w[n].value = orig;
+			st->req.n = n + 1;
+		}
+	}
+	c->last = stack;
+	if (c->save) {
+		__u32 k = st->n;
+
+		if (k < ATRACE_UNWIND_MAX) {
+			st->fr[k].stack = stack;
+			st->fr[k].orig = orig;
+			st->fr[k].id = probe_id_of(ri);
+			st->n = k + 1;
+		}
+	}
+	return 0;
+}
+
+/* Disarms every armed slot of the current thread; remembers the frames
+ * when `save` (an unwind that will end at a catch or at the thread's end). */
+static __always_inline void disarm(bool save, __u64 sp)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct disarm_ctx c = {};
+
+	c.tramp = trampoline(t);
+	c.ri = (__u64)BPF_CORE_READ(t, utask, return_instances);
+	if (!c.tramp || !c.ri)
+		return;
+	c.st = bpf_task_storage_get(&unwind_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c.st)
+		return;
+	c.save = save;
+	c.st->req.n = 0;
+	bpf_loop(ATRACE_UNWIND_MAX, disarm_step, &c, 0);
+	if (c.st->req.n)
+		submit_and_wait(&c.st->req, sp);
+}
+
+SEC("uprobe.s")
+int unwind_start(struct pt_regs *ctx)
+{
+	disarm(true, PT_REGS_SP(ctx));
+	return 0;
+}
+
+/* _Unwind_Backtrace walks the stack and returns: nothing is unwound, and
+ * no catch follows to re-arm the frames, whose returns then go unseen. */
+SEC("uprobe.s")
+int unwind_walk(struct pt_regs *ctx)
+{
+	disarm(false, PT_REGS_SP(ctx));
+	return 0;
+}
+
+static __always_inline void emit_unwound(__u32 tgid, __u32 tid, struct atrace_saved_frame *f,
+					 __u64 how)
+{
+	struct atrace_rec_args *r;
+	void *rb;
+	__u32 cpu = bpf_get_smp_processor_id(), kind = ATRACE_REC_UNWIND;
+
+	rb = bpf_map_lookup_elem(&rings, &cpu);
+	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : 0;
+	if (!r) {
+		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
+
+		if (n)
+			*n += 1;
+		return;
+	}
+	r->hdr.ts = bpf_ktime_get_ns();
+	r->hdr.tgid = tgid;
+	r->hdr.tid = tid;
+	r->hdr.id = f->id;
+	r->hdr.cpu = cpu;
+	r->hdr.kind = ATRACE_REC_UNWIND;
+	r->arg0 = how;
+	r->arg1 = f->stack;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+struct settle_ctx {
+	struct atrace_unwind_state *st;
+	__u64 sp, how, tramp;
+	__u32 tgid, tid;
+	bool record;
+};
+
+/* Frame i: unwound (its slot lies at or below sp) or not; true for the
+ * frames that survive. */
+static __always_inline bool settle_frame(__u64 i, struct settle_ctx *c, struct atrace_saved_frame **out)
+{
+	struct atrace_saved_frame *f = &c->st->fr[i & (ATRACE_UNWIND_MAX - 1)];
+
+	*out = f;
+	if (f->stack > c->sp)
+		return true;
+	if (c->record && f->id)
+		emit_unwound(c->tgid, c->tid, f, c->how);
+	return false;
+}
+
+/* At a catch: the surviving frames get their trampoline back where the
+ * slot still holds the original. */
+static long catch_step(__u64 i, struct settle_ctx *c)
+{
+	struct atrace_unwind_state *st = c->st;
+	struct atrace_saved_frame *f;
+	__u32 n;
+
+	if (i >= st->n || i >= ATRACE_UNWIND_MAX)
+		return 1;
+	if (!settle_frame(i, c, &f))
+		return 0;
+	n = st->req.n;
+	if (n >= ATRACE_UNWIND_MAX || read_slot(f->stack) != f->orig)
+		return 0;
+	if (n > 0 && st->req.w[(n - 1) & (ATRACE_UNWIND_MAX - 1)].addr == f->stack)
+		return 0; /* chained: the same slot */
+	st->req.w[n].addr = f->stack;
+	st->req.w[n].expect = f->orig;
+	st->req.w[n].value = c->tramp;
+	st->req.n = n + 1;
+	return 0;
+}
+
+/* At a thread's exit: nothing to re-arm. */
+static long exit_step(__u64 i, struct settle_ctx *c)
+{
+	struct atrace_saved_frame *f;
+
+	if (i >= c->st->n || i >= ATRACE_UNWIND_MAX)
+		return 1;
+	settle_frame(i, c, &f);
+	return 0;
+}
+
+static __always_inline void settle_init(struct settle_ctx *c, struct atrace_unwind_state *st, __u64 sp,
+					__u64 how)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	c->st = st;
+	c->sp = sp;
+	c->how = how;
+	c->tgid = pid_tgid >> 32;
+	c->tid = (__u32)pid_tgid;
+	c->record = bpf_map_lookup_elem(&traced_tgids, &c->tgid) != 0;
+}
+
+/* Frames whose slot lies at or below the catcher's stack pointer were
+ * unwound: recorded (for a traced process); the others are re-armed. */
+SEC("uprobe.s")
+int unwind_catch(struct pt_regs *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct atrace_unwind_state *st = bpf_task_storage_get(&unwind_states, t, 0, 0);
+	struct settle_ctx c = {};
+
+	/* At the entry of a function called from the catching frame: the slot
+	 * of the call the exception left holds this call's return address. */
+	if (!st || !st->n)
+		return 0;
+	settle_init(&c, st, PT_REGS_SP(ctx), ATRACE_UNWIND_CAUGHT);
+	c.tramp = trampoline(t);
+	st->req.n = 0;
+	if (c.tramp)
+		bpf_loop(ATRACE_UNWIND_MAX, catch_step, &c, 0);
+	else
+		bpf_loop(ATRACE_UNWIND_MAX, exit_step, &c, 0);
+	st->n = 0;
+	if (st->req.n)
+		submit_and_wait(&st->req, PT_REGS_SP(ctx));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(unwind_exit, struct task_struct *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct atrace_unwind_state *st = bpf_task_storage_get(&unwind_states, t, 0, 0);
+	struct settle_ctx c = {};
+	struct pt_regs *regs;
+
+	if (!st || !st->n)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	settle_init(&c, st, BPF_CORE_READ(regs, sp), ATRACE_UNWIND_THREAD_EXIT);
+	bpf_loop(ATRACE_UNWIND_MAX, exit_step, &c, 0);
+	st->n = 0;
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Exception-safe return probes (bpf/unwind.bpf.c): what the BPF side and
+ * the recorder (userspace/unwind_guard.cpp) share besides the records of
+ * bpf/atrace.h.
+ *
+ *   struct atrace_unwind_key   a probed function as the kernel knows it:
+ *                              its file (device, inode) and file offset
+ *   enum atrace_unwind_how     why an UNWIND record was written (arg0)
+ *   struct atrace_unwind_req   slots the recorder must write before the
+ *                              thread goes on (the programs wait for it)
+ *   ATRACE_UNWIND_MAX          return instances walked, frames remembered
+ */
+#ifndef ATRACE_BPF_UNWIND_H
+#define ATRACE_BPF_UNWIND_H
+
+#ifdef __BPF__
+/* vmlinux.h provides the __u* types for the BPF side. */
+#else
+#include <linux/types.h>
+#endif
+
+/* The kernel keeps at most 64 return instances per thread
+ * (MAX_URETPROBE_DEPTH); the walk never needs more. */
+#define ATRACE_UNWIND_MAX 64
+
+/* Key of the map that turns a return instance's uprobe into atrace's
+ * probe id. dev is the kernel's encoding (major << 20 | minor). */
+struct atrace_unwind_key {
+	__u64 ino;
+	__u64 offset;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* ATRACE_REC_UNWIND records (struct atrace_rec_args): hdr.id = probe id,
+ * arg0 = how the call ended, arg1 = its return-address slot. */
+enum atrace_unwind_how {
+	ATRACE_UNWIND_CAUGHT = 1,      /* an exception was caught above it */
+	ATRACE_UNWIND_THREAD_EXIT = 2, /* its thread ended while unwinding (pthread_exit, cancel) */
+};
+
+/*
+ * A request: write `value` at `addr` in process `tgid` where it still holds
+ * `expect`, then set served[tid] = seq. The thread waits in the program
+ * until then (or gives up after about a second).
+ */
+struct atrace_unwind_write {
+	__u64 addr;
+	__u64 expect;
+	__u64 value;
+};
+struct atrace_unwind_req {
+	__u32 tgid;
+	__u32 tid;
+	__u64 seq;
+	__u32 n;
+	__u32 pad;
+	struct atrace_unwind_write w[ATRACE_UNWIND_MAX];
+};
+
+#endif /* ATRACE_BPF_UNWIND_H */

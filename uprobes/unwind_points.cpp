@@ -1,0 +1,93 @@
+#include "uprobes/unwind_points.h"
+
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "uprobes/elf_file.h"
+#include "uprobes/elf_symbols.h"
+
+namespace atrace::uprobes {
+
+namespace {
+
+struct Named {
+  const char* name;
+  UnwindRole role;
+};
+// libgcc's unwinder (unwind.inc) and the C++ runtime's catch. glibc's
+// cancellation and pthread_exit go through _Unwind_ForcedUnwind and
+// _Unwind_Resume of libgcc_s; _Unwind_DeleteException ends a foreign
+// (non-C++) exception's handling, as __cxa_begin_catch starts a C++ one's.
+constexpr Named kPoints[] = {
+    {"_Unwind_RaiseException", UnwindRole::Start},
+    {"_Unwind_Resume", UnwindRole::Start},
+    {"_Unwind_Resume_or_Rethrow", UnwindRole::Start},
+    {"_Unwind_ForcedUnwind", UnwindRole::Start},
+    {"_Unwind_Backtrace", UnwindRole::Walk},
+    {"__cxa_begin_catch", UnwindRole::Catch},
+    {"_Unwind_DeleteException", UnwindRole::Catch},
+};
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
+  std::vector<ElfFunction> fns;
+  try {
+    fns = read_functions(path);
+  } catch (const ElfError&) {
+    return;
+  }
+  for (const auto& f : fns) {
+    UnwindRole role;
+    if (!f.ifunc && unwind_role(f.mangled, &role)) out.push_back({path, f.mangled, f.offset, role});
+  }
+}
+
+}  // namespace
+
+bool unwind_role(const std::string& symbol, UnwindRole* role) {
+  for (const auto& p : kPoints)
+    if (symbol == p.name) {
+      if (role) *role = p.role;
+      return true;
+    }
+  return false;
+}
+
+std::vector<UnwindPoint> find_unwind_points(const std::vector<Module>& modules) {
+  std::vector<UnwindPoint> out;
+  bool have_libgcc = false;
+  std::string libc_dir;
+  for (const auto& m : modules) {
+    add_points(m.path, out);
+    if (m.name.rfind("libgcc_s.so", 0) == 0) have_libgcc = true;
+    if (m.name == "libc.so.6") libc_dir = dir_of(m.path);
+  }
+  if (!have_libgcc && !libc_dir.empty()) {
+    std::string gcc = libc_dir + "/libgcc_s.so.1";
+    if (access(gcc.c_str(), R_OK) == 0) add_points(gcc, out);
+  }
+  return out;
+}
+
+bool is_go_program(const std::string& path) {
+  detail::ElfFile f(path);
+  if (!f.elf()) return false;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(f.elf(), &shstrndx) != 0) return false;
+  for (Elf_Scn* scn = elf_nextscn(f.elf(), nullptr); scn; scn = elf_nextscn(f.elf(), scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char* name = elf_strptr(f.elf(), shstrndx, sh.sh_name);
+    if (name && (!std::strcmp(name, ".go.buildinfo") || !std::strcmp(name, ".note.go.buildid")))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace atrace::uprobes
