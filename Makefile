@@ -4,15 +4,18 @@
 # Both need root: installing packages and loading BPF programs.
 
 BUILD     ?= build
-# The last line: the consumers the exporters are tested with (atrace convert,
+# The last lines: the consumers the exporters are tested with (atrace convert,
 # report --html): dot, callgrind_annotate, pj_dump, protoc, headless chromium;
-# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh).
+# and sys/sdt.h for the USDT benchmark (bench/usdt_cost.sh); QEMU and a
+# static busybox boot Debian's 6.1 and 6.12 kernels for the multi-kernel
+# tests (tests/kernels/run.sh).
 JOBS      ?= $(shell nproc)
 DEBIAN_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
 	nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	bpftrace util-linux \
-	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev
+	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
+	qemu-system-x86 busybox-static
 
 .PHONY: all deps build demo test clean
 

@@ -91,7 +91,7 @@ std::vector<std::uint8_t> ForeverTarget::code_now() const {
 }
 
 bool ForeverTarget::wait_until_probed(milliseconds timeout, Child& tracer) const {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
   while (std::chrono::steady_clock::now() < deadline && tracer.running()) {
     auto now = code_now();
     if (!now.empty() && now != original_) return true;
