@@ -125,8 +125,7 @@ std::vector<KernelFeatures::Line> KernelFeatures::describe() const {
       {"task storage", task_storage, "cannot record (required)"},
       {"tp_btf tracepoints", tp_btf, "cannot record (required)"},
       {"uprobe_multi links", uprobe_multi,
-       "one perf-event link per probe: attaching and detaching many functions is slower "
-       "(detached in parallel)"},
+       "one perf-event link per probe: attaching and detaching many functions is slower"},
       {"uretprobe syscall", uretprobe_syscall,
        "return probes trap (int3): each traced call costs more, measured durations include more"},
       {"NOP5 optimization", uprobe_syscall,

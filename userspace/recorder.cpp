@@ -803,8 +803,12 @@ RecordResult Recorder::run() {
     relevance_.reset();
   }
   // Stop: entries first, then returns (attach.h), then everything in flight.
+  const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes.detach_all();
   usdt.detach_all();
+  if (opts_.verbose && !table.empty())
+    std::fprintf(stderr, "atrace: detached %zu probes in %.1f ms\n", table.size(),
+                 static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);
   if (!target->exited()) threads_->refresh_names();
   rings_->drain();
   auto rest = reorder_.take_all();
