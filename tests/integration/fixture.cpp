@@ -75,7 +75,8 @@ void expect_no_uprobe_events_left() {
 }
 
 ForeverTarget::ForeverTarget(const std::string& tag, int seconds)
-    : child_({Paths::target_threads, "--forever", std::to_string(seconds), "--tag=" + tag}) {
+    : child_({Paths::target_threads, "--forever",
+              std::to_string(scaled(milliseconds(seconds * 1000)).count() / 1000), "--tag=" + tag}) {
   if (!child_.wait_for_line("ready", milliseconds(10000))) return;
   auto addr = printed_value(child_.out(), "tick_addr");
   if (!addr) return;
