@@ -117,26 +117,28 @@ std::string KernelFeatures::missing_requirement() const {
 }
 
 std::vector<KernelFeatures::Line> KernelFeatures::describe() const {
+  const std::string required = "cannot record";
   return {
-      {"BTF", btf, "cannot record (required)"},
-      {"uprobe PMU", uprobe_pmu, "cannot record (required)"},
-      {"BPF ring buffer", ringbuf, "cannot record (required)"},
-      {"BPF cookies", bpf_cookie, "cannot record (required)"},
-      {"task storage", task_storage, "cannot record (required)"},
-      {"tp_btf tracepoints", tp_btf, "cannot record (required)"},
-      {"uprobe_multi links", uprobe_multi,
+      {"BTF", true, btf, required},
+      {"uprobe PMU", true, uprobe_pmu, required},
+      {"BPF ring buffer", true, ringbuf, required},
+      {"BPF cookies", true, bpf_cookie, required},
+      {"task storage", true, task_storage, required},
+      {"tp_btf tracepoints", true, tp_btf, required},
+      {"uprobe_multi links", false, uprobe_multi,
        "one perf-event link per probe: attaching and detaching many functions is slower"},
-      {"uretprobe syscall", uretprobe_syscall,
+      {"uretprobe syscall", false, uretprobe_syscall,
        "return probes trap (int3): each traced call costs more, measured durations include more"},
-      {"NOP5 optimization", uprobe_syscall,
+      {"NOP5 optimization", false, uprobe_syscall,
        "entry probes on a 5-byte NOP trap and are emulated: each traced call costs more"},
-      {"sleepable uprobes", sleepable_uprobe, "USDT strings read without faulting pages in"},
-      {"bpf_copy_from_user_str", copy_from_user_str,
+      {"sleepable uprobes", false, sleepable_uprobe,
+       "USDT strings read without faulting pages in (as without bpf_copy_from_user_str)"},
+      {"bpf_copy_from_user_str", false, copy_from_user_str,
        "USDT strings read without faulting pages in: a string on a page the program has not "
        "touched yet is recorded empty"},
-      {"sched_switch prev_state", switch_prev_state,
+      {"sched_switch prev_state", false, switch_prev_state,
        "the state is read from the task (same value); nothing lost"},
-      {"sched_process_exit group_dead", exit_group_dead,
+      {"sched_process_exit group_dead", false, exit_group_dead,
        "the last thread is told by the process's live count; nothing lost"},
   };
 }
@@ -160,8 +162,9 @@ std::vector<std::string> KernelFeatures::limits() const {
 void print_kernel_features(std::FILE* out, const KernelFeatures& f) {
   std::fprintf(out, "Kernel %s:\n", f.release.c_str());
   for (const auto& l : f.describe()) {
-    if (l.present) std::fprintf(out, "  %s: yes\n", l.name.c_str());
-    else std::fprintf(out, "  %s: no -- %s\n", l.name.c_str(), l.without.c_str());
+    const char* req = l.required ? " (required)" : "";
+    if (l.present) std::fprintf(out, "  %s%s: yes\n", l.name.c_str(), req);
+    else std::fprintf(out, "  %s%s: no -- %s\n", l.name.c_str(), req, l.without.c_str());
   }
 }
 

@@ -44,6 +44,7 @@ struct KernelFeatures {
   // One entry per feature, for `atrace info --kernel` and `record -v`.
   struct Line {
     std::string name;      // "uprobe_multi links"
+    bool required;
     bool present;
     std::string without;   // what atrace does, and what the user loses, without it
   };
@@ -57,8 +58,9 @@ struct KernelFeatures {
 KernelFeatures detect_kernel_features();
 
 // "Kernel RELEASE:" then one line per feature, "  NAME: yes" or
-// "  NAME: no -- what atrace does without it" (docs/kernels.md is built
-// from these lines).
+// "  NAME: no -- what atrace does without it", NAME ending in
+// " (required)" for what atrace cannot record without (docs/kernels.md is
+// built from these lines).
 void print_kernel_features(std::FILE* out, const KernelFeatures& f);
 
 // "5.15" <= "6.1.0-27-cloud-amd64": compares the leading major.minor.

@@ -54,7 +54,10 @@ def main():
             present, w = rows.get(n, (None, ""))
             cells.append("?" if present is None else "yes" if present else "**no**")
             without = without or w
-        out.append(f"| {n} | " + " | ".join(cells) + f" | {without or '(required)'} |")
+        if not without:
+            without = ("cannot record" if n.endswith("(required)")
+                       else "present on every kernel tested (see kernel-notes/)")
+        out.append(f"| {n} | " + " | ".join(cells) + f" | {without} |")
     out += [
         "",
         "## The multi-kernel tests",
