@@ -60,6 +60,13 @@ def main():
         out.append(f"| {n} | " + " | ".join(cells) + f" | {without} |")
     out += [
         "",
+        "A recording keeps what its kernel lacked that changes its numbers or",
+        "contents in the trace header: `atrace info` prints these as `Kernel",
+        "limit:` lines, `atrace report` as footnotes naming the numbers they",
+        "touch, `atrace report --format=json` as `kernel_limits`. `atrace info",
+        "--kernel` (as root) and `atrace record -v` print the table's column",
+        "for the kernel they run on.",
+        "",
         "## The multi-kernel tests",
         "",
         "The same subset of the integration tests (launch and attach, exact",
@@ -79,6 +86,11 @@ def main():
         "",
         "No timing is taken under QEMU: TCG emulates the CPU, so what a probe",
         "costs there says nothing about real hardware.",
+        "",
+        "To run and regenerate: `tests/kernels/run.sh build host 6.12 6.1`",
+        "(ctest runs it as `kernels.HostAnd6.1And6.12`; the kernels are",
+        "downloaded once into `build/kernels/`), then",
+        "`tests/kernels/kernels_md.py build host 6.12 6.1 > docs/kernels.md`.",
         "",
     ]
     sys.stdout.write("\n".join(out))
