@@ -17,11 +17,13 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,
 # pj_dump, protoc, headless chromium), sys/sdt.h (USDT benchmark), and
-# sqlite3 and python3, traced by the safety corpus (test_safety.cpp).
+# sqlite3 and python3, traced by the safety corpus (test_safety.cpp), and
+# QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
+# the multi-kernel tests (tests/kernels/run.sh).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3
+	sqlite3 python3 qemu-system-x86 busybox-static
 
 .PHONY: all deps deps-test build build-all demo test clean
 

@@ -12,8 +12,10 @@
  *                  whose exits are not recorded (stop_gate)
  *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
  *   usdt_hit_str   the same with string arguments (sleepable: may fault pages in)
+ *   usdt_hit_str_nofault  the same where the kernel lacks the sleepable copy
  *   thread_exit    sched_process_exit: a traced thread's final name (and the
- *                  process's exit code when it is the last thread)
+ *                  process's exit code when it is the last thread); one
+ *                  program per signature of the tracepoint
  *   kernel events  tracepoints of the traced processes' threads, by group
  *                  (the recorder loads only the groups asked for):
  *     sched        sched_switch, sched_wakeup(_new), sched_migrate_task
@@ -22,7 +24,12 @@
  *     proc         sched_process_fork, sched_process_exec, task_rename
  *
  * All tracepoint programs are tp_btf: typed arguments, no tracefs needed,
- * and this kernel has no kprobes. Each one first looks the task's process
+ * and this kernel has no kprobes.
+ *
+ * Kernels differ: where a tracepoint's signature or a kfunc changed, each
+ * variant is its own program and the recorder loads the one the running
+ * kernel has (userspace/bpf_variants.cpp decides from the kernel's BTF);
+ * the others are not loaded, so they cannot stop the rest from loading. Each one first looks the task's process
  * up in traced_tgids: tracepoints fire for every task of the system, and an
  * untraced task must cost no more than that lookup.
  *
@@ -50,6 +57,10 @@ const volatile __u64 filter_max_calls = 0;     /* 0: no max-calls rule */
 const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before judging */
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
+/* The uprobe machinery's own system calls, skipped where the kernel has
+ * them (-1: it has not; no real system call has that number). */
+const volatile long nr_uretprobe = -1;
+const volatile long nr_uprobe = -1;
 
 /* Written by the recorder while the programs run (docs/safety.md).
  * before_exec: a launched target is still atrace's forked child, running
@@ -412,23 +423,26 @@ int usdt_hit(struct pt_regs *ctx)
 /* Copies a NUL-terminated string from the process, faulting its page in if
  * need be (Linux 6.12+): string literals a program passes but never reads
  * itself sit on pages not yet mapped, which bpf_probe_read_user_str()
- * cannot read. Needs a sleepable program. */
+ * cannot read. Needs a sleepable program. Weak: a kernel without it still
+ * loads everything else (usdt_hit_str is then not loaded). */
 extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_ptr__ign,
-				  __u64 flags) __ksym;
+				  __u64 flags) __ksym __weak;
 
-/* An event with string arguments (the spec's `str`): sleepable, so the copy
- * may fault. (libbpf 1.1 has no "usdt.s" section; a sleepable uprobe
- * program is the same program type, and libbpf's USDT attach takes it.) */
-SEC("uprobe.s")
-int usdt_hit_str(struct pt_regs *ctx)
+/* An event with string arguments (the spec's `str`). `can_fault`: copy
+ * with bpf_copy_from_user_str() (sleepable program), else with
+ * bpf_probe_read_user_str(), which fails on a page not yet mapped in: the
+ * string is then recorded empty. */
+static __always_inline int usdt_str_event(struct pt_regs *ctx, bool can_fault)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 id = (__u32)cookie, mask = (cookie >> 40) & 0x3f;
 	struct atrace_rec_usdt_str *rs;
+	const void *src;
 	__u32 cpu;
 	int n, i, slot = 0;
+	long got;
 
 	if (filter_functions && !traced(pid_tgid >> 32))
 		return 0;
@@ -446,14 +460,33 @@ int usdt_hit_str(struct pt_regs *ctx)
 	for (i = 0; i < ATRACE_USDT_MAX_ARGS; i++) {
 		if (!(mask & (1u << i)) || i >= n || slot >= ATRACE_USDT_MAX_STRS)
 			continue;
-		if (bpf_copy_from_user_str(rs->str[slot & 1], ATRACE_USDT_STR_LEN,
-					   (const void *)rs->u.args[i], 0) < 0)
+		src = (const void *)rs->u.args[i];
+		if (can_fault)
+			got = bpf_copy_from_user_str(rs->str[slot & 1], ATRACE_USDT_STR_LEN, src, 0);
+		else
+			got = bpf_probe_read_user_str(rs->str[slot & 1], ATRACE_USDT_STR_LEN, src);
+		if (got < 0)
 			rs->str[slot & 1][0] = 0;
 		rs->u.str_mask |= 1u << i;
 		slot++;
 	}
 	bpf_ringbuf_submit(rs, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+/* Sleepable, so the copy may fault. (libbpf 1.1 has no "usdt.s" section; a
+ * sleepable uprobe program is the same program type, and libbpf's USDT
+ * attach takes it.) */
+SEC("uprobe.s")
+int usdt_hit_str(struct pt_regs *ctx)
+{
+	return usdt_str_event(ctx, true);
+}
+
+SEC("uprobe")
+int usdt_hit_str_nofault(struct pt_regs *ctx)
+{
+	return usdt_str_event(ctx, false);
 }
 
 /* ---- kernel events ------------------------------------------------------ */
@@ -499,9 +532,8 @@ static __always_inline __u32 switch_state(bool preempt, unsigned int prev_state)
 	return (prev_state & 0xff) ? (prev_state & 0xff) : 2;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, unsigned int prev_state)
 {
 	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
 	__u64 ts = 0;
@@ -519,6 +551,22 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		emit_args(ts, next_tgid, next->pid, ATRACE_REC_SWITCH_IN, 0, prev->pid, 0);
 	}
 	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(preempt, prev, next, prev_state);
+}
+
+/* Before 5.18 the tracepoint had no prev_state: the task's state field
+ * (__state since 5.14) is the same value. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_nostate, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(preempt, prev, next, BPF_CORE_READ(prev, __state));
 }
 
 /* The waker is the current task: in interrupt context that is whichever
@@ -561,13 +609,12 @@ int BPF_PROG(sched_migrate, struct task_struct *p, int dest_cpu)
 /*
  * System calls. Two x86-64 system calls are the uprobe machinery itself:
  * uretprobe (335, 6.11+) is how every traced function returns, uprobe (336,
- * 6.18) how a NOP5 entry probe fires. Recording them would add a fake system
+ * 6.18) how a NOP5 entry probe fires (nr_uretprobe, nr_uprobe: set only
+ * where the kernel has them, so that nothing else is ever skipped). Recording them would add a fake system
  * call to every traced call, so they are skipped, entry and exit. Their exit
  * (like rt_sigreturn's) reports orig_ax = -1, so the number a thread entered
  * is kept per task: it names the exit and says which exits to skip.
  */
-#define NR_URETPROBE 335
-#define NR_UPROBE 336
 #define SYSCALL_SKIP (~0ull)
 
 struct {
@@ -587,7 +634,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0,
 				   BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (id == NR_URETPROBE || id == NR_UPROBE) {
+	if (id == nr_uretprobe || id == nr_uprobe) {
 		if (cur)
 			*cur = SYSCALL_SKIP;
 		return 0;
@@ -711,10 +758,10 @@ int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 	return 0;
 }
 
-/* Always loaded: a thread's exit closes its open calls, and its name at
- * that moment is the one a short-lived thread is remembered by. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(thread_exit, struct task_struct *p, bool group_dead)
+/* Always loaded (one of the two): a thread's exit closes its open calls,
+ * and its name at that moment is the one a short-lived thread is
+ * remembered by. */
+static __always_inline int on_thread_exit(struct task_struct *p, bool group_dead)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
@@ -733,4 +780,19 @@ int BPF_PROG(thread_exit, struct task_struct *p, bool group_dead)
 			bpf_map_delete_elem(&traced_tgids, &tgid);
 	}
 	return 0;
+}
+
+/* Kernels whose tracepoint passes group_dead (in 6.18, not in 6.12). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit, struct task_struct *p, bool group_dead)
+{
+	return on_thread_exit(p, group_dead);
+}
+
+/* Older kernels: do_exit() has already counted the thread out of
+ * signal->live when the tracepoint fires, so the last thread sees 0. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit_nogroup, struct task_struct *p)
+{
+	return on_thread_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0);
 }

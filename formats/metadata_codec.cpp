@@ -33,6 +33,8 @@ void encode_header(const TraceHeader& h, ByteWriter& out) {
   out.varint(h.probe_cost_nop5_ns);  // appended after kernel_events, likewise
   out.varint(h.probe_cost_emulated_ns);
   out.varint(h.probe_cost_singlestep_ns);
+  out.varint(h.kernel_limits.size());  // appended after the probe costs, likewise
+  for (const auto& l : h.kernel_limits) out.str(l);
 }
 
 TraceHeader decode_header(ByteReader in) {
@@ -51,6 +53,10 @@ TraceHeader decode_header(ByteReader in) {
     h.probe_cost_nop5_ns = in.varint();
     h.probe_cost_emulated_ns = in.varint();
     h.probe_cost_singlestep_ns = in.varint();
+  }
+  if (!in.empty()) {  // absent before kernel feature detection: none known
+    const uint64_t n = in.varint();
+    for (uint64_t i = 0; i < n && !in.empty(); ++i) h.kernel_limits.push_back(in.str());
   }
   return h;
 }

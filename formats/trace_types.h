@@ -195,6 +195,10 @@ struct TraceHeader {
   uint64_t probe_cost_nop5_ns = 0;
   uint64_t probe_cost_emulated_ns = 0;
   uint64_t probe_cost_singlestep_ns = 0;
+  // What the recording kernel could not do that changes the numbers or
+  // contents ("no uretprobe syscall: ..."), one line each; empty when it
+  // lacked nothing (or in older files).
+  std::vector<std::string> kernel_limits;
 };
 
 struct LostCounts {

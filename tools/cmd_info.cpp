@@ -13,6 +13,7 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
+#include "userspace/features.h"
 #include "userspace/report.h"
 
 namespace atrace::tools {
@@ -53,6 +54,8 @@ void print_header(const fmt::TraceReader& r, const std::string& input) {
                 h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns);
   else
     std::printf("Probe cost:      not measured\n");
+  // What the recording kernel lacked (userspace/features.h).
+  for (const auto& l : h.kernel_limits) std::printf("Kernel limit:    %s\n", l.c_str());
 }
 
 // Duration from the header's clocks, or at least up to the last event when
@@ -189,7 +192,24 @@ void add_info(CLI::App& app, int& exit_status) {
       "threads, losses");
   cmd->add_option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
       ->capture_default_str();
-  cmd->callback([input, &exit_status] { exit_status = run_info(*input); });
+  auto kernel = std::make_shared<bool>(false);
+  cmd->add_flag("--kernel", *kernel,
+                "Instead of a trace: what the running kernel offers atrace, and what atrace does "
+                "without each missing feature (run as root for the complete answer)");
+  cmd->callback([input, kernel, &exit_status] {
+    if (*kernel) {
+      const KernelFeatures f = detect_kernel_features();
+      print_kernel_features(stdout, f);
+      if (auto missing = f.missing_requirement(); !missing.empty()) {
+        std::fprintf(stderr, "atrace: %s\n", missing.c_str());
+        exit_status = 1;
+      } else {
+        exit_status = 0;
+      }
+      return;
+    }
+    exit_status = run_info(*input);
+  });
 }
 
 }  // namespace atrace::tools

@@ -1,5 +1,6 @@
 #include "userspace/calibrate.h"
 
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,12 +152,19 @@ void add_error(std::string& all, const std::string& e) {
 }
 
 // Closing the links waits for an RCU grace period per link; nobody needs
-// to wait for that. If no thread can be started, it is paid here.
+// to wait for that. If no thread can be started, it is paid here. The thread
+// blocks every signal: it starts before the recorder blocks SIGINT and
+// takes it through a signalfd, and a Ctrl-C delivered to this thread
+// (perf-event links take seconds to close on 6.1) would kill the recorder.
 void detach_in_background(std::unique_ptr<FunctionProbes> probes) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   try {
     std::thread([p = std::move(probes)]() mutable { p.reset(); }).detach();
   } catch (const std::exception&) {
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, ProbeCost& cost) {

@@ -26,6 +26,7 @@
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
 #include "userspace/attach.h"
+#include "userspace/bpf_variants.h"
 #include "userspace/calibrate.h"
 #include "userspace/features.h"
 #include "userspace/kernel_groups.h"
@@ -136,6 +137,7 @@ class Recorder {
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   const RecordOptions& opts_;
+  KernelFeatures features_;
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
   std::unique_ptr<PerCpuRings> rings_;
   std::unique_ptr<fmt::TraceWriter> writer_;
@@ -402,6 +404,7 @@ void Recorder::select_kernel_programs() {
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
   skel_->rodata->follow_forks = opts_.follow_forks;
   skel_->rodata->filter_functions = opts_.follow_forks;
+  adapt_to_kernel(skel_.get(), features_);
 }
 
 namespace {
@@ -704,8 +707,10 @@ RecordResult Recorder::run() {
     throw RecordError("nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
   if (!has_tracing_privileges())
     throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
-  KernelFeatures features = detect_kernel_features();
+  features_ = detect_kernel_features();
+  const KernelFeatures& features = features_;
   if (auto missing = features.missing_requirement(); !missing.empty()) throw RecordError(missing);
+  if (opts_.verbose) print_kernel_features(stderr, features);
 
   // Everything that can fail on the user's input fails before the target
   // is touched.
@@ -772,7 +777,7 @@ RecordResult Recorder::run() {
   __u8 one = 1;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &tgid, &one, BPF_ANY);
   attach_unwind_guard(opts_.follow_forks ? -1 : pid);
-  if (int err = atrace_bpf::attach(skel_.get()); err || !skel_->links.thread_exit)
+  if (int err = atrace_bpf::attach(skel_.get()); err || !thread_exit_attached(skel_.get()))
     throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
                       std::strerror(err ? -err : errno));
 
@@ -787,6 +792,7 @@ RecordResult Recorder::run() {
   header.probe_cost_nop5_ns = probe_cost_.nop5_ns;
   header.probe_cost_emulated_ns = probe_cost_.emulated_ns;
   header.probe_cost_singlestep_ns = probe_cost_.single_step_ns;
+  header.kernel_limits = features.limits();
 
   // Followed children need the probes in every process that maps the
   // module; the programs then keep only traced processes' hits.
@@ -809,7 +815,8 @@ RecordResult Recorder::run() {
   std::vector<fmt::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
   if (!sites.empty()) table = attach_functions(probes, sites);
-  UsdtProbes usdt(skel_->progs.usdt_hit, skel_->progs.usdt_hit_str, opts_.follow_forks ? -1 : pid);
+  UsdtProbes usdt(skel_->progs.usdt_hit, usdt_string_program(skel_.get(), features),
+                  opts_.follow_forks ? -1 : pid);
   if (!usdt_.empty()) attach_usdt(usdt, table);
   if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
   // The filters judge functions only: USDT probes are the program's own
@@ -860,8 +867,12 @@ RecordResult Recorder::run() {
     relevance_.reset();
   }
   // Stop: returns, then entries (attach.h), then everything in flight.
+  const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes.detach_all();
   usdt.detach_all();
+  if (opts_.verbose && !table.empty())
+    std::fprintf(stderr, "atrace: detached %zu probes in %.1f ms\n", table.size(),
+                 static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);
   if (!target->exited()) threads_->refresh_names();
   rings_->drain();
   auto rest = reorder_.take_all();

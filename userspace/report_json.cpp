@@ -100,6 +100,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["start_realtime_ns"] = h.start_real_ns;
   doc["duration_ns"] = recording_duration_ns(h, p);
   doc["kernel_events"] = h.kernel_events;
+  doc["kernel_limits"] = h.kernel_limits;
   doc["events"] = p.events;
   doc["lost_events"] = p.lost_events;
   doc["orphan_exits"] = p.orphan_exits;

@@ -198,7 +198,7 @@ void print_probes(std::ostream& out, const ReportInput& in, const std::string& m
 }
 
 void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
-                     bool detached_marks) {
+                     bool detached_marks, const std::vector<std::string>& kernel_limits) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
                                 [](const FunctionStats& f) { return f.unfinished > 0; });
   std::vector<std::string> notes;
@@ -228,6 +228,8 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
     notes.push_back(std::to_string(p.lost_events) +
                     " events lost (ring buffer full): figures may be incomplete;\n"
                     "  a larger --buffer-size may help");
+  // What the recording kernel lacked, and which numbers that touches.
+  for (const auto& l : kernel_limits) notes.push_back("kernel: " + l);
   if (notes.empty()) return;
   out << '\n';
   for (const auto& n : notes) out << n << '\n';
@@ -276,7 +278,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   }
   if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
-  print_footnotes(out, p, columns, !opt.syscalls);
+  print_footnotes(out, p, columns, !opt.syscalls, in.header.kernel_limits);
   return out.str();
 }
 

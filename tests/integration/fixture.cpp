@@ -77,7 +77,8 @@ void expect_no_uprobe_events_left() {
 }
 
 ForeverTarget::ForeverTarget(const std::string& tag, int seconds)
-    : child_({Paths::target_threads, "--forever", std::to_string(seconds), "--tag=" + tag}) {
+    : child_({Paths::target_threads, "--forever",
+              std::to_string(scaled(milliseconds(seconds * 1000)).count() / 1000), "--tag=" + tag}) {
   if (!child_.wait_for_line("ready", milliseconds(10000))) return;
   auto addr = printed_value(child_.out(), "tick_addr");
   if (!addr) return;
@@ -93,7 +94,7 @@ std::vector<std::uint8_t> ForeverTarget::code_now() const {
 }
 
 bool ForeverTarget::wait_until_probed(milliseconds timeout, Child& tracer) const {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + scaled(timeout);
   while (std::chrono::steady_clock::now() < deadline && tracer.running()) {
     auto now = code_now();
     if (!now.empty() && now != original_) return true;

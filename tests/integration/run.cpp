@@ -19,7 +19,18 @@
 
 namespace atrace::it {
 
+// How long to wait before calling a child hung, times ATRACE_TEST_TIME_SCALE
+// (a whole number, default 1): tests/kernels/run.sh sets it under QEMU's
+// emulated CPU, where everything takes many times longer. Never a limit on
+// how fast something must be: only when to give up.
+milliseconds scaled(milliseconds t) {
+  const char* s = std::getenv("ATRACE_TEST_TIME_SCALE");
+  const long k = s ? std::strtol(s, nullptr, 10) : 1;
+  return k > 1 ? t * k : t;
+}
+
 namespace {
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -153,7 +164,7 @@ void Child::signal(int sig) {
 }
 
 std::optional<std::string> Child::wait_for_line(std::string_view prefix, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
+  auto deadline = Clock::now() + scaled(timeout);
   for (;;) {
     // Hand out complete lines only, each once.
     size_t nl;
@@ -201,7 +212,7 @@ Result Child::wait(milliseconds timeout) {
   r.argv = argv_;
   // Counted from now: a long-running child (a target stopped late in its
   // test) still gets the whole timeout to end.
-  auto deadline = Clock::now() + timeout;
+  auto deadline = Clock::now() + scaled(timeout);
   while (!try_reap()) {
     if (Clock::now() >= deadline) {
       r.hang_report = describe_stuck_group(pid_);

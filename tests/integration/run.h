@@ -81,6 +81,11 @@ class Child {
 // Runs a command to its end (see Child::wait).
 Result run(std::vector<std::string> argv, milliseconds timeout = milliseconds(60000));
 
+// `t` times ATRACE_TEST_TIME_SCALE (default 1): how long to wait before
+// giving up, longer under an emulated CPU (tests/kernels/run.sh). Every
+// wait here is scaled already.
+milliseconds scaled(milliseconds t);
+
 // argv as a shell-like line, for messages.
 std::string join_command(const std::vector<std::string>& argv);
 

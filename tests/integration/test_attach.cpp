@@ -109,7 +109,7 @@ TEST_F(Attach, EndsWhenTargetExits) {
                 "-o", out});
   // Reap the target as soon as it exits, as a real parent would: a zombie
   // left by this test must not be what atrace waits for.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));
   while (atrace.running() && std::chrono::steady_clock::now() < deadline) {
     target.alive();
     std::this_thread::sleep_for(milliseconds(20));

@@ -10,6 +10,7 @@
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "tests/integration/fixture.h"
+#include "userspace/bpf_variants.h"
 #include "userspace/calibrate.h"
 #include "userspace/features.h"
 #include "userspace/rings.h"
@@ -38,6 +39,7 @@ TEST_F(Calibrate, PlausibleCostsAndOnlyReservedRecords) {
     bpf_program__set_expected_attach_type(skel->progs.func_entry, t);
     bpf_program__set_expected_attach_type(skel->progs.func_exit, t);
   }
+  adapt_to_kernel(skel.get(), features);
   ASSERT_EQ(atrace_bpf::load(skel.get()), 0);
   size_t reserved = 0, other = 0;
   rings.install(bpf_map__fd(skel->maps.rings), [&](const void* d, size_t n) {

@@ -28,7 +28,8 @@ TEST(FormatsProbeCost, OlderHeaderReadsZero) {
   h.probe_cost_nop5_ns = 1;  // written, then cut off below
   ByteWriter out;
   encode_header(h, out);
-  const size_t without_costs = out.size() - 3;  // three one-byte varints
+  // three one-byte varints, and the empty kernel_limits appended after them
+  const size_t without_costs = out.size() - 4;
   TraceHeader back =
       decode_header(ByteReader(std::span<const uint8_t>(out.buf().data(), without_costs)));
   EXPECT_EQ(back.kernel_events, h.kernel_events);
