@@ -72,31 +72,7 @@ const volatile long nr_uprobe = -1;
 volatile bool before_exec = false;
 volatile bool stopping = false;
 
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* resized by the recorder before load */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, ATRACE_MAX_CPUS); /* resized to the CPU count */
-	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ATRACE_LOST_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_tgids SEC(".maps");
+#include "bpf/shared_maps.h"
 
 static __always_inline bool traced(__u32 tgid)
 {

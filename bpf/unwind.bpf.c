@@ -49,32 +49,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Shared with atrace.bpf.c (same definitions; the recorder reuses its fds). */
-struct ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, ATRACE_MAX_CPUS);
-	__type(key, __u32);
-	__array(values, struct ring);
-} rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ATRACE_LOST_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_tgids SEC(".maps");
+#include "bpf/shared_maps.h"
 
 /* Requests to the recorder, and what it has served, per thread. */
 struct {

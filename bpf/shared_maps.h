@@ -1,0 +1,33 @@
+/* The maps every atrace BPF object shares: atrace.bpf.c creates them and
+ * unwind.bpf.c reuses their fds (bpf_map__reuse_fd), so both must declare
+ * them exactly alike; one definition, included by both. */
+#ifndef ATRACE_BPF_SHARED_MAPS_H
+#define ATRACE_BPF_SHARED_MAPS_H
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized by the recorder before load */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, ATRACE_MAX_CPUS); /* resized to the CPU count */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ATRACE_LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+#endif
