@@ -2,8 +2,6 @@
 
 #include <bpf/libbpf.h>
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -29,34 +27,11 @@ uint64_t cookie(const uprobes::ProbeSite& s, uint32_t gen) {
 }
 
 // Closing a perf-event link waits for RCU grace periods (tracepoint
-// unregistration) inside the kernel's event_mutex, about 0.1 s each: 1,000
-// functions (2,000 links) took minutes, and closing them from many threads
-// gained nothing (measured on 6.1 and 6.18: the mutex serialises them).
-// While many are closed, the kernel is asked for expedited grace periods,
-// then /sys/kernel/rcu_expedited gets its value back. Without the file (or
-// the right to write it) links close at the normal pace.
-constexpr size_t kExpediteFrom = 32;  // perf links; a handful closes fast enough
-
-class ExpeditedGracePeriods {
- public:
-  ExpeditedGracePeriods() {
-    UniqueFd fd(open(kPath, O_RDWR | O_CLOEXEC));
-    char old = 0;
-    if (fd.get() < 0 || pread(fd.get(), &old, 1, 0) != 1 || old != '0') return;
-    changed_ = pwrite(fd.get(), "1", 1, 0) == 1;
-  }
-  ~ExpeditedGracePeriods() {
-    if (!changed_) return;
-    UniqueFd fd(open(kPath, O_WRONLY | O_CLOEXEC));
-    if (fd.get() >= 0) (void)!pwrite(fd.get(), "0", 1, 0);
-  }
-  ExpeditedGracePeriods(const ExpeditedGracePeriods&) = delete;
-  ExpeditedGracePeriods& operator=(const ExpeditedGracePeriods&) = delete;
-
- private:
-  static constexpr const char* kPath = "/sys/kernel/rcu_expedited";
-  bool changed_ = false;
-};
+// unregistration) inside the kernel's event_mutex, about 0.1 s each, and
+// closing from many threads gains nothing (the mutex serialises them).
+// Expedited grace periods (/sys/kernel/rcu_expedited) would shorten the
+// wait, but a SIGKILLed atrace would leave that system-wide setting
+// changed: atrace does not touch it (kernel-notes/uprobe-multi.md).
 
 }  // namespace
 
@@ -168,8 +143,6 @@ RetiredLinks FunctionProbes::rebuild_without(int gi, const std::function<bool(ui
 }
 
 void FunctionProbes::detach_all() {
-  std::unique_ptr<ExpeditedGracePeriods> fast;
-  if (!multi_ && groups_.size() * 2 >= kExpediteFrom) fast = std::make_unique<ExpeditedGracePeriods>();
   for (auto& g : groups_) g.exit.close();
   for (auto& g : groups_) g.entry.close();
   groups_.clear();
