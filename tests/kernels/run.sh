@@ -64,7 +64,9 @@ results_of() {
 }
 
 # Everything the tests run, at the same absolute paths, with their shared
-# libraries, busybox for a shell, and an /init that runs the subset.
+# libraries, busybox for a shell, and an /init that runs the subset. /tmp
+# stays the initramfs's own (writable) directory: a tmpfs mounted there
+# would hide a build tree under /tmp, where CI may have cloned.
 make_initramfs() {
   root=$out/initramfs.root
   rm -rf "$root"
@@ -97,7 +99,6 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf
-mount -t tmpfs tmpfs /tmp
 ulimit -n 65536
 echo "=== features"
 $atrace info --kernel
