@@ -8,6 +8,7 @@
 // single-stepped, so every libc call costs microseconds.
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "tests/integration/fixture.h"
@@ -223,6 +224,7 @@ TEST_F(Safety, FollowForksThenPidOnOneFunction) {
 // attach modes.
 TEST_F(Safety, StopUnderLoadLeavesNoHalfSeenCalls) {
   for (const char* mode : {"--attach=multi", "--attach=perf"}) {
+    long long recorded = 0;  // over the 10 stops: the check is not vacuous
     for (int i = 0; i < 10; ++i) {
       const std::string trace = file("stop.atrace");
       Result r = record(trace, "worker_step", {Paths::target_threads, "400000", tag_arg()},
@@ -232,8 +234,11 @@ TEST_F(Safety, StopUnderLoadLeavesNoHalfSeenCalls) {
       ASSERT_TRUE(rep);
       ASSERT_EQ((*rep)["orphan_exits"], 0) << mode << " stop " << i;
       EXPECT_LE(function_field(*rep, "worker_step", "unfinished"), 4) << mode << " stop " << i;
-      EXPECT_GT(calls_of(*rep, "worker_step"), 0) << mode << " stop " << i;
+      // A stop may come before the first call on a loaded machine (no
+      // call, nothing to check); over ten stops, calls are recorded.
+      recorded += std::max(calls_of(*rep, "worker_step"), 0LL);
     }
+    EXPECT_GT(recorded, 0) << mode << ": no call recorded in 10 stops";
   }
 }
 
