@@ -28,7 +28,7 @@ size_t parse_size(const std::string& s) {
 struct RecordArgs {
   RecordOptions opts;
   std::string buffer_size = "8M";
-  std::string kernel = kDefaultKernelGroups;
+  std::string kernel;  // empty: not given, default_kernel_groups()
   bool no_kernel = false;
   std::string filter = "absolute";
   std::string filter_threshold = "2us";
@@ -69,8 +69,11 @@ void add_record(CLI::App& app, int& exit_status) {
       "--kernel", args->kernel,
       "Kernel events of the traced threads, comma-separated groups: sched (context switches, "
       "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
-      "(fork, exec, exit, thread names)");
-  kernel->default_str(kDefaultKernelGroups);
+      "(fork, exec, exit, thread names), all; +GROUP/-GROUP change the default. Only syscalls "
+      "costs traced calls: while on, every system call of the machine takes the kernel's slow "
+      "path (about +0.1 us each), and so do the uprobe/uretprobe calls of each traced call "
+      "(about +0.3 us per call, docs/BENCHMARKS.md)");
+  kernel->default_str(kDefaultKernelGroupsHelp);
   cmd->add_flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
       ->excludes(kernel);
   cmd->add_flag("--follow-forks", args->opts.follow_forks,
@@ -126,7 +129,10 @@ void add_record(CLI::App& app, int& exit_status) {
       return;
     }
     try {
-      o.kernel_groups = args->no_kernel ? 0 : parse_kernel_groups(args->kernel);
+      const unsigned defaults = default_kernel_groups(!o.select.empty() || !o.usdt.empty());
+      o.kernel_groups = args->no_kernel        ? 0
+                        : args->kernel.empty() ? defaults
+                                               : parse_kernel_groups(args->kernel, defaults);
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "atrace: --kernel: %s\n", e.what());
       exit_status = 2;

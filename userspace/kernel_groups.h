@@ -21,11 +21,23 @@ enum KernelGroup : unsigned {
   kKernelAll = kKernelSched | kKernelSyscalls | kKernelFaults | kKernelProc,
 };
 
-inline constexpr const char* kDefaultKernelGroups = "sched,syscalls,faults,proc";
+// The groups recorded without --kernel. Every group but syscalls costs a
+// traced call nothing (its tracepoints fire on scheduling, faults and
+// process events only). The syscall tracepoints do: while a program is on
+// them, every system call of the machine takes the kernel's slow path, and
+// so do the uprobe and uretprobe system calls through which each traced
+// call enters (NOP5 path) and returns (docs/BENCHMARKS.md, "Kernel
+// groups"). So syscalls are on by default only when no function or USDT
+// probe is asked for; `--kernel=+syscalls` adds them.
+unsigned default_kernel_groups(bool probes_code);
+inline constexpr const char* kDefaultKernelGroupsHelp =
+    "sched,faults,proc with --select/--usdt, all four without";
 
-// "sched,syscalls" -> mask; "" -> 0. Throws std::invalid_argument naming
-// the group it does not know.
-unsigned parse_kernel_groups(std::string_view list);
+// "sched,syscalls" -> mask; "" -> 0; "all". Items with a sign change
+// `defaults` instead: "+syscalls" adds, "-faults" takes out (signed and
+// plain items cannot be mixed). Throws std::invalid_argument naming the
+// group it does not know.
+unsigned parse_kernel_groups(std::string_view list, unsigned defaults = kKernelAll);
 // The mask as the header stores it: "sched,syscalls,faults,proc" order.
 std::string kernel_groups_string(unsigned mask);
 

@@ -175,7 +175,8 @@ class ConvertChrome : public IntegrationTest {};
 
 TEST_F(ConvertChrome, CallsAndTimesMatchTheReport) {
   std::string trace = file("c.data"), json = file("c.json");
-  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()});
+  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()},
+                    {"--kernel=+syscalls"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);
@@ -194,7 +195,7 @@ TEST_F(ConvertChrome, CallsAndTimesMatchTheReport) {
   EXPECT_EQ(chrome.metadata["process_name:" + std::to_string(pid)], "target_c");
   EXPECT_EQ(chrome.doc["otherData"]["clock"], "CLOCK_MONOTONIC");
   EXPECT_EQ(chrome.doc["otherData"]["lost_events"], 0);
-  // Kernel events (on by default): system calls as slices, faults as instants.
+  // Kernel events: system calls as slices, faults as instants.
   EXPECT_TRUE(std::any_of(chrome.intervals.begin(), chrome.intervals.end(),
                           [](const Interval& iv) { return iv.name == "syscall:clock_nanosleep"; }));
   EXPECT_TRUE(std::any_of(chrome.instants.begin(), chrome.instants.end(),
@@ -227,7 +228,7 @@ TEST_F(ConvertChrome, RecursionCountsOutermostActivationsLikeTheReport) {
 
 TEST_F(ConvertChrome, FourThreadsEachOnItsOwnTrack) {
   std::string trace = file("t.data"), json = file("t.json");
-  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()});
+  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);
@@ -245,7 +246,7 @@ TEST_F(ConvertChrome, FourThreadsEachOnItsOwnTrack) {
 TEST_F(ConvertChrome, KernelSlicesInsideAFunctionAddUpToItsKernelNumbers) {
   std::string trace = file("k.data"), json = file("k.json");
   Result r = record(trace, "sleeper,syscall_caller,getppid_1000,toucher,spinner",
-                    {Paths::target_kernel, tag_arg()});
+                    {Paths::target_kernel, tag_arg()}, {"--kernel=+syscalls"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);

@@ -51,7 +51,7 @@ TEST_F(ConvertPaje, PjDumpReadsItAndStatesMatchCalls) {
   REQUIRE_TOOL("pj_dump");
   std::string trace = file("k.data"), paje = file("k.paje");
   Result r = record(trace, "sleeper,syscall_caller,getppid_1000,toucher,spinner,worker_job",
-                    {Paths::target_kernel, tag_arg()});
+                    {Paths::target_kernel, tag_arg()}, {"--kernel=all"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "paje", paje));
   auto states = pj_dump_states(paje);

@@ -82,7 +82,8 @@ class ConvertPerfetto : public IntegrationTest {};
 TEST_F(ConvertPerfetto, ProtocDecodesItAndSlicesEqualCalls) {
   REQUIRE_TOOL("protoc");
   std::string trace = file("c.data"), pb = file("c.perfetto-trace");
-  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()});
+  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()},
+                    {"--kernel=all"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "perfetto", pb));
   Decoded d;
@@ -111,7 +112,7 @@ TEST_F(ConvertPerfetto, ProtocDecodesItAndSlicesEqualCalls) {
 TEST_F(ConvertPerfetto, OneTrackPerThread) {
   REQUIRE_TOOL("protoc");
   std::string trace = file("t.data"), pb = file("t.perfetto-trace");
-  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()});
+  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "perfetto", pb));
   Decoded d;

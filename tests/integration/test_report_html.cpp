@@ -115,11 +115,12 @@ class ReportHtml : public IntegrationTest {
 
 TEST_F(ReportHtml, TargetCPageSaysWhatTheReportSaysAndChromiumDrawsIt) {
   std::string trace = file("c.data");
-  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()});
+  Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()},
+                    {"--kernel=+syscalls"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto rep = report_json(trace);
   ASSERT_TRUE(rep);
-  ASSERT_NE((*rep)["kernel_events"], "") << "kernel events are recorded by default";
+  ASSERT_EQ((*rep)["kernel_events"], "sched,syscalls,faults,proc");
 
   std::string page_path = file("report.html");
   Result h = atrace({"report", "-i", trace, "--html=" + page_path});
@@ -306,7 +307,8 @@ TEST_F(ReportHtml, WheelDragAndClicksDoWhatTheyShouldInChromium) {
 // Four named worker threads: a timeline band for each, 2000 calls on each.
 TEST_F(ReportHtml, ThreadsHaveTheirOwnRowsAndTheFlameGraphSplitsByThread) {
   std::string trace = file("threads.data");
-  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()});
+  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()},
+                    {"--filter=off"});  // every call: exact counts per thread
   ASSERT_TRUE(r.exited(0)) << r.describe();
   std::string page_path = file("threads.html");
   Result h = atrace({"report", "-i", trace, "--threads", "--html=" + page_path});

@@ -68,10 +68,11 @@ bool have(const char* tool) {
 
 class Views : public IntegrationTest {
  protected:
-  // target_c N, its four functions traced (kernel events too, by default).
+  // target_c N, its four functions traced, with every kernel group.
   std::string record_c(const std::string& name, int n) {
     std::string out = file(name);
-    Result r = record(out, "leaf,middle,outer,sleeper", {Paths::target_c, std::to_string(n), tag_arg()});
+    Result r = record(out, "leaf,middle,outer,sleeper", {Paths::target_c, std::to_string(n), tag_arg()},
+                      {"--kernel=all"});
     EXPECT_TRUE(r.exited(0)) << r.describe();
     return out;
   }
