@@ -132,15 +132,23 @@ struct {
 } fn_stat SEC(".maps");
 
 /* Each thread's open calls, to time them: the exit program pops the entry
- * time its entry pushed. Deeper frames are counted, not timed. */
+ * time its entry pushed. Deeper frames are counted, not timed.
+ * The times are the thread's clock without the time it spent preempted
+ * (runnable, off CPU: other load on the machine, not the function's doing),
+ * which the sched_switch program keeps when the sched group is recorded:
+ * on a loaded machine a few preemptions of milliseconds would otherwise
+ * decide the mean of a function that takes nanoseconds. Time a call spends
+ * blocked (sleeping, waiting for I/O) is its own and stays in. */
 struct frame {
 	__u32 id;
 	__u32 pad;
-	__u64 ts;
+	__u64 ts; /* entry time minus preempted_ns then */
 };
 struct call_stack {
 	__u32 depth;
 	__u32 pad;
+	__u64 preempted_ns; /* total time preempted while it had this storage */
+	__u64 preempted_at; /* when it was last preempted; 0: running or blocked */
 	struct frame frames[ATRACE_FILTER_STACK];
 };
 struct {
@@ -196,7 +204,7 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
 
 		if (d < ATRACE_FILTER_STACK) {
 			cs->frames[d].id = id;
-			cs->frames[d].ts = ts;
+			cs->frames[d].ts = ts - cs->preempted_ns;
 		}
 		cs->depth = d + 1;
 	}
@@ -228,7 +236,7 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 		if (d < ATRACE_FILTER_STACK) {
 			if (cs->frames[d].id == id) {
 				matched = true;
-				entry_ts = cs->frames[d].ts;
+				entry_ts = cs->frames[d].ts + cs->preempted_ns;
 				cs->depth = d;
 			}
 		} else {
@@ -508,6 +516,27 @@ static __always_inline __u32 switch_state(bool preempt, unsigned int prev_state)
 	return (prev_state & 0xff) ? (prev_state & 0xff) : 2;
 }
 
+/* The filters' clock (struct call_stack): a thread with calls being timed
+ * that is preempted, then runs again. */
+static __always_inline void preempted(struct task_struct *t, __u64 ts)
+{
+	struct call_stack *cs = bpf_task_storage_get(&call_stacks, t, 0, 0);
+
+	if (cs)
+		cs->preempted_at = ts;
+}
+
+static __always_inline void resumed(struct task_struct *t, __u64 ts)
+{
+	struct call_stack *cs = bpf_task_storage_get(&call_stacks, t, 0, 0);
+
+	if (cs && cs->preempted_at) {
+		if (ts > cs->preempted_at)
+			cs->preempted_ns += ts - cs->preempted_at;
+		cs->preempted_at = 0;
+	}
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
@@ -517,14 +546,19 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* Two separate tests: clang would otherwise OR the two lookups'
 	 * pointers, which the verifier refuses. Both records share one time. */
 	if (traced(prev_tgid)) {
+		__u32 state = switch_state(preempt, prev_state);
+
 		ts = bpf_ktime_get_ns();
-		emit_args(ts, prev_tgid, prev->pid, ATRACE_REC_SWITCH_OUT,
-			  switch_state(preempt, prev_state), next->pid, 0);
+		emit_args(ts, prev_tgid, prev->pid, ATRACE_REC_SWITCH_OUT, state, next->pid, 0);
+		if (filtering && state == 0)
+			preempted(prev, ts);
 	}
 	if (traced(next_tgid)) {
 		if (!ts)
 			ts = bpf_ktime_get_ns();
 		emit_args(ts, next_tgid, next->pid, ATRACE_REC_SWITCH_IN, 0, prev->pid, 0);
+		if (filtering)
+			resumed(next, ts);
 	}
 	return 0;
 }
@@ -586,37 +620,41 @@ int BPF_PROG(sched_migrate, struct task_struct *p, int dest_cpu)
  * System calls. Two x86-64 system calls are the uprobe machinery itself:
  * uretprobe (335, 6.11+) is how every traced function returns, uprobe (336,
  * 6.18) how a NOP5 entry probe fires (nr_uretprobe, nr_uprobe: set only
- * where the kernel has them, so that nothing else is ever skipped). Recording them would add a fake system
- * call to every traced call, so they are skipped, entry and exit. Their exit
- * (like rt_sigreturn's) reports orig_ax = -1, so the number a thread entered
- * is kept per task: it names the exit and says which exits to skip.
+ * where the kernel has them, so that nothing else is ever skipped).
+ * Recording them would add a fake system call to every traced call, so they
+ * are skipped, entry and exit, as cheaply as possible: every traced call
+ * pays for it (docs/BENCHMARKS.md, "Kernel groups"). Their entry is told by
+ * its number, first thing. Their exit, like rt_sigreturn's, reports
+ * orig_ax = -1: rt_sigreturn's entry leaves its number in task storage,
+ * which names that exit; an exit with orig_ax = -1 and no number left is
+ * one of theirs. No other system call touches the storage.
  */
-#define SYSCALL_SKIP (~0ull)
+#define NR_RT_SIGRETURN 15
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64); /* nr + 1 of the call in progress; SYSCALL_SKIP; 0: none */
+	__type(value, __u64); /* nr + 1 of an rt_sigreturn in progress; 0: none */
 } in_syscall SEC(".maps");
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid;
 	__u64 *cur;
 
+	if (id == nr_uretprobe || id == nr_uprobe)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	if (!traced(pid_tgid >> 32))
 		return 0;
-	cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0,
-				   BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (id == nr_uretprobe || id == nr_uprobe) {
+	if (id == NR_RT_SIGRETURN) {
+		cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0,
+					   BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (cur)
-			*cur = SYSCALL_SKIP;
-		return 0;
+			*cur = (__u64)id + 1;
 	}
-	if (cur)
-		*cur = (__u64)id + 1;
 	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_ENTER, 0,
 		  (__u64)id, 0);
 	return 0;
@@ -625,22 +663,19 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 nr = BPF_CORE_READ(regs, orig_ax);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 *cur;
 
+	if ((__s64)nr < 0) {
+		cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0, 0);
+		if (!cur || !*cur)
+			return 0; /* uretprobe or uprobe */
+		nr = *cur - 1;
+		*cur = 0;
+	}
 	if (!traced(pid_tgid >> 32))
 		return 0;
-	cur = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), 0, 0);
-	if (cur) {
-		__u64 entered = *cur;
-
-		*cur = 0;
-		if (entered == SYSCALL_SKIP)
-			return 0;
-		if ((__s64)nr < 0 && entered)
-			nr = entered - 1;
-	}
 	emit_args(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, ATRACE_REC_SYS_EXIT, 0, nr,
 		  (__u64)ret);
 	return 0;

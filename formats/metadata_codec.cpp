@@ -35,6 +35,9 @@ void encode_header(const TraceHeader& h, ByteWriter& out) {
   out.varint(h.probe_cost_singlestep_ns);
   out.varint(h.kernel_limits.size());  // appended after the probe costs, likewise
   for (const auto& l : h.kernel_limits) out.str(l);
+  out.varint(h.probe_inside_nop5_ns);  // appended after kernel_limits, likewise
+  out.varint(h.probe_inside_emulated_ns);
+  out.varint(h.probe_inside_singlestep_ns);
 }
 
 TraceHeader decode_header(ByteReader in) {
@@ -57,6 +60,11 @@ TraceHeader decode_header(ByteReader in) {
   if (!in.empty()) {  // absent before kernel feature detection: none known
     const uint64_t n = in.varint();
     for (uint64_t i = 0; i < n && !in.empty(); ++i) h.kernel_limits.push_back(in.str());
+  }
+  if (!in.empty()) {  // absent before the inside costs were calibrated: not measured
+    h.probe_inside_nop5_ns = in.varint();
+    h.probe_inside_emulated_ns = in.varint();
+    h.probe_inside_singlestep_ns = in.varint();
   }
   return h;
 }

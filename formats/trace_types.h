@@ -195,6 +195,11 @@ struct TraceHeader {
   uint64_t probe_cost_nop5_ns = 0;
   uint64_t probe_cost_emulated_ns = 0;
   uint64_t probe_cost_singlestep_ns = 0;
+  // The part of each that falls inside the call's own measured duration
+  // (between its entry and exit timestamps), per path; 0: not measured.
+  uint64_t probe_inside_nop5_ns = 0;
+  uint64_t probe_inside_emulated_ns = 0;
+  uint64_t probe_inside_singlestep_ns = 0;
   // What the recording kernel could not do that changes the numbers or
   // contents ("no uretprobe syscall: ..."), one line each; empty when it
   // lacked nothing (or in older files).

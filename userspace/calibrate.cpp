@@ -55,6 +55,23 @@ uint64_t added_cost_ns(double probed_per_call, double baseline_per_call) {
   return d > 0 ? static_cast<uint64_t>(std::llround(d)) : 0;
 }
 
+uint64_t CalibrationRecords::median_interval(uint32_t id) const {
+  std::vector<Rec> mine;
+  for (const auto& r : recs_)
+    if (r.id == id) mine.push_back(r);
+  std::sort(mine.begin(), mine.end(), [](const Rec& a, const Rec& b) { return a.ts < b.ts; });
+  std::vector<uint64_t> d;
+  for (size_t i = 0; i + 1 < mine.size(); ++i) {
+    if (!mine[i].entry || mine[i + 1].entry) continue;  // a lost record: skip that call
+    d.push_back(mine[i + 1].ts - mine[i].ts);
+    ++i;
+  }
+  if (d.empty()) return 0;
+  auto mid = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2);
+  std::nth_element(d.begin(), mid, d.end());
+  return *mid;
+}
+
 size_t calls_per_batch(size_t ring_bytes, size_t wanted) {
   constexpr size_t kBytesPerCall = 2 * 32;
   if (ring_bytes == 0) ring_bytes = 64 * 1024;
@@ -79,6 +96,8 @@ struct Path {
   size_t batches;
   size_t calls;  // per batch
   uint64_t* result;
+  uint64_t* inside;
+  uint32_t id = 0;  // the probe's cookie
   double baseline = 0;
   bool attached = false;
   std::vector<double> samples;  // ns per batch
@@ -136,7 +155,7 @@ std::optional<uprobes::ProbeSite> site_of(const Path& p, const std::string& maps
     return std::nullopt;
   }
   uprobes::ProbeSite s;
-  s.id = kCalibrationProbeId;
+  s.id = p.id;
   s.name = p.name;
   s.path = m->path;
   s.module = m->path;
@@ -174,13 +193,17 @@ void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, 
   }
   const size_t fast = calls_per_batch(opts.ring_bytes, 256);
   std::vector<Path> paths = {
-      {"nop5", atrace_calibrate_nop5, fmt::ProbePath::Nop5, 16, fast, &cost.nop5_ns},
-      {"emulated", atrace_calibrate_push, fmt::ProbePath::Emulated, 16, fast, &cost.emulated_ns},
+      {"nop5", atrace_calibrate_nop5, fmt::ProbePath::Nop5, 16, fast, &cost.nop5_ns,
+       &cost.nop5_inside_ns},
+      {"emulated", atrace_calibrate_push, fmt::ProbePath::Emulated, 16, fast, &cost.emulated_ns,
+       &cost.emulated_inside_ns},
   };
   // ~15 us a hit here: a few hundred calls are enough and cost ~5 ms.
   if (opts.single_step)
     paths.push_back({"single-step", atrace_calibrate_mov, fmt::ProbePath::SingleStep, 8,
-                     calls_per_batch(opts.ring_bytes, 32), &cost.single_step_ns});
+                     calls_per_batch(opts.ring_bytes, 32), &cost.single_step_ns,
+                     &cost.single_step_inside_ns});
+  for (size_t i = 0; i < paths.size(); ++i) paths[i].id = kCalibrationProbeId + static_cast<uint32_t>(i);
 
   const std::string maps = read_self_maps();
   std::vector<uprobes::ProbeSite> sites;
@@ -215,10 +238,15 @@ void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, 
     probed.push_back(p);
   }
   if (opts.drain) opts.drain();
+  if (opts.records) opts.records->clear();
   time_rounds(probed, opts.drain);
   for (auto* p : probed) {
     *p->result = added_cost_ns(lower_quartile_per_call(p->samples, p->calls), p->baseline);
     if (*p->result == 0) add_error(cost.error, std::string(p->name) + ": no measurable cost");
+    // The interval minus what the empty function itself takes.
+    if (opts.records)
+      *p->inside = added_cost_ns(static_cast<double>(opts.records->median_interval(p->id)),
+                                 p->baseline);
   }
   detach_in_background(std::move(probes));
 }

@@ -21,28 +21,62 @@ struct bpf_program;
 
 namespace atrace {
 
-// The cookie of the calibration probes: their records reach the rings like
-// any function's and the recorder must drop every record with this id
-// (never a real probe id: those are dense from 1).
+// The cookies of the calibration probes, one per path from this id up
+// (never a real probe id: those are dense from 1). Their records reach the
+// rings like any function's: the recorder hands them to
+// CalibrationOptions::records, never to the trace.
 inline constexpr uint32_t kCalibrationProbeId = 0xFFFFFFF0u;
+inline constexpr bool is_calibration_probe(uint32_t id) { return id >= kCalibrationProbeId; }
 
-// ns per traced call (entry + return), by the path of the entry probe;
-// 0 when not measured.
+// By the path of the entry probe, in ns; 0 when not measured.
 struct ProbeCost {
+  // What one traced call (entry + return probe) adds to its caller's time:
+  // the thread's CPU time per call, probed minus unprobed.
   uint64_t nop5_ns = 0;
   uint64_t emulated_ns = 0;
   uint64_t single_step_ns = 0;
+  // The part of it that falls between the call's own entry and exit
+  // timestamps (the entry program reads the clock before the kernel
+  // emulates or single-steps the first instruction, the return program
+  // after the return trap): what the probes add to the call's measured
+  // duration. The median interval of an empty function's calls.
+  uint64_t nop5_inside_ns = 0;
+  uint64_t emulated_inside_ns = 0;
+  uint64_t single_step_inside_ns = 0;
   uint64_t took_ns = 0;  // the whole calibration, attach to detach
   std::string error;     // why something is 0; empty when all were measured
+};
+
+// The calibration probes' records as the recorder drains them: entry and
+// exit timestamps per probe id, in any order (a thread that migrates puts
+// an entry and its exit into two CPUs' rings).
+class CalibrationRecords {
+ public:
+  void add(uint32_t id, bool entry, uint64_t ts) { recs_.push_back({id, entry, ts}); }
+  // The median of exit - entry over the calls of probe `id` (which never
+  // nest: one thread calls an empty function), 0 when none was recorded.
+  uint64_t median_interval(uint32_t id) const;
+  void clear() { recs_.clear(); }
+
+ private:
+  struct Rec {
+    uint32_t id;
+    bool entry;
+    uint64_t ts;
+  };
+  std::vector<Rec> recs_;
 };
 
 struct CalibrationOptions {
   bool multi = true;       // uprobe_multi links (as loaded), else perf-event links
   size_t ring_bytes = 0;   // per-CPU ring size; 0: assume 64 KiB
-  // Empties the rings (dropping kCalibrationProbeId records). Called between
-  // batches, outside the timed calls, so that no ring fills and no record
-  // is counted lost.
+  // Empties the rings, handing the calibration probes' records to `records`.
+  // Called between batches, outside the timed calls, so that no ring fills
+  // and no record is counted lost.
   std::function<void()> drain;
+  // Where `drain` puts the calibration records; null: the inside costs are
+  // not measured.
+  CalibrationRecords* records = nullptr;
   bool single_step = true;  // measure the single-stepped path (~5 ms more)
 };
 

@@ -232,11 +232,13 @@ void CallTreeBuilder::add_self_kernel(ThreadState& t, const KernelTimes& before)
   tree_.nodes_[t.stack.back().node].self_kernel += t.kernel.totals() - before;
 }
 
-uint64_t CallTreeBuilder::probe_cost(uint32_t id) {
-  auto [it, fresh] = cost_.try_emplace(id, 0);
+CallTreeBuilder::ProbeCost CallTreeBuilder::probe_cost(uint32_t id) {
+  auto [it, fresh] = cost_.try_emplace(id, ProbeCost{0, 0});
   if (fresh) {
     auto probe = tree_.probes_.find(id);
-    if (probe != tree_.probes_.end()) it->second = opt_.compensate.of(probe->second.path_kind);
+    if (probe != tree_.probes_.end())
+      it->second = {opt_.compensate.of(probe->second.path_kind),
+                    opt_.compensate.inside_of(probe->second.path_kind)};
   }
   return it->second;
 }
@@ -249,9 +251,10 @@ void CallTreeBuilder::close_frame_at(ThreadState& t, size_t index, uint64_t ts, 
   Frame* caller = index > 0 ? &t.stack[index - 1] : nullptr;
   uint64_t dur = ts > f.start ? ts - f.start : 0;
   CallNode& n = tree_.nodes_[f.node];
-  if (opt_.compensate.any()) {  // as ProfileBuilder::compensated
-    if (caller) caller->nested_cost += f.nested_cost + probe_cost(n.id);
-    dur = dur > f.nested_cost ? dur - f.nested_cost : 0;
+  if (opt_.compensate.any()) {
+    const ProbeCost c = probe_cost(n.id);
+    if (caller) caller->nested_cost += f.nested_cost + c.whole;
+    dur = compensate_duration(dur, c.inside, f.nested_cost, tree_.compensation_);
   }
   n.calls++;
   if (end == End::Unfinished) n.unfinished++;

@@ -93,6 +93,8 @@ class CallTree {
   // numbers mean something.
   bool has_kernel() const { return has_kernel_; }
   uint64_t orphan_exits() const { return orphan_exits_; }
+  // Calls compensated below zero (CallTreeOptions::compensate), clamped at 0.
+  const CompensationResidual& compensation() const { return compensation_; }
 
   // A Function node's probe name ("<probe N>" if the table lacks it) and
   // module; a Thread node's thread name and ""; the root's "" and "".
@@ -141,13 +143,14 @@ class CallTree {
   bool per_thread_ = false;
   bool has_kernel_ = false;
   uint64_t orphan_exits_ = 0;
+  CompensationResidual compensation_;
 };
 
 struct CallTreeOptions {
   bool per_thread = false;  // a subtree per thread instead of all merged
-  // Take the probe cost of nested traced calls out of durations, as
-  // `report --compensate` does (ProfileBuilder::compensate): the costs
-  // calibrated when recording (all 0: nothing is taken out).
+  // Take the probes' cost out of durations, as `report --compensate` does
+  // (compensation.h): the costs calibrated when recording (all 0: nothing
+  // is taken out).
   ProbeCosts compensate;
 };
 
@@ -185,7 +188,10 @@ class CallTreeBuilder {
   enum class End { Returned, Unfinished, Unwound };
   void close_frame(ThreadState& t, uint64_t ts, End end) { close_frame_at(t, t.stack.size() - 1, ts, end); }
   void close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end);
-  uint64_t probe_cost(uint32_t id);
+  struct ProbeCost {
+    uint64_t whole, inside;
+  };
+  ProbeCost probe_cost(uint32_t id);
 
   CallTree tree_;
   fmt::TraceHeader header_;  // the main module is the traced command's
@@ -194,7 +200,7 @@ class CallTreeBuilder {
   // lookup whatever the number of siblings.
   std::unordered_map<uint64_t, uint32_t> index_;
   std::unordered_map<uint32_t, ThreadState> threads_;
-  std::unordered_map<uint32_t, uint64_t> cost_;  // probe id -> its probes' cost
+  std::unordered_map<uint32_t, ProbeCost> cost_;  // probe id -> its probes' costs
   uint32_t last_tid_ = 0;
   ThreadState* last_thread_ = nullptr;
   uint64_t last_ts_ = 0;

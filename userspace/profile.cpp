@@ -250,6 +250,7 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   Profile p;
   p.events = events_;
   p.orphan_exits = orphan_exits_;
+  p.compensation = residual_;
   p.lost_events = lost.total();
   p.first_ts = first_ts_;
   p.last_ts = last_ts_;
@@ -435,29 +436,22 @@ uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p) {
   return end > start ? end - start : 0;
 }
 
-uint64_t ProbeCosts::of(fmt::ProbePath p) const {
-  switch (p) {
-    case fmt::ProbePath::Nop5: return nop5;
-    case fmt::ProbePath::Emulated: return emulated;
-    case fmt::ProbePath::SingleStep: return single_step;
-    default: return 0;
-  }
-}
-
-ProbeCosts probe_costs(const fmt::TraceHeader& h) {
-  return {h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns};
-}
-
-// --compensate, for frame `f` just popped from `t`: its duration without the
-// probes of the calls nested in it, and its own probe cost (and theirs)
-// passed on to its caller, now the innermost frame.
+// --compensate, for frame `f` just popped from `t`: its duration without
+// its probes and those of the calls nested in it (compensation.h), and its
+// whole probe cost (and theirs) passed on to its caller.
 uint64_t ProfileBuilder::compensated(Frame* caller, const Frame& f, uint64_t dur) {
   while (slot_cost_.size() <= f.slot) {
     auto probe = probes_.find(slot_ids_[slot_cost_.size()]);
-    slot_cost_.push_back(probe == probes_.end() ? 0 : costs_.of(probe->second.path_kind));
+    if (probe == probes_.end()) {
+      slot_cost_.push_back({0, 0});
+    } else {
+      const fmt::ProbePath p = probe->second.path_kind;
+      slot_cost_.push_back({costs_.of(p), costs_.inside_of(p)});
+    }
   }
-  if (caller) caller->nested_cost += f.nested_cost + slot_cost_[f.slot];
-  return dur > f.nested_cost ? dur - f.nested_cost : 0;
+  const SlotCost& c = slot_cost_[f.slot];
+  if (caller) caller->nested_cost += f.nested_cost + c.whole;
+  return compensate_duration(dur, c.inside, f.nested_cost, residual_);
 }
 
 Profile build_profile(fmt::TraceReader& reader, bool compensate) {

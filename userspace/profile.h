@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/compensation.h"
 #include "userspace/kernel_attribution.h"
 #include "userspace/syscall_stats.h"
 
@@ -119,17 +120,8 @@ struct Profile {
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;
   uint64_t first_ts = 0, last_ts = 0;
+  CompensationResidual compensation;  // --compensate: calls clamped at 0
 };
-
-// What one traced call's probes (entry + return) cost, in ns, by the path
-// of its entry probe, as calibrated when recording started
-// (TraceHeader::probe_cost_*; userspace/calibrate.h). 0: not measured.
-struct ProbeCosts {
-  uint64_t nop5 = 0, emulated = 0, single_step = 0;
-  bool any() const { return nop5 || emulated || single_step; }
-  uint64_t of(fmt::ProbePath p) const;  // 0 for Unknown/Refused
-};
-ProbeCosts probe_costs(const fmt::TraceHeader& h);
 
 // DETACH events (tid 0: no thread) go to Profile.detached and mark the
 // function's rows; they change no call stack. A call of the function open
@@ -147,11 +139,10 @@ class ProfileBuilder {
  public:
   explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
   // --compensate (call before the first add()): each call's duration loses
-  // the probe cost of every traced call nested in it, at any depth, by that
-  // callee's entry path; never its own probes' (their share inside its own
-  // timestamps is unknown). Self times follow: measured self minus the
-  // direct callees' costs. Everything is clamped at 0; min, max, total and
-  // self all use the compensated durations; kernel numbers are unchanged.
+  // its own probes' inside cost and the whole probe cost of every traced
+  // call nested in it (compensation.h). Self times follow. min, max, total
+  // and self all use the compensated durations (clamped at 0, counted in
+  // Profile::compensation); kernel numbers are unchanged.
   void compensate(const ProbeCosts& costs) { costs_ = costs; }
   void add(const fmt::Event& ev);
   // end_ts closes unfinished calls (the recording's end); an end_ts before
@@ -209,7 +200,11 @@ class ProfileBuilder {
   uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
   uint64_t compensated(Frame* caller, const Frame& f, uint64_t dur);
   ProbeCosts costs_;                // all 0: no compensation
-  std::vector<uint64_t> slot_cost_;  // slot -> its probe cost (filled lazily)
+  struct SlotCost {
+    uint64_t whole, inside;
+  };
+  std::vector<SlotCost> slot_cost_;  // slot -> its probe costs (filled lazily)
+  CompensationResidual residual_;
 };
 
 // Orders of report rows (`atrace report --sort=KEY`). The kernel keys sort

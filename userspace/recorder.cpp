@@ -144,6 +144,7 @@ class Recorder {
   std::unique_ptr<ThreadTable> threads_;
   std::unique_ptr<RelevanceRun> relevance_;
   ProbeCost probe_cost_;
+  CalibrationRecords calibration_records_;  // filled while calibrating only
   std::vector<uint32_t> keep_ids_;  // --filter-keep
   uint32_t max_id_ = 0;
   Reorderer reorder_;
@@ -379,7 +380,9 @@ void Recorder::load_bpf() {
   co.multi = use_multi_;
   co.ring_bytes = ring;
   co.drain = [this] { rings_->drain(); };
+  co.records = &calibration_records_;
   probe_cost_ = calibrate_probe_cost(skel_->progs.func_entry, skel_->progs.func_exit, co);
+  calibration_records_ = {};
   if (opts_.verbose && !probe_cost_.error.empty())
     std::fprintf(stderr, "atrace: probe cost calibration: %s\n", probe_cost_.error.c_str());
 }
@@ -415,7 +418,10 @@ void Recorder::on_record(const void* data, size_t size) {
   if (size < sizeof(atrace_rec_hdr)) return;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
   // The calibration's hits on atrace's own functions (load_bpf).
-  if (h->kind <= ATRACE_REC_FUNC_EXIT && h->id == kCalibrationProbeId) return;
+  if (h->kind <= ATRACE_REC_FUNC_EXIT && is_calibration_probe(h->id)) {
+    calibration_records_.add(h->id, h->kind == ATRACE_REC_FUNC_ENTRY, h->ts);
+    return;
+  }
   fmt::Event ev;
   ev.ts = h->ts;
   ev.pid = h->tgid;
@@ -597,14 +603,15 @@ std::vector<uint64_t> Recorder::probe_costs() const {
 }
 
 // What a probe adds to a call's measured duration, by entry path: the
-// entry program's clock is read before the kernel emulates or single-steps
-// the first instruction and the return program's after the return trap, so
-// most of a hit's cost falls inside. Half the calibrated cost: taking off
-// less than the truth keeps the filter conservative (a function is judged
-// longer than it is, never shorter).
+// calibrated inside cost (calibrate.h), which the filters take off each
+// mean before comparing it with their threshold. Where it was not measured,
+// half the calibrated cost: taking off less than the truth keeps the filter
+// conservative (a function is judged longer than it is, never shorter).
 std::vector<uint64_t> Recorder::probe_floors() const {
   std::vector<uint64_t> f = probe_costs();
-  for (auto& v : f) v /= 2;
+  const uint64_t inside[] = {probe_cost_.emulated_inside_ns, probe_cost_.single_step_inside_ns,
+                             probe_cost_.emulated_inside_ns, probe_cost_.nop5_inside_ns, 0};
+  for (size_t p = 0; p < f.size(); ++p) f[p] = inside[p] ? inside[p] : f[p] / 2;
   return f;
 }
 
@@ -791,6 +798,9 @@ RecordResult Recorder::run() {
   header.kernel_events = kernel_groups_string(opts_.kernel_groups);
   header.probe_cost_nop5_ns = probe_cost_.nop5_ns;
   header.probe_cost_emulated_ns = probe_cost_.emulated_ns;
+  header.probe_inside_nop5_ns = probe_cost_.nop5_inside_ns;
+  header.probe_inside_emulated_ns = probe_cost_.emulated_inside_ns;
+  header.probe_inside_singlestep_ns = probe_cost_.single_step_inside_ns;
   header.probe_cost_singlestep_ns = probe_cost_.single_step_ns;
   header.kernel_limits = features.limits();
 

@@ -21,9 +21,10 @@ struct ReportOptions {
   bool compensated = false;
 };
 
-// "compensated: 1.23 us per nop5 hit, ..." and a line saying what that
-// means (the header's probe costs): what a compensated report took out.
-std::string compensation_line(const fmt::TraceHeader& h);
+// "compensated: 1.23 us per nop5 call (0.9 us inside it), ..." and a line
+// saying what that means (the header's probe costs): what a compensated
+// report took out; then how many calls it clamped at 0, if any.
+std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r);
 
 // Everything a report says: the recording's header, its profile and the
 // reader's warnings about the file.

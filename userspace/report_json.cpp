@@ -108,6 +108,12 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["probe_cost_ns"] = {{"nop5", h.probe_cost_nop5_ns},
                           {"emulated", h.probe_cost_emulated_ns},
                           {"single_step", h.probe_cost_singlestep_ns}};
+  doc["probe_inside_ns"] = {{"nop5", h.probe_inside_nop5_ns},
+                            {"emulated", h.probe_inside_emulated_ns},
+                            {"single_step", h.probe_inside_singlestep_ns}};
+  if (opt.compensated)
+    doc["compensation_clamped"] = {{"calls", p.compensation.clamped_calls},
+                                   {"residual_ns", p.compensation.residual_ns}};
 
   std::vector<FunctionStats> rows = p.functions;
   sort_functions(rows, opt.sort);

@@ -142,12 +142,22 @@ void print_summary(std::ostream& out, const ReportInput& in) {
 
 }  // namespace
 
-std::string compensation_line(const fmt::TraceHeader& h) {
-  return "compensated: " + format_duration(h.probe_cost_nop5_ns) + " per nop5 hit, " +
-         format_duration(h.probe_cost_emulated_ns) + " per emulated hit, " +
-         format_duration(h.probe_cost_singlestep_ns) +
-         " per single-step hit\n  (a traced call's entry + return probes, calibrated when "
-         "recording started, taken out of the calls it is nested in)";
+std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r) {
+  auto path = [](const char* name, uint64_t whole, uint64_t inside) {
+    return format_duration(whole) + " per " + name + " call (" + format_duration(inside) +
+           " inside it)";
+  };
+  std::string line =
+      "compensated: " + path("nop5", h.probe_cost_nop5_ns, h.probe_inside_nop5_ns) + ", " +
+      path("emulated", h.probe_cost_emulated_ns, h.probe_inside_emulated_ns) + ", " +
+      path("single-step", h.probe_cost_singlestep_ns, h.probe_inside_singlestep_ns) +
+      "\n  (a traced call's entry + return probes, calibrated when recording started: the "
+      "part inside it taken out of its own time, the whole out of its callers')";
+  if (r.clamped_calls)
+    line += "\n  " + std::to_string(r.clamped_calls) +
+            " call(s) measured shorter than their probes' calibrated cost, clamped at 0 (" +
+            format_duration(r.residual_ns) + " below zero in all)";
+  return line;
 }
 
 namespace {
@@ -241,7 +251,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   std::ostringstream out;
   const Profile& p = in.profile;
   print_summary(out, in);
-  if (opt.compensated) out << compensation_line(in.header) << '\n';
+  if (opt.compensated) out << compensation_line(in.header, in.profile.compensation) << '\n';
   std::string main = main_module(in.header, p);
   bool kernel = has_kernel_events(in.header);
   bool columns = false;  // whether a table with kernel columns was printed

@@ -126,6 +126,7 @@ std::optional<std::vector<std::string>> leftover_uprobe_events() {
       fs::path(Paths::target_kernel).filename().string(),
       fs::path(Paths::target_filter).filename().string(),
       fs::path(Paths::target_filter_nop5).filename().string(),
+      fs::path(Paths::target_filter_singlestep).filename().string(),
       "libtarget_shared.so",
       fs::path(Paths::demo).filename().string(),
   };

@@ -42,15 +42,23 @@ TEST_F(Calibrate, PlausibleCostsAndOnlyReservedRecords) {
   adapt_to_kernel(skel.get(), features);
   ASSERT_EQ(atrace_bpf::load(skel.get()), 0);
   size_t reserved = 0, other = 0;
+  CalibrationRecords records;
   rings.install(bpf_map__fd(skel->maps.rings), [&](const void* d, size_t n) {
     if (n < sizeof(atrace_rec_hdr)) return;
-    (static_cast<const atrace_rec_hdr*>(d)->id == kCalibrationProbeId ? reserved : other)++;
+    const auto* h = static_cast<const atrace_rec_hdr*>(d);
+    if (!is_calibration_probe(h->id)) {
+      other++;
+      return;
+    }
+    reserved++;
+    records.add(h->id, h->kind == ATRACE_REC_FUNC_ENTRY, h->ts);
   });
 
   CalibrationOptions opts;
   opts.multi = multi;
   opts.ring_bytes = kRing;
   opts.drain = [&] { rings.drain(); };
+  opts.records = &records;
   ProbeCost c = calibrate_probe_cost(skel->progs.func_entry, skel->progs.func_exit, opts);
   rings.drain();
   std::printf("calibration (%s): nop5 %llu ns, emulated %llu ns, single-step %llu ns, took %.1f ms\n",
@@ -61,6 +69,14 @@ TEST_F(Calibrate, PlausibleCostsAndOnlyReservedRecords) {
   EXPECT_GT(c.nop5_ns, 0u);
   EXPECT_GT(c.emulated_ns, 0u);
   EXPECT_GT(c.single_step_ns, 0u);
+  // The part of each inside the call's own interval, from the records.
+  EXPECT_GT(c.nop5_inside_ns, 0u);
+  EXPECT_GT(c.emulated_inside_ns, 0u);
+  EXPECT_GT(c.single_step_inside_ns, 0u);
+  std::printf("inside: nop5 %llu ns, emulated %llu ns, single-step %llu ns\n",
+              static_cast<unsigned long long>(c.nop5_inside_ns),
+              static_cast<unsigned long long>(c.emulated_inside_ns),
+              static_cast<unsigned long long>(c.single_step_inside_ns));
   EXPECT_GT(c.took_ns, 0u);
   // How the three paths compare, and how long calibrating takes, are
   // measured by bench/uprobe_paths.sh: on a loaded machine any ordering of

@@ -228,7 +228,7 @@ TEST_F(Safety, StopUnderLoadLeavesNoHalfSeenCalls) {
     for (int i = 0; i < 10; ++i) {
       const std::string trace = file("stop.atrace");
       Result r = record(trace, "worker_step", {Paths::target_threads, "400000", tag_arg()},
-                        {mode, "--no-kernel", "--duration=0.6"});
+                        {mode, "--no-kernel", "--filter=off", "--duration=0.6"});
       ASSERT_TRUE(r.exited(0)) << r.describe();
       auto rep = report_json(trace);
       ASSERT_TRUE(rep);

@@ -62,3 +62,47 @@ TEST(Calibrate, FailureGivesZerosAndAReason) {
   EXPECT_EQ(c.single_step_ns, 0u);
   EXPECT_FALSE(c.error.empty());
 }
+
+namespace atrace {
+namespace {
+
+// Entries and exits arrive in ring order (two CPUs' rings one after the
+// other); the intervals are taken in time order, per probe.
+TEST(CalibrationRecords, MedianIntervalPairsInTimeOrder) {
+  CalibrationRecords r;
+  const uint32_t a = kCalibrationProbeId, b = kCalibrationProbeId + 1;
+  // probe a: calls of 10, 30, 20 ns; the second call's exit on another CPU's ring.
+  r.add(a, true, 100);
+  r.add(a, false, 110);
+  r.add(a, true, 200);
+  r.add(a, true, 300);
+  r.add(a, false, 320);
+  r.add(a, false, 230);
+  r.add(b, true, 150);
+  r.add(b, false, 1150);
+  EXPECT_EQ(r.median_interval(a), 20u);
+  EXPECT_EQ(r.median_interval(b), 1000u);
+  EXPECT_EQ(r.median_interval(b + 1), 0u);
+}
+
+// A lost exit (ring full) skips that call, never pairs across calls.
+TEST(CalibrationRecords, LostRecordSkipsTheCall) {
+  CalibrationRecords r;
+  const uint32_t a = kCalibrationProbeId;
+  r.add(a, true, 100);
+  r.add(a, true, 200);  // the first call's exit was lost
+  r.add(a, false, 205);
+  r.add(a, true, 300);
+  r.add(a, false, 305);
+  EXPECT_EQ(r.median_interval(a), 5u);
+}
+
+TEST(CalibrationRecords, IdsFromTheBaseAreCalibration) {
+  EXPECT_TRUE(is_calibration_probe(kCalibrationProbeId));
+  EXPECT_TRUE(is_calibration_probe(kCalibrationProbeId + 2));
+  EXPECT_FALSE(is_calibration_probe(1));
+  EXPECT_FALSE(is_calibration_probe(kCalibrationProbeId - 1));
+}
+
+}  // namespace
+}  // namespace atrace

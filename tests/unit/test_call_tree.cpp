@@ -333,22 +333,29 @@ TEST(CallTree, SizeIsBoundedByCallPathsNotEvents) {
 }
 
 TEST(CallTree, CompensationLikeTheProfile) {
-  // main [0,1000] -> a [100,400] x2 (a's entry is emulated: cost 50 each).
+  // main [0,1000] -> a [100,400] x2 (every entry is emulated: cost 50 a
+  // call, 20 of it inside the call's own interval).
   Seq s;
   s.E(0, MAIN).E(100, A).X(400, A).E(500, A).X(800, A).X(1000, MAIN);
   analysis::CallTreeOptions opt;
   opt.compensate.emulated = 50;
+  opt.compensate.inside_emulated = 20;
   auto t = build(s, 0, opt);
   analysis::ProfileBuilder p(probes());
   p.compensate(opt.compensate);
   for (const auto& e : s.events) p.add(e);
   auto prof = p.finish(0, {}, {});
-  EXPECT_EQ(at(t, "main").total_ns, 900u);
-  for (const auto& f : prof.functions)
+  EXPECT_EQ(at(t, "main").total_ns, 1000u - 20u - 2 * 50u);
+  EXPECT_EQ(at(t, "main/a").total_ns, 2u * (300u - 20u));
+  for (const auto& f : prof.functions) {
     if (f.name == "main") {
-      EXPECT_EQ(f.total_ns, 900u);
+      EXPECT_EQ(f.total_ns, 880u);
       EXPECT_EQ(f.self_ns, at(t, "main").self_ns);
     }
+    if (f.name == "a") {
+      EXPECT_EQ(f.total_ns, at(t, "main/a").total_ns);
+    }
+  }
 }
 
 // On random event sequences (several threads, recursion, lost exits, exits

@@ -26,7 +26,8 @@ TEST(FormatsKernelLimits, OlderHeaderReadsNone) {
   h.probe_cost_emulated_ns = 7;
   ByteWriter out;
   encode_header(h, out);
-  const size_t without_limits = out.size() - 1;  // the count, a one-byte 0
+  // the count (a one-byte 0) and the three one-byte inside costs after it
+  const size_t without_limits = out.size() - 1 - 3;
   TraceHeader back =
       decode_header(ByteReader(std::span<const uint8_t>(out.buf().data(), without_limits)));
   EXPECT_EQ(back.probe_cost_emulated_ns, 7u);

@@ -1,7 +1,9 @@
-// ProfileBuilder with --compensate: each call loses the probe cost (entry +
-// return, by the callee's entry path) of every traced call nested in it, at
-// any depth, never its own; self time follows (raw self minus the direct
-// callees' costs); nothing goes below 0. Exact numbers on hand-made traces.
+// ProfileBuilder with --compensate: each call loses the inside cost of its
+// own probes and the whole probe cost (entry + return, by the callee's entry
+// path) of every traced call nested in it, at any depth; self time follows
+// (raw self minus its own inside cost and the direct callees' costs);
+// nothing goes below 0, and what would is counted. Exact numbers on
+// hand-made traces.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -87,7 +89,7 @@ Seq nested() {
 
 TEST(ProfileCompensate, NestedCallsLoseTheirProbeCost) {
   auto p = build(nested(), true);
-  // inner: nothing nested, its own probes are not taken out.
+  // inner: nothing nested, and no inside cost in kCosts.
   EXPECT_EQ(fn(p, "inner").calls, 3u);
   EXPECT_EQ(fn(p, "inner").total_ns, 900u);
   EXPECT_EQ(fn(p, "inner").self_ns, 900u);
@@ -112,13 +114,37 @@ TEST(ProfileCompensate, OffLeavesRawTimes) {
   EXPECT_EQ(fn(p, "inner").total_ns, 900u);
 }
 
-TEST(ProfileCompensate, NeverNegative) {
+TEST(ProfileCompensate, NeverNegativeAndTheShortfallIsCounted) {
   Seq s;
   s.E(0, OUTER).E(10, INNER).X(20, INNER).X(60, OUTER);  // 60 ns raw, 100 ns nested cost
   auto p = build(s, true);
   EXPECT_EQ(fn(p, "outer").total_ns, 0u);
   EXPECT_EQ(fn(p, "outer").self_ns, 0u);
   EXPECT_EQ(fn(p, "inner").total_ns, 10u);
+  EXPECT_EQ(p.compensation.clamped_calls, 1u);
+  EXPECT_EQ(p.compensation.residual_ns, 40u);
+  EXPECT_EQ(build(nested(), true).compensation.clamped_calls, 0u);
+}
+
+// Each call also loses the part of its own probes inside its interval.
+TEST(ProfileCompensate, OwnInsideCostTakenOut) {
+  analysis::ProfileBuilder b(probes());
+  analysis::ProbeCosts c = kCosts;
+  c.inside_nop5 = 40;        // inner
+  c.inside_emulated = 150;   // outer
+  c.inside_single_step = 900;  // slow
+  b.compensate(c);
+  for (const auto& e : nested().events) b.add(e);
+  auto p = b.finish(0, {}, {});
+  // inner: 300 + 100 + 500 raw, 40 off each.
+  EXPECT_EQ(fn(p, "inner").total_ns, 900u - 3 * 40u);
+  EXPECT_EQ(fn(p, "inner").min_ns, 60u);
+  // slow: 2000 raw minus its own 900 and one nested inner (100).
+  EXPECT_EQ(fn(p, "slow").total_ns, 1000u);
+  EXPECT_EQ(fn(p, "slow").self_ns, 1000u - (100u - 40u));  // minus inner's compensated 60
+  // outer: 10000 minus its own 150, inner x3 (300) and slow (1000).
+  EXPECT_EQ(fn(p, "outer").total_ns, 8550u);
+  EXPECT_EQ(p.compensation.clamped_calls, 0u);
 }
 
 // Recursion: total counts the outermost activation, which loses the cost
@@ -163,6 +189,15 @@ TEST(ProfileCompensate, CostsFromHeader) {
   EXPECT_EQ(c.of(ProbePath::Emulated), 2u);
   EXPECT_EQ(c.of(ProbePath::SingleStep), 3u);
   EXPECT_EQ(c.of(ProbePath::Unknown), 0u);
+  EXPECT_EQ(c.inside_of(ProbePath::Nop5), 0u);
+  h.probe_inside_nop5_ns = 4;
+  h.probe_inside_emulated_ns = 5;
+  h.probe_inside_singlestep_ns = 6;
+  c = analysis::probe_costs(h);
+  EXPECT_EQ(c.inside_of(ProbePath::Nop5), 4u);
+  EXPECT_EQ(c.inside_of(ProbePath::Emulated), 5u);
+  EXPECT_EQ(c.inside_of(ProbePath::SingleStep), 6u);
+  EXPECT_EQ(c.inside_of(ProbePath::Unknown), 0u);
   EXPECT_TRUE(c.any());
   EXPECT_FALSE(analysis::probe_costs(fmt::TraceHeader{}).any());
 }
@@ -179,10 +214,11 @@ TEST(ProfileCompensate, ReportsStateTheCosts) {
   analysis::ReportOptions opt;
   opt.compensated = true;
   std::string text = analysis::render_text(in, opt);
-  EXPECT_NE(text.find("compensated: 100 ns per nop5 hit, 200 ns per emulated hit, 15.0 us per "
-                      "single-step hit"),
+  EXPECT_NE(text.find("compensated: 100 ns per nop5 call (0 ns inside it), 200 ns per emulated "
+                      "call (0 ns inside it), 15.0 us per single-step call (0 ns inside it)"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("clamped at 0"), std::string::npos) << text;
   auto doc = nlohmann::json::parse(analysis::render_json(in, opt));
   EXPECT_EQ(doc["compensated"], true);
   EXPECT_EQ(doc["probe_cost_ns"]["nop5"], 100);
