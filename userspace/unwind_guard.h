@@ -16,13 +16,20 @@
 // (each only where it still holds the value the program saw) and tells
 // the program it may go on. Links, programs, /proc fds and the thread are
 // owned here: they go with the guard.
+//
+// After the recording the guard stays until every launched target has
+// exited (an unwind after the stop is served as during it), then
+// release() gives the calls still open in the processes that go on their
+// return addresses back (docs/exceptions.md, "After the recording").
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <string>
@@ -34,6 +41,7 @@
 
 struct unwind_bpf;
 struct ring_buffer;
+struct atrace_unwind_write;
 
 namespace atrace {
 
@@ -62,6 +70,16 @@ class UnwindGuard {
   // when a point cannot be probed.
   void attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid);
 
+  // After the recording, once every launched target has exited: in each
+  // traced process still running, every return slot of atrace's that
+  // still holds the trampoline gets its original address back, each while
+  // its thread cannot run (bpf/unwind.bpf.c, release_scan), so that an
+  // unwind through those calls after atrace has gone runs as untraced.
+  // Catches stop re-arming the frames they survive. Says on stderr what
+  // could not be done (a kernel before 6.18; threads not reached within
+  // `budget`). Call with the probes detached, before the guard goes.
+  void release(std::chrono::milliseconds budget = std::chrono::milliseconds(2000));
+
  private:
   struct Deleter {
     void operator()(unwind_bpf* s) const;
@@ -69,13 +87,19 @@ class UnwindGuard {
   };
   static int on_request(void* self, void* data, size_t size);
   void serve(const void* data, size_t size);
+  void write_slots(uint32_t tgid, const atrace_unwind_write* w, uint32_t n);
+  long release_round(int iter_link);
   int mem_fd(uint32_t tgid, bool reopen);
 
   std::unique_ptr<unwind_bpf, Deleter> skel_;
   std::unique_ptr<ring_buffer, Deleter> requests_;
   bool multi_;
+  bool can_release_ = false;     // release_scan loaded (Linux 6.18)
+  std::string release_refused_;  // why a kernel with task work refused it
   std::vector<OwnedLink> links_;
-  std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (server thread only)
+  std::mutex mu_;  // one writer at a time: the server's requests, release()
+  std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
+  bool releasing_ = false;            // under mu_: re-arming requests are not served
   std::atomic<bool> stop_{false};
   std::thread server_;
 };
