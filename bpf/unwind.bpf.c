@@ -31,6 +31,11 @@
  *   unwind_exit    sched_process_exit: a thread that ends during a forced
  *                  unwind (pthread_exit, cancellation) unwound the remembered
  *                  frames below its last stack pointer
+ *   release_scan   after the recording (iter.s/task, Linux 6.18): every
+ *                  thread of a traced process with an armed slot of atrace's
+ *                  is held by a task work (release_cb) and its slots handed to
+ *                  the recorder, so that none stays armed after atrace has
+ *                  gone (why that is race-free: the comment above release_works)
  *
  * The kernel's own bookkeeping needs nothing: an unwound frame's return
  * instance stays until the kernel finds it dead, exactly as after longjmp
@@ -421,7 +426,7 @@ int BPF_PROG(unwind_exit, struct task_struct *p)
 }
 
 /*
- * The release: after the recording, no slot of atrace's may keep the
+ * release_scan: after the recording, no slot of atrace's may keep the
  * trampoline in a process that goes on, or an unwind through it after
  * atrace has gone aborts the program. Writing a slot is safe only while
  * its thread cannot run: otherwise the frame may return and a new call put

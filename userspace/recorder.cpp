@@ -891,8 +891,6 @@ RecordResult Recorder::run() {
   r.probes = table.size();
   // A launched target is left to finish, then its status is passed on.
   r.exit_status = target->wait_exit();
-  // Processes that go on keep no return slot of atrace's (unwind_guard.h).
-  if (unwind_guard_) unwind_guard_->release();
   return r;
 }
 

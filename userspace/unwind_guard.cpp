@@ -104,8 +104,11 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   });
 }
 
-// Links first: once they are gone no program runs, and no request comes.
+// The release while the guard still serves unwinds (whichever way the
+// recording ended, errors included); then the links: once they are gone
+// no program runs, and no request comes.
 UnwindGuard::~UnwindGuard() {
+  release();
   links_.clear();
   stop_ = true;
   if (server_.joinable()) server_.join();

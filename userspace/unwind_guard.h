@@ -17,10 +17,11 @@
 // the program it may go on. Links, programs, /proc fds and the thread are
 // owned here: they go with the guard.
 //
-// After the recording the guard stays until every launched target has
-// exited (an unwind after the stop is served as during it), then
-// release() gives the calls still open in the processes that go on their
-// return addresses back (docs/exceptions.md, "After the recording").
+// The recorder destroys the guard only after a launched target has
+// exited, so an unwind after the stop is served as during it. Going, the
+// guard first gives the calls still open in the processes that go on
+// their return addresses back (release(); docs/exceptions.md, "After the
+// recording").
 #pragma once
 
 #include <sys/types.h>
@@ -70,17 +71,16 @@ class UnwindGuard {
   // when a point cannot be probed.
   void attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid);
 
-  // After the recording, once every launched target has exited: in each
-  // traced process still running, every return slot of atrace's that
-  // still holds the trampoline gets its original address back, each while
-  // its thread cannot run (bpf/unwind.bpf.c, release_scan), so that an
-  // unwind through those calls after atrace has gone runs as untraced.
+ private:
+  // In each traced process still running, every return slot of atrace's
+  // that still holds the trampoline gets its original address back, each
+  // while its thread cannot run (bpf/unwind.bpf.c, release_scan), so that
+  // an unwind through those calls after atrace has gone runs as untraced.
   // Catches stop re-arming the frames they survive. Says on stderr what
-  // could not be done (a kernel before 6.18; threads not reached within
-  // `budget`). Call with the probes detached, before the guard goes.
+  // could not be done (threads not reached within `budget`); nothing on a
+  // kernel before 6.18, which cannot (docs/exceptions.md, Limits).
   void release(std::chrono::milliseconds budget = std::chrono::milliseconds(2000));
 
- private:
   struct Deleter {
     void operator()(unwind_bpf* s) const;
     void operator()(ring_buffer* r) const;
