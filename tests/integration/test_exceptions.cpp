@@ -240,7 +240,7 @@ class OpenAtStop : public Exceptions {
 // in it, one is cancelled in it. The blocked reads and epoll_wait return
 // their data, not EINTR.
 TEST_F(OpenAtStop, AttachDurationThenThrowExitCancel) {
-  attach_then_unwind({"--duration=2"}, [](Child&) {});
+  attach_then_unwind({"--duration=3"}, [](Child&) {});
 }
 
 // The same, the recording ended by SIGINT.
