@@ -493,7 +493,8 @@ static __always_inline __u32 armed_slots(struct task_struct *t, __u64 tramp, str
 	return req->n;
 }
 
-/* The work is queued on t and has not run yet, or runs now. */
+/* The state of thread t's task work (enum bpf_task_work_state); -1: none set
+ * up for t (a thread that had the same id before). */
 static __always_inline int work_state(struct release_work *w, struct task_struct *t)
 {
 	struct bpf_task_work_ctx *ctx = 0;
