@@ -31,6 +31,11 @@
  *   unwind_exit    sched_process_exit: a thread that ends during a forced
  *                  unwind (pthread_exit, cancellation) unwound the remembered
  *                  frames below its last stack pointer
+ *   release_scan   after the recording (iter.s/task, Linux 6.18): every
+ *                  thread of a traced process with an armed slot of atrace's
+ *                  is held by a task work (release_cb) and its slots handed to
+ *                  the recorder, so that none stays armed after atrace has
+ *                  gone (why that is race-free: the comment above release_works)
  *
  * The kernel's own bookkeeping needs nothing: an unwound frame's return
  * instance stays until the kernel finds it dead, exactly as after longjmp
@@ -185,39 +190,48 @@ struct disarm_ctx {
 	__u64 ri; /* struct return_instance *, the next one */
 	__u64 tramp;
 	__u64 last; /* slot of the previous armed instance */
-	bool save;
+	bool save;       /* remember the frames in st */
+	bool only_ours;  /* atrace's own probes only (the release) */
 	struct atrace_unwind_state *st;
+	struct atrace_unwind_req *req; /* the writes, appended */
+	struct task_struct *task;      /* whose stack; 0: the current thread's */
 };
 
 static long disarm_step(__u64 i, struct disarm_ctx *c)
 {
 	struct return_instance *ri = (struct return_instance *)c->ri;
 	struct atrace_unwind_state *st = c->st;
-	__u64 stack, orig, v;
+	struct atrace_unwind_req *req = c->req;
+	__u64 stack, orig, v = 0;
 
 	if (!ri)
 		return 1;
 	stack = BPF_CORE_READ(ri, stack);
 	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
 	c->ri = (__u64)BPF_CORE_READ(ri, next);
-	v = read_slot(stack);
+	if (c->task)
+		bpf_copy_from_user_task(&v, sizeof(v), (void *)stack, c->task, 0);
+	else
+		v = read_slot(stack);
 	/* Armed: the slot holds the trampoline. A chained instance (a tail
 	 * call) shares its slot with the one before: written once, remembered
 	 * for both. */
 	if (orig == c->tramp || (v != c->tramp && stack != c->last))
 		return 0;
+	if (c->only_ours && !probe_id_of(ri))
+		return 0;
 	if (stack != c->last) {
-		__u32 n = st->req.n;
+		__u32 n = req->n;
 
 		if (n < ATRACE_UNWIND_MAX) {
-			st->req.w[n].addr = stack;
-			st->req.w[n].expect = c->tramp;
-			st->req.w[n].value = orig;
-			st->req.n = n + 1;
+			req->w[n].addr = stack;
+			req->w[n].expect = c->tramp;
+			req->w[n].value = orig;
+			req->n = n + 1;
 		}
 	}
 	c->last = stack;
-	if (c->save) {
+	if (c->save && st) {
 		__u32 k = st->n;
 
 		if (k < ATRACE_UNWIND_MAX) {
@@ -230,9 +244,10 @@ static long disarm_step(__u64 i, struct disarm_ctx *c)
 	return 0;
 }
 
-/* Disarms every armed slot of the current thread; remembers the frames
- * when `save` (an unwind that will end at a catch or at the thread's end). */
-static __always_inline void disarm(bool save, __u64 sp)
+/* Disarms every armed slot of the current thread (only atrace's own with
+ * `only_ours`); remembers the frames when `save` (an unwind that will end
+ * at a catch or at the thread's end). */
+static __always_inline void disarm(bool save, bool only_ours, __u64 sp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct disarm_ctx c = {};
@@ -245,7 +260,10 @@ static __always_inline void disarm(bool save, __u64 sp)
 	if (!c.st)
 		return;
 	c.save = save;
+	c.only_ours = only_ours;
+	c.req = &c.st->req;
 	c.st->req.n = 0;
+	c.st->req.arm = 0;
 	bpf_loop(ATRACE_UNWIND_MAX, disarm_step, &c, 0);
 	if (c.st->req.n)
 		submit_and_wait(&c.st->req, sp);
@@ -254,7 +272,7 @@ static __always_inline void disarm(bool save, __u64 sp)
 SEC("uprobe.s")
 int unwind_start(struct pt_regs *ctx)
 {
-	disarm(true, PT_REGS_SP(ctx));
+	disarm(true, false, PT_REGS_SP(ctx));
 	return 0;
 }
 
@@ -263,7 +281,7 @@ int unwind_start(struct pt_regs *ctx)
 SEC("uprobe.s")
 int unwind_walk(struct pt_regs *ctx)
 {
-	disarm(false, PT_REGS_SP(ctx));
+	disarm(false, false, PT_REGS_SP(ctx));
 	return 0;
 }
 
@@ -379,6 +397,7 @@ int unwind_catch(struct pt_regs *ctx)
 	settle_init(&c, st, PT_REGS_SP(ctx), ATRACE_UNWIND_CAUGHT);
 	c.tramp = trampoline(t);
 	st->req.n = 0;
+	st->req.arm = 1;
 	if (c.tramp)
 		bpf_loop(ATRACE_UNWIND_MAX, catch_step, &c, 0);
 	else
@@ -403,5 +422,133 @@ int BPF_PROG(unwind_exit, struct task_struct *p)
 	settle_init(&c, st, BPF_CORE_READ(regs, sp), ATRACE_UNWIND_THREAD_EXIT);
 	bpf_loop(ATRACE_UNWIND_MAX, exit_step, &c, 0);
 	st->n = 0;
+	return 0;
+}
+
+/*
+ * release_scan: after the recording, no slot of atrace's may keep the
+ * trampoline in a process that goes on, or an unwind through it after
+ * atrace has gone aborts the program. Writing a slot is safe only while
+ * its thread cannot run: otherwise the frame may return and a new call put
+ * its own return address in the same slot between the read and the write.
+ *
+ * A task work (bpf_task_work_schedule_resume, Linux 6.18) holds the thread
+ * without touching what it does: the kernel runs release_cb in the thread
+ * before its next instruction in user mode, whatever brings it there (the
+ * end of a system call, an interrupt, a signal's delivery), and sets no
+ * pending signal (TWA_RESUME): a blocking system call is neither woken nor
+ * interrupted. A running thread gets there at once (the kernel kicks its
+ * CPU) and hands its slots over as a request, like an unwind's start.
+ * A thread that is in the kernel (asleep, in a system call) or off its CPU
+ * once the work is queued cannot run its own code before release_cb: the
+ * scan then hands its slots to the recorder, which writes them at once,
+ * while the requests wait (one lock). release_cb, when that thread comes
+ * back, finds nothing left and returns.
+ */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+
+struct release_work {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct release_work);
+} release_works SEC(".maps");
+
+/* The scan's writes (one runner at a time: the recorder's lock). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct atrace_unwind_req);
+} release_scratch SEC(".maps");
+
+static int release_cb(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	disarm(false, true, BPF_CORE_READ(regs, sp));
+	return 0;
+}
+
+/* atrace's armed slots of thread t, read from its stack. */
+static __always_inline __u32 armed_slots(struct task_struct *t, __u64 tramp, struct atrace_unwind_req *req)
+{
+	struct disarm_ctx c = {};
+
+	c.tramp = tramp;
+	c.ri = (__u64)BPF_CORE_READ(t, utask, return_instances);
+	c.only_ours = true;
+	c.req = req;
+	c.task = t;
+	req->n = 0;
+	if (c.ri)
+		bpf_loop(ATRACE_UNWIND_MAX, disarm_step, &c, 0);
+	return req->n;
+}
+
+/* The state of thread t's task work (enum bpf_task_work_state); -1: none set
+ * up for t (a thread that had the same id before). */
+static __always_inline int work_state(struct release_work *w, struct task_struct *t)
+{
+	struct bpf_task_work_ctx *ctx = 0;
+
+	/* struct bpf_task_work is the kernel's pointer to its context. */
+	bpf_probe_read_kernel(&ctx, sizeof(ctx), &w->tw);
+	if (!ctx || BPF_CORE_READ(ctx, task) != t)
+		return -1;
+	return BPF_CORE_READ(ctx, state);
+}
+
+SEC("iter.s/task")
+int release_scan(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *t = ctx->task;
+	struct atrace_release_rec rec = {};
+	struct atrace_unwind_req *req;
+	struct release_work *w, zero = {};
+	__u32 k = 0, n, i;
+	__u64 tramp;
+	int state;
+
+	if (!t)
+		return 0;
+	rec.tgid = t->tgid;
+	rec.tid = t->pid;
+	if (!bpf_map_lookup_elem(&traced_tgids, &rec.tgid))
+		return 0;
+	tramp = trampoline(t);
+	req = bpf_map_lookup_elem(&release_scratch, &k);
+	if (!tramp || !req || !armed_slots(t, tramp, req))
+		return 0;
+	/* Hold the thread (a work already queued or running stays: -EBUSY). */
+	bpf_map_update_elem(&release_works, &rec.tid, &zero, BPF_NOEXIST);
+	w = bpf_map_lookup_elem(&release_works, &rec.tid);
+	if (!w)
+		return 0;
+	bpf_task_work_schedule_resume_impl(t, &w->tw, &release_works, release_cb, 0);
+	/* Held: the work runs now (the thread is in release_cb), or it is
+	 * queued and the thread is, at this point, not running user code:
+	 * asleep in the kernel or off its CPU. From here on, its stack
+	 * changes only through the recorder. */
+	state = work_state(w, t);
+	rec.held = state == BPF_TW_RUNNING ||
+		   (state == BPF_TW_SCHEDULED && (t->__state != 0 /* TASK_RUNNING */ || !t->on_cpu));
+	/* The slots as they are now (read after the check above). */
+	n = armed_slots(t, tramp, req);
+	rec.n = n;
+	bpf_seq_write(seq, &rec, sizeof(rec));
+	for (i = 0; i < ATRACE_UNWIND_MAX; i++) {
+		if (i >= n || i >= req->n)
+			break;
+		bpf_seq_write(seq, &req->w[i], sizeof(req->w[i]));
+	}
 	return 0;
 }

@@ -55,8 +55,24 @@ struct atrace_unwind_req {
 	__u32 tid;
 	__u64 seq;
 	__u32 n;
-	__u32 pad;
+	__u32 arm; /* 1: the writes put the trampoline back (a catch re-arms) */
 	struct atrace_unwind_write w[ATRACE_UNWIND_MAX];
+};
+
+/*
+ * The release (after the recording, docs/exceptions.md): the scan of a
+ * process's threads (iterator release_scan) writes, per thread that still
+ * has a slot of atrace's holding the trampoline, this header and then `n`
+ * struct atrace_unwind_write. `held`: the thread cannot run an instruction
+ * of its own before the recorder has written them, so it may write them
+ * now; otherwise it will hand them over itself, as a request, at its next
+ * return to user mode.
+ */
+struct atrace_release_rec {
+	__u32 tgid;
+	__u32 tid;
+	__u32 held;
+	__u32 n;
 };
 
 #endif /* ATRACE_BPF_UNWIND_H */

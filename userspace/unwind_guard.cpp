@@ -1,6 +1,7 @@
 #include "userspace/unwind_guard.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -38,28 +40,50 @@ bool key_of(const uprobes::ProbeSite& s, atrace_unwind_key& key) {
   return true;
 }
 
+// The kfunc that queues a task work, which the release needs (Linux 6.18).
+bool kernel_has_task_work() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return false;
+  bool has = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0;
+  btf__free(vmlinux);
+  return has;
+}
+
 }  // namespace
 
 UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites,
                          bool multi)
     : multi_(multi) {
-  skel_.reset(unwind_bpf::open());
-  if (!skel_) throw UnwindGuardError("cannot open the unwind programs: " + errno_text(errno));
-  auto reuse = [](bpf_map* m, int fd) {
-    if (int err = bpf_map__reuse_fd(m, fd); err)
-      throw UnwindGuardError("cannot share atrace's maps: " + errno_text(err));
+  // With the release program if the kernel has what it needs; a kernel
+  // that refuses it gets the guard without it.
+  auto open_and_load = [&](bool with_release) -> int {
+    skel_.reset(unwind_bpf::open());
+    if (!skel_) throw UnwindGuardError("cannot open the unwind programs: " + errno_text(errno));
+    auto reuse = [](bpf_map* m, int fd) {
+      if (int err = bpf_map__reuse_fd(m, fd); err)
+        throw UnwindGuardError("cannot share atrace's maps: " + errno_text(err));
+    };
+    reuse(skel_->maps.rings, maps.rings);
+    reuse(skel_->maps.lost, maps.lost);
+    reuse(skel_->maps.traced_tgids, maps.traced_tgids);
+    bpf_map__set_max_entries(skel_->maps.probe_ids, static_cast<__u32>(std::max<size_t>(sites.size(), 1)));
+    if (multi_) {
+      auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
+      bpf_program__set_expected_attach_type(skel_->progs.unwind_start, t);
+      bpf_program__set_expected_attach_type(skel_->progs.unwind_walk, t);
+      bpf_program__set_expected_attach_type(skel_->progs.unwind_catch, t);
+    }
+    bpf_program__set_autoload(skel_->progs.release_scan, with_release);
+    return unwind_bpf::load(skel_.get());
   };
-  reuse(skel_->maps.rings, maps.rings);
-  reuse(skel_->maps.lost, maps.lost);
-  reuse(skel_->maps.traced_tgids, maps.traced_tgids);
-  bpf_map__set_max_entries(skel_->maps.probe_ids, static_cast<__u32>(std::max<size_t>(sites.size(), 1)));
-  if (multi_) {
-    auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
-    bpf_program__set_expected_attach_type(skel_->progs.unwind_start, t);
-    bpf_program__set_expected_attach_type(skel_->progs.unwind_walk, t);
-    bpf_program__set_expected_attach_type(skel_->progs.unwind_catch, t);
+  int err = -1;
+  if (kernel_has_task_work()) {
+    err = open_and_load(true);
+    can_release_ = err == 0;
+    if (err) release_refused_ = "the kernel refused the release program (" + errno_text(err) + ")";
   }
-  if (int err = unwind_bpf::load(skel_.get()); err)
+  if (err) err = open_and_load(false);
+  if (err)
     throw UnwindGuardError("the kernel refused the unwind programs (" + errno_text(err) +
                            "; -v shows the verifier's log)");
   for (const auto& s : sites) {
@@ -80,8 +104,11 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   });
 }
 
-// Links first: once they are gone no program runs, and no request comes.
+// The release while the guard still serves unwinds (whichever way the
+// recording ended, errors included); then the links: once they are gone
+// no program runs, and no request comes.
 UnwindGuard::~UnwindGuard() {
+  release();
   links_.clear();
   stop_ = true;
   if (server_.joinable()) server_.join();
@@ -102,23 +129,93 @@ int UnwindGuard::mem_fd(uint32_t tgid, bool reopen) {
 }
 
 // Each slot is written only where it still holds what the program saw; the
-// thread waits in the program, so its stack cannot change meanwhile.
-void UnwindGuard::serve(const void* data, size_t size) {
-  if (size < sizeof(atrace_unwind_req)) return;
-  const auto* req = static_cast<const atrace_unwind_req*>(data);
-  int fd = mem_fd(req->tgid, false);
-  for (uint32_t i = 0; fd >= 0 && i < req->n && i < ATRACE_UNWIND_MAX; ++i) {
-    const atrace_unwind_write& w = req->w[i];
+// thread waits (in the program, or held by the release), so its stack
+// cannot change meanwhile.
+void UnwindGuard::write_slots(uint32_t tgid, const atrace_unwind_write* ws, uint32_t n) {
+  int fd = mem_fd(tgid, false);
+  for (uint32_t i = 0; fd >= 0 && i < n && i < ATRACE_UNWIND_MAX; ++i) {
+    const atrace_unwind_write& w = ws[i];
     uint64_t now = 0;
     auto at = static_cast<off_t>(w.addr);
     bool read = pread(fd, &now, sizeof now, at) == static_cast<ssize_t>(sizeof now);
-    if (!read && i == 0 && (fd = mem_fd(req->tgid, true)) >= 0)
+    if (!read && i == 0 && (fd = mem_fd(tgid, true)) >= 0)
       read = pread(fd, &now, sizeof now, at) == static_cast<ssize_t>(sizeof now);
     if (read && now == w.expect) (void)!pwrite(fd, &w.value, sizeof w.value, at);
   }
+}
+
+// Once the release has begun, a catch no longer puts the trampoline back.
+void UnwindGuard::serve(const void* data, size_t size) {
+  if (size < sizeof(atrace_unwind_req)) return;
+  const auto* req = static_cast<const atrace_unwind_req*>(data);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!(req->arm && releasing_)) write_slots(req->tgid, req->w, req->n);
   __u32 tid = req->tid;
   __u64 seq = req->seq;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.served), &tid, &seq, BPF_ANY);
+}
+
+// One scan of the traced processes' threads: the slots of the held ones
+// are written now (the lock keeps the requests of the others waiting
+// until then). Returns how many threads still had armed slots, -errno
+// when the scan failed.
+long UnwindGuard::release_round(int iter_link) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UniqueFd it(bpf_iter_create(iter_link));
+  if (it.get() < 0) return -errno;
+  std::string buf;
+  char chunk[16384];
+  for (ssize_t got; (got = read(it.get(), chunk, sizeof chunk)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return -errno;
+    }
+    buf.append(chunk, static_cast<size_t>(got));
+  }
+  long threads = 0;
+  for (size_t pos = 0; pos + sizeof(atrace_release_rec) <= buf.size();) {
+    atrace_release_rec rec;
+    std::memcpy(&rec, buf.data() + pos, sizeof rec);
+    pos += sizeof rec;
+    const size_t bytes = size_t{rec.n} * sizeof(atrace_unwind_write);
+    if (rec.n > ATRACE_UNWIND_MAX || pos + bytes > buf.size()) break;
+    std::vector<atrace_unwind_write> ws(rec.n);
+    std::memcpy(ws.data(), buf.data() + pos, bytes);
+    pos += bytes;
+    threads++;
+    if (rec.held) write_slots(rec.tgid, ws.data(), rec.n);
+  }
+  return threads;
+}
+
+// Rounds until a scan finds nothing armed: the held threads are written by
+// the round, the running ones hand their slots over themselves (a task
+// work at their next return to user mode) between rounds.
+void UnwindGuard::release(std::chrono::milliseconds budget) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    releasing_ = true;
+  }
+  const char* consequence = "an exception through a call that was open at the stop would abort the program";
+  if (!can_release_) {
+    // Before Linux 6.18 nothing can hold a thread without a signal
+    // (docs/exceptions.md, Limits): said there, not on every run.
+    if (!release_refused_.empty())
+      std::fprintf(stderr, "atrace: warning: %s: %s\n", release_refused_.c_str(), consequence);
+    return;
+  }
+  LinkPtr link(bpf_program__attach_iter(skel_->progs.release_scan, nullptr));
+  long left = link ? 0 : -errno;
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  while (link && (left = release_round(bpf_link__fd(link.get()))) > 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (left < 0)
+    std::fprintf(stderr, "atrace: warning: cannot scan the traced threads for open calls (%s): %s\n",
+                 errno_text(static_cast<int>(left)).c_str(), consequence);
+  else if (left > 0)
+    std::fprintf(stderr, "atrace: warning: %ld thread(s) could not be reached to restore their "
+                 "return addresses: %s\n", left, consequence);
 }
 
 void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {

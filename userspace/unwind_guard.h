@@ -16,13 +16,21 @@
 // (each only where it still holds the value the program saw) and tells
 // the program it may go on. Links, programs, /proc fds and the thread are
 // owned here: they go with the guard.
+//
+// The recorder destroys the guard only after a launched target has
+// exited, so an unwind after the stop is served as during it. Going, the
+// guard first gives the calls still open in the processes that go on
+// their return addresses back (release(); docs/exceptions.md, "After the
+// recording").
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <string>
@@ -34,6 +42,7 @@
 
 struct unwind_bpf;
 struct ring_buffer;
+struct atrace_unwind_write;
 
 namespace atrace {
 
@@ -63,19 +72,34 @@ class UnwindGuard {
   void attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid);
 
  private:
+  // In each traced process still running, every return slot of atrace's
+  // that still holds the trampoline gets its original address back, each
+  // while its thread cannot run (bpf/unwind.bpf.c, release_scan), so that
+  // an unwind through those calls after atrace has gone runs as untraced.
+  // Catches stop re-arming the frames they survive. Says on stderr what
+  // could not be done (threads not reached within `budget`); nothing on a
+  // kernel before 6.18, which cannot (docs/exceptions.md, Limits).
+  void release(std::chrono::milliseconds budget = std::chrono::milliseconds(2000));
+
   struct Deleter {
     void operator()(unwind_bpf* s) const;
     void operator()(ring_buffer* r) const;
   };
   static int on_request(void* self, void* data, size_t size);
   void serve(const void* data, size_t size);
+  void write_slots(uint32_t tgid, const atrace_unwind_write* w, uint32_t n);
+  long release_round(int iter_link);
   int mem_fd(uint32_t tgid, bool reopen);
 
   std::unique_ptr<unwind_bpf, Deleter> skel_;
   std::unique_ptr<ring_buffer, Deleter> requests_;
   bool multi_;
+  bool can_release_ = false;     // release_scan loaded (Linux 6.18)
+  std::string release_refused_;  // why a kernel with task work refused it
   std::vector<OwnedLink> links_;
-  std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (server thread only)
+  std::mutex mu_;  // one writer at a time: the server's requests, release()
+  std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
+  bool releasing_ = false;            // under mu_: re-arming requests are not served
   std::atomic<bool> stop_{false};
   std::thread server_;
 };

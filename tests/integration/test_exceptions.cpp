@@ -4,9 +4,14 @@
 // (stdout, its own stderr, exit status), and the report must count every
 // call, the unwound ones as `unwound`, against what target_exceptions says
 // it did.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
@@ -136,6 +141,129 @@ TEST_F(Exceptions, ForcedUnwindsInAProgramWithoutLibgcc) {
   auto rep = traced_like_untraced({}, "*", {}, Paths::target_unwind_c);
   ASSERT_TRUE(rep);
   expect_counts(*rep, 2);
+}
+
+// ---- calls open when the recording stops (docs/exceptions.md) ----
+
+// One byte into the FIFO `path` once its reader has it open.
+bool write_fifo(const std::string& path, milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + scaled(timeout);
+  while (std::chrono::steady_clock::now() < end) {
+    int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      bool ok = write(fd, "g", 1) == 1;
+      close(fd);
+      return ok;
+    }
+    if (errno != ENXIO) return false;  // ENXIO: no reader yet
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return false;
+}
+
+class OpenAtStop : public Exceptions {
+ protected:
+  // `target_exceptions hold now FIFO`, released by the test: what the
+  // program prints untraced.
+  Result untraced_hold() {
+    std::string fifo = file("go.untraced");
+    EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    Child t({Paths::target_exceptions, "hold", "now", fifo, tag_arg()});
+    EXPECT_TRUE(t.wait_for_line("ready", scaled(milliseconds(30000))));
+    EXPECT_TRUE(write_fifo(fifo, milliseconds(30000)));
+    Result r = t.wait(scaled(milliseconds(30000)));
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.out.find("spin: ended with 1"), std::string::npos) << r.out;
+    return r;
+  }
+
+  // The program under `atrace record -p` (`extra`), entering its four calls
+  // while recorded; `stop` ends the recording; once atrace has exited, the
+  // calls unwind. Same output as untraced; the report counts each of the
+  // calls once, unfinished.
+  void attach_then_unwind(const std::vector<std::string>& extra, void (*stop)(Child&)) {
+    Result plain = untraced_hold();
+    std::string fifo = file("go"), out = file("open.data");
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    Child target({Paths::target_exceptions, "hold", "traced", fifo, tag_arg()});
+    std::vector<std::string> argv = {Paths::atrace, "record", "-p", std::to_string(target.pid()),
+                                     "--select=*", "-o", out};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    Child atrace(argv);
+    ASSERT_TRUE(target.wait_for_line("ready", scaled(milliseconds(30000))))
+        << atrace.wait(milliseconds(1000)).describe();
+    stop(atrace);
+    Result a = atrace.wait(scaled(milliseconds(60000)));
+    ASSERT_TRUE(a.exited(0)) << a.describe();
+    ASSERT_TRUE(write_fifo(fifo, milliseconds(30000)));
+    Result traced = target.wait(scaled(milliseconds(30000)));
+    EXPECT_EQ(traced.term_signal, 0) << traced.describe();
+    EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.describe();
+    EXPECT_EQ(traced.out, plain.out) << traced.describe();
+    EXPECT_EQ(traced.err, plain.err) << traced.describe();
+    auto rep = report_json(out);
+    ASSERT_TRUE(rep);
+    expect_open_at_stop(*rep, true);
+  }
+
+  // Each of the calls open at the stop counted once. After atrace had gone
+  // (`-p`) they end unrecorded: unfinished. A launched program goes on as
+  // soon as its return_probed() lost its return probe, maybe while other
+  // probes are still being detached (one by one with perf links): then a
+  // catcher's return or a call's unwind in that window is recorded, as any
+  // call's end in that window is.
+  static void expect_open_at_stop(const nlohmann::json& rep, bool ended_after_exit) {
+    for (const char* f : {"spin_catch", "read_catch"}) {
+      SCOPED_TRACE(f);
+      EXPECT_EQ(calls_of(rep, f), 1) << function_names(rep);
+      EXPECT_EQ(function_field(rep, f, "unwound"), 0);
+      if (ended_after_exit) {
+        EXPECT_EQ(function_field(rep, f, "unfinished"), 1);
+      }
+    }
+    for (const char* f : {"spin_frame", "read_frame", "epoll_frame", "cancel_frame"}) {
+      SCOPED_TRACE(f);
+      EXPECT_EQ(calls_of(rep, f), 1) << function_names(rep);
+      long long unfinished = function_field(rep, f, "unfinished");
+      long long unwound = function_field(rep, f, "unwound");
+      EXPECT_EQ(unfinished + unwound, 1);
+      if (ended_after_exit) {
+        EXPECT_EQ(unwound, 0);
+      }
+    }
+  }
+};
+
+// -p with --duration: four threads inside traced calls when the recording
+// ends (one spinning in user space, three blocked in system calls); after
+// atrace has exited, two throw through their call, one calls pthread_exit
+// in it, one is cancelled in it. The blocked reads and epoll_wait return
+// their data, not EINTR.
+TEST_F(OpenAtStop, AttachDurationThenThrowExitCancel) {
+  attach_then_unwind({"--duration=3"}, [](Child&) {});
+}
+
+// The same, the recording ended by SIGINT.
+TEST_F(OpenAtStop, AttachSigintThenThrowExitCancel) {
+  attach_then_unwind({}, [](Child& atrace) { atrace.signal(SIGINT); });
+}
+
+// Launch mode with --duration: atrace waits for the program, which unwinds
+// once the probes are gone.
+TEST_F(OpenAtStop, LaunchDurationThenThrowExitCancel) {
+  std::vector<std::string> plain_cmd = {Paths::target_exceptions, "hold", "now", "untraced", tag_arg()};
+  Result plain = run(plain_cmd);
+  ASSERT_TRUE(plain.exited(0)) << plain.describe();
+  std::string out = file("launch.data");
+  Result traced = record(out, "*", {Paths::target_exceptions, "hold", "traced", "untraced", tag_arg()},
+                         {"--duration=2"});
+  EXPECT_EQ(traced.term_signal, 0) << traced.describe();
+  EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.describe();
+  EXPECT_EQ(traced.out, plain.out) << traced.describe();
+  EXPECT_EQ(program_stderr(traced.err), plain.err) << traced.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  expect_open_at_stop(*rep, false);
 }
 
 // A Go program (marked by its .note.go.buildid section) cannot be made

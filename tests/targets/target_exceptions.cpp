@@ -10,9 +10,30 @@
 //                               caught inside a destructor during unwinding
 //   target_exceptions cancel    a thread cancelled 4 traced frames deep
 //   target_exceptions exit      a thread calling pthread_exit 4 traced frames deep
+//   target_exceptions hold WAIT GO
+//                               calls that are open when the recording stops
+//                               and unwind afterwards: four threads enter a
+//                               traced frame each (spinning in user space,
+//                               blocked in read, blocked in epoll_wait,
+//                               blocked in a read that never ends); "ready";
+//                               then, at GO, the first two throw through
+//                               their frame, the third calls pthread_exit
+//                               in it, the fourth is cancelled in it.
+//                               WAIT: "now", or "traced": first wait until
+//                               a traced call has the kernel's trampoline
+//                               as its return address (return probes on).
+//                               GO: "untraced" (until a traced call no
+//                               longer has it: the probes are gone), or a
+//                               FIFO to read one byte from. A system call
+//                               that fails (EINTR) says so on stdout.
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -179,6 +200,129 @@ int forced(bool do_exit) {
   return 0;
 }
 
+// ---- calls open when the recording stops ----
+
+// The kernel's uretprobe trampoline lives in the [uprobes] mapping.
+bool in_uprobes_area(const void* addr) {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (!maps) return false;
+  char line[512];
+  bool in = false;
+  while (!in && std::fgets(line, sizeof line, maps)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::strstr(line, "[uprobes]") && std::sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+      in = reinterpret_cast<uintptr_t>(addr) >= lo && reinterpret_cast<uintptr_t>(addr) < hi;
+  }
+  std::fclose(maps);
+  return in;
+}
+
+// True while this function gets a return probe.
+TRACED bool return_probed() {
+  bool probed = in_uprobes_area(__builtin_return_address(0));
+  TARGET_BARRIER();
+  return probed;
+}
+
+std::atomic<int> entered;
+volatile int go_flag;
+int read_pipe[2], epoll_pipe[2], never_pipe[2];
+
+void say_failed(const char* what, long n) {
+  if (n < 0) std::printf("%s: %s\n", what, std::strerror(errno));
+  else std::printf("%s: returned %ld\n", what, n);
+}
+
+TRACED int spin_frame() {
+  entered++;
+  while (!go_flag) TARGET_BARRIER();
+  throw Error{1};
+}
+
+TRACED int spin_catch() {
+  try {
+    return spin_frame();
+  } catch (const Error& e) {
+    return e.value;
+  }
+}
+
+TRACED int read_frame() {
+  entered++;
+  char c;
+  ssize_t n = read(read_pipe[0], &c, 1);
+  if (n != 1) say_failed("read", n);
+  throw Error{2};
+}
+
+TRACED int read_catch() {
+  try {
+    return read_frame();
+  } catch (const Error& e) {
+    return e.value;
+  }
+}
+
+TRACED int epoll_frame(int ep) {
+  entered++;
+  struct epoll_event ev {};
+  int n = epoll_wait(ep, &ev, 1, -1);
+  if (n != 1) say_failed("epoll_wait", n);
+  pthread_exit(reinterpret_cast<void*>(7));
+}
+
+TRACED int cancel_frame() {
+  entered++;
+  char c;
+  ssize_t n = read(never_pipe[0], &c, 1);  // a cancellation point
+  say_failed("read (never)", n);
+  return 0;
+}
+
+void* spin_main(void*) { return reinterpret_cast<void*>(static_cast<long>(spin_catch())); }
+void* read_main(void*) { return reinterpret_cast<void*>(static_cast<long>(read_catch())); }
+void* epoll_main(void* ep) { return reinterpret_cast<void*>(static_cast<long>(epoll_frame(*static_cast<int*>(ep)))); }
+void* cancel_main(void*) { return reinterpret_cast<void*>(static_cast<long>(cancel_frame())); }
+
+void print_end(const char* name, pthread_t t) {
+  void* ret = nullptr;
+  pthread_join(t, &ret);
+  if (ret == PTHREAD_CANCELED) std::printf("%s: cancelled\n", name);
+  else std::printf("%s: ended with %ld\n", name, reinterpret_cast<long>(ret));
+}
+
+int hold(const char* wait, const char* go) {
+  if (!std::strcmp(wait, "traced"))
+    while (!return_probed()) usleep(2000);
+  if (pipe(read_pipe) || pipe(epoll_pipe) || pipe(never_pipe)) return 1;
+  int ep = epoll_create1(0);
+  struct epoll_event ev {};
+  ev.events = EPOLLIN;
+  if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, epoll_pipe[0], &ev)) return 1;
+  pthread_t ts[4];
+  void* (*mains[4])(void*) = {spin_main, read_main, epoll_main, cancel_main};
+  for (int i = 0; i < 4; i++)
+    if (pthread_create(&ts[i], nullptr, mains[i], &ep)) return 1;
+  while (entered.load() < 4) usleep(1000);
+  std::printf("ready\n");
+  if (!std::strcmp(go, "untraced")) {
+    while (return_probed()) usleep(2000);
+  } else {
+    int fifo = open(go, O_RDONLY);
+    char c;
+    if (fifo < 0 || read(fifo, &c, 1) != 1) return 1;
+    close(fifo);
+  }
+  go_flag = 1;
+  if (write(read_pipe[1], "x", 1) != 1 || write(epoll_pipe[1], "x", 1) != 1) return 1;
+  pthread_cancel(ts[3]);
+  print_end("spin", ts[0]);
+  print_end("read", ts[1]);
+  print_end("epoll", ts[2]);
+  print_end("cancel", ts[3]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   target_line_buffered();
   const char* mode = argc > 1 ? argv[1] : "throw";
@@ -187,8 +331,13 @@ int main(int argc, char** argv) {
     std::printf("sum=%ld\n", driver(static_cast<int>(rounds)));
   } else if (!std::strcmp(mode, "cancel") || !std::strcmp(mode, "exit")) {
     if (forced(!std::strcmp(mode, "exit")) != 0) return 1;
+  } else if (!std::strcmp(mode, "hold") && argc > 3) {
+    if (hold(argv[2], argv[3]) != 0) return 1;
+    std::fflush(stdout);
+    return target_exit_code(argc, argv);
   } else {
-    std::fprintf(stderr, "usage: %s throw [N] | cancel | exit\n", argv[0]);
+    std::fprintf(stderr, "usage: %s throw [N] | cancel | exit | hold now|traced untraced|FIFO\n",
+                 argv[0]);
     return 2;
   }
   std::printf("guards=%ld dtor_caught=%ld rethrown=%ld\n", guards, dtor_caught, rethrown);
