@@ -4,6 +4,7 @@
 // has functions of every shape, with the place each must get; the counts
 // must be exact, the durations well-formed and the program's output that of
 // the untraced run, both with the probes moved and all at +0.
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -140,6 +141,46 @@ TEST_F(Placement, CountsExactWithPerfLinks) {
   auto rep = report_json(trace);
   ASSERT_TRUE(rep);
   expect_exact(*rep, c.traced);
+}
+
+// C++ exceptions and forced unwinds through functions whose probes sit past
+// endbr64: the unwind guard restores the return addresses the moved return
+// probes replaced (their slots are where they would be at +0), and the
+// program runs as untraced with every call and unwound frame counted.
+TEST_F(Placement, ExceptionsThroughMovedProbes) {
+  Result list = run({Paths::atrace, "list", Paths::target_exceptions_cet, "thrower,mid,driver"});
+  ASSERT_TRUE(list.exited(0)) << list.describe();
+  auto placed = listed_places(list.out);
+  for (const char* fn : {"thrower(int)", "mid(int)", "driver(int)"})
+    EXPECT_EQ(placed[fn].substr(0, 3), "+4 ") << fn << " is not probed past endbr64:\n" << list.out;
+
+  const std::vector<std::vector<std::string>> runs = {{"throw", "20"}, {"cancel"}, {"exit"}};
+  for (const auto& args : runs) {
+    SCOPED_TRACE(args.front());
+    const std::string trace = file(args.front() + ".data");
+    std::vector<std::string> cmd = {Paths::target_exceptions_cet};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    cmd.push_back(tag_arg());
+    ComparedRun c = run_untraced_and_traced(cmd, trace, {"--select=*"});
+    ASSERT_TRUE(behaves_as_untraced(c));
+    auto rep = report_json(trace);
+    ASSERT_TRUE(rep);
+    // "NAME calls=C unwound=U" lines of the program against the report.
+    std::istringstream in(c.untraced.out);
+    size_t checked = 0;
+    for (std::string line; std::getline(in, line);) {
+      char name[64];
+      long long calls = 0, unwound = 0;
+      if (std::sscanf(line.c_str(), "%63s calls=%lld unwound=%lld", name, &calls, &unwound) != 3)
+        continue;
+      SCOPED_TRACE(line);
+      EXPECT_EQ(calls_of(*rep, name), calls) << function_names(*rep);
+      EXPECT_EQ(function_field(*rep, name, "unwound"), unwound);
+      EXPECT_EQ(function_field(*rep, name, "unfinished"), 0);
+      checked++;
+    }
+    EXPECT_GT(checked, 0u) << c.untraced.out;
+  }
 }
 
 }  // namespace
