@@ -6,6 +6,7 @@
 // the untraced run, both with the probes moved and all at +0.
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tests/integration/fixture.h"
@@ -141,6 +142,34 @@ TEST_F(Placement, CountsExactWithPerfLinks) {
   auto rep = report_json(trace);
   ASSERT_TRUE(rep);
   expect_exact(*rep, c.traced);
+}
+
+// The relevance filter detaching functions whose probes moved: the links are
+// rebuilt from the same (moved) sites, the program runs as untraced, and the
+// functions not judged (fewer calls than --filter-min-calls) stay exact.
+TEST_F(Placement, FilterDetachesMovedProbes) {
+  const std::string trace = file("filter.data");
+  ComparedRun c = run_untraced_and_traced(
+      {Paths::target_placement, "50", tag_arg()}, trace,
+      {"--select=" + std::string(kSelect), "--filter=absolute", "--filter-threshold=1s",
+       "--filter-min-calls=100"});
+  ASSERT_TRUE(behaves_as_untraced(c));
+  auto rep = report_json(trace);
+  ASSERT_TRUE(rep);
+  std::set<std::string> detached;
+  for (const auto& d : (*rep)["detached"]) detached.insert(base_name(d["name"].get<std::string>()));
+  // 500 calls or more, moved: judged and detached.
+  for (const char* fn : {"pl_endbr_push", "pl_mov_push", "pl_mov_nop5"}) {
+    EXPECT_TRUE(detached.count(fn)) << fn << ": " << (*rep)["detached"].dump();
+    EXPECT_GE(calls_of(*rep, fn), 100) << fn;
+  }
+  // 50 calls each: never judged, every call recorded.
+  for (const char* fn : {"pl_loop_to_probe", "pl_loop_into_prefix", "pl_shared_tail", "pl_side_door",
+                         "pl_red_zone", "pl_indirect"}) {
+    EXPECT_FALSE(detached.count(fn)) << fn;
+    EXPECT_EQ(calls_of(*rep, fn), 50) << fn;
+    EXPECT_EQ(function_field(*rep, fn, "unfinished"), 0) << fn;
+  }
 }
 
 // C++ exceptions and forced unwinds through functions whose probes sit past
