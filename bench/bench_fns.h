@@ -19,6 +19,10 @@ long bench_fn_nop5(long x);
 /* First instructions five 1-byte nops 0x90 (-fpatchable-function-entry=5):
  * emulated, but not an optimizable NOP5. */
 long bench_fn_nop1x5(long x);
+/* endbr64 then push %rbp (-fcf-protection=full -fno-omit-frame-pointer): a
+ * probe at +0 is single-stepped; atrace puts it on the push at +4, emulated
+ * (uprobes/placement.h). */
+long bench_fn_endbrpush(long x);
 
 /* fn_entries.S: hand-picked entry instructions, body `return x + 1`. */
 long bench_e_movimm(long x);

@@ -7,13 +7,16 @@
 #   nop5        bench_fn_nop5        entry `0f 1f 44 00 00`: optimized (6.18+)
 #   push        bench_fn_push        entry `push %rbp`: emulated
 #   nop1x5      bench_fn_nop1x5      entry five `90`: emulated 1-byte nop
+#   endbrpush   bench_fn_endbrpush   `endbr64; push %rbp`: bpftrace probes the
+#                                    single-stepped endbr64 at +0, atrace the
+#                                    emulated push at +4 (uprobes/placement.h)
 # The entry bytes are checked with objdump before anything runs.
 #
 # usage: bench/uprobe_cost.sh [-b BUILD] [-n CALLS] [-r ROUNDS]
-#                             [-v "singlestep nop5 push"] [-a ARGS] [-A] [-w]
+#                             [-v "singlestep nop5 push endbrpush"] [-a ARGS] [-A] [-w]
 #   -b  build tree holding atrace (default: build); uprobe_target is built
 #       from bench/ on its own (see build_target in bench_lib.sh)
-#   -n  calls per run (default 200000; the single-step variant runs n/10)
+#   -n  calls per run (default 200000; singlestep and endbrpush run n/10)
 #   -r  rounds; each round runs every variant untraced, under bpftrace and
 #       under atrace, in rotating order (default 5)
 #   -a  extra options for `atrace record`, e.g. "--attach=perf"
@@ -26,7 +29,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bench_lib.sh"
 
-build=build n=200000 rounds=5 variants="singlestep nop5 push" use_atrace=1 atrace_args=""
+build=build n=200000 rounds=5 variants="singlestep nop5 push endbrpush" use_atrace=1 atrace_args=""
 while getopts b:n:r:v:a:Awh opt; do
 	case $opt in
 	b) build=$OPTARG ;; n) n=$OPTARG ;; r) rounds=$OPTARG ;;
@@ -60,6 +63,8 @@ path[nop5]="optimized NOP5 (uprobe syscall)"
 kernel_has __x64_sys_uprobe || path[nop5]="emulated NOP5 (kernel without optimized uprobes)"
 want_bytes[push]="55" path[push]="emulated (push)"
 want_bytes[nop1x5]="90" path[nop1x5]="emulated (1-byte nop)"
+want_bytes[endbrpush]="f3 0f 1e fa"
+path[endbrpush]="bpftrace: single-step at +0; atrace: emulated push at +4"
 ret_path="uretprobe syscall"
 kernel_has __x64_sys_uretprobe || ret_path="uretprobe int3 trap"
 for v in $variants; do
@@ -75,8 +80,12 @@ for v in $variants; do
 		*) die "$fn does not start with mov/lea/imul" ;;
 		esac
 	fi
+	if [[ $v == endbrpush ]] && ((use_atrace)); then
+		place=$("$atrace" list "$target" "$fn" | awk -v f="$fn" '$NF == f {print $1, $2}')
+		[[ $place == "+4 emulated" ]] || die "atrace list puts $fn's probe at '$place', expected '+4 emulated'"
+	fi
 	calls[$v]=$n
-	[[ $v == singlestep ]] && calls[$v]=$((n / 10 > 1000 ? n / 10 : 1000))
+	[[ $v == singlestep || $v == endbrpush ]] && calls[$v]=$((n / 10 > 1000 ? n / 10 : 1000))
 	echo "$fn: entry \`$got\` = $(entry_insn "$target" "$fn") -> ${path[$v]}" >&2
 done
 

@@ -22,8 +22,8 @@
 
 #define FUNCTIONS(X)                                                       \
 	X(bench_fn_singlestep) X(bench_fn_push) X(bench_fn_nop5)           \
-	X(bench_fn_nop1x5) X(bench_e_movimm) X(bench_e_movreg)             \
-	X(bench_e_subrsp) X(bench_e_endbr64) X(bench_e_movrr)              \
+	X(bench_fn_nop1x5) X(bench_fn_endbrpush) X(bench_e_movimm)         \
+	X(bench_e_movreg) X(bench_e_subrsp) X(bench_e_endbr64) X(bench_e_movrr) \
 	X(bench_e_push) X(bench_e_jmp0) X(bench_e_nop1) X(bench_e_nop2)    \
 	X(bench_e_nop3) X(bench_e_nop4) X(bench_e_nop6) X(bench_e_nop5)    \
 	X(bench_e_nop5split)

@@ -109,6 +109,7 @@ void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings
       e.varint(strings.id(p.module));
       e.varint(strings.id(p.path));
       e.varint(strings.id(p.build_id));
+      e.varint(p.entry_delta);  // appended after the first 2.0 writers
     });
   }
 }
@@ -128,6 +129,7 @@ std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::strin
     p.module = string_at(strings, e.varint());
     p.path = string_at(strings, e.varint());
     p.build_id = string_at(strings, e.varint());
+    if (e.left()) p.entry_delta = e.varint();  // older writers end before it
   }
   return out;
 }

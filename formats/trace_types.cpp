@@ -55,6 +55,10 @@ const char* to_string(ProbePath p) {
   return "unknown";
 }
 
+std::string probe_place(ProbePath path, uint64_t entry_delta) {
+  return "+" + std::to_string(entry_delta) + " " + to_string(path);
+}
+
 const char* to_string(DetachReason r) {
   switch (r) {
     case DetachReason::Absolute: return "absolute";

@@ -164,7 +164,14 @@ struct ProbeInfo {
   uint64_t offset = 0;   // file offset where the uprobe sits
   ProbePath path_kind = ProbePath::Unknown;
   std::string build_id;  // GNU build-id of the module, lowercase hex; empty if none
+  // Bytes from the function's first instruction to the probed one
+  // (uprobes/placement.h); 0 at the entry, and in files that predate it.
+  uint64_t entry_delta = 0;
 };
+
+// Where and how a function's entry probe runs, as shown by `list` and
+// `info`: "+4 emulated", "+0 single-step".
+std::string probe_place(ProbePath path, uint64_t entry_delta);
 
 struct ThreadInfo {
   uint32_t tid = 0;

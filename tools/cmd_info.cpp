@@ -125,11 +125,16 @@ void print_probes(const fmt::TraceReader& r) {
   for (const auto& p : r.probes()) fast += p.path_kind == fmt::ProbePath::Nop5;
   std::printf("\nProbes: %zu (%zu on the fast nop5 path)\n", r.probes().size(), fast);
   if (r.probes().empty()) return;
-  std::printf("  %6s  %-8s  %-11s  %18s  %-20s  %s\n", "ID", "Kind", "Path", "Address", "Module",
+  // Path: where a function's probe sat (bytes past its first instruction)
+  // and how the kernel ran it there.
+  std::printf("  %6s  %-8s  %-15s  %18s  %-20s  %s\n", "ID", "Kind", "Path", "Address", "Module",
               "Name");
-  for (const auto& p : r.probes())
-    std::printf("  %6u  %-8s  %-11s  %#18" PRIx64 "  %-20s  %s\n", p.id, fmt::to_string(p.kind),
-                fmt::to_string(p.path_kind), p.address, p.module.c_str(), p.name.c_str());
+  for (const auto& p : r.probes()) {
+    std::string path = p.kind == fmt::ProbeKind::Function ? fmt::probe_place(p.path_kind, p.entry_delta)
+                                                          : fmt::to_string(p.path_kind);
+    std::printf("  %6u  %-8s  %-15s  %#18" PRIx64 "  %-20s  %s\n", p.id, fmt::to_string(p.kind),
+                path.c_str(), p.address, p.module.c_str(), p.name.c_str());
+  }
 }
 
 // The relevance filters' decisions, in time order: when (since the start

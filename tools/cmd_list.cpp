@@ -26,6 +26,7 @@ struct ListArgs {
   std::string binary;
   std::string pattern = "*";
   bool usdt = false;
+  bool at_entry = false;  // --probe-at-entry
 };
 
 // One line per probe site: path of its instruction, address, semaphore
@@ -84,25 +85,30 @@ int run_list(const ListArgs& a) {
   KernelFeatures f = detect_kernel_features();
   ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
+  ro.move_probes = !a.at_entry;
   ResolveNotes notes;
   auto sites = resolve_probe_sites(parse_selectors(a.pattern), {}, modules, ro, &notes);
-  size_t by_path[5] = {};
+  size_t by_path[5] = {}, moved = 0;
+  // PATH: where the entry probe sits (bytes past the function's first
+  // instruction) and how the kernel runs it there (uprobes/placement.h).
   // PROBES: what `record` would attach: "entry+ret" (an entry uprobe and a
   // return probe), or "none" with the reason (uprobes/probe_policy.h).
-  std::printf("%-11s %18s %8s  %-9s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "PROBES", "MODULE",
+  std::printf("%-15s %18s %8s  %-9s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "PROBES", "MODULE",
               "FUNCTION");
   for (const auto& s : sites) {
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
+    moved += s.entry_delta > 0;
     const bool refused = s.entry_path == fmt::ProbePath::Refused;
-    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n", fmt::to_string(s.entry_path),
-                s.address, s.size, refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
-                refused ? "  (its first instruction cannot be probed safely)" : "");
+    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n",
+                fmt::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
+                refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
+                refused ? "  (no instruction of its prefix can be probed safely)" : "");
   }
   for (const auto& k : notes.skipped) {
     const auto& s = k.site;
-    std::printf("%-11s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
-                fmt::to_string(s.entry_path), s.address, s.size, "none", s.module.c_str(),
-                s.name.c_str(), k.reason.c_str());
+    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
+                fmt::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size, "none",
+                s.module.c_str(), s.name.c_str(), k.reason.c_str());
   }
   auto n = [&](fmt::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
   std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
@@ -110,6 +116,8 @@ int run_list(const ListArgs& a) {
               n(fmt::ProbePath::SingleStep));
   if (n(fmt::ProbePath::Refused))
     std::printf(", %zu refused by the kernel (cannot be traced)", n(fmt::ProbePath::Refused));
+  if (moved)
+    std::printf("; %zu probed past their first instruction, where it is cheaper", moved);
   if (!notes.skipped.empty())
     std::printf("; %zu more matched get no probe (PROBES none: a probe there would break the "
                 "program)", notes.skipped.size());
@@ -136,6 +144,9 @@ void add_list(CLI::App& app, int& exit_status) {
   cmd->add_flag("--usdt", args->usdt,
                 "List the USDT probes (provider:name, module, argument locations, semaphore) "
                 "instead of functions");
+  cmd->add_flag("--probe-at-entry", args->at_entry,
+                "Show the probes on each function's first instruction, as `record "
+                "--probe-at-entry` would place them");
   (void)pid;
   (void)bin;
   cmd->callback([args, &exit_status]() {

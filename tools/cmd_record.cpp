@@ -76,6 +76,11 @@ void add_record(CLI::App& app, int& exit_status) {
   kernel->default_str(kDefaultKernelGroupsHelp);
   cmd->add_flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
       ->excludes(kernel);
+  cmd->add_flag("--probe-at-entry", args->opts.probe_at_entry,
+                "Put every entry probe on the function's first instruction. By default it goes on "
+                "the cheapest instruction before the function touches its stack or branches (an "
+                "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
+                "instruction); `atrace list` shows where");
   cmd->add_flag("--follow-forks", args->opts.follow_forks,
                 "Trace child processes too (functions and kernel events); recording ends when "
                 "every traced process has exited");

@@ -4,6 +4,7 @@
 #include "uprobes/resolve.h"
 
 #include <map>
+#include <memory>
 #include <set>
 
 #include "uprobes/build_id.h"
@@ -11,8 +12,9 @@
 #include "uprobes/elf_file.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/ifunc.h"
-#include "uprobes/insn_class.h"
+#include "uprobes/placement.h"
 #include "uprobes/probe_policy.h"
+#include "uprobes/unwind_points.h"
 
 namespace atrace::uprobes {
 
@@ -22,17 +24,6 @@ std::string main_description(const std::vector<Module>& modules) {
   for (const auto& m : modules)
     if (m.is_main) return "the main executable (" + m.path + ")";
   return "the main executable (none given)";
-}
-
-fmt::ProbePath entry_path(const uint8_t* code, size_t len, uint64_t offset,
-                          const ResolveOptions& opts) {
-  fmt::ProbePath p = classify_entry(code, len);
-  // The kernel optimizes a NOP5 only when it does not cross a page (file
-  // offsets and addresses are congruent modulo the page size).
-  constexpr uint64_t kPage = 4096;
-  if (p == fmt::ProbePath::Nop5 && (!opts.nop5_supported || offset % kPage > kPage - 5))
-    p = fmt::ProbePath::Emulated;
-  return p;
 }
 
 bool matches(const Selector& s, const ElfFunction& f, const std::string& base) {
@@ -56,6 +47,50 @@ bool at_implementation(ElfFunction& f, const std::string& path) {
                     : 0;
   return true;
 }
+
+// Places the entry probes of one module's functions (uprobes/placement.h).
+// The file is opened and the module's code entries are decoded only when
+// some probe may move. The unwinder's points keep +0: the unwind guard's own
+// probe sits there, and its order with atrace's probes stays what it was.
+class ModulePlacer {
+ public:
+  ModulePlacer(const std::string& path, const std::vector<ElfFunction>& funcs,
+               const ResolveOptions& opts)
+      : path_(path), funcs_(funcs), opts_(opts) {}
+
+  void place(ProbeSite& site, const ElfFunction& f) {
+    EntryPlacement pl = place_entry(f.first_bytes, f.first_len, f.offset, opts_.nop5_supported, false);
+    if (opts_.move_probes && f.size > 0 && pl.path != fmt::ProbePath::Nop5 && !unwind_role(f.mangled)) {
+      if (!file_) file_ = std::make_unique<detail::ElfFile>(path_);
+      std::vector<uint8_t> code(f.size);
+      if (file_->status() == detail::ElfFile::Status::Ok &&
+          file_->read_code(f.offset, code.data(), code.size()) == code.size()) {
+        EntryPlacement moved = place_entry(code.data(), code.size(), f.offset, opts_.nop5_supported);
+        if (moved.delta > 0 && !entries().any_in(f.address, f.address + moved.delta)) pl = moved;
+      }
+    }
+    site.entry_delta = pl.delta;
+    site.offset = f.offset + pl.delta;
+    site.entry_path = pl.path;
+  }
+
+ private:
+  const CodeEntries& entries() {
+    if (!entries_) {
+      std::vector<uint64_t> starts;
+      starts.reserve(funcs_.size());
+      for (const auto& g : funcs_) starts.push_back(g.address);
+      entries_ = std::make_unique<CodeEntries>(path_, std::move(starts));
+    }
+    return *entries_;
+  }
+
+  const std::string& path_;
+  const std::vector<ElfFunction>& funcs_;
+  const ResolveOptions& opts_;
+  std::unique_ptr<detail::ElfFile> file_;
+  std::unique_ptr<CodeEntries> entries_;
+};
 
 }  // namespace
 
@@ -135,6 +170,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
 
     std::string build_id;  // read once per module, only if something matched
     std::map<uint64_t, size_t> site_at;  // file offset -> index in sites: one probe per place
+    ModulePlacer placer(mod.path, funcs, opts);
     for (auto& f : funcs) {
       const std::string base = base_name(f.demangled);
       int first = -1;  // the first include selector matching f
@@ -168,7 +204,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       site.address = f.address;
       site.size = f.size;
       site.offset = f.offset;
-      site.entry_path = entry_path(f.first_bytes, f.first_len, f.offset, opts);
+      site.entry_path = path_at(f.first_bytes, f.first_len, f.offset, opts.nop5_supported);
       const ProbePolicy policy = probe_policy(f);
       if (!policy.entry) {
         for (size_t i : inc)
@@ -182,6 +218,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       for (size_t i : inc)
         if (matches(include[i], f, base)) ++matched[i];
       if (excluded) continue;
+      placer.place(site, f);
       if (build_id.empty()) build_id = read_build_id(mod.path);
       site.build_id = build_id;
       // Two IFUNCs may resolve to one implementation (memcpy, memmove):

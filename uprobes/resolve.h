@@ -12,6 +12,9 @@ namespace atrace::uprobes {
 
 struct ResolveOptions {
   bool nop5_supported = true;  // optimized uprobes present (kernel feature)
+  // Entry probes on the cheapest instruction of the function's prefix
+  // (uprobes/placement.h); false: on the first instruction, as other tracers.
+  bool move_probes = true;
 };
 
 // A function a selector matched that gets no probe (probe_policy.h).

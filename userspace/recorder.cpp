@@ -261,6 +261,7 @@ std::vector<uprobes::ProbeSite> Recorder::resolve_sites(const KernelFeatures& f)
   try {
     uprobes::ResolveOptions ro;
     ro.nop5_supported = f.uprobe_syscall;
+    ro.move_probes = !opts_.probe_at_entry;
     uprobes::ResolveNotes notes;
     auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro, &notes);
     refuse_go_programs(sites);  // an error: before any status line
@@ -549,6 +550,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
     p.offset = s.offset;
     p.path_kind = s.entry_path;
     p.build_id = s.build_id;
+    p.entry_delta = s.entry_delta;
     table.push_back(std::move(p));
   }
   if (failures.empty()) return table;
@@ -567,10 +569,11 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions(FunctionProbes& probes,
 // One line saying what a probe hit will cost: the path of each entry probe
 // is the main factor (kernel-notes/emulated-vs-single-step.md).
 void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const {
-  size_t n[5] = {}, functions = 0;
+  size_t n[5] = {}, functions = 0, moved = 0;
   for (const auto& p : table) {
     ++n[static_cast<size_t>(p.path_kind) % 5];
     functions += p.kind == fmt::ProbeKind::Function;
+    moved += p.entry_delta > 0;
   }
   std::string paths;
   auto add = [&](fmt::ProbePath p, const char* what) {
@@ -581,6 +584,8 @@ void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attac
   add(fmt::ProbePath::Emulated, "emulated");
   add(fmt::ProbePath::SingleStep, "single-stepped (slowest)");
   add(fmt::ProbePath::Unknown, "unknown");
+  if (moved)  // uprobes/placement.h; `atrace list` and `info` show each
+    paths += " (" + std::to_string(moved) + " past the first instruction, where it is cheaper)";
   // What the probes are, how each will be run, and what attaching took
   // (bench/attach_time.sh reads the last figure).
   std::string what = std::to_string(functions) + " functions";

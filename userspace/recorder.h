@@ -44,6 +44,9 @@ struct RecordOptions {
   // Child processes are traced too (functions and kernel events); the
   // recording then ends when every traced process has exited.
   bool follow_forks = false;
+  // Every entry probe on its function's first instruction, as other tracers
+  // place them, instead of the cheapest one of its prefix (uprobes/placement.h).
+  bool probe_at_entry = false;
   // Relevance filters (filter_policy.h).
   FilterOptions filter;
 };

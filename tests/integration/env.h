@@ -32,6 +32,8 @@ struct Paths {
   static constexpr const char* safety_inputs = SAFETY_INPUTS_DIR;
   static constexpr const char* target_exceptions = TARGET_EXCEPTIONS_BIN;
   static constexpr const char* target_unwind_c = TARGET_UNWIND_C_BIN;
+  static constexpr const char* target_placement = TARGET_PLACEMENT_BIN;
+  static constexpr const char* target_exceptions_cet = TARGET_EXCEPTIONS_CET_BIN;
 };
 
 // True when the environment variable CI is "true": then a test that cannot

@@ -14,9 +14,11 @@ TEST(List, NamesEveryMatchedFunctionWithItsProbePath) {
     auto pos = r.out.find(fn);
     ASSERT_NE(pos, std::string::npos) << fn << "\n" << r.out;
     std::string line = r.out.substr(r.out.rfind('\n', pos) + 1, pos - r.out.rfind('\n', pos) - 1);
-    EXPECT_TRUE(line.rfind("single-step", 0) == 0 || line.rfind("emulated", 0) == 0 ||
-                line.rfind("nop5", 0) == 0)
-        << "no probe path on: " << line;
+    // "+N PATH": where the probe sits in the function, and its kernel path.
+    EXPECT_TRUE(line.rfind("+", 0) == 0 &&
+                (line.find(" single-step ") != std::string::npos ||
+                 line.find(" emulated ") != std::string::npos || line.find(" nop5 ") != std::string::npos))
+        << "no probe place on: " << line;
   }
   EXPECT_NE(r.out.find("4 functions:"), std::string::npos) << r.out;
 }

@@ -76,6 +76,9 @@ TEST(FormatsTrace, RoundTrip) {
   EXPECT_EQ(r.probes()[1].id, 2u);
   EXPECT_EQ(r.probes()[1].path, "/usr/lib/x86_64-linux-gnu/libz.so.1");
   EXPECT_EQ(r.probes()[1].path_kind, ProbePath::SingleStep);
+  EXPECT_EQ(r.probes()[0].entry_delta, 0u);
+  EXPECT_EQ(r.probes()[1].entry_delta, 4u);
+  EXPECT_EQ(r.probes()[1].offset, 0x1140u);
   EXPECT_EQ(r.probes()[1].build_id, "");
 
   ASSERT_EQ(r.threads().size(), 2u);

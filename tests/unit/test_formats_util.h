@@ -48,6 +48,8 @@ inline std::vector<ProbeInfo> sample_probes() {
   b.module = "libz.so.1";
   b.path = "/usr/lib/x86_64-linux-gnu/libz.so.1";
   b.path_kind = ProbePath::SingleStep;
+  b.offset = 0x1140;
+  b.entry_delta = 4;  // probed past its first instruction
   b.build_id = "";
   return {a, b};
 }

@@ -49,11 +49,41 @@ atrace_resolve_endbr:
   xorl %eax, %eax
   ret
   .size atrace_resolve_endbr, .-atrace_resolve_endbr
+
+  .globl atrace_resolve_endbr_push
+  .type atrace_resolve_endbr_push, @function
+atrace_resolve_endbr_push:
+  .byte 0xf3, 0x0f, 0x1e, 0xfa
+  pushq %rbp
+  xorl %eax, %eax
+  popq %rbp
+  ret
+  .size atrace_resolve_endbr_push, .-atrace_resolve_endbr_push
+
+  .globl atrace_resolve_shared
+  .type atrace_resolve_shared, @function
+atrace_resolve_shared:
+  movl %edi, %eax
+.Latrace_resolve_inner:
+  pushq %rbx
+  popq %rbx
+  ret
+  .size atrace_resolve_shared, .-atrace_resolve_shared
+
+  .globl atrace_resolve_side
+  .type atrace_resolve_side, @function
+atrace_resolve_side:
+  xorl %eax, %eax
+  jmp .Latrace_resolve_inner
+  .size atrace_resolve_side, .-atrace_resolve_side
 )");
 
 extern "C" int atrace_resolve_nop5();
 extern "C" int atrace_resolve_push();
 extern "C" int atrace_resolve_endbr();
+extern "C" int atrace_resolve_endbr_push();
+extern "C" int atrace_resolve_shared(int);
+extern "C" int atrace_resolve_side();
 
 namespace atrace_resolve_test {
 __attribute__((noinline)) int alpha(int x) {
@@ -124,7 +154,7 @@ TEST(UprobesResolve, MainExecutableGlobWithDenseIds) {
   for (const auto& f : atrace::uprobes::read_functions(a->path)) {
     if (f.mangled != a->mangled) continue;
     seen = true;
-    EXPECT_EQ(f.offset, a->offset);
+    EXPECT_EQ(f.offset + a->entry_delta, a->offset);
   }
   EXPECT_TRUE(seen);
 }
@@ -156,6 +186,36 @@ TEST(UprobesResolve, EntryPathsFromFirstInstruction) {
   sites = resolve("atrace_resolve_nop5", {}, old_kernel);
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(sites[0].entry_path, ProbePath::Emulated);
+}
+
+// uprobes/placement.h on a real module: the probe moves past endbr64 onto
+// the push, unless asked not to, and not where another function of the
+// module jumps into the prefix.
+TEST(UprobesResolve, EntryProbePlacement) {
+  volatile int keep = atrace_resolve_endbr_push() + atrace_resolve_shared(1) + atrace_resolve_side();
+  (void)keep;
+  auto sites = resolve("atrace_resolve_endbr_push,atrace_resolve_shared,atrace_resolve_side");
+  ASSERT_EQ(sites.size(), 3u);
+  const ProbeSite* ep = by_name(sites, "atrace_resolve_endbr_push");
+  EXPECT_EQ(ep->entry_delta, 4u);
+  EXPECT_EQ(ep->entry_path, ProbePath::Emulated);
+  uint64_t entry = 0;
+  for (const auto& f : atrace::uprobes::read_functions(ep->path))
+    if (f.mangled == ep->mangled) entry = f.offset;
+  EXPECT_EQ(ep->offset, entry + 4);
+  // The push at +2 would be cheaper, but atrace_resolve_side enters there.
+  EXPECT_EQ(by_name(sites, "atrace_resolve_shared")->entry_delta, 0u);
+  EXPECT_EQ(by_name(sites, "atrace_resolve_shared")->entry_path, ProbePath::SingleStep);
+  // xor, then the tail jmp (emulated) at +2.
+  EXPECT_EQ(by_name(sites, "atrace_resolve_side")->entry_delta, 2u);
+
+  ResolveOptions at_entry;
+  at_entry.move_probes = false;
+  sites = resolve("atrace_resolve_endbr_push", {}, at_entry);
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].entry_delta, 0u);
+  EXPECT_EQ(sites[0].offset, entry);
+  EXPECT_EQ(sites[0].entry_path, ProbePath::SingleStep);
 }
 
 TEST(UprobesResolve, LibraryAfterMainInModuleOrder) {
