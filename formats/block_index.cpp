@@ -59,7 +59,7 @@ class Mapper {
     if (s == FrameStatus::Ok && f.head.type == kFrameFooter) {
       try {
         decoder_.payload(f, raw_);
-        Footer footer = decode_footer(ByteReader(raw_));
+        Footer footer = decode_footer(ByteReader(raw_), src_.size() / kMinFrameSize);
         footer_at_ = at;
         return footer;
       } catch (const Malformed&) {
@@ -100,11 +100,17 @@ class Mapper {
   }
 
   void from_index() {
+    uint64_t next_free = kPreambleSize;  // frames are listed in file order, each once
     for (const auto& x : map_.footer->index) {
       if (x.type == kFrameEvents) block_no_++;
       if (x.offset >= footer_at_) {
         damage("footer index points past the footer (byte offset " + std::to_string(x.offset) +
                "): entry ignored");
+        continue;
+      }
+      if (x.offset < next_free) {
+        damage("footer index lists byte offset " + std::to_string(x.offset) +
+               " out of order or twice: entry ignored");
         continue;
       }
       Frame f;
@@ -114,6 +120,7 @@ class Mapper {
         bad_frame(x.type, x.offset, s);
         continue;
       }
+      next_free = x.offset + f.head.size();
       take(f);
     }
   }
@@ -137,7 +144,7 @@ class Mapper {
         if (f.head.type == kFrameFooter) {  // complete up to a cut trailer
           try {
             decoder_.payload(f, raw_);
-            map_.footer = decode_footer(ByteReader(raw_));
+            map_.footer = decode_footer(ByteReader(raw_), src_.size() / kMinFrameSize);
           } catch (const Malformed&) {
           }
           return;

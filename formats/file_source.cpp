@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "formats/format_v2.h"
 #include "formats/trace_reader.h"
 
 namespace atrace::fmt {
@@ -45,6 +47,7 @@ int spool(int in, const std::string& name) {
   int fd = anonymous_file();
   if (fd < 0) fail(name, "cannot create a temporary file to read it", errno);
   char buf[1 << 16];
+  uint64_t total = 0;
   for (;;) {
     ssize_t r = ::read(in, buf, sizeof buf);
     if (r < 0 && errno == EINTR) continue;
@@ -54,6 +57,19 @@ int spool(int in, const std::string& name) {
       fail(name, "cannot read", err);
     }
     if (r == 0) break;
+    // Not a trace (/dev/zero, text): said at once, nothing spooled.
+    bool ours = true;
+    if (total < sizeof v2::kMagic) {
+      const size_t n = std::min(sizeof v2::kMagic - static_cast<size_t>(total), static_cast<size_t>(r));
+      ours = std::memcmp(buf, v2::kMagic + total, n) == 0;
+    }
+    total += static_cast<uint64_t>(r);
+    if (!ours || total > kMaxSpoolBytes) {
+      ::close(fd);
+      if (!ours) throw TraceError(name + ": not an atrace trace file");
+      throw TraceError(name + ": more than " + std::to_string(kMaxSpoolBytes >> 30) +
+                       " GiB from a pipe: give the trace as a file (-i FILE)");
+    }
     try {
       write_all(fd, buf, static_cast<size_t>(r), name);
     } catch (...) {

@@ -11,6 +11,10 @@
 
 namespace atrace::fmt {
 
+// The most read from a pipe or stdin (spooled to the temp directory): a
+// documented limit, so an endless input cannot fill the file system.
+inline constexpr uint64_t kMaxSpoolBytes = 4ull << 30;
+
 class FileSource {
  public:
   // Throws TraceError "NAME: cannot open: ..." (NAME is "stdin" for "-").

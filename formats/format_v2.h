@@ -20,6 +20,14 @@ constexpr size_t kFrameHeadSize = 16;
 constexpr size_t kFrameChecksumSize = 8;
 // Sanity bound so a damaged length cannot make a reader allocate gigabytes.
 constexpr uint32_t kMaxFramePayload = 256u << 20;
+// A zstd frame's raw_len is at most this many times its stored_len (plus
+// the frame head): the writer stores a frame that would compress better
+// than that uncompressed, so a reader allocates at most this factor times
+// the bytes it read, however a file is crafted.
+constexpr uint64_t kMaxExpansion = 1024;
+// Smallest frame: head + checksum; an index cannot list more frames than
+// the file has room for.
+constexpr size_t kMinFrameSize = 24;
 
 enum FrameType : uint8_t {
   kFrameHeader = 1,

@@ -24,7 +24,8 @@ void FrameEncoder::append(std::vector<uint8_t>& out, uint8_t type, std::span<con
     size_t n = ZSTD_compressCCtx(cctx_.get(), scratch_.data(), scratch_.size(), payload.data(),
                                  payload.size(), level_);
     if (ZSTD_isError(n)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(n));
-    if (n < payload.size()) {
+    // Better than kMaxExpansion: stored as is, so readers can bound memory.
+    if (n < payload.size() && n * kMaxExpansion >= payload.size()) {
       stored = {scratch_.data(), n};
       codec = kCodecZstd;
     }
@@ -61,7 +62,8 @@ FrameStatus read_frame(const FileSource& src, uint64_t off, Frame& f) {
   f.offset = off;
   if (f.head.codec > kCodecZstd || f.head.stored_len > kMaxFramePayload ||
       f.head.raw_len > kMaxFramePayload ||
-      (f.head.codec == kCodecStored && f.head.stored_len != f.head.raw_len))
+      (f.head.codec == kCodecStored && f.head.stored_len != f.head.raw_len) ||
+      uint64_t{f.head.raw_len} > uint64_t{f.head.stored_len} * kMaxExpansion)
     return FrameStatus::BadHead;
   uint64_t size = f.head.size();
   if (size > src.size() - off) return FrameStatus::Incomplete;
@@ -82,6 +84,9 @@ FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx()) {
 
 void FrameDecoder::payload(const Frame& f, std::vector<uint8_t>& raw) {
   auto stored = f.stored();
+  if (f.head.codec == kCodecZstd &&
+      ZSTD_getFrameContentSize(stored.data(), stored.size()) != f.head.raw_len)
+    throw Malformed{};  // before allocating what the head claims
   raw.resize(f.head.raw_len);
   if (f.head.codec == kCodecStored) {
     if (!stored.empty()) std::memcpy(raw.data(), stored.data(), stored.size());

@@ -163,7 +163,7 @@ void encode_footer(const Footer& f, ByteWriter& out) {
   }
 }
 
-Footer decode_footer(ByteReader in) {
+Footer decode_footer(ByteReader in, uint64_t max_frames) {
   Footer f;
   uint64_t end_mono = in.u64(), end_real = in.u64();
   f.header = decode_header(ByteReader(in.take(in.varint())));
@@ -186,7 +186,7 @@ Footer decode_footer(ByteReader in) {
     t.name = e.str();
   }
   uint64_t nindex = in.varint();
-  if (nindex > in.left() / 37) throw Malformed{};
+  if (nindex > in.left() / 37 || nindex > max_frames) throw Malformed{};
   f.index.resize(static_cast<size_t>(nindex));
   for (auto& x : f.index) {
     x.offset = in.u64();

@@ -58,6 +58,8 @@ void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings
 std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::string>& strings);
 
 void encode_footer(const Footer& f, ByteWriter& out);
-Footer decode_footer(ByteReader in);
+// `max_frames`: how many frames the file has room for (its size /
+// kMinFrameSize); a longer index is malformed.
+Footer decode_footer(ByteReader in, uint64_t max_frames = UINT64_MAX);
 
 }  // namespace atrace::fmt

@@ -67,8 +67,12 @@ struct TraceWriter::Impl {
   }
 
   std::string display() const { return path == "-" ? "stdout" : path; }
-  [[noreturn]] void fail(int err) const {
-    throw std::runtime_error(display() + ": write failed: " + std::strerror(err));
+  // Trace files hold command lines and strings of the traced program.
+  static constexpr mode_t kMode = 0600;
+  bool failed = false;  // a write failed: nothing more is written
+  [[noreturn]] void fail(int err) {
+    failed = true;
+    throw WriteError(display() + ": write failed: " + std::strerror(err));
   }
 
   void frame(uint8_t type, std::span<const uint8_t> ext, std::span<const uint8_t> payload,
@@ -91,6 +95,10 @@ struct TraceWriter::Impl {
 
   // Hands pending frames to the kernel; returns the bytes written.
   uint64_t write_out() {
+    if (failed) {
+      out.clear();
+      return 0;
+    }
     const uint8_t* p = out.data();
     size_t n = out.size();
     while (n) {
@@ -153,8 +161,15 @@ TraceWriter::TraceWriter(const std::string& path, WriterOptions opts)
     : impl_(std::make_unique<Impl>(std::move(opts))) {
   impl_->path = path;
   impl_->fd = path == "-" ? STDOUT_FILENO
-                          : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                          : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, Impl::kMode);
   if (impl_->fd < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+}
+
+TraceWriter::TraceWriter(int fd, const std::string& name, WriterOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(opts))) {
+  impl_->path = name;
+  impl_->fd = fd;
+  if (fd < 0) throw std::runtime_error(name + ": cannot create: " + std::strerror(errno));
 }
 
 // Without finish() (the recorder failed or was interrupted), open blocks are

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,21 @@ struct WriterOptions {
   std::function<uint64_t()> now;
 };
 
+// The file could not be written (disk full, reader of stdout gone, ...):
+// the bytes before the failed write stay readable.
+class WriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class TraceWriter {
  public:
-  // path "-" writes to stdout. Throws std::runtime_error naming the path.
+  // path "-" writes to stdout. Throws std::runtime_error naming the path;
+  // the write calls throw WriteError.
   explicit TraceWriter(const std::string& path, WriterOptions opts = {});
+  // Writes to `fd`, which it takes over (closed by finish() or the
+  // destructor); `name` is for messages.
+  TraceWriter(int fd, const std::string& name, WriterOptions opts = {});
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;

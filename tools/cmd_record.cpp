@@ -1,39 +1,65 @@
 // atrace record: parse options, hand over to the recorder (userspace/recorder).
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/option_values.h"
 #include "userspace/kernel_groups.h"
 #include "userspace/recorder.h"
+#include "userspace/stop_signals.h"
 
 namespace atrace::tools {
 
 namespace {
 
-// "8M", "512k", "1G", plain bytes.
-size_t parse_size(const std::string& s) {
-  size_t pos = 0;
-  unsigned long long v = std::stoull(s, &pos);
-  std::string unit = s.substr(pos);
-  if (unit == "k" || unit == "K" || unit == "KiB") v <<= 10;
-  else if (unit == "m" || unit == "M" || unit == "MiB") v <<= 20;
-  else if (unit == "g" || unit == "G" || unit == "GiB") v <<= 30;
-  else if (!unit.empty()) throw std::invalid_argument("bad size '" + s + "'");
-  return static_cast<size_t>(v);
-}
+// A ring per CPU: the kernel takes a power of two of pages; beyond 1 GiB a
+// CPU, creating and touching the rings takes seconds and the memory is
+// rarely there.
+constexpr uint64_t kMinBufferBytes = 4096, kMaxBufferBytes = 1ull << 30;
+// --duration: up to a year.
+constexpr double kMaxDurationS = 365.0 * 24 * 3600;
 
 struct RecordArgs {
   RecordOptions opts;
+  std::string pid;
+  std::string duration;
+  std::string filter_min_calls = "1000";
+  std::string filter_max_calls = "0";
+  std::string filter_budget = "0";
   std::string buffer_size = "8M";
   std::string kernel;  // empty: not given, default_kernel_groups()
   bool no_kernel = false;
   std::string filter = "absolute";
   std::string filter_threshold = "2us";
   std::string full_command_line;
+  std::set<std::string> given;  // the list options given, even empty
 };
+
+// The values given as text, checked and converted; throws OptionError.
+void parse_values(RecordArgs& a) {
+  RecordOptions& o = a.opts;
+  if (!a.pid.empty()) {
+    o.pid = static_cast<pid_t>(parse_count("-p", a.pid, INT32_MAX));
+    if (o.pid == 0) throw OptionError("-p: '0' is not a process id");
+  }
+  if (!a.duration.empty()) o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
+  o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
+  o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
+  o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
+  o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
+  // An empty list is a mistake (often a shell variable), not "everything".
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"--select", &o.select}, {"--exclude", &o.exclude}, {"--usdt", &o.usdt},
+      {"--filter-keep", &o.filter.keep}};
+  for (const auto& [name, value] : lists)
+    if (a.given.count(name) && value->find_first_not_of(" \t") == std::string::npos)
+      throw OptionError(std::string(name) + ": empty value");
+}
 
 }  // namespace
 
@@ -44,7 +70,7 @@ void add_record(CLI::App& app, int& exit_status) {
       "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
   cmd->add_option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
       ->default_str("atrace.data");
-  auto* pid = cmd->add_option("-p,--pid", args->opts.pid, "Attach to this running process");
+  auto* pid = cmd->add_option("-p,--pid", args->pid, "Attach to this running process");
   cmd->add_option("--select", args->opts.select,
                   "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
                   "(shared library by file name), re:REGEX; without it, only kernel events");
@@ -56,8 +82,7 @@ void add_record(CLI::App& app, int& exit_status) {
                   "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
                   "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
                   "recorded as intervals");
-  cmd->add_option("--duration", args->opts.duration_s, "Stop recording after SEC seconds")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--duration", args->duration, "Stop recording after SEC seconds");
   cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
       ->default_str("8M");
   cmd->add_option("--attach", args->opts.attach_mode,
@@ -95,15 +120,15 @@ void add_record(CLI::App& app, int& exit_status) {
   cmd->add_option("--filter-threshold", args->filter_threshold,
                   "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
       ->default_str("2us");
-  cmd->add_option("--filter-min-calls", f.min_calls, "Calls before a function can be judged")
+  cmd->add_option("--filter-min-calls", args->filter_min_calls,
+                  "Calls before a function can be judged")
       ->default_str("1000");
-  cmd->add_option("--filter-max-calls", f.max_calls,
+  cmd->add_option("--filter-max-calls", args->filter_max_calls,
                   "Detach a function after N calls whatever its duration (0: never)")
       ->default_str("0");
-  cmd->add_option("--filter-budget", f.budget_pct,
+  cmd->add_option("--filter-budget", args->filter_budget,
                   "Detach the costliest functions until the estimated probe overhead is under "
                   "PCT % of the traced process's CPU time (0: off)")
-      ->check(CLI::Range(0.0, 100.0))
       ->default_str("0");
   cmd->add_option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
   cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
@@ -119,17 +144,21 @@ void add_record(CLI::App& app, int& exit_status) {
       "a launched command's exit status is passed on.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
       "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.");
-  cmd->callback([args, &exit_status]() {
+  cmd->callback([args, cmd, &exit_status]() {
+    // First: no stop signal may kill atrace or be lost from here on.
+    StopSignals stop;
     auto& o = args->opts;
-    if (o.pid <= 0 && o.command.empty()) {
-      std::fprintf(stderr, "atrace: record needs a target: -p PID or -- CMD [ARGS...]\n");
+    for (const char* name : {"--select", "--exclude", "--usdt", "--filter-keep"})
+      if (cmd->get_option(name)->count()) args->given.insert(name);
+    try {
+      parse_values(*args);
+    } catch (const OptionError& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
       exit_status = 2;
       return;
     }
-    try {
-      o.buffer_bytes = parse_size(args->buffer_size);
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "atrace: bad --buffer-size '%s' (e.g. 8M)\n", args->buffer_size.c_str());
+    if (o.pid <= 0 && o.command.empty()) {
+      std::fprintf(stderr, "atrace: record needs a target: -p PID or -- CMD [ARGS...]\n");
       exit_status = 2;
       return;
     }
@@ -154,7 +183,11 @@ void add_record(CLI::App& app, int& exit_status) {
     }
     o.atrace_command_line = invocation();
     try {
-      RecordResult r = record(o);
+      RecordResult r = record(o, stop);
+      if (!r.write_error.empty()) {  // already said, when it happened
+        exit_status = 1;
+        return;
+      }
       if (r.lost)
         std::fprintf(stderr,
                      "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
@@ -167,6 +200,9 @@ void add_record(CLI::App& app, int& exit_status) {
         std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",
                      static_cast<unsigned long long>(r.events), where);
       exit_status = r.exit_status;
+    } catch (const RecordInterrupted& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
+      exit_status = 128 + e.signal;
     } catch (const RecordError& e) {
       std::fprintf(stderr, "atrace: %s\n", e.what());
       exit_status = 1;

@@ -14,6 +14,15 @@ const std::string& atrace::tools::invocation() { return g_invocation; }
 
 int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) g_invocation += (i ? " " : "") + std::string(argv[i]);
+  // "--select=" (an empty shell variable, often): CLI11 would take the
+  // next argument as the value, even "--". Refused before parsing.
+  for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=' && a.find('=') == a.size() - 1) {
+      std::fprintf(stderr, "atrace: %s: empty value\n", a.substr(0, a.size() - 1).c_str());
+      return 2;
+    }
+  }
   CLI::App app{"atrace: trace user functions and kernel events of a process with eBPF"};
   app.set_version_flag("--version", ATRACE_VERSION);
   app.require_subcommand(1);

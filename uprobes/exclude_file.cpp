@@ -27,7 +27,7 @@ void append_hex_escape(std::string& out, char c) {
   out += kHex[u & 15];
 }
 
-// ECMAScript specials get a backslash. Commas and control characters are
+// Regex specials (RE2, also ECMAScript) get a backslash. Commas and control characters are
 // written as \xHH: a comma would split the list, a newline the file.
 std::string regex_escape(std::string_view s) {
   std::string out;

@@ -3,6 +3,7 @@
 #include "uprobes/selector.h"
 
 #include <fnmatch.h>
+#include <re2/re2.h>
 
 #include <cerrno>
 #include <cstring>
@@ -94,11 +95,11 @@ Selector parse_one(std::string_view text) {
   sel.pattern = std::string(rest);
   if (sel.pattern.empty()) bad(text, sel.is_regex ? "empty regular expression" : "empty function pattern");
   if (sel.is_regex) {
-    try {
-      sel.regex = std::regex(sel.pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      bad(text, e.what());
-    }
+    RE2::Options o;
+    o.set_log_errors(false);
+    auto re = std::make_shared<const RE2>(sel.pattern, o);
+    if (!re->ok()) bad(text, re->error());
+    sel.regex = std::move(re);
   }
   return sel;
 }
@@ -120,7 +121,7 @@ bool Selector::matches_name(const std::string& demangled) const {
 }
 
 bool Selector::matches_name(const std::string& demangled, const std::string& base) const {
-  if (is_regex) return std::regex_search(demangled, regex) || std::regex_search(base, regex);
+  if (is_regex) return RE2::PartialMatch(demangled, *regex) || RE2::PartialMatch(base, *regex);
   return glob(pattern, demangled) || glob(pattern, base);
 }
 

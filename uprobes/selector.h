@@ -3,17 +3,22 @@
 //   GLOB           demangled names in the main executable ("main", "ns::Class::*")
 //   MODULE:GLOB    names in a shared library chosen by file name or path glob
 //                  ("libz.so*:deflate*"); "::" in C++ names is not a separator
-//   re:REGEX       ECMAScript regex over demangled names in the main executable
+//   re:REGEX       RE2 regex (linear time, no recursion: any symbol length is
+//                  safe) over demangled names in the main executable
 //   MODULE:re:REGEX
 //   @FILE          (parse_selectors_with_files) the selectors in FILE
 // A list is comma-separated; commas inside <>, (), [] or {} belong to the
 // name, spaces around items are ignored. Globs are fnmatch(3) patterns.
 #pragma once
 
-#include <regex>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}
 
 namespace atrace::uprobes {
 
@@ -27,7 +32,7 @@ struct Selector {
   std::string module_glob;  // empty: the main executable
   bool is_regex = false;
   std::string pattern;      // glob or regex source
-  std::regex regex;         // compiled when is_regex
+  std::shared_ptr<const re2::RE2> regex;  // compiled when is_regex
 
   // file_name is the basename ("libc.so.6"), path the full path.
   bool matches_module(const std::string& file_name, const std::string& path,

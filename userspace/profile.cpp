@@ -252,6 +252,7 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   p.orphan_exits = orphan_exits_;
   p.compensation = residual_;
   p.lost_events = lost.total();
+  p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
   p.first_ts = first_ts_;
   p.last_ts = last_ts_;
 

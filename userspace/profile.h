@@ -119,6 +119,9 @@ struct Profile {
   uint64_t events = 0;
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;
+  // False when the recorder died before counting its losses (no footer):
+  // lost_events is then 0 but means "unknown".
+  bool lost_known = true;
   uint64_t first_ts = 0, last_ts = 0;
   CompensationResidual compensation;  // --compensate: calls clamped at 0
 };

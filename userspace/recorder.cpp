@@ -30,11 +30,13 @@
 #include "userspace/calibrate.h"
 #include "userspace/features.h"
 #include "userspace/kernel_groups.h"
+#include "userspace/output_file.h"
 #include "userspace/relevance.h"
 #include "uprobes/exclude_file.h"
 #include "userspace/reorder.h"
 #include "userspace/rings.h"
 #include "userspace/status_line.h"
+#include "userspace/stop_signals.h"
 #include "userspace/thread_table.h"
 #include "userspace/target.h"
 #include "userspace/unwind_guard.h"
@@ -104,14 +106,7 @@ std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s
 
 class Recorder {
  public:
-  explicit Recorder(const RecordOptions& o) : opts_(o) {}
-  // A run that failed before anything was recorded leaves no file behind.
-  ~Recorder() {
-    if (writer_ && !header_written_ && opts_.output != "-") {
-      writer_.reset();
-      unlink(opts_.output.c_str());
-    }
-  }
+  Recorder(const RecordOptions& o, StopSignals& stop) : opts_(o), stop_(stop) {}
   RecordResult run();
 
  private:
@@ -131,15 +126,19 @@ class Recorder {
   void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
   std::vector<uint64_t> probe_costs() const;
   std::vector<uint64_t> probe_floors() const;
-  void record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start);
+  void record_until_stop(const Target& target, size_t nprobes, uint64_t start);
+  void stop_if_signalled() const;
   void load_unwind_guard(const std::vector<uprobes::ProbeSite>& sites);
   void attach_unwind_guard(pid_t pid);
   fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   const RecordOptions& opts_;
+  StopSignals& stop_;
   KernelFeatures features_;
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
   std::unique_ptr<PerCpuRings> rings_;
+  // A run that fails before the header leaves no file (output_file.h).
+  std::unique_ptr<OutputFile> output_;
   std::unique_ptr<fmt::TraceWriter> writer_;
   std::unique_ptr<ThreadTable> threads_;
   std::unique_ptr<RelevanceRun> relevance_;
@@ -150,7 +149,6 @@ class Recorder {
   Reorderer reorder_;
   uint64_t events_ = 0;
   uint64_t last_event_ts_ = 0;
-  bool header_written_ = false;
   bool use_multi_ = false;
   uint64_t drain_period_ns_ = kMaxDrainPeriodNs;
   int ncpus_ = 0;
@@ -634,18 +632,32 @@ void Recorder::write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) c
   }
   const std::string main_module = exe.substr(exe.rfind('/') + 1);
   try {
-    uprobes::write_exclude_file(path, detached, main_module,
-                                "functions detached by atrace's relevance filters while recording " +
-                                    opts_.output + "\nuse: atrace record --exclude=@" + path + " ...");
+    // Created like the trace (output_file.h): private, never through a link.
+    OutputFile file(path);
+    file.write(uprobes::exclude_file_text(
+        detached, main_module,
+        "functions detached by atrace's relevance filters while recording " + opts_.output +
+            "\nuse: atrace record --exclude=@" + path + " ..."));
+    file.commit();
     std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(), path.c_str());
-  } catch (const uprobes::ExcludeFileError& e) {
+  } catch (const OutputError& e) {
     std::fprintf(stderr, "atrace: warning: %s\n", e.what());
   }
 }
 
+// Before the target is released, a stop signal ends the run (stop_signals.h).
+void Recorder::stop_if_signalled() const {
+  const int sig = stop_.take();
+  if (!sig) return;
+  std::string what = std::string("interrupted by ") + stop_signal_name(sig) +
+                     " before the recording started: nothing recorded";
+  if (opts_.pid <= 0) what += ", " + opts_.command.at(0) + " not started";
+  throw RecordInterrupted(sig, what);
+}
+
 // Drains on a timer until a signal, the
 // target's exit or the --duration deadline.
-void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes, uint64_t start) {
+void Recorder::record_until_stop(const Target& target, size_t nprobes, uint64_t start) {
   UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
   struct itimerspec its {};
   its.it_interval.tv_nsec = static_cast<long>(drain_period_ns_);
@@ -661,7 +673,7 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
   };
   enum : uint64_t { kRings, kSignal, kTarget, kTimer };
   watch(rings_->epoll_fd(), kRings);
-  watch(sigfd, kSignal);
+  watch(stop_.fd(), kSignal);
   watch(target.pidfd(), kTarget);
   watch(timer.get(), kTimer);
 
@@ -675,12 +687,9 @@ void Recorder::record_until_stop(const Target& target, int sigfd, size_t nprobes
     if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
     for (int i = 0; i < n; ++i) {
       switch (evs[i].data.u64) {
-        case kSignal: {
-          struct signalfd_siginfo si {};
-          (void)!read(sigfd, &si, sizeof si);
-          stop = true;
+        case kSignal:
+          stop = stop_.take() != 0;
           break;
-        }
         case kTarget:
           // Followed children may outlive the first process.
           if (!opts_.follow_forks) stop = true;
@@ -717,6 +726,11 @@ RecordResult Recorder::run() {
   // all is not.
   if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
     throw RecordError("nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
+  try {
+    check_output_path(opts_.output);  // a bad -o first, before any work
+  } catch (const OutputError& e) {
+    throw RecordError(e.what());
+  }
   if (!has_tracing_privileges())
     throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
   features_ = detect_kernel_features();
@@ -737,6 +751,7 @@ RecordResult Recorder::run() {
       throw RecordError(e.what());
     }
   }
+  stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<Target> target;
@@ -748,7 +763,8 @@ RecordResult Recorder::run() {
     }
   }
   try {
-    writer_ = std::make_unique<fmt::TraceWriter>(opts_.output);
+    output_ = std::make_unique<OutputFile>(opts_.output);
+    writer_ = std::make_unique<fmt::TraceWriter>(output_->dup_fd(), output_->display());
   } catch (const std::exception& e) {
     throw RecordError(e.what());
   }
@@ -758,27 +774,15 @@ RecordResult Recorder::run() {
   load_bpf();
   if (!sites.empty()) load_unwind_guard(sites);
 
-  // Signals arrive through a signalfd; blocked before a child is forked,
-  // and unblocked again in the child before its exec.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGHUP);
-  sigset_t old_mask;
-  sigprocmask(SIG_BLOCK, &sigs, &old_mask);
-  struct MaskRestore {
-    sigset_t m;
-    ~MaskRestore() { sigprocmask(SIG_SETMASK, &m, nullptr); }
-  } restore{old_mask};
-  UniqueFd sigfd(signalfd(-1, &sigs, SFD_CLOEXEC));
+  stop_if_signalled();
 
   if (!target) {
     // Until the child's execve, it runs atrace's code: none of it is the
     // target's (the exec program clears the flag).
     skel_->bss->before_exec = true;
     try {
-      target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command, opts_.output == "-"));
+      target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command, opts_.output == "-",
+                                                                &stop_.inherited_ignored()));
     } catch (const TargetError& e) {
       throw RecordError(e.what());
     }
@@ -851,6 +855,7 @@ RecordResult Recorder::run() {
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);
+  stop_if_signalled();  // the last moment a launched target can be left unstarted
   if (target->launched()) {
     header.target_command = join(opts_.command);
     try {
@@ -861,11 +866,30 @@ RecordResult Recorder::run() {
   } else {
     header.target_command = target->command_line();
   }
-  writer_->write_header(header);
-  writer_->write_probes(table);
-  header_written_ = true;
-
-  record_until_stop(*target, sigfd.get(), table.size(), header.start_mono_ns);
+  RecordResult r;
+  // A write error (disk full, reader gone) stops the recording at once and
+  // is said at once; the teardown below then writes nothing more.
+  auto writing = [&](const auto& write) {
+    if (!r.write_error.empty()) return;
+    try {
+      write();
+    } catch (const fmt::WriteError& e) {
+      r.write_error = e.what();
+      std::fprintf(stderr, "atrace: %s: recording stopped\n", e.what());
+    }
+  };
+  writing([&] {
+    writer_->write_header(header);
+    writer_->write_probes(table);
+  });
+  if (r.write_error.empty()) {
+    try {
+      output_->commit();
+    } catch (const OutputError& e) {
+      throw RecordError(e.what());
+    }
+  }
+  writing([&] { record_until_stop(*target, table.size(), header.start_mono_ns); });
 
   // The recording ends now: no call starts from here on, and the calls in
   // flight that return while the probes are being detached still close
@@ -891,26 +915,33 @@ RecordResult Recorder::run() {
   if (!target->exited()) threads_->refresh_names();
   rings_->drain();
   auto rest = reorder_.take_all();
-  if (!rest.empty()) writer_->write_events(rest);
+  if (!rest.empty()) writing([&] { writer_->write_events(rest); });
   // Exits of calls in flight at the stop come after it.
   header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
 
-  RecordResult r;
   fmt::LostCounts lost = read_lost(&r.lost_by_kind);
-  writer_->finish(header, threads_->table(), lost);
+  writing([&] { writer_->finish(header, threads_->table(), lost); });
   r.detached = detached.size();
   write_exclude_list(detached);
 
   r.events = events_;
   r.lost = lost.total();
   r.probes = table.size();
-  // A launched target is left to finish, then its status is passed on.
-  r.exit_status = target->wait_exit();
+  // Nothing of atrace's stays in the kernel while a launched target is
+  // waited for.
+  unwind_guard_.reset();
+  rings_.reset();
+  skel_.reset();
+  // A launched target is left to finish (stop signals are passed on to
+  // it), then its status is passed on.
+  r.exit_status = wait_passing_signals(*target, stop_);
   return r;
 }
 
 }  // namespace
 
-RecordResult record(const RecordOptions& opts) { return Recorder(opts).run(); }
+RecordResult record(const RecordOptions& opts, StopSignals& stop) {
+  return Recorder(opts, stop).run();
+}
 
 }  // namespace atrace

@@ -25,6 +25,16 @@ class RecordError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A stop signal before the recording started (stop_signals.h): nothing was
+// recorded, a launched target was never started; exit with 128 + signal.
+class RecordInterrupted : public RecordError {
+ public:
+  RecordInterrupted(int sig, const std::string& what) : RecordError(what), signal(sig) {}
+  int signal;
+};
+
+class StopSignals;
+
 struct RecordOptions {
   std::string output = "atrace.data";
   pid_t pid = 0;                      // attach mode when > 0
@@ -58,9 +68,13 @@ struct RecordResult {
   std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
   size_t detached = 0;       // functions the relevance filters took out
   size_t probes = 0;
+  // The trace could not be written to the end (said on stderr when it
+  // happened; the file is readable up to there): the run failed.
+  std::string write_error;
 };
 
-// Throws RecordError for anything the user can fix.
-RecordResult record(const RecordOptions& opts);
+// Throws RecordError for anything the user can fix. `stop` was created
+// first thing by the caller (stop_signals.h).
+RecordResult record(const RecordOptions& opts, StopSignals& stop);
 
 }  // namespace atrace

@@ -102,7 +102,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["kernel_events"] = h.kernel_events;
   doc["kernel_limits"] = h.kernel_limits;
   doc["events"] = p.events;
-  doc["lost_events"] = p.lost_events;
+  doc["lost_events"] = p.lost_known ? json(p.lost_events) : json(nullptr);
   doc["orphan_exits"] = p.orphan_exits;
   doc["compensated"] = opt.compensated;
   doc["probe_cost_ns"] = {{"nop5", h.probe_cost_nop5_ns},

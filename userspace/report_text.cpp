@@ -137,7 +137,9 @@ void print_summary(std::ostream& out, const ReportInput& in) {
   out << "Trace of ";
   if (!h.target_command.empty()) out << h.target_command << " ";
   out << "(pid " << h.target_pid << "): " << format_duration(recording_duration_ns(h, p))
-      << ", " << p.events << " events, " << p.lost_events << " lost\n";
+      << ", " << p.events << " events, "
+      << (p.lost_known ? std::to_string(p.lost_events) + " lost" : std::string("lost: unknown"))
+      << "\n";
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ Target Target::attach(pid_t pid) {
 }
 
 Target Target::launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                           bool stdout_to_stderr) {
+                           bool stdout_to_stderr, const sigset_t* ignore) {
   int hold[2], err[2];
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw TargetError(std::string("pipe: ") + std::strerror(errno));
@@ -63,6 +63,8 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
     ssize_t n;
     do n = read(hold[0], &go, 1); while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // atrace went away before releasing us
+    for (int sig = 1; ignore && sig < NSIG; ++sig)
+      if (sigismember(ignore, sig) == 1) signal(sig, SIG_IGN);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

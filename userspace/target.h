@@ -4,6 +4,7 @@
 // before releasing it, the child sees EOF and exits without running.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <stdexcept>
@@ -23,11 +24,12 @@ class Target {
  public:
   // Throws TargetError "no process with pid N" / permission.
   static Target attach(pid_t pid);
-  // Forks a held child that will execv(exe_path, argv). The caller's blocked
-  // signal mask is restored in the child before exec. `stdout_to_stderr`
+  // Forks a held child that will execv(exe_path, argv). Signals are
+  // unblocked in the child before exec, and those in `ignore` (ignored when
+  // atrace started: stop_signals.h) ignored again. `stdout_to_stderr`
   // keeps the program's output out of a trace written to stdout (-o -).
   static Target launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                            bool stdout_to_stderr = false);
+                            bool stdout_to_stderr = false, const sigset_t* ignore = nullptr);
 
   Target(Target&& o) noexcept { *this = std::move(o); }
   Target& operator=(Target&& o) noexcept;
