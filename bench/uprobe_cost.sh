@@ -19,7 +19,11 @@
 #   -n  calls per run (default 200000; singlestep and endbrpush run n/10)
 #   -r  rounds; each round runs every variant untraced, under bpftrace and
 #       under atrace, in rotating order (default 5)
-#   -a  extra options for `atrace record`, e.g. "--attach=perf"
+#   -a  extra options for `atrace record`, e.g. "--attach=perf"; atrace
+#       always runs with its defaults (kernel groups included) but for
+#       --filter=off: the default relevance filter would detach these
+#       empty functions after 1000 calls, and every call's cost is what is
+#       measured here
 #   -A  skip atrace (bpftrace and baseline only)
 #   -w  report elapsed time per call instead of the calling thread's CPU time
 #       per call (the default, which other load on the machine disturbs less)
@@ -105,7 +109,7 @@ run_bpftrace() {
 run_atrace() {
 	local v=$1 fn=bench_fn_$1 out ns json c l
 	# shellcheck disable=SC2086 # atrace_args: words on purpose
-	if ! out=$(prio "$atrace" record -o "$tmp/x.data" --select="$fn" $atrace_args -- \
+	if ! out=$(prio "$atrace" record -o "$tmp/x.data" --select="$fn" --filter=off $atrace_args -- \
 		"$target" "$fn" "${calls[$v]}" 2>"$tmp/err"); then
 		echo "atrace record failed: $(tail -3 "$tmp/err")" >&2
 		echo "atrace disabled for the rest of this run" >&2
@@ -137,7 +141,7 @@ med() { tr ' ' '\n' <<<"${1:-}" | { grep . || true; } | median; }
 fmt() { [[ $1 == nan ]] && echo "TODO" || printf '%.1f' "$1"; }
 sub() { [[ $1 == nan || $2 == nan ]] && echo nan || awk -v a="$1" -v b="$2" 'BEGIN {print a - b}'; }
 echo
-echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), $rounds rounds, medians of $METRIC ns/call; return probes: $ret_path; atrace record ${atrace_args:-(default options)}"
+echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), $rounds rounds, medians of $METRIC ns/call; return probes: $ret_path; atrace record --filter=off ${atrace_args:-(otherwise default options)}"
 echo
 echo "| function | entry path | calls/run | untraced ns/call | bpftrace ns/call | atrace ns/call | bpftrace added | atrace added | atrace/bpftrace | atrace calls recorded | atrace lost |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"

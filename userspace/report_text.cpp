@@ -90,15 +90,20 @@ constexpr const char* kDetachedMark = " (detached)";
 // off-CPU and system call time, system calls and faults (inclusive); Min
 // gives way to them, to keep lines near 100 columns. The blocked/runnable
 // split, the self counts and min are in the JSON report.
+// Without system calls recorded (the default when functions are probed:
+// kernel_groups.h) their three columns are left out, not shown as zeros.
 void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const std::string& main,
-                     SortKey key, bool kernel) {
+                     SortKey key, bool kernel, bool syscalls) {
   sort_functions(rows, key);
   Table t;
   std::vector<std::string> head = {"Calls", "Total", "Self", "Avg"};
   if (!kernel) head.push_back("Min");
   head.push_back("Max");
-  if (kernel)
-    head.insert(head.end(), {"Off-CPU", "Self off", "Sys time", "Self sys", "Syscalls", "Faults"});
+  if (kernel) {
+    head.insert(head.end(), {"Off-CPU", "Self off"});
+    if (syscalls) head.insert(head.end(), {"Sys time", "Self sys", "Syscalls"});
+    head.push_back("Faults");
+  }
   head.push_back("Function");
   t.add(std::move(head));
   for (const auto& f : rows) {
@@ -109,12 +114,15 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const s
                                     format_duration(f.avg_ns())};
     if (!kernel) row.push_back(format_duration(f.min_ns));
     row.push_back(format_duration(f.max_ns));
-    if (kernel)
+    if (kernel) {
       row.insert(row.end(), {format_duration(f.kernel.offcpu_ns()),
-                             format_duration(f.self_kernel.offcpu_ns()),
-                             format_duration(f.kernel.syscall_ns),
-                             format_duration(f.self_kernel.syscall_ns),
-                             std::to_string(f.kernel.syscalls), std::to_string(f.kernel.faults)});
+                             format_duration(f.self_kernel.offcpu_ns())});
+      if (syscalls)
+        row.insert(row.end(), {format_duration(f.kernel.syscall_ns),
+                               format_duration(f.self_kernel.syscall_ns),
+                               std::to_string(f.kernel.syscalls)});
+      row.push_back(std::to_string(f.kernel.faults));
+    }
     row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : ""));
     t.add(std::move(row));
   }
@@ -209,12 +217,17 @@ void print_probes(std::ostream& out, const ReportInput& in, const std::string& m
   for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
 }
 
-void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns,
+void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, bool syscalls,
                      bool detached_marks, const std::vector<std::string>& kernel_limits) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
                                 [](const FunctionStats& f) { return f.unfinished > 0; });
   std::vector<std::string> notes;
-  if (kernel_columns)
+  if (kernel_columns && !syscalls)
+    notes.push_back(
+        "Off-CPU: time switched out, blocked or waiting for a CPU; Self: outside traced\n"
+        "  callees; Faults: user page faults, minor and major alike; system calls were not\n"
+        "  recorded (record --kernel=+syscalls adds them)");
+  else if (kernel_columns)
     notes.push_back(
         "Off-CPU: time switched out, blocked or waiting for a CPU; Sys time: inside system\n"
         "  calls, blocked time included (so it overlaps Off-CPU); Self: outside traced callees;\n"
@@ -256,6 +269,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   if (opt.compensated) out << compensation_line(in.header, in.profile.compensation) << '\n';
   std::string main = main_module(in.header, p);
   bool kernel = has_kernel_events(in.header);
+  const bool syscalls = has_syscalls(in);
   bool columns = false;  // whether a table with kernel columns was printed
   if (opt.syscalls) {
     out << '\n';
@@ -269,7 +283,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     out << ".\n";
   } else if (!opt.threads) {
     out << '\n';
-    print_functions(out, p.functions, main, opt.sort, kernel);
+    print_functions(out, p.functions, main, opt.sort, kernel, syscalls);
     columns = kernel;
   } else {
     for (const auto& th : p.threads) {
@@ -283,14 +297,14 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       if (rows.empty()) {
         out << "  no function calls\n";
       } else {
-        print_functions(out, std::move(rows), main, opt.sort, kernel);
+        print_functions(out, std::move(rows), main, opt.sort, kernel, syscalls);
         columns = kernel;
       }
     }
   }
   if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
-  print_footnotes(out, p, columns, !opt.syscalls, in.header.kernel_limits);
+  print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);
   return out.str();
 }
 

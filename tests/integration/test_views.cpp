@@ -208,7 +208,7 @@ TEST_F(Views, TreeTextAndPruning) {
 
 TEST_F(Views, TreePerThreadOnFourWorkers) {
   std::string data = file("threads.data");
-  Result r = record(data, "worker_step", {Paths::target_threads, "500", tag_arg()});
+  Result r = record(data, "worker_step", {Paths::target_threads, "500", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   json merged = parse(atrace({"report", "-i", data, "--tree", "--format=json"}));
   ASSERT_EQ(merged["tree"]["children"].size(), 1u) << merged["tree"].dump(1);

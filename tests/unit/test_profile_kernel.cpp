@@ -489,6 +489,21 @@ TEST(ProfileKernelReport, TextShowsKernelColumnsOnlyWithKernelEvents) {
       << text;
 }
 
+// Kernel events without system calls (record's default when functions are
+// probed): no system call columns rather than columns of zeros.
+TEST(ProfileKernelReport, TextLeavesSyscallColumnsOutWhenNotRecorded) {
+  Rendered r("sched,faults,proc");
+  r.p.syscalls.clear();
+  std::string text = r.text();
+  for (const char* col : {"Off-CPU", "Self off", "Faults"})
+    EXPECT_NE(text.find(col), std::string::npos) << col << "\n" << text;
+  for (const char* col : {"Sys time", "Self sys", "Syscalls"})
+    EXPECT_EQ(text.find(col), std::string::npos) << col << "\n" << text;
+  EXPECT_NE(text.find("system calls were not\n  recorded (record --kernel=+syscalls adds them)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ProfileKernelReport, TextThreadsShowOnAndOffCpu) {
   Rendered with("sched,syscalls,faults");
   analysis::ReportOptions opt;
