@@ -15,7 +15,7 @@
 # Wall time of the program itself, from its exec to its exit: untraced and
 # under bpftrace (started first, the program launched once its probes are
 # attached), the elapsed time around the program; under atrace, from the
-# target's `exec` event to its `proc-exit` event in the trace (atrace holds
+# target's `exec` event in the trace (atrace holds
 # a launched program until its probes are attached, so its start-up is not
 # counted either). Every round runs every workload in every mode, in an
 # order that rotates each round; the tables give medians and the slowdown
@@ -47,6 +47,7 @@ while getopts b:r:w:m:a:h opt; do
 	esac
 done
 [[ $EUID -eq 0 ]] || die "run as root (atrace and bpftrace need it)"
+export BPFTRACE_MAX_BPF_PROGS=${BPFTRACE_MAX_BPF_PROGS:-4096}
 need_tools bpftrace jq sqlite3 python3 protoc
 [[ -x $build/atrace ]] || die "$build/atrace not found (build the project first)"
 tmp=$(mktemp -d)
@@ -90,9 +91,11 @@ declare -A cmd sel lib
 cmd[sqlite]="$(command -v sqlite3) :memory: .read\ $tmp/insert.sql"
 sel[sqlite]='libsqlite3.so*:sqlite3_*'
 lib[sqlite]=$(lib_of "$(command -v sqlite3)" libsqlite3.so)
-cmd[zlib]="$(readlink -f "$(command -v python3)") $tmp/zlib.py"
+# Debian's interpreter, not a shim (pyenv) that would exec it.
+py=$(readlink -f /usr/bin/python3)
+cmd[zlib]="$py $tmp/zlib.py"
 sel[zlib]='libz.so*:*'
-lib[zlib]=$(lib_of "$(readlink -f "$(command -v python3)")" libz.so)
+lib[zlib]=$(lib_of "$py" libz.so)
 cmd[protoc]="$(command -v protoc) -I$tmp --cpp_out=$tmp/protoc-out $tmp/gen.proto"
 sel[protoc]='libprotobuf.so*:google::protobuf::io::*'
 lib[protoc]=$(lib_of "$(command -v protoc)" libprotobuf.so)
@@ -167,7 +170,7 @@ run_atrace() {
 		-- "${ARGV[@]}" >"$tmp/$w.$mode.out" 2>"$tmp/$w.$mode.err" ||
 		die "$w/$mode: atrace record failed: $(tail -3 "$tmp/$w.$mode.err")"
 	"$atrace" script -i "$tmp/$w.$mode.data" |
-		awk '$5 == "exec:" && !s {s = $4} $5 == "proc-exit:" {e = $4}
+		awk '$5 == "exec:" && !s {s = $4} {e = $4}
 		     END {gsub(":", "", s); gsub(":", "", e); printf "%.0f\n", (e - s) * 1e9}'
 }
 
@@ -229,7 +232,7 @@ if [[ " $modes " == *" bpftrace "* ]]; then
 fi
 
 # ---- tables ----
-med() { tr ' ' '\n' <<<"${samples[$1]}" | grep . | median; }
+med() { tr ' ' '\n' <<<"${samples[$1]:-}" | { grep . || true; } | median; }
 echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), $rounds rounds, medians; atrace record ${atrace_args:-(default options)}"
 echo
 echo "| workload | selector | untraced ms | atrace default ms | atrace --filter=off ms | bpftrace ms | default / untraced | off / bpftrace | detached by default | counts vs bpftrace (default; off) |"

@@ -96,8 +96,9 @@ void add_record(CLI::App& app, int& exit_status) {
       "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
       "(fork, exec, exit, thread names), all; +GROUP/-GROUP change the default. Only syscalls "
       "costs traced calls: while on, every system call of the machine takes the kernel's slow "
-      "path (about +0.1 us each), and so do the uprobe/uretprobe calls of each traced call "
-      "(about +0.3 us per call, docs/BENCHMARKS.md)");
+      "path (about +0.3 us each, +0.6 us in the traced process), and so do the uprobe and "
+      "uretprobe system calls of each traced call (about +0.5 us per call); the other groups "
+      "cost per context switch, fault or process event only (docs/BENCHMARKS.md)");
   kernel->default_str(kDefaultKernelGroupsHelp);
   cmd->add_flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
       ->excludes(kernel);

@@ -593,6 +593,18 @@ void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attac
   std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
                paths.c_str(), use_multi_ ? "uprobe_multi links" : "perf-event links",
                static_cast<double>(attach_ns) / 1e6);
+  // What the kernel groups cost the traced calls (kernel_groups.h).
+  const unsigned g = opts_.kernel_groups;
+  if (g & kKernelSyscalls)
+    std::fprintf(stderr,
+                 "atrace: kernel events: %s; system calls cost each traced call its probes' "
+                 "own (about +0.5 us) and every system call of the machine about +0.3 us\n",
+                 kernel_groups_string(g).c_str());
+  else if (g)
+    std::fprintf(stderr,
+                 "atrace: kernel events: %s (no cost per traced call); system calls are "
+                 "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)\n",
+                 kernel_groups_string(g).c_str());
 }
 
 // ns per traced call by entry path (index = fmt::ProbePath) for the budget
