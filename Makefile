@@ -57,7 +57,7 @@ build-all: deps-test
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/atrace record -o $(BUILD)/demo.data --select='demo::*' -- $(BUILD)/atrace-demo
+	$(BUILD)/atrace record -o $(BUILD)/demo.data --select='demo::*' --kernel=all -- $(BUILD)/atrace-demo
 	$(BUILD)/atrace report -i $(BUILD)/demo.data
 	@echo; printf '%s\n' \
 	  "The binary is $(BUILD)/atrace. Next, on the same trace:" \

@@ -597,8 +597,8 @@ void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attac
   const unsigned g = opts_.kernel_groups;
   if (g & kKernelSyscalls)
     std::fprintf(stderr,
-                 "atrace: kernel events: %s; system calls cost each traced call its probes' "
-                 "own (about +0.5 us) and every system call of the machine about +0.3 us\n",
+                 "atrace: kernel events: %s; recording system calls adds about 0.5 us to each "
+                 "traced call and 0.3 us to every system call of the machine\n",
                  kernel_groups_string(g).c_str());
   else if (g)
     std::fprintf(stderr,
