@@ -794,7 +794,7 @@ RecordResult Recorder::run() {
     skel_->bss->before_exec = true;
     try {
       target = std::make_unique<Target>(Target::launch_held(exe_path_, opts_.command, opts_.output == "-",
-                                                                &stop_.inherited_ignored()));
+                                                                stop_.inherited_ignored()));
     } catch (const TargetError& e) {
       throw RecordError(e.what());
     }
@@ -934,7 +934,8 @@ RecordResult Recorder::run() {
   fmt::LostCounts lost = read_lost(&r.lost_by_kind);
   writing([&] { writer_->finish(header, threads_->table(), lost); });
   r.detached = detached.size();
-  write_exclude_list(detached);
+  // After a write error the disk or pipe is gone: one message said so.
+  if (r.write_error.empty()) write_exclude_list(detached);
 
   r.events = events_;
   r.lost = lost.total();

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,6 +18,14 @@ namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
+// The kernel's struct sigaction on x86-64 (rt_sigaction(2)).
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  uint64_t mask;
+};
+
 sigset_t stop_set() {
   sigset_t s;
   sigemptyset(&s);
@@ -25,19 +35,28 @@ sigset_t stop_set() {
 
 }  // namespace
 
+bool signal_ignored(int sig) {
+  KernelSigaction old{};
+  return syscall(SYS_rt_sigaction, sig, nullptr, &old, sizeof old.mask) == 0 &&
+         old.handler == SIG_IGN;
+}
+
+void ignore_signals(uint64_t mask) {
+  KernelSigaction ign{};
+  ign.handler = SIG_IGN;
+  for (int sig = 1; sig <= 64; ++sig)
+    if (mask & (1ull << (sig - 1))) syscall(SYS_rt_sigaction, sig, &ign, nullptr, sizeof ign.mask);
+}
+
 StopSignals::StopSignals() {
   const sigset_t set = stop_set();
   // Blocked first: from here no stop signal can kill atrace or be lost.
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  sigemptyset(&ignored_);
-  for (int sig : kStopSignals) {
-    struct sigaction old {};
-    sigaction(sig, nullptr, &old);
-    if (old.sa_handler == SIG_IGN) {
-      sigaddset(&ignored_, sig);
+  for (int sig = 1; sig <= 64; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP && signal_ignored(sig)) ignored_ |= 1ull << (sig - 1);
+  for (int sig : kStopSignals)
+    if (ignored_ & (1ull << (sig - 1)))
       signal(sig, SIG_DFL);  // an ignored signal would never reach the signalfd
-    }
-  }
   fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!fd_) throw std::runtime_error(std::string("signalfd: ") + std::strerror(errno));
 }

@@ -6,7 +6,10 @@
 //     them blocked too, and taken through a signalfd;
 //   - a disposition inherited as ignored (background jobs of scripts) is
 //     reset for atrace's own handling, and set back to ignored in a
-//     launched target before its exec (Target::launch_held);
+//     launched target before its exec (Target::launch_held); so is every
+//     other signal inherited as ignored, glibc's internal 32 and 33
+//     included (glibc installs its own handler for 33 when a threaded
+//     process changes credentials, which an exec then resets to default);
 //   - before the target is released, one of them ends the run: nothing
 //     recorded, a launched target never started, exit status 128 + signal;
 //   - while recording, the first one stops the recording;
@@ -19,11 +22,19 @@
 
 #include <signal.h>
 
+#include <cstdint>
+
 #include "userspace/unique_fd.h"
 
 namespace atrace {
 
 class Target;
+
+// Ignores the signals of `mask` (bit sig - 1) with the raw system call:
+// async-signal-safe, for a forked child before its exec.
+void ignore_signals(uint64_t mask);
+// Whether the kernel has `sig` ignored for this process.
+bool signal_ignored(int sig);
 
 class StopSignals {
  public:
@@ -35,12 +46,14 @@ class StopSignals {
   int fd() const { return fd_.get(); }
   // The next pending stop signal, taken; 0 when none.
   int take();
-  // Those that were ignored when atrace started (for a launched target).
-  const sigset_t& inherited_ignored() const { return ignored_; }
+  // The signals (1 to 64) ignored when atrace started, bit sig - 1, read
+  // from the kernel (glibc's sigaction hides 32 and 33): for a launched
+  // target (ignore_signals()).
+  uint64_t inherited_ignored() const { return ignored_; }
 
  private:
   UniqueFd fd_;
-  sigset_t ignored_;
+  uint64_t ignored_ = 0;
 };
 
 // "SIGINT", "SIGTERM", "SIGHUP" (else "signal N").

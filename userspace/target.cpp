@@ -13,6 +13,8 @@
 #include <sstream>
 #include <utility>
 
+#include "userspace/stop_signals.h"
+
 namespace atrace {
 
 namespace {
@@ -42,7 +44,7 @@ Target Target::attach(pid_t pid) {
 }
 
 Target Target::launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                           bool stdout_to_stderr, const sigset_t* ignore) {
+                           bool stdout_to_stderr, uint64_t ignore) {
   int hold[2], err[2];
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw TargetError(std::string("pipe: ") + std::strerror(errno));
@@ -63,12 +65,13 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
     ssize_t n;
     do n = read(hold[0], &go, 1); while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // atrace went away before releasing us
-    for (int sig = 1; ignore && sig < NSIG; ++sig)
-      if (sigismember(ignore, sig) == 1) signal(sig, SIG_IGN);
+    // atrace ignores SIGPIPE for its own writes; the target gets what
+    // atrace inherited, ignored signals included (stop_signals.h).
+    signal(SIGPIPE, SIG_DFL);
+    ignore_signals(ignore);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
     if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execv(exe_path.c_str(), cargv.data());
     int e = errno;

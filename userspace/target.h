@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,7 +31,7 @@ class Target {
   // atrace started: stop_signals.h) ignored again. `stdout_to_stderr`
   // keeps the program's output out of a trace written to stdout (-o -).
   static Target launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                            bool stdout_to_stderr = false, const sigset_t* ignore = nullptr);
+                            bool stdout_to_stderr = false, uint64_t ignore = 0);
 
   Target(Target&& o) noexcept { *this = std::move(o); }
   Target& operator=(Target&& o) noexcept;
