@@ -225,8 +225,11 @@ TEST_F(Filters, DefaultSettingsDetachSingleSteppedHot) {
   ASSERT_TRUE(rep);
   const long long hot = calls_of(*rep, "hot");
   EXPECT_GE(hot, 1000) << "detached before --filter-min-calls";
-  // Judged on one CPU's first 1000 calls; the thread may run on both.
-  EXPECT_LT(hot, 2 * 1000 + 1000) << "hot detached late or not at all";
+  // Judged on one CPU's first 1000 calls when the machine is quiet (1000 to
+  // 1100 here); under heavy load (a CI build on the same two CPUs) a few
+  // windows can read above the threshold and the decision comes later.
+  // Before the inside cost was calibrated it never came.
+  EXPECT_LT(hot, 100000 / 2) << "hot detached late or not at all";
   expect_detached(*rep, "hot", "absolute");
   expect_exact(*rep, "slow", "slow", 100);
   EXPECT_GT((*rep)["probe_inside_ns"]["single_step"].get<long long>(), 0) << rep->dump();
