@@ -47,7 +47,7 @@ while getopts b:r:w:m:a:h opt; do
 	esac
 done
 [[ $EUID -eq 0 ]] || die "run as root (atrace and bpftrace need it)"
-export BPFTRACE_MAX_BPF_PROGS=${BPFTRACE_MAX_BPF_PROGS:-4096}
+export BPFTRACE_MAX_BPF_PROGS=${BPFTRACE_MAX_BPF_PROGS:-4096} BPFTRACE_MAX_PROBES=${BPFTRACE_MAX_PROBES:-4096}
 need_tools bpftrace jq sqlite3 python3 protoc
 [[ -x $build/atrace ]] || die "$build/atrace not found (build the project first)"
 tmp=$(mktemp -d)
