@@ -138,7 +138,11 @@ struct {
  * which the sched_switch program keeps when the sched group is recorded:
  * on a loaded machine a few preemptions of milliseconds would otherwise
  * decide the mean of a function that takes nanoseconds. Time a call spends
- * blocked (sleeping, waiting for I/O) is its own and stays in. */
+ * blocked (sleeping, waiting for I/O) is its own and stays in. Nor does
+ * the clock count what the probes of traced callees cost (their calibrated
+ * cost per call, added at each of their exits): a function that calls a
+ * traced function 10 times is judged on its own time, not on the 10
+ * probe round trips tracing added to it. */
 struct frame {
 	__u32 id;
 	__u32 pad;
@@ -149,6 +153,7 @@ struct call_stack {
 	__u32 pad;
 	__u64 preempted_ns; /* total time preempted while it had this storage */
 	__u64 preempted_at; /* when it was last preempted; 0: running or blocked */
+	__u64 probe_ns;	    /* total probe cost of the calls it returned from */
 	struct frame frames[ATRACE_FILTER_STACK];
 };
 struct {
@@ -204,7 +209,7 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
 
 		if (d < ATRACE_FILTER_STACK) {
 			cs->frames[d].id = id;
-			cs->frames[d].ts = ts - cs->preempted_ns;
+			cs->frames[d].ts = ts - cs->preempted_ns - cs->probe_ns;
 		}
 		cs->depth = d + 1;
 	}
@@ -236,13 +241,15 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 		if (d < ATRACE_FILTER_STACK) {
 			if (cs->frames[d].id == id) {
 				matched = true;
-				entry_ts = cs->frames[d].ts + cs->preempted_ns;
+				entry_ts = cs->frames[d].ts + cs->preempted_ns + cs->probe_ns;
 				cs->depth = d;
 			}
 		} else {
 			matched = true; /* too deep to check: trust the nesting */
 			cs->depth = d;
 		}
+		if (matched)
+			cs->probe_ns += st->cost_ns;
 	}
 	/* No entry of ours (the call began before recording, or while off). */
 	if (!matched)

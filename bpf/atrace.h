@@ -73,6 +73,8 @@ struct atrace_fn_state {
 	__u64 limit_ns; /* absolute rule: mean below this turns it off (the
 			 * threshold plus the part of the probe cost a measured
 			 * call includes, by entry path); 0: no rule */
+	__u64 cost_ns;  /* what one call's probes cost (entry + return, by
+			 * entry path): its callers' clocks leave it out */
 };
 
 /* Who turned a function off: the recorder, or a program at once when the

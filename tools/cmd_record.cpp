@@ -129,7 +129,8 @@ void add_record(CLI::App& app, int& exit_status) {
       ->default_str("0");
   cmd->add_option("--filter-budget", args->filter_budget,
                   "Detach the costliest functions until the estimated probe overhead is under "
-                  "PCT % of the traced process's CPU time (0: off)")
+                  "PCT % of the CPU time the traced process uses on its own (0: off; 100: "
+                  "tracing at most doubles it)")
       ->default_str("0");
   cmd->add_option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
   cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");

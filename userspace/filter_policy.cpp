@@ -42,6 +42,19 @@ void RelevanceFilter::keep(uint32_t id) { mark(id, keep_); }
 
 bool RelevanceFilter::decided(uint32_t id) const { return is(id, done_); }
 
+uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns) {
+  return threshold_ns + floor_ns + floor_ns / 4;
+}
+
+uint64_t RelevanceFilter::floor(const FunctionSample& s) const {
+  auto p = static_cast<size_t>(s.path);
+  return p < floor_.size() ? floor_[p] : 0;
+}
+
+uint64_t RelevanceFilter::limit(const FunctionSample& s) const {
+  return absolute_limit_ns(o_.threshold_ns, floor(s));
+}
+
 // The mean net of what the probes themselves add to a measured call.
 uint64_t RelevanceFilter::net_mean(const FunctionSample& s) const {
   uint64_t mean = s.calls ? s.sum_ns / s.calls : 0;
@@ -67,7 +80,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
 
   if (o_.mode == FilterMode::Absolute) {
     for (const auto& s : now)
-      if (open(s) && s.calls >= o_.min_calls && net_mean(s) < o_.threshold_ns)
+      if (open(s) && s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls)
         take(s, DetachReason::Absolute);
   } else if (o_.mode == FilterMode::Relative) {
     // The mean of the means of the functions actually called (each counts
@@ -110,7 +123,11 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       if (!is(s.id, keep_)) costs.push_back({&s, c});
     }
     std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
-    const double allowed = o_.budget_pct / 100.0 * static_cast<double>(cpu_ns);
+    // The budget is a share of what the program itself used: the traced
+    // threads' CPU time counts the probes too (they run in those threads),
+    // and a share of that would allow any overhead at 100 %.
+    const double own = std::max(static_cast<double>(cpu_ns) - total, 0.0);
+    const double allowed = o_.budget_pct / 100.0 * own;
     for (const auto& c : costs) {
       if (total <= allowed || c.ns <= 0) break;
       take(*c.s, DetachReason::Budget);

@@ -59,6 +59,17 @@ struct FilterDecision {
   uint64_t sum_ns = 0;
 };
 
+// The absolute rule, in one place for the BPF programs (fn_state.limit_ns)
+// and the policy: a function is short when its mean measured duration is
+// under the threshold plus what the probes add inside the interval on its
+// path (`floor_ns`, calibrated) plus a quarter of that. The quarter is the
+// probes' own variance: their inside cost differs from the calibration's by
+// up to ~20 % with the instruction stepped and the moment (single-stepped
+// sqlite3 functions that take nanoseconds read 16-21 us against a 17 us
+// calibration), and a function that short is shorter than the cost of
+// tracing it anyway.
+uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
+
 class RelevanceFilter {
  public:
   // floor_ns: the duration a probed empty function measures on each entry
@@ -73,6 +84,8 @@ class RelevanceFilter {
   bool decided(uint32_t id) const;
 
  private:
+  uint64_t floor(const FunctionSample& s) const;  // inside cost on its path
+  uint64_t limit(const FunctionSample& s) const;  // absolute rule's bar for the mean
   uint64_t net_mean(const FunctionSample& s) const;
   FilterOptions o_;
   std::vector<uint64_t> floor_;

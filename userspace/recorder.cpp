@@ -835,11 +835,14 @@ RecordResult Recorder::run() {
   // share of the probe cost.
   if (opts_.filter.active()) {
     const auto floor = probe_floors();
+    const auto cost = probe_costs();
     for (const auto& site : sites) {
       atrace_fn_state st{};
+      const auto path = static_cast<size_t>(site.entry_path);
       st.keep = std::find(keep_ids_.begin(), keep_ids_.end(), site.id) != keep_ids_.end();
       if (opts_.filter.mode == FilterMode::Absolute)
-        st.limit_ns = opts_.filter.threshold_ns + floor[static_cast<size_t>(site.entry_path) % floor.size()];
+        st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor[path % floor.size()]);
+      st.cost_ns = cost[path % cost.size()];
       bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_state), &site.id, &st, BPF_ANY);
     }
   }

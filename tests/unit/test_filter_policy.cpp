@@ -55,6 +55,18 @@ TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
 }
 
+TEST(FilterPolicy, AbsoluteRuleAllowsAQuarterOfTheFloorForTheProbesVariance) {
+  FilterOptions o;  // 2 us
+  EXPECT_EQ(absolute_limit_ns(2000, 9000), 2000u + 9000u + 2250u);
+  EXPECT_EQ(absolute_limit_ns(2000, 0), 2000u);
+  std::vector<uint64_t> floor(5, 0);
+  floor[static_cast<size_t>(fmt::ProbePath::SingleStep)] = 9000;
+  RelevanceFilter f(o, floor);
+  auto d = f.decide({fn(1, 2000, 13200, fmt::ProbePath::SingleStep),
+                     fn(2, 2000, 13300, fmt::ProbePath::SingleStep)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+}
+
 TEST(FilterPolicy, MaxCallsFollowsTheProgramsOffFlag) {
   FilterOptions o;
   o.mode = FilterMode::Off;
@@ -108,11 +120,29 @@ TEST(FilterPolicy, BudgetDetachesTheCostliestUntilUnder) {
   RelevanceFilter f(o);
   std::vector<uint64_t> cost(5, 0);
   cost[static_cast<size_t>(fmt::ProbePath::Emulated)] = 1000;
-  // 1 s of CPU; hits cost 1 us each: 300 ms, 50 ms and 20 ms of probes.
-  // Allowed 100 ms: the 300 ms one goes (370 -> 70 ms), the others stay.
+  // 1 s of CPU; hits cost 1 us each: 300 ms, 50 ms and 20 ms of probes,
+  // so the program's own time was 630 ms. Allowed 63 ms: the 300 ms one
+  // goes (370 -> 70 ms), then the 50 ms one (-> 20 ms); the last stays.
   auto d = f.decide({fn(1, 300000, 50), fn(2, 50000, 50), fn(3, 20000, 50)}, 1'000'000'000, cost);
-  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(d[0].reason, DetachReason::Budget);
+}
+
+TEST(FilterPolicy, BudgetIsAShareOfTheProgramsOwnTime) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  o.budget_pct = 100;  // tracing may at most double the program's CPU time
+  RelevanceFilter f(o);
+  std::vector<uint64_t> cost(5, 0);
+  cost[static_cast<size_t>(fmt::ProbePath::Emulated)] = 1000;
+  // 1 s of CPU, 700 ms of it probes: the program's own 300 ms allow 300 ms
+  // of probes, so the 600 ms function goes. (As a share of the CPU time
+  // probes included, 100 % would allow any overhead.)
+  auto d = f.decide({fn(1, 600000, 50), fn(2, 100000, 50)}, 1'000'000'000, cost);
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  // Under budget: nothing goes.
+  RelevanceFilter g(o);
+  EXPECT_TRUE(g.decide({fn(1, 200000, 50), fn(2, 100000, 50)}, 1'000'000'000, cost).empty());
 }
 
 TEST(FilterPolicy, ParsesDurationsAndModes) {
