@@ -3,11 +3,16 @@
 # filters (issue 5) take away, on tests/targets/target_filter: a tiny hot()
 # (a few ns of work) called 1000 times by each call of a ~1 ms slow(),
 # slow() called SLOW times (default 300) per thread; both functions traced
-# (--select=hot,slow --no-kernel). Configurations:
+# (--select=hot,slow, atrace's default kernel groups: with sched on, the
+# filters leave out the time a thread spent preempted; -a --no-kernel for
+# the filters alone). Configurations:
 #   entries  push: target_filter (every function starts with push %rbp:
 #                  emulated uprobe)
 #            nop5: target_filter_nop5 (-pg -mfentry -mnop-mcount: every
 #                  function starts with 0f 1f 44 00 00, the optimized path)
+#            singlestep: target_filter_singlestep (-fomit-frame-pointer:
+#                  hot() starts with a store to the red zone, single-stepped,
+#                  ~10 us a hit and no cheaper instruction to move to)
 #            (the entry bytes of hot and slow are checked with objdump first)
 #   threads  1, or 2 threads each doing the whole work at once
 #   modes    untraced   the target alone
@@ -29,7 +34,7 @@
 # output, slow's calls are exact, nothing was lost, and a filtered run
 # detached hot (rule named).
 #
-# usage: bench/filter_overhead.sh [-b BUILD] [-r ROUNDS] [-n SLOW] [-e "push nop5"]
+# usage: bench/filter_overhead.sh [-b BUILD] [-r ROUNDS] [-n SLOW] [-e "push nop5 singlestep"]
 #                                 [-t "1 2"] [-m "untraced off absolute relative maxcalls"]
 #                                 [-a ARGS]
 #   -b  build tree holding atrace and tests/targets (default: build; copies
@@ -72,23 +77,27 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$build/atrace" "$tmp/atrace"
 atrace=$tmp/atrace
 declare -A bin want
-want[push]="55" want[nop5]="0f 1f 44 00 00"
+want[push.hot]="55" want[push.slow]="55"
+want[nop5.hot]="0f 1f 44 00 00" want[nop5.slow]="0f 1f 44 00 00"
+# singlestep: hot() stores to the red zone first (mov %rsi,-0x8(%rsp)), so no
+# instruction of its prefix can take the probe instead: every hit is stepped.
+want[singlestep.hot]="48 89 74 24 f8" want[singlestep.slow]="41 57"
 for e in $entries; do
 	src=$build/tests/targets/target_filter
-	[[ $e == nop5 ]] && src=${src}_nop5
-	[[ -n ${want[$e]:-} ]] || die "unknown entry kind '$e'"
+	[[ $e == push ]] || src=${src}_$e
+	[[ -n ${want[$e.hot]:-} ]] || die "unknown entry kind '$e'"
 	[[ -x $src ]] || die "$src not found (cmake --build $build --target atrace_test_targets)"
 	cp "$src" "$tmp/target_$e"
 	bin[$e]=$tmp/target_$e
 	for fn in hot slow; do
 		got=$(entry_bytes "${bin[$e]}" "$fn")
-		[[ $got == "${want[$e]}" ]] ||
-			die "$fn of $src starts with '$got' ($(entry_insn "${bin[$e]}" "$fn")), expected '${want[$e]}'"
+		[[ $got == "${want[$e.$fn]}" ]] ||
+			die "$fn of $src starts with '$got' ($(entry_insn "${bin[$e]}" "$fn")), expected '${want[$e.$fn]}'"
 	done
 	if objdump -d "${bin[$e]}" | grep -qE 'call.*<(mcount|__fentry__)'; then
 		die "$src calls mcount/__fentry__: built without -mnop-mcount?"
 	fi
-	echo "target_filter ($e): hot and slow start with \`${want[$e]}\`" >&2
+	echo "target_filter ($e): hot starts with \`${want[$e.hot]}\`, slow with \`${want[$e.slow]}\`" >&2
 done
 
 # res[entry.threads.mode.field] = "v v v ..." over rounds (field: cpu wall
@@ -119,7 +128,7 @@ one() {
 		rm -f "$tmp/x.data" "$tmp/x.data.exclude"
 		times_children >"$tmp/t0"
 		# shellcheck disable=SC2086
-		if ! out=$(prio "$atrace" record -o "$tmp/x.data" --no-kernel --select=hot,slow \
+		if ! out=$(prio "$atrace" record -o "$tmp/x.data" --select=hot,slow \
 			${mode_args[$m]} $atrace_args -- "${bin[$e]}" $(target_args "$t") 2>"$tmp/err"); then
 			die "atrace record ($key) failed: $(tail -3 "$tmp/err")"
 		fi
@@ -192,7 +201,7 @@ share_range() {
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
 echo "kernel $(uname -r), $(nproc) CPUs, load average at the end $load; $rounds rounds, medians;" \
-	"target_filter $slow x $hot_per_slow calls of hot() per thread; atrace record --no-kernel --select=hot,slow ${atrace_args}"
+	"target_filter $slow x $hot_per_slow calls of hot() per thread; atrace record --select=hot,slow ${atrace_args}"
 for e in $entries; do
 	for t in $threadsl; do
 		echo

@@ -28,10 +28,12 @@
 # is printed and makes the script exit 1.
 #
 # usage: bench/real_programs.sh [-b BUILD] [-r ROUNDS] [-w "sqlite zlib protoc"]
-#                               [-m "untraced default off bpftrace"] [-a ARGS]
+#                               [-m "untraced default off bpftrace"] [-a ARGS] [-d TSV]
 #   -b  build tree holding atrace (default: build; a copy is run)
 #   -r  rounds (default 3)
 #   -a  extra options for every `atrace record`
+#   -d  also write the slowdowns against untraced to FILE (TSV), which
+#       bench/plot_slowdown.sh draws as an SVG chart
 # Run as root from the repository root. Prints Markdown tables.
 # Programs and tracers run at nice -10 (BENCH_NICE=N to change, "" for none).
 set -euo pipefail
@@ -39,11 +41,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bench_lib.sh"
 
 build=build rounds=3 workloads="sqlite zlib protoc" modes="untraced default off bpftrace"
-atrace_args=""
-while getopts b:r:w:m:a:h opt; do
+atrace_args="" data=""
+while getopts b:r:w:m:a:d:h opt; do
 	case $opt in
 	b) build=$OPTARG ;; r) rounds=$OPTARG ;; w) workloads=$OPTARG ;; m) modes=$OPTARG ;;
-	a) atrace_args=$OPTARG ;; *) usage; exit 2 ;;
+	a) atrace_args=$OPTARG ;; d) data=$OPTARG ;; *) usage; exit 2 ;;
 	esac
 done
 [[ $EUID -eq 0 ]] || die "run as root (atrace and bpftrace need it)"
@@ -111,11 +113,19 @@ now_ns() { date +%s%N; }
 
 # bpftrace_glob W: the function part of the selector, as bpftrace writes it
 # (C++ names: bpftrace matches demangled names with a leading `*`-glob too).
+# bpftrace 0.17 cannot parse a demangled glob (`ns::*`) in a probe name: the
+# protoc namespace is given as the mangled prefixes of its functions and
+# const methods, and the counted names are demangled back (bt_calls).
 bt_program() {
-	local w=$1 fn=${sel[$1]#*:}
-	local spec="${lib[$w]}:$fn"
-	[[ $w == protoc ]] && spec="cpp:${lib[$w]}:$fn"
-	echo "uprobe:$spec { @c[probe] = count(); } uretprobe:$spec { @r[probe] = count(); }"
+	local w=$1 fn=${sel[$1]#*:} spec specs=()
+	if [[ $w == protoc ]]; then
+		specs=("${lib[$w]}:_ZN6google8protobuf2io*" "${lib[$w]}:_ZNK6google8protobuf2io*")
+	else
+		specs=("${lib[$w]}:$fn")
+	fi
+	for spec in "${specs[@]}"; do
+		echo "uprobe:$spec { @c[probe] = count(); } uretprobe:$spec { @r[probe] = count(); }"
+	done
 }
 
 # bt_wait_attached: bpftrace printed "Attaching N probes" and the kernel
@@ -207,12 +217,25 @@ done
 atrace_calls() {
 	"$atrace" report -i "$tmp/$1.$2.data" --format=json |
 		jq -r '(.detached // [] | map(.name)) as $d | .functions[] |
-		       "\(.name)\t\(.calls)\t\(if (.name | IN($d[])) then 1 else 0 end)"'
+		       "\(.name)\t\(.calls)\t\(if (.name | IN($d[])) then 1 else 0 end)"' |
+		awk -F'\t' '{c[$1] += $2; if ($3) d[$1] = 1} END {for (n in c) print n "\t" c[n] "\t" (d[n] + 0)}'
 }
 # bt_calls W: "name calls" per function bpftrace counted (entries).
 bt_calls() {
 	awk -F'[][]' '/^@c\[/ {n = $2; sub(/.*:/, "", n); split($3, v, " "); print n "\t" v[2]}' \
-		"$tmp/$1.bpftrace.maps"
+		"$tmp/$1.bpftrace.maps" | one_per_address "${lib[$1]}" | demangle_counts
+}
+# Symbols that alias one address (a C++ constructor's C1 and C2) are two
+# bpftrace probes on one instruction, both hit by each call: counted once.
+one_per_address() {
+	awk -F'\t' 'NR == FNR {addr[$2] = $1; next}
+	             {a = ($1 in addr) ? addr[$1] : $1; if ($2 > c[a]) {c[a] = $2; n[a] = $1}}
+	             END {for (a in c) print n[a] "\t" c[a]}' \
+		<(nm -D --defined-only "$1" | awk '{print $1 "\t" $3}') -
+}
+# Functions at different addresses whose names demangle alike count as one.
+demangle_counts() {
+	c++filt | awk -F'\t' '{c[$1] += $2} END {for (n in c) print n "\t" c[n]}'
 }
 bad=${bad:-0}
 declare -A checked
@@ -232,6 +255,8 @@ if [[ " $modes " == *" bpftrace "* ]]; then
 fi
 
 # ---- tables ----
+# -d FILE: the slowdowns as data for bench/plot_slowdown.sh too.
+[[ -z $data ]] || printf 'workload\tatrace default\tatrace --filter=off\tbpftrace count()\n' >"$data"
 med() { tr ' ' '\n' <<<"${samples[$1]:-}" | { grep . || true; } | median; }
 echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), $rounds rounds, medians; atrace record ${atrace_args:-(default options)}"
 echo
@@ -243,5 +268,6 @@ for w in $workloads; do
 	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0 && a != "nan") printf "%.2f", a / b; else print "-"}'; }
 	ms() { awk -v a="$1" 'BEGIN {if (a == "nan") print "-"; else printf "%.1f", a / 1e6}'; }
 	echo "| $w | \`${sel[$w]}\` | $(ms "$u") | $(ms "$d") | $(ms "$o") | $(ms "$b") | **$(ratio "$d" "$u")** | **$(ratio "$o" "$b")** | $det | ${checked[$w.default]:--}; ${checked[$w.off]:--} |"
+	[[ -z $data ]] || printf '%s\t%s\t%s\t%s\n' "$w" "$(ratio "$d" "$u")" "$(ratio "$o" "$u")" "$(ratio "$b" "$u")" >>"$data"
 done
 exit "$bad"
