@@ -19,9 +19,10 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # pj_dump, protoc, headless chromium), sys/sdt.h (USDT benchmark), and
 # sqlite3 and python3, traced by the safety corpus (test_safety.cpp), and
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
-# the multi-kernel tests (tests/kernels/run.sh).
+# the multi-kernel tests (tests/kernels/run.sh), and jq and gnuplot for the
+# benchmark scripts' tables and charts (bench/).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
-	bpftrace util-linux \
+	bpftrace util-linux jq gnuplot-nox \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
 	sqlite3 python3 qemu-system-x86 busybox-static
 
