@@ -26,7 +26,7 @@ class Option {
  public:
   explicit Option(CLI::Option* option) : option_(option) {}
 
-  Option& capture_default();                    // capture_default_str()
+  Option& capture_default();                      // capture_default_str()
   Option& default_text(const std::string& text);  // default_str(text)
   Option& required();
   Option& type_name(const std::string& name);
