@@ -19,14 +19,15 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # pj_dump, protoc, headless chromium), sys/sdt.h (USDT benchmark), and
 # sqlite3 and python3, traced by the safety corpus (test_safety.cpp), and
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
-# the multi-kernel tests (tests/kernels/run.sh), and jq and gnuplot for the
-# benchmark scripts' tables and charts (bench/).
+# the multi-kernel tests (tests/kernels/run.sh), jq and gnuplot for the
+# benchmark scripts' tables and charts (bench/), and clang-tidy and
+# clang-format (.ci/clang-tidy.sh in CI, `make tidy`, `make format`).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
-	bpftrace util-linux jq gnuplot-nox \
+	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
 	sqlite3 python3 qemu-system-x86 busybox-static
 
-.PHONY: all deps deps-test build build-all demo test clean
+.PHONY: all deps deps-test build build-all demo test format format-check tidy clean
 
 all: build
 
@@ -71,6 +72,20 @@ demo: build
 
 test: build-all
 	cd $(BUILD) && ctest --output-on-failure -j 1
+
+# Development (docs/development.md): clang-format over the C++ sources, or
+# only report what differs; clang-tidy over the sources of $(BUILD), as CI
+# runs it.
+format:
+	.ci/format.sh
+
+format-check:
+	.ci/format.sh --check
+
+tidy:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS) --target atrace  # the generated headers
+	.ci/clang-tidy.sh -j $(JOBS) $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

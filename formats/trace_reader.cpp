@@ -77,6 +77,7 @@ std::vector<ThreadInfo> threads_from_blocks(const std::vector<IndexEntry>& block
     t.events += b.count;
   }
   std::vector<ThreadInfo> out;
+  out.reserve(by_tid.size());
   for (auto& [tid, t] : by_tid) out.push_back(std::move(t));
   return out;
 }

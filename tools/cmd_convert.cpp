@@ -214,29 +214,29 @@ int run_convert(const ConvertArgs& args) {
 
 }  // namespace
 
-void add_convert(CLI::App& app, int& exit_status) {
+void add_convert(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ConvertArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "convert", "Write a trace in a format other tools read (docs/convert.md)");
-  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      ->capture_default_str();
-  cmd->add_option("--to", args->to, "Output format: " + format_names(", "))->required();
-  cmd->add_option("-o,--output", args->output, "File to write ('-' writes stdout)")
-      ->capture_default_str();
-  cmd->add_option("--weight", args->options.weight,
-                  "What the weighted formats count: time (ns) or calls")
-      ->check(CLI::IsMember({"time", "calls"}))
-      ->capture_default_str();
-  cmd->add_option("--min-pct", args->options.min_pct,
-                  "Leave out what weighs less than this percentage of the total (pruning formats)")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  cmd->add_flag("--threads", args->options.threads,
-                "folded: each stack starts with its thread (NAME-TID) instead of all merged");
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default();
+  cmd.option("--to", args->to, "Output format: " + format_names(", ")).required();
+  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
+      .capture_default();
+  cmd.option("--weight", args->options.weight,
+             "What the weighted formats count: time (ns) or calls")
+      .one_of({"time", "calls"})
+      .capture_default();
+  cmd.option("--min-pct", args->options.min_pct,
+             "Leave out what weighs less than this percentage of the total (pruning formats)")
+      .range(0.0, 100.0)
+      .capture_default();
+  cmd.flag("--threads", args->options.threads,
+           "folded: each stack starts with its thread (NAME-TID) instead of all merged");
   std::string footer = "Formats:\n";
   for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";
-  cmd->footer(footer);
-  cmd->callback([args, &exit_status] { exit_status = run_convert(*args); });
+  cmd.footer(footer);
+  cmd.callback([args, &exit_status] { exit_status = run_convert(*args); });
 }
 
 }  // namespace atrace::tools

@@ -190,18 +190,17 @@ int run_info(const std::string& input) {
 
 }  // namespace
 
-void add_info(CLI::App& app, int& exit_status) {
+void add_info(cli::Command app, int& exit_status) {
   auto input = std::make_shared<std::string>("atrace.data");
-  CLI::App* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "info", "What a trace file holds: header, probes and their kernel paths, filter decisions, "
       "threads, losses");
-  cmd->add_option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
-      ->capture_default_str();
+  cmd.option("-i,--input", *input, "Trace file to read ('-' reads stdin)").capture_default();
   auto kernel = std::make_shared<bool>(false);
-  cmd->add_flag("--kernel", *kernel,
-                "Instead of a trace: what the running kernel offers atrace, and what atrace does "
-                "without each missing feature (run as root for the complete answer)");
-  cmd->callback([input, kernel, &exit_status] {
+  cmd.flag("--kernel", *kernel,
+           "Instead of a trace: what the running kernel offers atrace, and what atrace does "
+           "without each missing feature (run as root for the complete answer)");
+  cmd.callback([input, kernel, &exit_status] {
     if (*kernel) {
       const KernelFeatures f = detect_kernel_features();
       print_kernel_features(stdout, f);

@@ -132,24 +132,22 @@ int run_list(const ListArgs& a) {
 
 }  // namespace
 
-void add_list(CLI::App& app, int& exit_status) {
+void add_list(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ListArgs>();
-  auto* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "list", "List the functions a selector matches and how each would be probed");
-  auto* pid = cmd->add_option("-p,--pid", args->pid, "A running process (its executable and libraries)");
-  auto* bin = cmd->add_option("binary", args->binary, "An executable (and the libraries it loads)");
-  cmd->add_option("pattern", args->pattern,
-                  "Selector, as for record --select (default '*'); with --usdt a glob over "
-                  "provider:name or MODULE:provider:name");
-  cmd->add_flag("--usdt", args->usdt,
-                "List the USDT probes (provider:name, module, argument locations, semaphore) "
-                "instead of functions");
-  cmd->add_flag("--probe-at-entry", args->at_entry,
-                "Show the probes on each function's first instruction, as `record "
-                "--probe-at-entry` would place them");
-  (void)pid;
-  (void)bin;
-  cmd->callback([args, &exit_status]() {
+  cmd.option("-p,--pid", args->pid, "A running process (its executable and libraries)");
+  cmd.option("binary", args->binary, "An executable (and the libraries it loads)");
+  cmd.option("pattern", args->pattern,
+             "Selector, as for record --select (default '*'); with --usdt a glob over "
+             "provider:name or MODULE:provider:name");
+  cmd.flag("--usdt", args->usdt,
+           "List the USDT probes (provider:name, module, argument locations, semaphore) "
+           "instead of functions");
+  cmd.flag("--probe-at-entry", args->at_entry,
+           "Show the probes on each function's first instruction, as `record "
+           "--probe-at-entry` would place them");
+  cmd.callback([args, &exit_status]() {
     // With -p the first positional is the pattern.
     if (args->pid > 0 && !args->binary.empty()) {
       if (args->pattern != "*") {

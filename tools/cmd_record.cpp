@@ -63,34 +63,34 @@ void parse_values(RecordArgs& a) {
 
 }  // namespace
 
-void add_record(CLI::App& app, int& exit_status) {
+void add_record(cli::Command app, int& exit_status) {
   auto args = std::make_shared<RecordArgs>();
-  auto* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "record",
       "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
-  cmd->add_option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
-      ->default_str("atrace.data");
-  auto* pid = cmd->add_option("-p,--pid", args->pid, "Attach to this running process");
-  cmd->add_option("--select", args->opts.select,
-                  "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
-                  "(shared library by file name), re:REGEX; without it, only kernel events");
-  cmd->add_option("--exclude", args->opts.exclude,
-                  "Functions not to trace (same syntax; @FILE reads selectors from FILE, one a "
-                  "line, e.g. a previous recording's OUTPUT.exclude)");
-  cmd->add_option("--usdt", args->opts.usdt,
-                  "USDT probes to record: provider:name (main executable) or "
-                  "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
-                  "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
-                  "recorded as intervals");
-  cmd->add_option("--duration", args->duration, "Stop recording after SEC seconds");
-  cmd->add_option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
-      ->default_str("8M");
-  cmd->add_option("--attach", args->opts.attach_mode,
-                  "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
-                  "perf (a perf-event link per probe)")
-      ->check(CLI::IsMember({"auto", "multi", "perf"}))
-      ->default_str("auto");
-  auto* kernel = cmd->add_option(
+  cmd.option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
+      .default_text("atrace.data");
+  cli::Option pid = cmd.option("-p,--pid", args->pid, "Attach to this running process");
+  cmd.option("--select", args->opts.select,
+             "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
+             "(shared library by file name), re:REGEX; without it, only kernel events");
+  cmd.option("--exclude", args->opts.exclude,
+             "Functions not to trace (same syntax; @FILE reads selectors from FILE, one a "
+             "line, e.g. a previous recording's OUTPUT.exclude)");
+  cmd.option("--usdt", args->opts.usdt,
+             "USDT probes to record: provider:name (main executable) or "
+             "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
+             "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
+             "recorded as intervals");
+  cmd.option("--duration", args->duration, "Stop recording after SEC seconds");
+  cmd.option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
+      .default_text("8M");
+  cmd.option("--attach", args->opts.attach_mode,
+             "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
+             "perf (a perf-event link per probe)")
+      .one_of({"auto", "multi", "perf"})
+      .default_text("auto");
+  cli::Option kernel = cmd.option(
       "--kernel", args->kernel,
       "Kernel events of the traced threads, comma-separated groups: sched (context switches, "
       "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
@@ -99,45 +99,44 @@ void add_record(CLI::App& app, int& exit_status) {
       "path (about +0.3 us each, +0.6 us in the traced process), and so do the uprobe and "
       "uretprobe system calls of each traced call (about +0.5 us per call); the other groups "
       "cost per context switch, fault or process event only (docs/BENCHMARKS.md)");
-  kernel->default_str(kDefaultKernelGroupsHelp);
-  cmd->add_flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
-      ->excludes(kernel);
-  cmd->add_flag("--probe-at-entry", args->opts.probe_at_entry,
-                "Put every entry probe on the function's first instruction. By default it goes on "
-                "the cheapest instruction before the function touches its stack or branches (an "
-                "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
-                "instruction); `atrace list` shows where");
-  cmd->add_flag("--follow-forks", args->opts.follow_forks,
-                "Trace child processes too (functions and kernel events); recording ends when "
-                "every traced process has exited");
+  kernel.default_text(kDefaultKernelGroupsHelp);
+  cmd.flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
+      .excludes(kernel);
+  cmd.flag("--probe-at-entry", args->opts.probe_at_entry,
+           "Put every entry probe on the function's first instruction. By default it goes on "
+           "the cheapest instruction before the function touches its stack or branches (an "
+           "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
+           "instruction); `atrace list` shows where");
+  cmd.flag("--follow-forks", args->opts.follow_forks,
+           "Trace child processes too (functions and kernel events); recording ends when "
+           "every traced process has exited");
   auto& f = args->opts.filter;
-  cmd->add_option("--filter", args->filter,
-                  "Relevance filter, detaching the probes of functions that are frequent and "
-                  "short while recording: off, absolute (mean below --filter-threshold after "
-                  "--filter-min-calls calls) or relative (mean below the called functions' mean "
-                  "minus the threshold)")
-      ->check(CLI::IsMember({"off", "absolute", "relative"}))
-      ->default_str("absolute");
-  cmd->add_option("--filter-threshold", args->filter_threshold,
-                  "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
-      ->default_str("2us");
-  cmd->add_option("--filter-min-calls", args->filter_min_calls,
-                  "Calls before a function can be judged")
-      ->default_str("1000");
-  cmd->add_option("--filter-max-calls", args->filter_max_calls,
-                  "Detach a function after N calls whatever its duration (0: never)")
-      ->default_str("0");
-  cmd->add_option("--filter-budget", args->filter_budget,
-                  "Detach the costliest functions until the estimated probe overhead is under "
-                  "PCT % of the CPU time the traced process uses on its own (0: off; 100: "
-                  "tracing at most doubles it)")
-      ->default_str("0");
-  cmd->add_option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
-  cmd->add_flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
-  auto* command = cmd->add_option("command", args->opts.command, "Command to launch (after --)");
-  pid->excludes(command);
-  cmd->positionals_at_end();
-  cmd->footer(
+  cmd.option("--filter", args->filter,
+             "Relevance filter, detaching the probes of functions that are frequent and "
+             "short while recording: off, absolute (mean below --filter-threshold after "
+             "--filter-min-calls calls) or relative (mean below the called functions' mean "
+             "minus the threshold)")
+      .one_of({"off", "absolute", "relative"})
+      .default_text("absolute");
+  cmd.option("--filter-threshold", args->filter_threshold,
+             "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
+      .default_text("2us");
+  cmd.option("--filter-min-calls", args->filter_min_calls, "Calls before a function can be judged")
+      .default_text("1000");
+  cmd.option("--filter-max-calls", args->filter_max_calls,
+             "Detach a function after N calls whatever its duration (0: never)")
+      .default_text("0");
+  cmd.option("--filter-budget", args->filter_budget,
+             "Detach the costliest functions until the estimated probe overhead is under "
+             "PCT % of the CPU time the traced process uses on its own (0: off; 100: "
+             "tracing at most doubles it)")
+      .default_text("0");
+  cmd.option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
+  cmd.flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
+  cli::Option command = cmd.option("command", args->opts.command, "Command to launch (after --)");
+  pid.excludes(command);
+  cmd.positionals_at_end();
+  cmd.footer(
       "Examples:\n"
       "  atrace record --select='main,ns::*' -- ./prog arg\n"
       "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
@@ -146,12 +145,12 @@ void add_record(CLI::App& app, int& exit_status) {
       "a launched command's exit status is passed on.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
       "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.");
-  cmd->callback([args, cmd, &exit_status]() {
+  cmd.callback([args, cmd, &exit_status]() {
     // First: no stop signal may kill atrace or be lost from here on.
     StopSignals stop;
     auto& o = args->opts;
     for (const char* name : {"--select", "--exclude", "--usdt", "--filter-keep"})
-      if (cmd->get_option(name)->count()) args->given.insert(name);
+      if (cmd.given(name)) args->given.insert(name);
     try {
       parse_values(*args);
     } catch (const OptionError& e) {

@@ -62,33 +62,33 @@ int run_report(const ReportArgs& args) {
 
 }  // namespace
 
-void add_report(CLI::App& app, int& exit_status) {
+void add_report(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
-  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      ->capture_default_str();
-  cmd->add_option("--sort", args->sort,
-                  "Order of the rows: calls, total, self, avg, max or name; with kernel events "
-                  "also offcpu, systime, syscalls or faults (inclusive)")
-      ->check(CLI::IsMember({"calls", "total", "self", "avg", "max", "name", "offcpu", "systime",
-                             "syscalls", "faults"}))
-      ->capture_default_str();
-  cmd->add_flag("--threads", args->threads,
-                "One table per thread instead of all threads merged (with kernel events: "
-                "each thread's on-CPU, off-CPU and system call totals too)");
-  cmd->add_flag("--syscalls", args->syscalls,
-                "Table of system calls per issuing function (count, total, avg, max, errors) "
-                "instead of the function table; the JSON report has it as `syscalls`");
-  cmd->add_flag("--compensate", args->compensate,
-                "Take the probe cost of nested traced calls (calibrated when recording) out of "
-                "durations; the report states the per-hit costs used");
-  cmd->add_option("--format", args->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default();
+  cmd.option("--sort", args->sort,
+             "Order of the rows: calls, total, self, avg, max or name; with kernel events "
+             "also offcpu, systime, syscalls or faults (inclusive)")
+      .one_of({"calls", "total", "self", "avg", "max", "name", "offcpu", "systime", "syscalls",
+               "faults"})
+      .capture_default();
+  cmd.flag("--threads", args->threads,
+           "One table per thread instead of all threads merged (with kernel events: "
+           "each thread's on-CPU, off-CPU and system call totals too)");
+  cmd.flag("--syscalls", args->syscalls,
+           "Table of system calls per issuing function (count, total, avg, max, errors) "
+           "instead of the function table; the JSON report has it as `syscalls`");
+  cmd.flag("--compensate", args->compensate,
+           "Take the probe cost of nested traced calls (calibrated when recording) out of "
+           "durations; the report states the per-hit costs used");
+  cmd.option("--format", args->format, "Output format: text or json")
+      .one_of({"text", "json"})
+      .capture_default();
   add_report_view_options(cmd, args->views);
   add_report_html_option(cmd, args->html);
-  cmd->callback([args, &exit_status] { exit_status = run_report(*args); });
+  cmd.callback([args, &exit_status] { exit_status = run_report(*args); });
 }
 
 }  // namespace atrace::tools

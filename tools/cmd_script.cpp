@@ -103,16 +103,16 @@ int run_script(const ScriptArgs& args) {
 
 }  // namespace
 
-void add_script(CLI::App& app, int& exit_status) {
+void add_script(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ScriptArgs>();
-  CLI::App* cmd = app.add_subcommand(
+  cli::Command cmd = app.subcommand(
       "script", "Every event in time order, one a line (perf script style; docs/script.md)");
-  cmd->add_option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      ->capture_default_str();
-  cmd->add_option("-F,--fields", args->fields,
-                  "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
-                  "+FIELD/-FIELD edit the default");
-  cmd->callback([args, &exit_status] { exit_status = run_script(*args); });
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default();
+  cmd.option("-F,--fields", args->fields,
+             "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
+             "+FIELD/-FIELD edit the default");
+  cmd.callback([args, &exit_status] { exit_status = run_script(*args); });
 }
 
 }  // namespace atrace::tools

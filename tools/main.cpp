@@ -1,14 +1,15 @@
 // atrace: entry point. Parses the command line and hands over to the
 // subcommand; every subcommand lives in its own cmd_*.cpp.
 #include <cstdio>
-#include <exception>
 #include <string>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 namespace {
 std::string g_invocation;
-}
+namespace cli = atrace::tools::cli;
+}  // namespace
 
 const std::string& atrace::tools::invocation() { return g_invocation; }
 
@@ -23,30 +24,15 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  CLI::App app{"atrace: trace user functions and kernel events of a process with eBPF"};
-  app.set_version_flag("--version", ATRACE_VERSION);
-  app.require_subcommand(1);
+  cli::CommandLine line{"atrace: trace user functions and kernel events of a process with eBPF",
+                       ATRACE_VERSION};
   int status = 0;
-  atrace::tools::add_record(app, status);
-  atrace::tools::add_report(app, status);
-  atrace::tools::add_script(app, status);
-  atrace::tools::add_convert(app, status);
-  atrace::tools::add_info(app, status);
-  atrace::tools::add_list(app, status);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "atrace: %s (see atrace --help)\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
-    return 1;
-  }
+  atrace::tools::add_record(line.root(), status);
+  atrace::tools::add_report(line.root(), status);
+  atrace::tools::add_script(line.root(), status);
+  atrace::tools::add_convert(line.root(), status);
+  atrace::tools::add_info(line.root(), status);
+  atrace::tools::add_list(line.root(), status);
+  if (auto ended = line.parse(argc, argv)) return *ended;
   return status;
 }

@@ -75,14 +75,14 @@ bool write_replacing(const std::string& path, const std::string& page) {
 
 }  // namespace
 
-void add_report_html_option(CLI::App* report, std::string& path) {
-  auto* html = report->add_option(
+void add_report_html_option(cli::Command report, std::string& path) {
+  cli::Option html = report.option(
       "--html", path,
       "Write a self-contained HTML page to FILE ('-': stdout) instead of the table: the "
       "functions (sortable), a flame graph and a timeline of the threads (docs/report-html.md)");
-  html->type_name("FILE");
+  html.type_name("FILE");
   for (const char* other : {"--tree", "--callers", "--callees", "--diff", "--syscalls", "--format"})
-    if (auto* o = report->get_option_no_throw(other)) html->excludes(o);
+    if (auto o = report.find(other)) html.excludes(*o);
 }
 
 bool write_report_html(const std::string& path, fmt::TraceReader& reader,

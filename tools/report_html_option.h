@@ -3,17 +3,16 @@
 // (tools/report_views.h). The page itself is userspace/report_html.h.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "formats/trace_reader.h"
+#include "tools/cli.h"
 #include "userspace/report.h"
 
 namespace atrace::tools {
 
 // Adds --html to `report` (after the view options, which it excludes).
-void add_report_html_option(CLI::App* report, std::string& path);
+void add_report_html_option(cli::Command report, std::string& path);
 
 // Writes the page for the trace `reader` holds (`in` was built from it) to
 // `path` ("-": stdout). The file appears whole or not at all: the page is

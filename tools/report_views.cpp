@@ -11,33 +11,33 @@
 
 namespace atrace::tools {
 
-void add_report_view_options(CLI::App* report, ReportViewArgs& v) {
-  auto* tree = report->add_flag(
+void add_report_view_options(cli::Command report, ReportViewArgs& v) {
+  cli::Option tree = report.flag(
       "--tree", v.tree,
       "The call tree: one line per call path (a function under two callers is two lines) with "
       "calls, total, share and self time; per thread with --threads");
-  report->add_option("--depth", v.depth, "--tree: show this many levels of calls")
-      ->check(CLI::PositiveNumber)
-      ->needs(tree);
-  report->add_option("--min-pct", v.min_pct,
-                     "--tree: hide call paths under this percentage of the time in traced calls")
-      ->check(CLI::Range(0.0, 100.0))
-      ->needs(tree);
-  auto* callers = report->add_option(
+  report.option("--depth", v.depth, "--tree: show this many levels of calls")
+      .positive()
+      .needs(tree);
+  report.option("--min-pct", v.min_pct,
+                "--tree: hide call paths under this percentage of the time in traced calls")
+      .range(0.0, 100.0)
+      .needs(tree);
+  cli::Option callers = report.option(
       "--callers", v.callers, "Who calls FUNC: calls, total and self time per caller");
-  auto* callees =
-      report->add_option("--callees", v.callees, "What FUNC calls: calls, total and self time per callee");
-  auto* diff = report->add_option(
+  cli::Option callees =
+      report.option("--callees", v.callees, "What FUNC calls: calls, total and self time per callee");
+  cli::Option diff = report.option(
       "--diff", v.diff,
       "Compare with trace OTHER: calls, total and self time of each function in both, with the "
       "change, largest first (by --sort: calls, self, otherwise total)");
-  callers->type_name("FUNC");
-  callees->type_name("FUNC");
-  diff->type_name("OTHER");
-  tree->excludes(callers)->excludes(callees)->excludes(diff);
-  diff->excludes(callers)->excludes(callees);
-  if (auto* syscalls = report->get_option_no_throw("--syscalls"))
-    for (auto* o : {tree, callers, callees, diff}) o->excludes(syscalls);
+  callers.type_name("FUNC");
+  callees.type_name("FUNC");
+  diff.type_name("OTHER");
+  tree.excludes(callers).excludes(callees).excludes(diff);
+  diff.excludes(callers).excludes(callees);
+  if (auto syscalls = report.find("--syscalls"))
+    for (cli::Option o : {tree, callers, callees, diff}) o.excludes(*syscalls);
 }
 
 std::optional<std::string> render_report_view(const ReportViewArgs& v, const std::string& input,

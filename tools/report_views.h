@@ -3,12 +3,11 @@
 // of cmd_report.cpp so the command's own file stays about the profile.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 
 #include "formats/trace_reader.h"
+#include "tools/cli.h"
 #include "userspace/report.h"
 
 namespace atrace::tools {
@@ -21,7 +20,7 @@ struct ReportViewArgs {
 };
 
 // Adds the options to `report` (after its own, which some exclude).
-void add_report_view_options(CLI::App* report, ReportViewArgs& v);
+void add_report_view_options(cli::Command report, ReportViewArgs& v);
 
 // The view asked for, rendered from `reader` (the trace `in` was built from,
 // named `input`) as text or JSON; nullopt when none was asked for. Bad

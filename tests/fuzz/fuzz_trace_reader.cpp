@@ -7,7 +7,8 @@
 // anything else (a crash, a sanitizer report, a leak, another exception, a
 // second pass that differs from the first) is a bug in the reader.
 //
-// Built with clang++ -fsanitize=fuzzer,address,undefined by tests/fuzz/run.sh;
+// Built with clang++ -fsanitize=fuzzer,address,undefined through CMake
+// (-DATRACE_FUZZ=ON; tests/fuzz/run.sh);
 // libFuzzer provides main().
 //
 // Each input is read twice: as given, then with the checksums of its frames

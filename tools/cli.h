@@ -1,0 +1,86 @@
+// The command line of atrace, over CLI11: the only header the subcommands
+// see. CLI11 2.1 (Debian 12) is header-only and heavy to compile; here it is
+// compiled once, in tools/cli.cpp, and the subcommands (cmd_*.cpp) add their
+// options through these thin handles, which forward each call unchanged, so
+// the options, their help text and CLI11's error messages stay CLI11's.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace atrace::tools::cli {
+
+// An option of a command (a CLI::Option*); the setters return it again for
+// chaining, as CLI11's do.
+class Option {
+ public:
+  explicit Option(CLI::Option* option) : option_(option) {}
+
+  Option& capture_default();                      // capture_default_str()
+  Option& default_text(const std::string& text);  // default_str(text)
+  Option& required();
+  Option& type_name(const std::string& name);
+  Option& needs(Option other);
+  Option& excludes(Option other);
+  // Checks: CLI::IsMember(values), CLI::Range(min, max), CLI::PositiveNumber.
+  Option& one_of(std::initializer_list<const char*> values);
+  Option& range(double min, double max);
+  Option& positive();
+
+ private:
+  CLI::Option* option_;
+};
+
+// A command or subcommand (a CLI::App*, owned by its parent or CommandLine).
+class Command {
+ public:
+  explicit Command(CLI::App* app) : app_(app) {}
+
+  Command subcommand(const std::string& name, const std::string& description);
+  Option option(const std::string& name, std::string& value, const std::string& help);
+  Option option(const std::string& name, std::vector<std::string>& value, const std::string& help);
+  Option option(const std::string& name, int& value, const std::string& help);
+  Option option(const std::string& name, double& value, const std::string& help);
+  Option flag(const std::string& name, bool& value, const std::string& help);
+  // The option named `name` ("--syscalls"), if the command has one.
+  std::optional<Option> find(const std::string& name) const;
+  // Whether `name` (an option of this command) was on the command line.
+  bool given(const std::string& name) const;
+  void footer(const std::string& text);
+  void positionals_at_end();
+  void callback(std::function<void()> run);
+
+ private:
+  CLI::App* app_;
+};
+
+// The whole command line: owns the CLI11 app.
+class CommandLine {
+ public:
+  CommandLine(const std::string& description, const std::string& version);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  Command root();
+  // Parses argv and runs the callback of the subcommand given. Returns the
+  // exit status when the command line alone ends the program (--help,
+  // --version, a parse error printed as one line) or a callback threw (its
+  // message printed); nullopt when the subcommand ran.
+  std::optional<int> parse(int argc, char** argv);
+
+ private:
+  std::unique_ptr<CLI::App> app_;
+};
+
+}  // namespace atrace::tools::cli
