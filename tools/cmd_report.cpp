@@ -1,15 +1,19 @@
-// `atrace report`: reads a trace, builds the per-function profile and prints
-// it as a text table or as JSON (the stable interface, docs/report-json.md);
-// `--syscalls` prints the system calls per issuing function instead.
+// `atrace report`: reads a trace once, builds the per-function profile (and
+// the view asked for) and prints it as a text table or as JSON (the stable
+// interface, docs/report-json.md); `--syscalls` prints the system calls per
+// issuing function instead.
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
 #include "tools/report_html_option.h"
-#include "tools/report_views.h"
+#include "tools/report_view_options.h"
+#include "userspace/call_replay.h"
 #include "userspace/profile.h"
 #include "userspace/report.h"
+#include "userspace/report_html.h"
 
 namespace atrace::tools {
 namespace {
@@ -34,19 +38,33 @@ int run_report(const ReportArgs& args) {
     if (args.compensate && !compensate)
       std::fprintf(stderr, "atrace: warning: --compensate: the trace has no calibrated probe "
                            "costs; durations are not compensated\n");
-    analysis::Profile profile = analysis::build_profile(reader, compensate);
-    // After reading: damage found in the events is warned about too.
-    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
-    analysis::ReportInput in{reader.header(), profile, reader.warnings()};
     analysis::ReportOptions opt;
     opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
-    if (!args.html.empty())
-      return !write_report_html(args.html, reader, in, opt) ? 1 : reader.damaged() ? 3 : 0;
-    auto view = render_report_view(args.views, args.input, reader, in, opt, args.format == "json");
-    std::string out = view                     ? *view
+
+    // One pass over the trace whatever is printed: the profile and the
+    // views asked for all listen to one replay.
+    analysis::CallReplay replay(reader.probes());
+    if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
+    analysis::ProfileBuilder profile_builder(replay, reader.probes());
+    ReportView view(args.views, replay, reader, opt);
+    std::optional<analysis::HtmlViews> html;
+    if (!args.html.empty()) html.emplace(replay, reader, opt);
+    reader.rewind();
+    fmt::Event ev;
+    while (reader.next(ev)) replay.add(ev);
+    replay.finish(reader.header().end_mono_ns);
+    analysis::Profile profile = profile_builder.result(reader.threads(), reader.lost());
+
+    // After reading: damage found in the events is warned about too.
+    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    analysis::ReportInput in{reader.header(), profile, reader.warnings()};
+    if (html)
+      return !write_report_html(args.html, html->data(reader, in, opt)) ? 1 : reader.damaged() ? 3 : 0;
+    auto rendered = view.render(args.input, reader, in, opt, args.format == "json");
+    std::string out = rendered                 ? *rendered
                       : args.format == "json" ? analysis::render_json(in, opt)
                                               : analysis::render_text(in, opt);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {

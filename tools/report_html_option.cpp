@@ -85,11 +85,8 @@ void add_report_html_option(cli::Command report, std::string& path) {
     if (auto o = report.find(other)) html.excludes(*o);
 }
 
-bool write_report_html(const std::string& path, fmt::TraceReader& reader,
-                       const analysis::ReportInput& in, const analysis::ReportOptions& opt) {
-  // The whole page is built before anything is written: an unreadable trace
-  // (TraceError) leaves no file behind.
-  std::string page = analysis::html_page(analysis::html_report_data(reader, in, opt));
+bool write_report_html(const std::string& path, const std::string& data) {
+  std::string page = analysis::html_page(data);
   if (path == "-") {
     if (!write_all(STDOUT_FILENO, page)) return fail("stdout", errno);
     return true;

@@ -1,7 +1,5 @@
-// CallTreeBuilder: per-thread call stacks whose frames point at tree nodes;
-// closing a frame adds the call to its node. The stack rules and the kernel
-// attribution are those of ProfileBuilder (profile.cpp), so that the tree
-// and the per-function report always agree.
+// CallTreeBuilder: mirrors each thread's stack of open calls (call_replay.h)
+// with the tree nodes of their paths; a closed call is added to its node.
 #include "userspace/call_tree.h"
 
 #include <algorithm>
@@ -98,22 +96,27 @@ std::vector<FunctionTotals> CallTree::functions() const {
 CallTreeBuilder::CallTreeBuilder(const fmt::TraceHeader& header,
                                  const std::vector<fmt::ProbeInfo>& probes,
                                  const CallTreeOptions& opt)
-    : header_(header), opt_(opt) {
+    : CallTreeBuilder(std::make_unique<CallReplay>(probes), nullptr, header, probes, opt) {
+  own_->compensate(opt.compensate);
+}
+
+CallTreeBuilder::CallTreeBuilder(CallReplay& replay, const fmt::TraceHeader& header,
+                                 const std::vector<fmt::ProbeInfo>& probes,
+                                 const CallTreeOptions& opt)
+    : CallTreeBuilder(nullptr, &replay, header, probes, opt) {}
+
+CallTreeBuilder::CallTreeBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                                 const fmt::TraceHeader& header,
+                                 const std::vector<fmt::ProbeInfo>& probes,
+                                 const CallTreeOptions& opt)
+    : own_(std::move(own)), replay_(own_ ? *own_ : *shared), header_(header), opt_(opt) {
   for (const auto& p : probes) tree_.probes_[p.id] = p;
   tree_.per_thread_ = opt.per_thread;
   tree_.has_kernel_ = !header.kernel_events.empty();
   CallNode root;
   root.kind = CallNode::Kind::Root;
   tree_.nodes_.push_back(root);
-}
-
-CallTreeBuilder::ThreadState& CallTreeBuilder::thread(uint32_t tid) {
-  // Events come in runs of one thread: remember the last one.
-  if (last_thread_ && last_tid_ == tid) return *last_thread_;
-  auto it = threads_.try_emplace(tid).first;
-  last_tid_ = tid;
-  last_thread_ = &it->second;  // node-based map: the address stays valid
-  return *last_thread_;
+  replay_.listen(*this);
 }
 
 uint32_t CallTreeBuilder::child(uint32_t parent, uint32_t id) {
@@ -135,152 +138,48 @@ uint32_t CallTreeBuilder::child(uint32_t parent, uint32_t id) {
   return it->second;
 }
 
-void CallTreeBuilder::add(const fmt::Event& ev) {
-  last_ts_ = std::max(last_ts_, ev.ts);
-  if (ev.kind == fmt::EventKind::Detach) return;  // the recording's, no thread's stack
-  switch (ev.kind) {
-    case fmt::EventKind::FuncEntry: {
-      ThreadState& t = thread(ev.tid);
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      if (opt_.per_thread && t.base == CallTree::kRoot) {
-        // Its Thread node, made at its first call: threads that called no
-        // traced function have none.
-        CallNode n;
-        n.kind = CallNode::Kind::Thread;
-        n.tid = ev.tid;
-        n.depth = 1;
-        t.base = static_cast<uint32_t>(tree_.nodes_.size());
-        tree_.nodes_.push_back(n);
-      }
-      uint32_t parent = t.stack.empty() ? t.base : t.stack.back().node;
-      t.stack.push_back(Frame{child(parent, ev.id), ev.ts, 0, t.kernel.totals()});
-      break;
-    }
-    case fmt::EventKind::FuncExit: {
-      ThreadState& t = thread(ev.tid);
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(), [&](const Frame& f) {
-        return tree_.nodes_[f.node].id == ev.id;
-      });
-      if (match == t.stack.rend()) {
-        tree_.orphan_exits_++;  // its entry happened before the recording started
-        break;
-      }
-      // Frames above the match lost their exits (longjmp, exception).
-      size_t depth = t.stack.size() - static_cast<size_t>(match - t.stack.rbegin());
-      while (t.stack.size() >= depth) close_frame(t, ev.ts, End::Returned);
-      break;
-    }
-    case fmt::EventKind::Unwind: {
-      // The innermost open call of the function, wherever it is (profile.h).
-      ThreadState& t = thread(ev.tid);
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(), [&](const Frame& f) {
-        return tree_.nodes_[f.node].id == ev.id;
-      });
-      if (match != t.stack.rend())
-        close_frame_at(t, t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin()), ev.ts,
-                       End::Unwound);
-      break;
-    }
-    case fmt::EventKind::ThreadExit: {
-      ThreadState& t = thread(ev.tid);
-      // Its open system call (exit) first: it belongs to the open frames.
-      KernelTimes before = t.kernel.totals();
-      t.kernel.exit(ev.ts);
-      add_self_kernel(t, before);
-      while (!t.stack.empty()) close_frame(t, ev.ts, End::Unfinished);
-      break;
-    }
-    default:
-      if (fmt::is_kernel_kind(ev.kind)) kernel_event(thread(ev.tid), ev);
-      break;  // USDT, newer kinds: no call stack and no kernel interval
+void CallTreeBuilder::on_call_begin(const ReplayThread& rt, const OpenCall& c) {
+  if (rt.index >= threads_.size()) threads_.resize(rt.index + 1);
+  ThreadState& t = threads_[rt.index];
+  if (opt_.per_thread && t.base == CallTree::kRoot) {
+    // Its Thread node, made at its first call: threads that called no
+    // traced function have none.
+    CallNode n;
+    n.kind = CallNode::Kind::Thread;
+    n.tid = rt.tid;
+    n.depth = 1;
+    t.base = static_cast<uint32_t>(tree_.nodes_.size());
+    tree_.nodes_.push_back(n);
   }
+  uint32_t parent = t.nodes.empty() ? t.base : t.nodes.back();
+  t.nodes.push_back(child(parent, c.id));
 }
 
-// The kernel events move the thread's running totals (read by frames at
-// entry and exit) and the innermost open call's self numbers, as in
-// ProfileBuilder::add_kernel.
-void CallTreeBuilder::kernel_event(ThreadState& t, const fmt::Event& ev) {
-  KernelTracker& k = t.kernel;
-  KernelTimes before = k.totals();
-  switch (ev.kind) {
-    case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
-    case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
-    case fmt::EventKind::SyscallEnter: k.syscall_enter(ev.ts, ev.arg0, 0); break;
-    case fmt::EventKind::SyscallExit: k.syscall_exit(ev.ts, ev.arg0, ev.sarg1()); break;
-    case fmt::EventKind::PageFault: k.fault(ev.ts); break;
-    case fmt::EventKind::ProcExit: k.exit(ev.ts); break;
-    case fmt::EventKind::Comm: t.comm = ev.text; break;
-    default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
-  }
-  add_self_kernel(t, before);
-}
-
-// A function event found an interval open: its closing event was lost.
-void CallTreeBuilder::user_code(ThreadState& t, uint64_t ts) {
-  KernelTimes before = t.kernel.totals();
-  t.kernel.user_code(ts);
-  add_self_kernel(t, before);
-}
-
-// No call enters or exits while an interval is open
-// (kernel_attribution.h): what the totals gained since `before` is the
-// innermost open call's own.
-void CallTreeBuilder::add_self_kernel(ThreadState& t, const KernelTimes& before) {
-  if (t.stack.empty()) return;
-  tree_.nodes_[t.stack.back().node].self_kernel += t.kernel.totals() - before;
-}
-
-CallTreeBuilder::ProbeCost CallTreeBuilder::probe_cost(uint32_t id) {
-  auto [it, fresh] = cost_.try_emplace(id, ProbeCost{0, 0});
-  if (fresh) {
-    auto probe = tree_.probes_.find(id);
-    if (probe != tree_.probes_.end())
-      it->second = {opt_.compensate.of(probe->second.path_kind),
-                    opt_.compensate.inside_of(probe->second.path_kind)};
-  }
-  return it->second;
-}
-
-// Takes frame `index` of `t` off its stack (the innermost one but for an
-// unwound call) and adds it to its node as ending at `ts`.
-void CallTreeBuilder::close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end) {
-  Frame f = t.stack[index];
-  t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
-  Frame* caller = index > 0 ? &t.stack[index - 1] : nullptr;
-  uint64_t dur = ts > f.start ? ts - f.start : 0;
-  CallNode& n = tree_.nodes_[f.node];
-  if (opt_.compensate.any()) {
-    const ProbeCost c = probe_cost(n.id);
-    if (caller) caller->nested_cost += f.nested_cost + c.whole;
-    dur = compensate_duration(dur, c.inside, f.nested_cost, tree_.compensation_);
-  }
+void CallTreeBuilder::on_call_end(const ReplayThread& rt, const ClosedCall& c) {
+  ThreadState& t = threads_[rt.index];  // its call began: the state exists
+  CallNode& n = tree_.nodes_[t.nodes[c.index]];
+  t.nodes.erase(t.nodes.begin() + static_cast<std::ptrdiff_t>(c.index));
   n.calls++;
-  if (end == End::Unfinished) n.unfinished++;
-  if (end == End::Unwound) n.unwound++;
-  n.total_ns += dur;
-  // Callee times exceed ours only with inconsistent timestamps: clamp.
-  n.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
-  n.kernel += t.kernel.totals() - f.kernel_at_entry;
-  if (caller) caller->child_ns += dur;
+  if (unfinished(c.how)) n.unfinished++;
+  if (c.how == CallEnd::Unwound) n.unwound++;
+  n.total_ns += c.dur;
+  n.self_ns += c.self_ns;
+  n.kernel += c.kernel;
+  n.self_kernel += c.self_kernel;
 }
 
 CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads) {
-  uint64_t end = std::max(end_ts, last_ts_);
-  std::map<uint32_t, ThreadState*> ordered;  // the same order on every run
-  for (auto& [tid, t] : threads_) ordered[tid] = &t;
-  for (auto& [tid, t] : ordered) {
-    KernelTimes before = t->kernel.totals();
-    t->kernel.finish(end);
-    add_self_kernel(*t, before);
-    while (!t->stack.empty()) close_frame(*t, end, End::Unfinished);
-  }
+  own_->finish(end_ts);
+  return result(threads);
+}
 
+CallTree CallTreeBuilder::result(const std::vector<fmt::ThreadInfo>& threads) {
+  tree_.orphan_exits_ = replay_.orphan_exits();
+  tree_.compensation_ = replay_.compensation();
   for (const auto& ti : threads) tree_.thread_names_[ti.tid] = ti.name;
-  for (const auto& [tid, t] : ordered) {
+  for (const auto& [tid, t] : replay_.threads()) {
     std::string& nm = tree_.thread_names_[tid];
-    if (nm.empty()) nm = t->comm;
+    if (nm.empty()) nm = t.comm;
   }
 
   auto& nodes = tree_.nodes_;
@@ -315,7 +214,6 @@ CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadI
     });
   }
   threads_.clear();
-  last_thread_ = nullptr;
   return std::move(tree_);
 }
 

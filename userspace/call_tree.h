@@ -6,13 +6,12 @@
 // `--callees` views and the folded, callgrind and dot exports are built on
 // it; so can a flame graph.
 //
-// Building: per-thread call stacks from entry/exit pairs with the rules of
-// ProfileBuilder (profile.h): a mismatched exit closes the frames above its
-// entry at its time, an exit without entry is ignored and counted
-// (orphan_exits), calls still open at a thread's exit or at the end of the
-// recording are closed then and counted as unfinished. Threads are merged
-// into one tree, or (per_thread) each thread that made calls gets its own
-// subtree under the root.
+// Building: a listener on the call replay (call_replay.h), whose rules the
+// profile follows too, so that the tree and the per-function report always
+// agree: each call the replay closes is added to the node of its path.
+// Calls still open at a thread's exit or at the end of the recording count
+// as unfinished. Threads are merged into one tree, or (per_thread) each
+// thread that made calls gets its own subtree under the root.
 //
 // Memory: the builder holds the nodes and each thread's open frames, never
 // the events: it is bounded by the number of distinct call paths (and the
@@ -36,11 +35,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/call_replay.h"
 #include "userspace/kernel_attribution.h"
 #include "userspace/profile.h"
 
@@ -65,7 +66,7 @@ struct CallNode {
   uint32_t depth = 0;   // the root is 0, its children 1
   uint64_t calls = 0;
   uint64_t unfinished = 0;  // of `calls`: closed at a thread's exit or the end
-  uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (profile.h)
+  uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (call_replay.h)
   uint64_t total_ns = 0;    // inclusive
   uint64_t self_ns = 0;     // not inside traced callees
   KernelTimes kernel;       // during the calls, callees included
@@ -154,56 +155,48 @@ struct CallTreeOptions {
   ProbeCosts compensate;
 };
 
-// Feeds on events in time order (any mix of threads) and grows the tree.
-// Kinds it does not use (wake-ups, detach, USDT, kinds newer than this
-// code) are skipped.
-class CallTreeBuilder {
+// Grows the tree from the calls of a replay. Alone (its own replay): add()
+// events in time order (any mix of threads), then finish() once. On a
+// shared replay: construct it with the replay (whose compensation it
+// gets: opt.compensate is for its own replay only), feed the replay, call
+// replay.finish(), then result() once.
+class CallTreeBuilder : public ReplayListener {
  public:
   CallTreeBuilder(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
                   const CallTreeOptions& opt = {});
-  void add(const fmt::Event& ev);
+  CallTreeBuilder(CallReplay& replay, const fmt::TraceHeader& header,
+                  const std::vector<fmt::ProbeInfo>& probes, const CallTreeOptions& opt = {});
+  CallTreeBuilder(const CallTreeBuilder&) = delete;  // the replay holds its address
+  CallTreeBuilder& operator=(const CallTreeBuilder&) = delete;
+  void add(const fmt::Event& ev) { own_->add(ev); }
   // Closes open calls at end_ts (or at the last event, if later) and
   // orders the children. Call once.
   CallTree finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads);
+  // After the shared replay's finish().
+  CallTree result(const std::vector<fmt::ThreadInfo>& threads);
+
+  void on_call_begin(const ReplayThread& t, const OpenCall& c) override;
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
 
  private:
-  struct Frame {
-    uint32_t node;
-    uint64_t start;
-    uint64_t child_ns = 0;
-    KernelTimes kernel_at_entry;
-    uint64_t nested_cost = 0;  // compensation: probe cost of the calls inside
-  };
   struct ThreadState {
-    std::vector<Frame> stack;
-    KernelTracker kernel;
+    std::vector<uint32_t> nodes;      // the node of each open call of its stack
     uint32_t base = CallTree::kRoot;  // where its calls hang: root or its Thread node
-    std::string comm;
   };
-  ThreadState& thread(uint32_t tid);
+  CallTreeBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                  const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
+                  const CallTreeOptions& opt);
   uint32_t child(uint32_t parent, uint32_t id);
-  void kernel_event(ThreadState& t, const fmt::Event& ev);
-  void user_code(ThreadState& t, uint64_t ts);
-  void add_self_kernel(ThreadState& t, const KernelTimes& before);
-  enum class End { Returned, Unfinished, Unwound };
-  void close_frame(ThreadState& t, uint64_t ts, End end) { close_frame_at(t, t.stack.size() - 1, ts, end); }
-  void close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end);
-  struct ProbeCost {
-    uint64_t whole, inside;
-  };
-  ProbeCost probe_cost(uint32_t id);
 
+  std::unique_ptr<CallReplay> own_;  // alone: its replay
+  CallReplay& replay_;
   CallTree tree_;
   fmt::TraceHeader header_;  // the main module is the traced command's
   CallTreeOptions opt_;
   // (parent << 32 | probe id) -> child node: finding a call's node is one
   // lookup whatever the number of siblings.
   std::unordered_map<uint64_t, uint32_t> index_;
-  std::unordered_map<uint32_t, ThreadState> threads_;
-  std::unordered_map<uint32_t, ProbeCost> cost_;  // probe id -> its probes' costs
-  uint32_t last_tid_ = 0;
-  ThreadState* last_thread_ = nullptr;
-  uint64_t last_ts_ = 0;
+  std::vector<ThreadState> threads_;  // by ReplayThread::index
 };
 
 // Reads every event of `reader` (from the first) into a tree.

@@ -15,7 +15,7 @@
 
 #include "formats/trace_reader.h"
 #include "userspace/export.h"
-#include "userspace/export_text.h"
+#include "userspace/text_escape.h"
 #include "userspace/export_timeline.h"
 
 namespace atrace::analysis {

@@ -1,6 +1,6 @@
 // Timeline, TraceNames and the instants of the timeline exporters
-// (export_timeline.h). The span rules mirror ProfileBuilder and
-// KernelTracker (profile.cpp, kernel_attribution.cpp) so that what a viewer
+// (export_timeline.h). The spans are the call replay's calls and kernel
+// intervals (call_replay.h), as the profile's are, so that what a viewer
 // draws adds up to what `atrace report` says; the integration tests compare
 // the two on real recordings.
 #include "userspace/export_timeline.h"
@@ -12,169 +12,107 @@
 namespace atrace::analysis {
 
 namespace {
-// The system calls through which the kernel runs atrace's own probes
-// (uretprobe 335, uprobe 336 on x86-64): the probed function's event happens
-// inside them, so they would not nest with its span, and they are the
-// tracer's cost, not the program's. KernelTracker leaves them out too.
-constexpr uint64_t kUretprobeNr = 335, kUprobeNr = 336;
+
+SpanEnd span_end(CallEnd how) {
+  switch (how) {
+    case CallEnd::Returned: return SpanEnd::Closed;
+    case CallEnd::Skipped:
+    case CallEnd::Unwound: return SpanEnd::Unwound;
+    case CallEnd::ThreadExit: return SpanEnd::ThreadExit;
+    case CallEnd::TraceEnd: break;
+  }
+  return SpanEnd::TraceEnd;
+}
+
+SpanEnd span_end(IntervalEnd how) {
+  switch (how) {
+    case IntervalEnd::Closed: return SpanEnd::Closed;
+    case IntervalEnd::Repaired: return SpanEnd::Repaired;
+    case IntervalEnd::ThreadExit: return SpanEnd::ThreadExit;
+    case IntervalEnd::TraceEnd: break;
+  }
+  return SpanEnd::TraceEnd;
+}
+
+Span span_of(const KernelInterval& i) {
+  Span s;
+  s.kind = i.kind == IntervalKind::Syscall ? SpanKind::Syscall : SpanKind::OffCpu;
+  s.nr = i.nr;
+  s.state = i.state;
+  s.start = i.start;
+  return s;
+}
+
 }  // namespace
 
-Timeline::Thread& Timeline::thread(const fmt::Event& ev) {
-  if (!last_thread_ || last_tid_ != ev.tid) {
-    last_thread_ = &threads_[ev.tid];  // node-based: stays valid
-    last_tid_ = ev.tid;
-  }
-  last_thread_->pid = ev.pid;
-  return *last_thread_;
+Timeline::Timeline(TimelineSink& sink)
+    : own_(std::make_unique<CallReplay>(std::vector<fmt::ProbeInfo>{})), replay_(*own_), sink_(sink) {
+  replay_.listen(*this);
 }
 
-size_t Timeline::depth(uint32_t tid) const {
-  auto it = threads_.find(tid);
-  return it == threads_.end() ? 0 : it->second.frames.size();
-}
-
-void Timeline::close(uint32_t tid, Thread& t, const Span& s, const SpanClose& c) {
-  SpanClose at = c;
-  at.ts = std::max(c.ts, s.start);  // a span never ends before it began
-  sink_.end(t.pid, tid, s, at);
-}
-
-void Timeline::close_offcpu(uint32_t tid, Thread& t, uint64_t ts, SpanEnd how) {
-  if (!t.offcpu) return;
-  Span s = *t.offcpu;
-  t.offcpu.reset();
-  close(tid, t, s, SpanClose{ts, how});
-}
-
-void Timeline::close_syscall(uint32_t tid, Thread& t, const SpanClose& c) {
-  if (!t.syscall) return;
-  close_offcpu(tid, t, c.ts, c.how == SpanEnd::Closed ? SpanEnd::Repaired : c.how);
-  Span s = *t.syscall;
-  t.syscall.reset();
-  close(tid, t, s, c);
-}
-
-// The thread runs: an off-CPU period still open lost its switch-in.
-void Timeline::running(uint32_t tid, Thread& t, uint64_t ts) {
-  close_offcpu(tid, t, ts, SpanEnd::Repaired);
-  t.exited = false;  // seen running after its exit: a reused tid
-}
-
-// A function event: running, and not inside a system call either.
-void Timeline::user_code(uint32_t tid, Thread& t, uint64_t ts) {
-  running(tid, t, ts);
-  close_syscall(tid, t, SpanClose{ts, SpanEnd::Repaired});
-}
-
-void Timeline::close_kernel(uint32_t tid, Thread& t, uint64_t ts, SpanEnd how) {
-  close_offcpu(tid, t, ts, how);
-  close_syscall(tid, t, SpanClose{ts, how});
-}
-
-void Timeline::function_exit(uint32_t tid, Thread& t, const fmt::Event& ev) {
-  auto match = std::find_if(t.frames.rbegin(), t.frames.rend(), [&](const Span& f) {
-    return f.id == ev.id;
-  });
-  if (match == t.frames.rend()) return;  // entered before the recording: nothing to draw
-  size_t depth = t.frames.size() - 1 - static_cast<size_t>(match - t.frames.rbegin());
-  while (t.frames.size() > depth) {
-    Span s = t.frames.back();
-    t.frames.pop_back();
-    bool own = t.frames.size() == depth && ev.kind == fmt::EventKind::FuncExit;
-    close(tid, t, s, SpanClose{ev.ts, own ? SpanEnd::Closed : SpanEnd::Unwound});
-  }
+Timeline::Timeline(CallReplay& replay, TimelineSink& sink) : replay_(replay), sink_(sink) {
+  replay_.listen(*this);
 }
 
 bool Timeline::add(const fmt::Event& ev) {
+  own_->add(ev);
+  return span_boundary(ev);
+}
+
+bool Timeline::span_boundary(const fmt::Event& ev) {
   using K = fmt::EventKind;
-  if (ev.ts > last_ts_) last_ts_ = ev.ts;
-  if (ev.kind == K::Detach || ev.tid == 0) return false;  // the recorder's, no thread
-  Thread& t = thread(ev);
-  const uint32_t tid = ev.tid;
+  if (ev.tid == 0) return false;  // the recorder's (DETACH): no thread
   switch (ev.kind) {
-    case K::FuncEntry: {
-      user_code(tid, t, ev.ts);
-      Span s;
-      s.kind = SpanKind::Function;
-      s.id = ev.id;
-      s.start = ev.ts;
-      t.frames.push_back(s);
-      sink_.begin(t.pid, tid, s);
-      return true;
-    }
+    case K::FuncEntry:
     case K::FuncExit:
-    case K::Unwind:  // the call was unwound: it ends at the catch
-      user_code(tid, t, ev.ts);
-      function_exit(tid, t, ev);
-      return true;
-    case K::SyscallEnter: {
-      running(tid, t, ev.ts);
-      close_syscall(tid, t, SpanClose{ev.ts, SpanEnd::Repaired});  // its exit was lost
-      if (ev.arg0 == kUretprobeNr || ev.arg0 == kUprobeNr) return true;
-      Span s;
-      s.kind = SpanKind::Syscall;
-      s.nr = ev.arg0;
-      s.start = ev.ts;
-      t.syscall = s;
-      sink_.begin(t.pid, tid, s);
-      return true;
-    }
+    case K::Unwind:
+    case K::SyscallEnter:
     case K::SyscallExit:
-      running(tid, t, ev.ts);
-      // An exit with no entry (entered before the recording, or one of the
-      // probe system calls) closes nothing.
-      close_syscall(tid, t, SpanClose{ev.ts, SpanEnd::Closed, true, ev.sarg1()});
-      return true;
-    case K::SchedSwitchOut: {
-      if (t.exited) return true;  // the dead thread's last switch
-      close_offcpu(tid, t, ev.ts, SpanEnd::Repaired);  // its switch-in was lost
-      Span s;
-      s.kind = SpanKind::OffCpu;
-      s.state = ev.flags;
-      s.start = ev.ts;
-      t.offcpu = s;
-      sink_.begin(t.pid, tid, s);
-      return true;
-    }
-    case K::SchedSwitchIn:
-      close_offcpu(tid, t, ev.ts, SpanEnd::Closed);
-      return true;
-    case K::PageFault:
-      running(tid, t, ev.ts);
-      return false;
-    case K::ProcExit:
-      // exit_group never returns: it ends here.
-      close_kernel(tid, t, ev.ts, SpanEnd::ThreadExit);
-      t.exited = true;
-      return false;
-    case K::ThreadExit:
-      close_kernel(tid, t, ev.ts, SpanEnd::ThreadExit);
-      while (!t.frames.empty()) {
-        Span s = t.frames.back();
-        t.frames.pop_back();
-        close(tid, t, s, SpanClose{ev.ts, SpanEnd::ThreadExit});
-      }
-      t.exited = true;
-      return false;
-    default:
-      return false;  // wake-ups, migrations, fork, exec, comm, USDT, kinds unknown here
+    case K::SchedSwitchOut:
+    case K::SchedSwitchIn: return true;
+    default: return false;
   }
 }
 
-void Timeline::finish(uint64_t end_ts) {
-  uint64_t end = std::max(end_ts, last_ts_);
-  std::vector<uint32_t> tids;
-  for (const auto& [tid, t] : threads_) tids.push_back(tid);
-  std::sort(tids.begin(), tids.end());  // the same output on every run
-  for (uint32_t tid : tids) {
-    Thread& t = threads_[tid];
-    close_kernel(tid, t, end, SpanEnd::TraceEnd);
-    while (!t.frames.empty()) {
-      Span s = t.frames.back();
-      t.frames.pop_back();
-      close(tid, t, s, SpanClose{end, SpanEnd::TraceEnd});
-    }
-  }
+void Timeline::on_call_begin(const ReplayThread& t, const OpenCall& c) {
+  if (t.tid == 0) return;
+  if (t.index >= frames_.size()) frames_.resize(t.index + 1);
+  Span s;
+  s.kind = SpanKind::Function;
+  s.id = c.id;
+  s.start = c.start;
+  frames_[t.index].push_back(Frame{s});
+  sink_.begin(t.pid, t.tid, s);
+}
+
+void Timeline::end(const ReplayThread& t, Frame& f, const SpanClose& c) {
+  if (f.drawn) return;
+  f.drawn = true;
+  SpanClose at = c;
+  at.ts = std::max(c.ts, f.span.start);  // a span never ends before it began
+  sink_.end(t.pid, t.tid, f.span, at);
+}
+
+void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
+  if (t.tid == 0) return;
+  auto& frames = frames_[t.index];
+  // An unwound call below the top: the calls above it end with it.
+  for (size_t i = frames.size(); i-- > c.index + 1;)
+    end(t, frames[i], SpanClose{c.end, SpanEnd::Unwound});
+  end(t, frames[c.index], SpanClose{c.end, span_end(c.how)});
+  frames.erase(frames.begin() + static_cast<std::ptrdiff_t>(c.index));
+}
+
+void Timeline::on_interval_open(const ReplayThread& t, const KernelInterval& i) {
+  if (t.tid != 0) sink_.begin(t.pid, t.tid, span_of(i));
+}
+
+void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
+                                 const IntervalClose& c) {
+  if (t.tid == 0) return;
+  Span s = span_of(i);
+  SpanClose at{std::max(c.ts, s.start), span_end(c.how), c.has_ret, c.ret};
+  sink_.end(t.pid, t.tid, s, at);
 }
 
 TraceNames::TraceNames(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,

@@ -5,8 +5,8 @@
 //                system calls, and of the spans below
 //   Timeline     per-thread spans: function calls, system calls and off-CPU
 //                periods, opened and closed as events arrive, handed to a
-//                TimelineSink; with the profile's rules (profile.h,
-//                kernel_attribution.h), so that a viewer shows the calls and
+//                TimelineSink; a listener on the call replay (call_replay.h)
+//                as the profile is, so that a viewer shows the calls and
 //                times `atrace report` counts
 //   Instant      the other events (faults, fork, exec, detach, USDT, ...) as
 //                a name and arguments
@@ -14,18 +14,22 @@
 // Spans of one thread always nest: a function event closes the kernel spans
 // still open (their closing event was lost: no uprobe fires while the
 // thread is off-CPU or in a system call), an exit closes the calls above
-// its entry (longjmp, exceptions), and an off-CPU period lies inside the
-// system call it blocked in. The Timeline holds the open spans of each
-// thread and nothing else: memory does not grow with the trace.
+// its entry (longjmp, exceptions), an unwound call ends the calls still
+// open above it, and an off-CPU period lies inside the system call it
+// blocked in. Events of tid 0 (the recorder's) draw nothing. The Timeline
+// holds the open spans of each thread and nothing else: memory does not
+// grow with the trace.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/call_replay.h"
 
 namespace atrace::analysis {
 
@@ -71,42 +75,47 @@ class TimelineSink {
   virtual void end(uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) = 0;
 };
 
-class Timeline {
+// The spans of a call replay (call_replay.h) handed to a sink. Alone (its
+// own replay): add() each event, then finish(). On a shared replay (the
+// HTML report reads the trace once for all its views): construct it with
+// the replay, feed and finish the replay. The replay's times are raw: a
+// timeline never compensates.
+class Timeline : public ReplayListener {
  public:
-  explicit Timeline(TimelineSink& sink) : sink_(sink) {}
+  explicit Timeline(TimelineSink& sink);
+  Timeline(CallReplay& replay, TimelineSink& sink);
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
   // Feeds one event (time order per thread, as TraceReader::next gives
-  // them). Returns true when the event was a span boundary (entry, exit,
-  // switch, system call): the others are what exporters show as instants.
-  // ThreadExit and ProcExit close spans and still return false.
+  // them). Returns span_boundary(ev).
   bool add(const fmt::Event& ev);
   // Closes every span still open, at the recording's end: `end_ts` (the
   // header's end) or the last event's time when that is later (0: unknown).
-  void finish(uint64_t end_ts);
-  // Open function calls of a thread (0 for a thread never seen).
-  size_t depth(uint32_t tid) const;
+  void finish(uint64_t end_ts) { own_->finish(end_ts); }
+  // True when the event is a span boundary (entry, exit, unwind, switch,
+  // system call): the others are what exporters show as instants.
+  // ThreadExit and ProcExit close spans and still return false.
+  static bool span_boundary(const fmt::Event& ev);
+
+  void on_call_begin(const ReplayThread& t, const OpenCall& c) override;
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
+  void on_interval_open(const ReplayThread& t, const KernelInterval& i) override;
+  void on_interval_close(const ReplayThread& t, const KernelInterval& i,
+                         const IntervalClose& c) override;
 
  private:
-  struct Thread {
-    uint32_t pid = 0;
-    std::vector<Span> frames;
-    std::optional<Span> syscall;
-    std::optional<Span> offcpu;
-    bool exited = false;  // ThreadExit/ProcExit seen and not running since
+  struct Frame {
+    Span span;
+    // Already drawn as ended: a call below it was unwound while it was
+    // still open, and spans must nest (it ended there too).
+    bool drawn = false;
   };
-  Thread& thread(const fmt::Event& ev);
-  void close(uint32_t tid, Thread& t, const Span& s, const SpanClose& c);
-  void close_offcpu(uint32_t tid, Thread& t, uint64_t ts, SpanEnd how);
-  void close_syscall(uint32_t tid, Thread& t, const SpanClose& c);
-  void running(uint32_t tid, Thread& t, uint64_t ts);
-  void user_code(uint32_t tid, Thread& t, uint64_t ts);
-  void close_kernel(uint32_t tid, Thread& t, uint64_t ts, SpanEnd how);
-  void function_exit(uint32_t tid, Thread& t, const fmt::Event& ev);
+  void end(const ReplayThread& t, Frame& f, const SpanClose& c);
 
+  std::unique_ptr<CallReplay> own_;  // alone: its replay
+  CallReplay& replay_;
   TimelineSink& sink_;
-  std::unordered_map<uint32_t, Thread> threads_;
-  uint32_t last_tid_ = 0;
-  Thread* last_thread_ = nullptr;
-  uint64_t last_ts_ = 0;
+  std::vector<std::vector<Frame>> frames_;  // by ReplayThread::index: its open calls
 };
 
 // Names of the things exporters show; built from a trace's tables.

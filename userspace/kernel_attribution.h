@@ -9,7 +9,7 @@
 // How attribution works: each thread keeps running totals; a call's
 // inclusive share is the totals at its exit minus the totals at its entry,
 // its self share what the totals gained while it was the innermost open
-// call (ProfileBuilder::add_self_kernel). This is exact
+// call (CallReplay::add_self_kernel). This is exact
 // because no interval is open while a function enters or exits: a thread
 // that is switched out or inside a system call runs no user code, so the
 // uprobes cannot fire then (except inside the system calls that run them,
@@ -57,6 +57,36 @@ struct KernelTimes {
   bool operator==(const KernelTimes&) const = default;
 };
 
+// The intervals themselves, for the views that draw them (the timeline):
+// a KernelTracker given an IntervalSink reports each one as it opens and
+// closes, and how it closed.
+enum class IntervalKind : uint8_t { OffCpu, Syscall };
+enum class IntervalEnd : uint8_t {
+  Closed,      // by its own closing event (switch-in, system call exit)
+  Repaired,    // its closing event was lost: closed when the thread ran again
+  ThreadExit,  // open when the thread exited (exit, exit_group never return)
+  TraceEnd,    // open at the end of the recording
+};
+struct KernelInterval {
+  IntervalKind kind = IntervalKind::OffCpu;
+  uint64_t start = 0;
+  uint64_t nr = 0;    // Syscall: the number entered
+  uint8_t state = 0;  // OffCpu: prev_state (fmt::kSwitchRunnable: preempted)
+};
+struct IntervalClose {
+  uint64_t ts = 0;
+  IntervalEnd how = IntervalEnd::Closed;
+  bool has_ret = false;  // Syscall closed by its exit: the return value
+  int64_t ret = 0;
+};
+class IntervalSink {
+ public:
+  virtual ~IntervalSink() = default;
+  virtual void opened(const KernelInterval& i) = 0;
+  // An off-CPU period inside a system call closes first.
+  virtual void closed(const KernelInterval& i, const IntervalClose& c) = 0;
+};
+
 // A system call that ended (or was closed for want of its exit).
 struct ClosedSyscall {
   uint32_t key = 0;  // who issued it: innermost open function's slot + 1, 0 none
@@ -71,6 +101,8 @@ struct ClosedSyscall {
 // are ignored until it shows signs of running again (a reused tid).
 class KernelTracker {
  public:
+  // Where to report intervals (nullptr: nowhere, the default).
+  void report_to(IntervalSink* sink) { sink_ = sink; }
   // Totals of the closed intervals. Between function events no interval is
   // open, so these are the exact totals there (see the file comment).
   const KernelTimes& totals() const { return totals_; }
@@ -104,8 +136,9 @@ class KernelTracker {
   uint64_t exit_ts() const { return exit_ts_; }
 
  private:
-  void end_offcpu(uint64_t ts);
-  std::optional<ClosedSyscall> end_syscall(uint64_t ts, bool error);
+  void end_offcpu(uint64_t ts, IntervalEnd how);
+  std::optional<ClosedSyscall> end_syscall(const IntervalClose& c, bool error);
+  std::optional<ClosedSyscall> close_all(uint64_t ts, IntervalEnd how);
 
   // state_ bits: one byte, so that pending() is a single test.
   static constexpr uint8_t kOff = 1, kInSyscall = 2, kExited = 4;
@@ -114,11 +147,12 @@ class KernelTracker {
 
   KernelTimes totals_;
   uint8_t state_ = 0;
-  bool off_blocked_ = false;
+  uint8_t off_state_ = 0;  // prev_state of the open off-CPU interval
   uint32_t sys_key_ = 0;
   uint64_t off_since_ = 0;
   uint64_t sys_since_ = 0, sys_nr_ = 0;
   uint64_t exit_ts_ = 0;
+  IntervalSink* sink_ = nullptr;
 };
 
 }  // namespace atrace::analysis

@@ -1,9 +1,6 @@
-// ProfileBuilder: rebuilds each thread's call stack from entry/exit events
-// and folds every closed call into per-(thread, function) statistics; the
-// all-threads rows are sums of those. The rules for imperfect traces
-// (mismatched and orphan exits, unfinished calls, recursion) are in
-// profile.h; they exist so a report never shows negative self times or
-// totals longer than the recording.
+// ProfileBuilder: folds every call the replay closes (call_replay.h) into
+// per-(thread, function) statistics; the all-threads rows are sums of
+// those.
 #include "userspace/profile.h"
 
 #include <algorithm>
@@ -14,50 +11,24 @@
 
 namespace atrace::analysis {
 
-namespace {
-// Ids above this go to a hash map: a damaged or hostile file must not make
-// the dense table huge.
-constexpr uint32_t kMaxDenseId = 1u << 20;
-}  // namespace
+ProfileBuilder::ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes)
+    : ProfileBuilder(std::make_unique<CallReplay>(probes), nullptr, probes) {}
 
-ProfileBuilder::ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes) {
-  uint32_t max_id = 0;
-  for (const auto& p : probes) {
-    probes_[p.id] = p;
-    if (p.id < kMaxDenseId) max_id = std::max(max_id, p.id);
-  }
-  dense_slot_.assign(static_cast<size_t>(max_id) + 1, 0);
+ProfileBuilder::ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes)
+    : ProfileBuilder(nullptr, &replay, probes) {}
+
+ProfileBuilder::ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                               const std::vector<fmt::ProbeInfo>& probes)
+    : own_(std::move(own)), replay_(own_ ? *own_ : *shared) {
+  for (const auto& p : probes) probes_[p.id] = p;
+  replay_.listen(*this);
 }
 
-uint32_t ProfileBuilder::slot_of(uint32_t id) {
-  uint32_t* known = nullptr;
-  if (id < dense_slot_.size()) {
-    known = &dense_slot_[id];
-    if (*known) return *known - 1;
-  } else {
-    auto it = sparse_slot_.find(id);
-    if (it != sparse_slot_.end()) return it->second;
-  }
-  auto slot = static_cast<uint32_t>(slot_ids_.size());
-  slot_ids_.push_back(id);
-  if (known) *known = slot + 1;
-  else sparse_slot_.emplace(id, slot);
-  return slot;
-}
-
-ProfileBuilder::ThreadState& ProfileBuilder::thread(uint32_t tid) {
-  // Events come in runs of one thread: remember the last one.
-  if (last_thread_ && last_tid_ == tid) return *last_thread_;
-  last_tid_ = tid;
-  last_thread_ = &threads_[tid];  // node-based: the address stays valid
-  return *last_thread_;
-}
-
-void ProfileBuilder::add(const fmt::Event& ev) {
+void ProfileBuilder::on_event(const fmt::Event& ev, const ReplayThread*) {
   if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
-  if (ev.kind == fmt::EventKind::Detach) {  // the recording's, not a thread's
+  if (ev.kind == fmt::EventKind::Detach) {
     DetachedFunction d;
     d.id = ev.id;
     d.ts = ev.ts;
@@ -65,134 +36,28 @@ void ProfileBuilder::add(const fmt::Event& ev) {
     d.calls = ev.arg0;
     d.total_ns = ev.arg1;
     detached_.push_back(std::move(d));
-    return;
-  }
-  ThreadState& t = thread(ev.tid);
-  if (t.events++ == 0) t.first_ts = ev.ts;
-  t.pid = ev.pid;
-  if (ev.kind == fmt::EventKind::Usdt) {  // a point in time: no call, no kernel state
+  } else if (ev.kind == fmt::EventKind::Usdt) {
     count_probe(ev);
-    return;
-  }
-
-  switch (ev.kind) {
-    case fmt::EventKind::FuncEntry: {
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      uint32_t slot = slot_of(ev.id);
-      t.stack.push_back(Frame{slot, ev.ts, 0, t.kernel.totals()});
-      if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
-      t.active[slot]++;
-      break;
-    }
-    case fmt::EventKind::FuncExit: {
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      uint32_t slot = slot_of(ev.id);
-      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
-                                [&](const Frame& f) { return f.slot == slot; });
-      if (match == t.stack.rend()) {
-        orphan_exits_++;  // its entry happened before the recording started
-        break;
-      }
-      // Frames above the match were left without their exit (longjmp,
-      // exception): they end here too.
-      size_t depth = t.stack.size() - static_cast<size_t>(match - t.stack.rbegin());
-      while (t.stack.size() >= depth) close_frame(t, ev.ts, End::Returned);
-      break;
-    }
-    case fmt::EventKind::Unwind: {
-      if (t.kernel.pending()) user_code(t, ev.ts);
-      uint32_t slot = slot_of(ev.id);
-      auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
-                                [&](const Frame& f) { return f.slot == slot; });
-      if (match != t.stack.rend())
-        close_frame_at(t, t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin()), ev.ts,
-                       End::Unwound);
-      break;
-    }
-    case fmt::EventKind::ThreadExit:
-      // Its open system call first: exit() inside it belongs to the frames.
-      {
-        KernelTimes before = t.kernel.totals();
-        count_syscall(t.kernel.exit(ev.ts));
-        add_self_kernel(t, before);
-      }
-      while (!t.stack.empty()) close_frame(t, ev.ts, End::Unfinished);
-      break;
-    default:
-      add_kernel(t, ev);
-      break;
   }
 }
 
-// The kernel events: they move the thread's running totals, which frames
-// read at entry and exit (kernel_attribution.h), and the self numbers of the
-// innermost open call.
-void ProfileBuilder::add_kernel(ThreadState& t, const fmt::Event& ev) {
-  KernelTracker& k = t.kernel;
-  t.has_kernel = true;
-  KernelTimes before = k.totals();
-  switch (ev.kind) {
-    case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
-    case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
-    case fmt::EventKind::SyscallEnter: {
-      uint32_t key = t.stack.empty() ? 0 : t.stack.back().slot + 1;
-      count_syscall(k.syscall_enter(ev.ts, ev.arg0, key));
-      break;
-    }
-    case fmt::EventKind::SyscallExit: count_syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
-    case fmt::EventKind::PageFault: k.fault(ev.ts); break;
-    case fmt::EventKind::ProcExit: count_syscall(k.exit(ev.ts)); break;
-    case fmt::EventKind::Comm: t.comm = ev.text; break;
-    default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
-  }
-  add_self_kernel(t, before);
-}
-
-// A function event found an interval open (its closing event was lost).
-void ProfileBuilder::user_code(ThreadState& t, uint64_t ts) {
-  KernelTimes before = t.kernel.totals();
-  count_syscall(t.kernel.user_code(ts));
-  add_self_kernel(t, before);
-}
-
-// What changed the totals since `before` happened entirely inside the
-// innermost open call, not in a callee: no call enters or exits while an
-// interval is open (kernel_attribution.h). So it is that call's self share,
-// counted here rather than as inclusive minus callees at every exit: the
-// function-event path stays as short as it was.
-void ProfileBuilder::add_self_kernel(ThreadState& t, const KernelTimes& before) {
-  if (t.stack.empty()) return;
-  uint32_t slot = t.stack.back().slot;
-  if (slot >= t.stats.size()) t.stats.resize(slot + 1);
-  t.stats[slot].self_kernel += t.kernel.totals() - before;
-}
-
-// Takes frame `index` of `t` off its stack (the innermost one but for an
-// unwound call) and accounts it as ending at `ts`; its time is its caller's
-// child time.
-void ProfileBuilder::close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end) {
-  Frame f = t.stack[index];
-  t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
-  uint64_t dur = ts > f.start ? ts - f.start : 0;
-  Frame* caller = index > 0 ? &t.stack[index - 1] : nullptr;
-  if (costs_.any()) dur = compensated(caller, f, dur);
-
-  if (f.slot >= t.stats.size()) t.stats.resize(f.slot + 1);
-  FunctionStats& s = t.stats[f.slot];
-  if (s.calls == 0 || dur < s.min_ns) s.min_ns = dur;
-  s.max_ns = std::max(s.max_ns, dur);
+// Folds one closed call into its thread's row of its function.
+void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
+  if (t.index >= stats_.size()) stats_.resize(t.index + 1);
+  auto& rows = stats_[t.index];
+  if (c.slot >= rows.size()) rows.resize(c.slot + 1);
+  FunctionStats& s = rows[c.slot];
+  if (s.calls == 0 || c.dur < s.min_ns) s.min_ns = c.dur;
+  s.max_ns = std::max(s.max_ns, c.dur);
   s.calls++;
-  if (end == End::Unfinished) s.unfinished++;
-  if (end == End::Unwound) s.unwound++;
-  // Callee times can exceed ours only with inconsistent timestamps; clamp.
-  s.self_ns += dur > f.child_ns ? dur - f.child_ns : 0;
-  if (--t.active[f.slot] == 0) {  // outermost activation only
-    s.total_ns += dur;
-    // No kernel interval is open here (kernel_attribution.h): the totals
-    // are exact. Without kernel events they are all 0: skipped.
-    if (t.has_kernel) s.kernel += t.kernel.totals() - f.kernel_at_entry;
+  if (unfinished(c.how)) s.unfinished++;
+  if (c.how == CallEnd::Unwound) s.unwound++;
+  s.self_ns += c.self_ns;
+  s.self_kernel += c.self_kernel;
+  if (c.outermost) {  // recursion: the outermost activation only
+    s.total_ns += c.dur;
+    s.kernel += c.kernel;
   }
-  if (caller) caller->child_ns += dur;
 }
 
 namespace {
@@ -236,32 +101,30 @@ bool by_total(const FunctionStats& a, const FunctionStats& b) {
 
 Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
                                const fmt::LostCounts& lost) {
-  uint64_t end = std::max(end_ts, last_ts_);
-  // Thread order, so the rows come out the same on every run.
-  std::map<uint32_t, ThreadState*> ordered;
-  for (auto& [tid, t] : threads_) ordered[tid] = &t;
-  for (auto& [tid, t] : ordered) {
-    KernelTimes before = t->kernel.totals();
-    count_syscall(t->kernel.finish(end));
-    add_self_kernel(*t, before);
-    while (!t->stack.empty()) close_frame(*t, end, End::Unfinished);
-  }
+  own_->finish(end_ts);
+  return result(threads, lost);
+}
 
+Profile ProfileBuilder::result(const std::vector<fmt::ThreadInfo>& threads,
+                               const fmt::LostCounts& lost) {
+  const uint64_t end = replay_.end_ts();
   Profile p;
   p.events = events_;
-  p.orphan_exits = orphan_exits_;
-  p.compensation = residual_;
+  p.orphan_exits = replay_.orphan_exits();
+  p.compensation = replay_.compensation();
   p.lost_events = lost.total();
   p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
   p.first_ts = first_ts_;
   p.last_ts = last_ts_;
 
   std::map<uint32_t, FunctionStats> merged;
-  for (auto& [tid, t] : ordered) {
-    for (uint32_t slot = 0; slot < t->stats.size(); ++slot) {
-      FunctionStats& s = t->stats[slot];
+  for (const auto& [tid, t] : replay_.threads()) {
+    if (t.index >= stats_.size()) continue;
+    auto& rows = stats_[t.index];
+    for (uint32_t slot = 0; slot < rows.size(); ++slot) {
+      FunctionStats& s = rows[slot];
       if (s.calls == 0) continue;
-      s.id = slot_ids_[slot];
+      s.id = replay_.id_of_slot(slot);
       s.tid = tid;
       name_row_from(probes_, s);
       p.per_thread.push_back(s);
@@ -285,15 +148,15 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
     s.name = ti.name;
     s.events = ti.events;
   }
-  for (const auto& [tid, t] : ordered) {
+  for (const auto& [tid, t] : replay_.threads()) {
     ThreadSummary& s = summaries[tid];
     s.tid = tid;
-    if (s.pid == 0) s.pid = t->pid;
-    if (s.name.empty()) s.name = t->comm;
-    s.events = t->events;
-    s.kernel = t->kernel.totals();
-    uint64_t last = t->kernel.exited() ? t->kernel.exit_ts() : end;
-    uint64_t span = last > t->first_ts ? last - t->first_ts : 0;
+    if (s.pid == 0) s.pid = t.pid;
+    if (s.name.empty()) s.name = t.comm;
+    s.events = t.events;
+    s.kernel = t.kernel.totals();
+    uint64_t last = t.kernel.exited() ? t.kernel.exit_ts() : end;
+    uint64_t span = last > t.first_ts ? last - t.first_ts : 0;
     s.oncpu_ns = span > s.kernel.offcpu_ns() ? span - s.kernel.offcpu_ns() : 0;
   }
   for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
@@ -301,9 +164,7 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInf
   p.syscalls = syscall_rows();
   mark_detached(p);
   p.probes = probe_rows();
-
-  threads_.clear();
-  last_thread_ = nullptr;
+  stats_.clear();
   return p;
 }
 
@@ -372,7 +233,7 @@ std::vector<SyscallStats> ProfileBuilder::syscall_rows() const {
       r.function = kNoFunction;
     } else {
       FunctionStats named;
-      named.id = slot_ids_[c.key - 1];
+      named.id = replay_.id_of_slot(c.key - 1);
       name_row_from(probes_, named);
       r.function = std::move(named.name);
       r.module = std::move(named.module);
@@ -435,24 +296,6 @@ uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p) {
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   uint64_t end = h.end_mono_ns ? h.end_mono_ns : p.last_ts;
   return end > start ? end - start : 0;
-}
-
-// --compensate, for frame `f` just popped from `t`: its duration without
-// its probes and those of the calls nested in it (compensation.h), and its
-// whole probe cost (and theirs) passed on to its caller.
-uint64_t ProfileBuilder::compensated(Frame* caller, const Frame& f, uint64_t dur) {
-  while (slot_cost_.size() <= f.slot) {
-    auto probe = probes_.find(slot_ids_[slot_cost_.size()]);
-    if (probe == probes_.end()) {
-      slot_cost_.push_back({0, 0});
-    } else {
-      const fmt::ProbePath p = probe->second.path_kind;
-      slot_cost_.push_back({costs_.of(p), costs_.inside_of(p)});
-    }
-  }
-  const SlotCost& c = slot_cost_[f.slot];
-  if (caller) caller->nested_cost += f.nested_cost + c.whole;
-  return compensate_duration(dur, c.inside, f.nested_cost, residual_);
 }
 
 Profile build_profile(fmt::TraceReader& reader, bool compensate) {

@@ -4,28 +4,27 @@
 // faults of each call (kernel_attribution.h) and per thread. The analysis
 // every report is built from.
 //
-// Call trees are rebuilt per thread from entry/exit pairs. An exit that does
-// not match the innermost open call pops until it finds its entry (frames
-// skipped by longjmp or exceptions are closed at that exit's time); an exit
-// with no entry (the call started before recording) is ignored and counted.
-// Calls still open at the end count as calls, are closed at the end of the
-// recording and counted as `unfinished`. Recursion: total_ns counts only the
-// outermost activation of a function on a thread, so it never exceeds wall
-// time; calls, min and max count every activation. The inclusive kernel
-// numbers (`kernel`) follow total_ns: outermost activation only; the self
-// ones (`self_kernel`) are what happened while the function was the
-// innermost open call, in every activation.
+// The calls come from the call replay (call_replay.h: its rules for
+// mismatched, orphan and unwound exits and unfinished calls). Calls still
+// open at a thread's exit or at the end count as calls and as `unfinished`.
+// Recursion: total_ns counts only the outermost activation of a function on
+// a thread, so it never exceeds wall time; calls, min and max count every
+// activation. The inclusive kernel numbers (`kernel`) follow total_ns:
+// outermost activation only; the self ones (`self_kernel`) are what
+// happened while the function was the innermost open call, in every
+// activation.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/call_replay.h"
 #include "userspace/compensation.h"
 #include "userspace/kernel_attribution.h"
 #include "userspace/syscall_stats.h"
@@ -126,88 +125,59 @@ struct Profile {
   CompensationResidual compensation;  // --compensate: calls clamped at 0
 };
 
-// DETACH events (tid 0: no thread) go to Profile.detached and mark the
-// function's rows; they change no call stack. A call of the function open
-// at that moment whose exit never comes is closed by the rules above.
-// An Unwind event closes the thread's innermost open call of its function,
-// wherever it is on the stack, at the event's time (the catch), counted
-// `unwound` (docs/exceptions.md).
-// A thread that exits (ThreadExit) with calls still open (pthread_exit,
-// exit() from a callee) has them closed at its exit time, counted unfinished;
-// its open system call (exit, exit_group) is closed at ThreadExit/ProcExit.
+// The profile's listener on a call replay (call_replay.h, which has the
+// rules for imperfect traces: mismatched and orphan exits, unwinds,
+// unfinished calls, recursion, kernel intervals, compensation). DETACH
+// events go to Profile.detached and mark the function's rows.
 // Profile.functions is sorted by total_ns, largest first; per_thread by tid,
 // then total_ns. The builder keeps copies of what it needs: the probe vector
-// need not outlive it. finish() is called once.
-class ProfileBuilder {
+// need not outlive it.
+//
+// Alone (its own replay): add() every event, then finish() once. On a
+// shared replay (one pass for several views): construct it with the
+// replay, feed the replay, call replay.finish(), then result() once.
+class ProfileBuilder : public ReplayListener {
  public:
   explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
-  // --compensate (call before the first add()): each call's duration loses
-  // its own probes' inside cost and the whole probe cost of every traced
-  // call nested in it (compensation.h). Self times follow. min, max, total
-  // and self all use the compensated durations (clamped at 0, counted in
-  // Profile::compensation); kernel numbers are unchanged.
-  void compensate(const ProbeCosts& costs) { costs_ = costs; }
-  void add(const fmt::Event& ev);
+  ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes);
+  ProfileBuilder(const ProfileBuilder&) = delete;  // the replay holds its address
+  ProfileBuilder& operator=(const ProfileBuilder&) = delete;
+  // --compensate, own replay only (call before the first add()): each
+  // call's duration loses its own probes' inside cost and the whole probe
+  // cost of every traced call nested in it (compensation.h). Self times
+  // follow. min, max, total and self all use the compensated durations
+  // (clamped at 0, counted in Profile::compensation); kernel numbers are
+  // unchanged.
+  void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
+  void add(const fmt::Event& ev) { own_->add(ev); }
   // end_ts closes unfinished calls (the recording's end); an end_ts before
   // the last event (0: unknown, truncated trace) means the last event's time.
   Profile finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
                  const fmt::LostCounts& lost);
+  // After the shared replay's finish().
+  Profile result(const std::vector<fmt::ThreadInfo>& threads, const fmt::LostCounts& lost);
+
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
+  void on_syscall(const ClosedSyscall& c) override { syscalls_.add(c); }
+  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
 
  private:
-  // Functions are counted in dense slots, not maps: a report reads tens of
-  // millions of events and a map insert/erase per call dominated its time.
-  struct Frame {
-    uint32_t slot;
-    uint64_t start;
-    uint64_t child_ns;
-    KernelTimes kernel_at_entry;  // the thread's totals when the call began
-    uint64_t nested_cost = 0;     // --compensate: probe cost of the calls nested in it
-  };
-  struct ThreadState {
-    std::vector<Frame> stack;
-    std::vector<uint32_t> active;      // slot -> open activations (recursion)
-    std::vector<FunctionStats> stats;  // slot -> this thread's numbers
-    KernelTracker kernel;
-    bool has_kernel = false;  // a kernel event was seen: totals may be nonzero
-    uint64_t events = 0;
-    uint64_t first_ts = 0;
-    uint32_t pid = 0;
-    std::string comm;  // last Comm event: the name when the table has none
-  };
-  uint32_t slot_of(uint32_t id);
-  ThreadState& thread(uint32_t tid);
-  void add_kernel(ThreadState& t, const fmt::Event& ev);
-  void user_code(ThreadState& t, uint64_t ts);
-  void add_self_kernel(ThreadState& t, const KernelTimes& before);
-  enum class End { Returned, Unfinished, Unwound };
-  void close_frame(ThreadState& t, uint64_t ts, End end) { close_frame_at(t, t.stack.size() - 1, ts, end); }
-  void close_frame_at(ThreadState& t, size_t index, uint64_t ts, End end);
-  void count_syscall(const std::optional<ClosedSyscall>& c) {
-    if (c) syscalls_.add(*c);
-  }
+  ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                 const std::vector<fmt::ProbeInfo>& probes);
   std::vector<SyscallStats> syscall_rows() const;
   void mark_detached(Profile& p);
+  void count_probe(const fmt::Event& ev);
+  std::vector<ProbeHits> probe_rows();
 
+  std::unique_ptr<CallReplay> own_;  // alone: its replay
+  CallReplay& replay_;
   std::map<uint32_t, fmt::ProbeInfo> probes_;
-  std::vector<uint32_t> dense_slot_;                // id -> slot + 1 (0: none yet)
-  std::unordered_map<uint32_t, uint32_t> sparse_slot_;  // ids beyond dense_slot_
-  std::vector<uint32_t> slot_ids_;                  // slot -> id
-  std::unordered_map<uint32_t, ThreadState> threads_;
-  uint32_t last_tid_ = 0;
-  ThreadState* last_thread_ = nullptr;
+  // Thread index -> slot -> that thread's numbers.
+  std::vector<std::vector<FunctionStats>> stats_;
   SyscallTable syscalls_;
   std::vector<DetachedFunction> detached_;
   std::map<uint32_t, ProbeHits> probe_hits_;
-  void count_probe(const fmt::Event& ev);
-  std::vector<ProbeHits> probe_rows();
-  uint64_t events_ = 0, orphan_exits_ = 0, first_ts_ = 0, last_ts_ = 0;
-  uint64_t compensated(Frame* caller, const Frame& f, uint64_t dur);
-  ProbeCosts costs_;                // all 0: no compensation
-  struct SlotCost {
-    uint64_t whole, inside;
-  };
-  std::vector<SlotCost> slot_cost_;  // slot -> its probe costs (filled lazily)
-  CompensationResidual residual_;
+  uint64_t events_ = 0, first_ts_ = 0, last_ts_ = 0;
 };
 
 // Orders of report rows (`atrace report --sort=KEY`). The kernel keys sort

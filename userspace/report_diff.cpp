@@ -9,7 +9,7 @@
 
 #include "userspace/report_table.h"
 #include "userspace/report_text.h"
-#include "userspace/report_views.h"
+#include "userspace/render_views.h"
 
 namespace atrace::analysis {
 

@@ -10,13 +10,19 @@
 //                         time) and the data as one JSON blob
 //   report_html_data.cpp  the data: the profile's rows, the call tree's
 //                         nodes and the downsampled timeline
-//                         (timeline_downsample.h), read in one pass
+//                         (timeline_downsample.h), listeners on the same
+//                         call replay as the profile: one pass
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
+#include "userspace/call_tree.h"
+#include "userspace/export_timeline.h"
 #include "userspace/report.h"
+#include "userspace/timeline_downsample.h"
 
 namespace atrace::fmt {
 class TraceReader;
@@ -35,12 +41,35 @@ struct HtmlOptions {
   size_t max_tree_nodes = 20000;
 };
 
-// The page's data as JSON (see docs/report-html.md for its members): reads
-// every event of `reader` again (the call tree and the timeline, in one
-// pass); `in` is the profile already built from it, with `opt`'s sort,
-// per-thread (--threads: a flame graph per thread) and compensation. Throws
-// fmt::TraceError when the trace cannot be read. Not yet safe inside a
-// <script> element: see script_safe().
+// The page's views on a call replay shared with the profile (call_replay.h):
+// its call tree (per thread with opt.threads; compensated as the replay is)
+// and its timeline, filled while the replay reads the trace. The
+// timeline's buckets are laid over the header's time range; a trace whose
+// events reach beyond it (truncated: no end) has its timeline read again.
+class HtmlViews {
+ public:
+  HtmlViews(CallReplay& replay, const fmt::TraceReader& reader, const ReportOptions& opt,
+            const HtmlOptions& html = {});
+  // After the replay's finish(): the page's data as JSON (see
+  // docs/report-html.md for its members); `in` is the profile built on the
+  // same replay. Call once. Not yet safe inside a <script> element: see
+  // script_safe().
+  std::string data(fmt::TraceReader& reader, const ReportInput& in, const ReportOptions& opt);
+
+ private:
+  DownsampleOptions downsample_options(std::pair<uint64_t, uint64_t> range) const;
+
+  HtmlOptions html_;
+  CallTreeBuilder tree_;
+  TraceNames names_;
+  std::pair<uint64_t, uint64_t> range_;  // the timeline's [t0, t1]
+  std::unique_ptr<TimelineDownsampler> sampler_;
+  std::unique_ptr<Timeline> timeline_;
+};
+
+// The same with a replay of its own over every event of `reader` (`in` is
+// the profile already built from it, with `opt`'s sort, per-thread and
+// compensation). Throws fmt::TraceError when the trace cannot be read.
 std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
                              const ReportOptions& opt, const HtmlOptions& html = {});
 

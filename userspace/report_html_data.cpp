@@ -11,7 +11,7 @@
 
 #include "formats/trace_reader.h"
 #include "userspace/call_tree.h"
-#include "userspace/export_text.h"
+#include "userspace/text_escape.h"
 #include "userspace/export_timeline.h"
 #include "userspace/report_html.h"
 #include "userspace/timeline_downsample.h"
@@ -218,39 +218,58 @@ void append_timeline(std::string& b, const DownsampledTimeline& t, TraceNames& n
   b += "]}";
 }
 
+// The time range the timeline spans: the recording, or its events where
+// they reach beyond (no end in a truncated trace). `p` null: the header's
+// alone, the guess made before the events are read.
+std::pair<uint64_t, uint64_t> timeline_range(const fmt::TraceHeader& h, const Profile* p) {
+  uint64_t first = p ? p->first_ts : 0, last = p ? p->last_ts : 0;
+  uint64_t t0 = h.start_mono_ns && (!first || h.start_mono_ns < first) ? h.start_mono_ns : first;
+  return {t0, std::max(h.end_mono_ns, last)};
+}
+
 }  // namespace
 
-std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
-                             const ReportOptions& opt, const HtmlOptions& html) {
-  const fmt::TraceHeader& h = reader.header();
-  const Profile& p = in.profile;
-  // The time range the timeline spans: the recording, or its events where
-  // they reach beyond (no end in a truncated trace).
-  DownsampleOptions d;
-  d.max_spans = html.max_spans;
-  d.buckets = html.buckets;
-  d.max_cells = html.max_cells;
-  d.t0 = h.start_mono_ns && (!p.first_ts || h.start_mono_ns < p.first_ts) ? h.start_mono_ns
-                                                                           : p.first_ts;
-  d.t1 = std::max(h.end_mono_ns, p.last_ts);
+HtmlViews::HtmlViews(CallReplay& replay, const fmt::TraceReader& reader, const ReportOptions& opt,
+                     const HtmlOptions& html)
+    : html_(html),
+      tree_(replay, reader.header(), reader.probes(), CallTreeOptions{opt.threads, {}}),
+      names_(reader.header(), reader.probes(), reader.threads()) {
+  range_ = timeline_range(reader.header(), nullptr);
+  sampler_ = std::make_unique<TimelineDownsampler>(names_, downsample_options(range_));
+  timeline_ = std::make_unique<Timeline>(replay, *sampler_);
+}
 
-  CallTreeOptions t;
-  t.per_thread = opt.threads;
-  if (opt.compensated) t.compensate = probe_costs(h);
-  CallTreeBuilder tree_builder(h, reader.probes(), t);
-  TraceNames names(h, reader.probes(), reader.threads());
-  TimelineDownsampler sampler(names, d);
-  Timeline timeline(sampler);
-  // One pass for the tree and the timeline.
-  reader.rewind();
-  fmt::Event ev;
-  while (reader.next(ev)) {
-    tree_builder.add(ev);
-    timeline.add(ev);
+DownsampleOptions HtmlViews::downsample_options(std::pair<uint64_t, uint64_t> range) const {
+  DownsampleOptions d;
+  d.max_spans = html_.max_spans;
+  d.buckets = html_.buckets;
+  d.max_cells = html_.max_cells;
+  d.t0 = range.first;
+  d.t1 = range.second;
+  return d;
+}
+
+std::string HtmlViews::data(fmt::TraceReader& reader, const ReportInput& in,
+                            const ReportOptions& opt) {
+  const fmt::TraceHeader& h = reader.header();
+  CallTree tree = tree_.result(reader.threads());
+  // The buckets are cut while the events are read: when the events went
+  // beyond the header's range (a truncated trace), the timeline is read
+  // again over the right one.
+  auto range = timeline_range(h, &in.profile);
+  DownsampledTimeline sampled;
+  if (range == range_) {
+    sampled = sampler_->finish();
+  } else {
+    CallReplay again(reader.probes());
+    TimelineDownsampler sampler(names_, downsample_options(range));
+    Timeline timeline(again, sampler);
+    reader.rewind();
+    fmt::Event ev;
+    while (reader.next(ev)) again.add(ev);
+    again.finish(h.end_mono_ns);
+    sampled = sampler.finish();
   }
-  CallTree tree = tree_builder.finish(h.end_mono_ns, reader.threads());
-  timeline.finish(h.end_mono_ns);
-  DownsampledTimeline sampled = sampler.finish();
 
   std::string b;
   b += "{\"version\":1,\"meta\":";
@@ -262,11 +281,23 @@ std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
   b += ",\"functions\":";
   b += dump(functions(in, opt));
   b += ",\n\"flame\":";
-  append_flame(b, tree, html.max_tree_nodes);
+  append_flame(b, tree, html_.max_tree_nodes);
   b += ",\n\"timeline\":";
-  append_timeline(b, sampled, names, html.max_spans);
+  append_timeline(b, sampled, names_, html_.max_spans);
   b += "}";
   return b;
+}
+
+std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
+                             const ReportOptions& opt, const HtmlOptions& html) {
+  CallReplay replay(reader.probes());
+  if (opt.compensated) replay.compensate(probe_costs(reader.header()));
+  HtmlViews views(replay, reader, opt, html);
+  reader.rewind();
+  fmt::Event ev;
+  while (reader.next(ev)) replay.add(ev);
+  replay.finish(reader.header().end_mono_ns);
+  return views.data(reader, in, opt);
 }
 
 }  // namespace atrace::analysis

@@ -219,7 +219,8 @@ ScriptFormatter::ScriptFormatter(const fmt::TraceHeader& header,
                                  const std::vector<fmt::ProbeInfo>& probes,
                                  const std::vector<fmt::ThreadInfo>& threads,
                                  std::vector<ScriptField> fields)
-    : fields_(std::move(fields)) {
+    : replay_(probes), fields_(std::move(fields)) {
+  replay_.listen(*this);
   std::vector<std::string> modules;
   for (const auto& p : probes) modules.push_back(p.module);
   // The text report's rule: the main module's functions go without a tag.
@@ -263,35 +264,33 @@ const std::string& ScriptFormatter::syscall(uint64_t nr) {
   return it->second;
 }
 
-void ScriptFormatter::function_details(const fmt::Event& ev, Thread& t, std::string& out) {
-  const std::string& name = function(ev.id);
-  if (ev.kind == fmt::EventKind::FuncEntry) {
-    indent(out, t.stack.size());
-    out += name;
-    t.stack.push_back(Frame{ev.id, ev.ts});
-    return;
+// An exit pops to its entry: calls above it were left without their exit
+// (longjmp, exception), as the profile reads them too. An unwind closes its
+// entry alone, wherever it is (call_replay.h).
+void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
+  if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound) {
+    depth_ = c.index;
+    call_start_ = c.start;
+  } else if (c.how == CallEnd::ThreadExit) {
+    unfinished_++;
   }
-  // An exit pops to its entry: frames above it were left without their exit
-  // (longjmp, exception), as the profile reads them too. An unwind closes
-  // its entry alone, wherever it is (profile.h).
-  auto match = std::find_if(t.stack.rbegin(), t.stack.rend(),
-                            [&](const Frame& f) { return f.id == ev.id; });
-  const bool unwind = ev.kind == fmt::EventKind::Unwind;
-  if (match == t.stack.rend()) {  // entered before the recording started
-    indent(out, t.stack.size());
-    out += name;
-  } else {
-    size_t depth = t.stack.size() - 1 - static_cast<size_t>(match - t.stack.rbegin());
-    uint64_t start = t.stack[depth].ts;
-    if (unwind) t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(depth));
-    else t.stack.resize(depth);
-    indent(out, depth);
-    out += name;
+}
+
+void ScriptFormatter::on_event(const fmt::Event& ev, const ReplayThread* t) {
+  size_t now = t ? t->stack.size() : 0;
+  if (ev.kind == fmt::EventKind::FuncEntry) depth_ = now - 1;  // the call it began
+  else if (!call_start_) depth_ = now;
+}
+
+void ScriptFormatter::function_details(const fmt::Event& ev, std::string& out) {
+  indent(out, depth_);
+  out += function(ev.id);
+  if (ev.kind != fmt::EventKind::FuncEntry && call_start_) {
     out += " (";
-    out += format_duration(ev.ts > start ? ev.ts - start : 0);
+    out += format_duration(ev.ts > *call_start_ ? ev.ts - *call_start_ : 0);
     out += ')';
   }
-  if (unwind) {
+  if (ev.kind == fmt::EventKind::Unwind) {
     out += ' ';
     out += fmt::to_string(static_cast<fmt::UnwindHow>(ev.flags));
   }
@@ -331,13 +330,12 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
   switch (ev.kind) {
     case K::FuncEntry:
     case K::FuncExit:
-    case K::Unwind: function_details(ev, t, out); return;
+    case K::Unwind: function_details(ev, out); return;
     case K::ThreadExit:
-      if (!t.stack.empty()) {
+      if (unfinished_) {
         out += "unfinished=";
-        append_int(out, t.stack.size());
+        append_int(out, unfinished_);
       }
-      t.stack.clear();
       t.in_syscall = false;
       return;
     case K::SchedSwitchOut:
@@ -396,15 +394,15 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
     case K::ProcExit: append_exit_status(out, ev.sarg0()); return;
     case K::Comm: append_escaped(out, ev.text); return;
     case K::Detach: detach_details(ev, out); return;
-    case K::Usdt: usdt_details(ev, t, out); return;
+    case K::Usdt: usdt_details(ev, out); return;
   }
 }
 
 // "provider:name arg1=5 arg2="GET /"": numbers in decimal (signed ones
 // with their sign), strings quoted and escaped; indented at the thread's
 // depth, where the probe fired among the calls.
-void ScriptFormatter::usdt_details(const fmt::Event& ev, const Thread& t, std::string& out) {
-  indent(out, t.stack.size());
+void ScriptFormatter::usdt_details(const fmt::Event& ev, std::string& out) {
+  indent(out, depth_);
   out += function(ev.id);
   for (size_t i = 0; i < ev.args.size(); i++) {
     const fmt::ProbeArg& a = ev.args[i];
@@ -438,8 +436,11 @@ void ScriptFormatter::detach_details(const fmt::Event& ev, std::string& out) {
 
 void ScriptFormatter::format(const fmt::Event& ev, std::string& out) {
   Thread& t = thread(ev);
-  // Always, whatever the columns: the details keep the call stacks and
-  // pending system calls up to date.
+  call_start_.reset();
+  unfinished_ = 0;
+  replay_.add(ev);
+  // Always, whatever the columns: the details keep the pending system
+  // calls up to date.
   details_.clear();
   details(ev, t, details_);
 

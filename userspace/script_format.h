@@ -6,8 +6,9 @@
 //   ScriptField          a column: comm, tid, pid, cpu, time, kind, details
 //   parse_script_fields  "--fields=" text -> columns (perf's +f/-f edits too)
 //   ScriptFormatter      event -> line; keeps what a line needs from earlier
-//                        events (call stacks for indentation and durations,
-//                        thread names, pending system calls)
+//                        events (thread names, pending system calls), and
+//                        listens to a call replay (call_replay.h) for the
+//                        call stacks: indentation and durations
 //
 // The formatter holds per-thread state only, never the events: the command
 // streams a file of any size through it.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "userspace/call_replay.h"
 
 namespace atrace::analysis {
 
@@ -40,7 +42,7 @@ std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spe
 // not make every later line longer.
 constexpr size_t kMaxIndentDepth = 64;
 
-class ScriptFormatter {
+class ScriptFormatter : private ReplayListener {
  public:
   // The tables are copied: they need not outlive the formatter.
   ScriptFormatter(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
@@ -52,13 +54,8 @@ class ScriptFormatter {
   void format(const fmt::Event& ev, std::string& out);
 
  private:
-  struct Frame {
-    uint32_t id;
-    uint64_t ts;
-  };
   struct Thread {
     std::string comm;
-    std::vector<Frame> stack;
     bool in_syscall = false;  // entered syscall_nr at syscall_ts, not yet left
     uint64_t syscall_nr = 0;
     uint64_t syscall_ts = 0;
@@ -71,11 +68,20 @@ class ScriptFormatter {
   const std::string& function(uint32_t id);
   const std::string& syscall(uint64_t nr);
   void details(const fmt::Event& ev, Thread& t, std::string& out);
-  void function_details(const fmt::Event& ev, Thread& t, std::string& out);
+  void function_details(const fmt::Event& ev, std::string& out);
   void syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out);
-  void usdt_details(const fmt::Event& ev, const Thread& t, std::string& out);
+  void usdt_details(const fmt::Event& ev, std::string& out);
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
+  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
   void detach_details(const fmt::Event& ev, std::string& out);
 
+  CallReplay replay_;
+  // What the replay said about the event being formatted: the depth of the
+  // call it began or ended (the thread's depth otherwise), when that call
+  // began, and how many calls a thread's exit left unfinished.
+  size_t depth_ = 0;
+  std::optional<uint64_t> call_start_;
+  uint64_t unfinished_ = 0;
   std::vector<ScriptField> fields_;
   std::unordered_map<uint32_t, Function> functions_;
   std::unordered_map<uint32_t, std::string> table_names_;  // tid -> name in the file

@@ -1,11 +1,11 @@
-// The exporters' escaping and number formats (userspace/export_text.h) and
+// The exporters' escaping and number formats (userspace/text_escape.h) and
 // the protobuf wire encoding of the Perfetto exporter (proto_wire.h): every
 // field must come out valid whatever bytes the traced program put in a name.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "userspace/export_text.h"
+#include "userspace/text_escape.h"
 #include "userspace/proto_wire.h"
 
 using namespace atrace::analysis;

@@ -10,7 +10,7 @@
 #include "userspace/call_tree.h"
 #include "userspace/export_graph.h"
 #include "userspace/profile.h"
-#include "userspace/report_views.h"
+#include "userspace/render_views.h"
 
 using namespace atrace;
 using analysis::CallTree;

@@ -1,6 +1,6 @@
-// Escaping and number formatting for the exporters (export_text.h). Numbers
+// Escaping and number formatting for the exporters (text_escape.h). Numbers
 // go through std::to_chars: exporters write tens of millions of them.
-#include "userspace/export_text.h"
+#include "userspace/text_escape.h"
 
 #include <charconv>
 

@@ -1,13 +1,13 @@
 // `atrace report`'s view options: parsing and choosing the view. The
 // renderings are in userspace/report_{tree,callers,diff}.cpp.
-#include "tools/report_views.h"
+#include "tools/report_view_options.h"
 
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "userspace/call_tree.h"
-#include "userspace/report_views.h"
+#include "userspace/render_views.h"
 
 namespace atrace::tools {
 
@@ -40,38 +40,44 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v) {
     for (cli::Option o : {tree, callers, callees, diff}) o.excludes(*syscalls);
 }
 
-std::optional<std::string> render_report_view(const ReportViewArgs& v, const std::string& input,
-                                              fmt::TraceReader& reader,
+ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
+                       const fmt::TraceReader& reader, const analysis::ReportOptions& opt)
+    : v_(v) {
+  if (!v.diff.empty() || (!v.tree && v.callers.empty() && v.callees.empty())) return;
+  analysis::CallTreeOptions t;
+  t.per_thread = v.tree && opt.threads;
+  tree_.emplace(replay, reader.header(), reader.probes(), t);
+}
+
+std::optional<std::string> ReportView::render(const std::string& input,
+                                              const fmt::TraceReader& reader,
                                               const analysis::ReportInput& in,
                                               const analysis::ReportOptions& opt, bool json) {
-  if (!v.diff.empty()) {
+  if (!v_.diff.empty()) {
     std::unique_ptr<fmt::TraceReader> other_reader;
     try {
-      other_reader = std::make_unique<fmt::TraceReader>(v.diff);
+      other_reader = std::make_unique<fmt::TraceReader>(v_.diff);
     } catch (const fmt::TraceError& e) {
       throw std::runtime_error("--diff: " + std::string(e.what()));
     }
     fmt::TraceReader& other = *other_reader;
     analysis::Profile p = analysis::build_profile(other, opt.compensated);
     for (const auto& w : other.warnings())
-      std::fprintf(stderr, "atrace: warning: %s: %s\n", v.diff.c_str(), w.c_str());
+      std::fprintf(stderr, "atrace: warning: %s: %s\n", v_.diff.c_str(), w.c_str());
     analysis::ReportInput other_in{other.header(), p, other.warnings()};
-    analysis::DiffInput d{in, input, other_in, v.diff};
+    analysis::DiffInput d{in, input, other_in, v_.diff};
     return json ? analysis::render_diff_json(d, opt) : analysis::render_diff_text(d, opt);
   }
-  if (!v.tree && v.callers.empty() && v.callees.empty()) return std::nullopt;
+  if (!tree_) return std::nullopt;
 
-  analysis::CallTreeOptions t;
-  t.per_thread = v.tree && opt.threads;
-  if (opt.compensated) t.compensate = analysis::probe_costs(reader.header());
-  analysis::CallTree tree = analysis::build_call_tree(reader, t);
-  if (v.tree) {
-    analysis::TreeView view{v.depth, v.min_pct};
+  analysis::CallTree tree = tree_->result(reader.threads());
+  if (v_.tree) {
+    analysis::TreeView view{v_.depth, v_.min_pct};
     return json ? analysis::render_tree_json(in, opt, tree, view)
                 : analysis::render_tree_text(in, tree, view);
   }
-  return json ? analysis::render_callers_json(in, opt, tree, v.callers, v.callees)
-              : analysis::render_callers_text(in, tree, v.callers, v.callees);
+  return json ? analysis::render_callers_json(in, opt, tree, v_.callers, v_.callees)
+              : analysis::render_callers_text(in, tree, v_.callers, v_.callees);
 }
 
 }  // namespace atrace::tools

@@ -1,6 +1,6 @@
-// Text pieces the exporters share: string escaping for the formats that
-// quote (JSON, CSV, Paje), the time units they write, and an output buffer
-// that goes to the stream in large writes.
+// Escaping for the formats that quote (JSON, CSV, Paje), shared by the
+// exporters and the HTML report, with the numbers and time units they write
+// and an output buffer that goes to the stream in large writes.
 //
 // Names come from the traced program (demangled symbols, thread names, file
 // names): any byte can be in them, including invalid UTF-8, quotes and
