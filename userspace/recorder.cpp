@@ -933,7 +933,6 @@ RecordResult Recorder::run() {
 
   fmt::LostCounts lost = read_lost(&r.lost_by_kind);
   writing([&] { writer_->finish(header, threads_->table(), lost); });
-  r.detached = detached.size();
   // After a write error the disk or pipe is gone: one message said so.
   if (r.write_error.empty()) write_exclude_list(detached);
 

@@ -66,7 +66,6 @@ struct RecordResult {
   uint64_t events = 0;
   uint64_t lost = 0;
   std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
-  size_t detached = 0;       // functions the relevance filters took out
   size_t probes = 0;
   // The trace could not be written to the end (said on stderr when it
   // happened; the file is readable up to there): the run failed.
