@@ -12,7 +12,6 @@
 #include "userspace/calibrate.h"
 #include "userspace/features.h"
 #include "userspace/kernel_groups.h"
-#include "userspace/clock.h"
 #include "userspace/unwind_guard.h"
 
 namespace atrace {
@@ -106,8 +105,6 @@ fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
   h.kernel_events = kernel_groups_string(o.kernel_groups);
   fmt::set_probe_costs(h, cost.table());
   h.kernel_limits = f.limits();
-  h.start_mono_ns = now_ns(CLOCK_MONOTONIC);
-  h.start_real_ns = now_ns(CLOCK_REALTIME);
   return h;
 }
 

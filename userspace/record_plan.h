@@ -40,8 +40,8 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f);
 fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s);
 fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
 
-// The trace's header as the recording starts (its end times are set when
-// it ends): who recorded what, on which kernel, at what probe cost.
+// The trace's header: who recorded what, on which kernel, at what probe
+// cost. Its start and end times are stamped when they happen.
 fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
                               const ProbeCost& cost, pid_t pid, std::string target_command);
 

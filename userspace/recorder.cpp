@@ -416,10 +416,14 @@ RecordResult Recorder::run() {
   attach_unwind_guard(opts_.follow_forks ? -1 : pid);
   bpf_->attach_tracepoints();
 
-  const std::vector<fmt::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
-
+  // Built before the probes go in: from there to the target's release,
+  // as little as possible happens (a stop signal ends the run until then).
   fmt::TraceHeader header = trace_header(opts_, features_, cost, pid,
                                          target->launched() ? join(opts_.command) : target->command_line());
+  const std::vector<fmt::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
+
+  header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.start_real_ns = now_ns(CLOCK_REALTIME);
   stop_if_signalled();  // the last moment a launched target can be left unstarted
   if (target->launched()) target->release();
   RecordResult r;
