@@ -6,6 +6,31 @@ namespace atrace::fmt {
 
 using namespace v2;  // NOLINT: the format's constants
 
+// An event's kind is written as its number (trace_types.h gives the API the
+// file's numbers): tied here, where one is turned into the other.
+template <typename K>
+constexpr bool same_kind(EventKind api, K file) {
+  return static_cast<uint8_t>(api) == static_cast<uint8_t>(file);
+}
+static_assert(same_kind(EventKind::FuncEntry, kFuncEntry));
+static_assert(same_kind(EventKind::FuncExit, kFuncExit));
+static_assert(same_kind(EventKind::ThreadExit, kThreadExit));
+static_assert(same_kind(EventKind::SchedSwitchOut, kSchedSwitchOut));
+static_assert(same_kind(EventKind::SchedSwitchIn, kSchedSwitchIn));
+static_assert(same_kind(EventKind::SchedWakeup, kSchedWakeup));
+static_assert(same_kind(EventKind::SchedMigrate, kSchedMigrate));
+static_assert(same_kind(EventKind::SyscallEnter, kSyscallEnter));
+static_assert(same_kind(EventKind::SyscallExit, kSyscallExit));
+static_assert(same_kind(EventKind::PageFault, kPageFault));
+static_assert(same_kind(EventKind::ProcFork, kProcFork));
+static_assert(same_kind(EventKind::ProcExec, kProcExec));
+static_assert(same_kind(EventKind::ProcExit, kProcExit));
+static_assert(same_kind(EventKind::Comm, kComm));
+static_assert(same_kind(EventKind::Detach, kDetach));
+static_assert(same_kind(EventKind::Usdt, kUsdt));
+static_assert(same_kind(EventKind::Unwind, kUnwind));
+static_assert(same_kind(EventKind::Unwind, kLastApiKind), "the API's last kind");
+
 void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u32(m.tid);
   out.u32(m.pid);

@@ -70,4 +70,35 @@ const char* to_string(DetachReason r) {
   return "unknown";
 }
 
+namespace {
+uint64_t by_path(ProbePath p, uint64_t nop5, uint64_t emulated, uint64_t single_step) {
+  switch (p) {
+    case ProbePath::Nop5: return nop5;
+    case ProbePath::Emulated: return emulated;
+    case ProbePath::SingleStep: return single_step;
+    default: return 0;
+  }
+}
+}  // namespace
+
+uint64_t ProbeCosts::of(ProbePath p) const { return by_path(p, nop5, emulated, single_step); }
+
+uint64_t ProbeCosts::inside_of(ProbePath p) const {
+  return by_path(p, inside_nop5, inside_emulated, inside_single_step);
+}
+
+ProbeCosts probe_costs(const TraceHeader& h) {
+  return {h.probe_cost_nop5_ns,   h.probe_cost_emulated_ns,   h.probe_cost_singlestep_ns,
+          h.probe_inside_nop5_ns, h.probe_inside_emulated_ns, h.probe_inside_singlestep_ns};
+}
+
+void set_probe_costs(TraceHeader& h, const ProbeCosts& c) {
+  h.probe_cost_nop5_ns = c.nop5;
+  h.probe_cost_emulated_ns = c.emulated;
+  h.probe_cost_singlestep_ns = c.single_step;
+  h.probe_inside_nop5_ns = c.inside_nop5;
+  h.probe_inside_emulated_ns = c.inside_emulated;
+  h.probe_inside_singlestep_ns = c.inside_single_step;
+}
+
 }  // namespace atrace::fmt

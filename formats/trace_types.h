@@ -213,6 +213,19 @@ struct TraceHeader {
   std::vector<std::string> kernel_limits;
 };
 
+// What one traced call's probes cost by the path of its entry probe, in
+// ns (0: not measured), as a header carries them: the one mapping from a
+// path to its costs, for the recorder's filters and `report --compensate`.
+struct ProbeCosts {
+  uint64_t nop5 = 0, emulated = 0, single_step = 0;                     // whole call
+  uint64_t inside_nop5 = 0, inside_emulated = 0, inside_single_step = 0;  // inside its interval
+  bool any() const { return nop5 || emulated || single_step; }
+  uint64_t of(ProbePath p) const;         // 0 for Unknown/Refused
+  uint64_t inside_of(ProbePath p) const;  // likewise
+};
+ProbeCosts probe_costs(const TraceHeader& h);
+void set_probe_costs(TraceHeader& h, const ProbeCosts& c);
+
 struct LostCounts {
   std::vector<uint64_t> per_cpu;  // index = CPU
   uint64_t total() const {

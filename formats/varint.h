@@ -46,12 +46,6 @@ class ByteWriter {
     const auto* b = static_cast<const uint8_t*>(p);
     buf_.insert(buf_.end(), b, b + n);
   }
-  void patch_u32(size_t pos, uint32_t v) {
-    for (int i = 0; i < 4; i++) buf_[pos + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  void patch_u64(size_t pos, uint64_t v) {
-    for (int i = 0; i < 8; i++) buf_[pos + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
-  }
   size_t size() const { return buf_.size(); }
   uint8_t* data() { return buf_.data(); }
   const std::vector<uint8_t>& buf() const { return buf_; }

@@ -36,6 +36,7 @@ struct RecordArgs {
   bool no_kernel = false;
   std::string filter = "absolute";
   std::string filter_threshold = "2us";
+  std::string attach = "auto";
   std::string full_command_line;
   std::set<std::string> given;  // the list options given, even empty
 };
@@ -47,6 +48,9 @@ void parse_values(RecordArgs& a) {
     o.pid = static_cast<pid_t>(parse_count("-p", a.pid, INT32_MAX));
     if (o.pid == 0) throw OptionError("-p: '0' is not a process id");
   }
+  o.attach_mode = a.attach == "multi" ? AttachMode::Multi
+                  : a.attach == "perf" ? AttachMode::Perf
+                                       : AttachMode::Auto;  // CLI11 checked the name
   if (!a.duration.empty()) o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
   o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
@@ -85,7 +89,7 @@ void add_record(cli::Command app, int& exit_status) {
   cmd.option("--duration", args->duration, "Stop recording after SEC seconds");
   cmd.option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
       .default_text("8M");
-  cmd.option("--attach", args->opts.attach_mode,
+  cmd.option("--attach", args->attach,
              "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
              "perf (a perf-event link per probe)")
       .one_of({"auto", "multi", "perf"})
@@ -204,10 +208,7 @@ void add_record(cli::Command app, int& exit_status) {
     } catch (const RecordInterrupted& e) {
       std::fprintf(stderr, "atrace: %s\n", e.what());
       exit_status = 128 + e.signal;
-    } catch (const RecordError& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
-      exit_status = 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // RecordError, or any other: one line
       std::fprintf(stderr, "atrace: %s\n", e.what());
       exit_status = 1;
     }

@@ -3,15 +3,16 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "uprobes/error.h"
+
 namespace atrace::uprobes {
 
-class ElfError : public std::runtime_error {
+class ElfError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct ElfFunction {

@@ -4,17 +4,17 @@
 // functions out (the reading side is parse_selectors_with_files).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "uprobes/error.h"
 
 namespace atrace::uprobes {
 
-class ExcludeFileError : public std::runtime_error {
+class ExcludeFileError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // A selector that matches exactly the function of `p` (selector.h): its

@@ -5,15 +5,16 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "uprobes/error.h"
+
 namespace atrace::uprobes {
 
-class TargetError : public std::runtime_error {
+class TargetError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct Module {

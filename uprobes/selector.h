@@ -12,9 +12,10 @@
 #pragma once
 
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "uprobes/error.h"
 
 namespace re2 {
 class RE2;
@@ -22,9 +23,9 @@ class RE2;
 
 namespace atrace::uprobes {
 
-class SelectorError : public std::runtime_error {
+class SelectorError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct Selector {

@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 
-#include "bpf/atrace.h"
 #include "uprobes/build_id.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/selector.h"
@@ -53,8 +52,10 @@ UsdtSpec parse_one(const std::string& item) {
     for (const auto& raw : split_items(types)) {
       std::string t = trim(raw);
       if (t == "str" || t == "string") {
-        if (i >= ATRACE_USDT_MAX_ARGS) throw bad("only the first 6 arguments are recorded");
-        if (++strings > ATRACE_USDT_MAX_STRS) throw bad("at most 2 string arguments");
+        if (i >= kUsdtMaxArgs)
+          throw bad("only the first " + std::to_string(kUsdtMaxArgs) + " arguments are recorded");
+        if (++strings > kUsdtMaxStrings)
+          throw bad("at most " + std::to_string(kUsdtMaxStrings) + " string arguments");
         s.string_mask |= 1u << i;
       } else if (!t.empty() && t != "int" && t != "-") {
         throw bad("unknown argument type '" + t + "' (str or int)");

@@ -22,6 +22,12 @@
 
 namespace atrace::uprobes {
 
+// What a USDT record can carry (bpf/atrace.h's ATRACE_USDT_MAX_ARGS and
+// ATRACE_USDT_MAX_STRS; userspace/record_decoder.cpp ties them): arguments
+// recorded, and of those, string arguments copied.
+inline constexpr unsigned kUsdtMaxArgs = 6;
+inline constexpr unsigned kUsdtMaxStrings = 2;
+
 struct UsdtSpec {
   std::string text;  // as written, for messages
   std::string module_glob;  // empty: the main executable
@@ -31,7 +37,7 @@ struct UsdtSpec {
 
 // Comma-separated specs; commas inside (...) belong to the types. Throws
 // SelectorError naming the bad spec (empty part, unknown type, more than
-// ATRACE_USDT_MAX_STRS strings).
+// kUsdtMaxStrings strings).
 std::vector<UsdtSpec> parse_usdt_specs(const std::string& list);
 
 // One probe to attach: every site of (module, provider, name), or for an

@@ -15,6 +15,7 @@
 
 #include "uprobes/probe_site.h"
 #include "userspace/attach.h"
+#include "userspace/clock.h"
 
 extern "C" {
 long atrace_calibrate_nop5(long);
@@ -81,12 +82,6 @@ size_t calls_per_batch(size_t ring_bytes, size_t wanted) {
 namespace {
 
 using Fn = long (*)(long);
-
-uint64_t now_ns(clockid_t c) {
-  struct timespec ts {};
-  clock_gettime(c, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // One path to measure: its function, how many batches of how many calls.
 struct Path {

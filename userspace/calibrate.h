@@ -17,14 +17,17 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/trace_types.h"
+
 struct bpf_program;
 
 namespace atrace {
 
 // The cookies of the calibration probes, one per path from this id up
 // (never a real probe id: those are dense from 1). Their records reach the
-// rings like any function's: the recorder hands them to
-// CalibrationOptions::records, never to the trace.
+// rings like any function's, while the rings hand everything to
+// CalibrationOptions::records (bpf_session.h): the calibration runs before
+// the recording has the rings, so none reaches the trace.
 inline constexpr uint32_t kCalibrationProbeId = 0xFFFFFFF0u;
 inline constexpr bool is_calibration_probe(uint32_t id) { return id >= kCalibrationProbeId; }
 
@@ -45,6 +48,11 @@ struct ProbeCost {
   uint64_t single_step_inside_ns = 0;
   uint64_t took_ns = 0;  // the whole calibration, attach to detach
   std::string error;     // why something is 0; empty when all were measured
+  // The costs by path, as the header stores them and the filters read them.
+  fmt::ProbeCosts table() const {
+    return {nop5_ns, emulated_ns, single_step_ns, nop5_inside_ns, emulated_inside_ns,
+            single_step_inside_ns};
+  }
 };
 
 // The calibration probes' records as the recorder drains them: entry and

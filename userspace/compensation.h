@@ -18,15 +18,10 @@
 
 namespace atrace::analysis {
 
-// By the path of the entry probe, in ns; 0: not measured.
-struct ProbeCosts {
-  uint64_t nop5 = 0, emulated = 0, single_step = 0;                     // whole call
-  uint64_t inside_nop5 = 0, inside_emulated = 0, inside_single_step = 0;  // inside its interval
-  bool any() const { return nop5 || emulated || single_step; }
-  uint64_t of(fmt::ProbePath p) const;         // 0 for Unknown/Refused
-  uint64_t inside_of(fmt::ProbePath p) const;  // likewise
-};
-ProbeCosts probe_costs(const fmt::TraceHeader& h);
+// By the path of the entry probe, in ns; 0: not measured. The recorder's
+// filters read the same table (formats/trace_types.h).
+using fmt::ProbeCosts;
+using fmt::probe_costs;
 
 // Calls whose measured duration was below what their probes account for:
 // how many, and the ns below zero summed (how far the calibration was off).

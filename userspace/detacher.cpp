@@ -6,15 +6,13 @@
 #include <algorithm>
 #include <map>
 
+#include "userspace/clock.h"
+
 namespace atrace {
 
 namespace {
 
-uint64_t mono_now() {
-  struct timespec ts {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t mono_now() { return now_ns(CLOCK_MONOTONIC); }
 
 // fn_state is shared with the programs: plain stores the compiler may not
 // drop or reorder past the link operations that follow.

@@ -30,6 +30,24 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
   return static_cast<uint64_t>(std::llround(v * scale));
 }
 
+FilterCosts filter_costs(const fmt::ProbeCosts& calibrated) {
+  using fmt::ProbePath;
+  FilterCosts out;
+  for (ProbePath p : {ProbePath::Unknown, ProbePath::SingleStep, ProbePath::Emulated,
+                      ProbePath::Nop5, ProbePath::Refused}) {
+    const ProbePath as = p == ProbePath::Unknown ? ProbePath::Emulated : p;
+    const uint64_t typical = as == ProbePath::SingleStep ? 15000
+                             : as == ProbePath::Emulated ? 1000
+                             : as == ProbePath::Nop5     ? 650
+                                                         : 0;
+    const uint64_t cost = calibrated.of(as) ? calibrated.of(as) : typical;
+    const uint64_t inside = calibrated.inside_of(as);
+    out.cost_ns.push_back(cost);
+    out.floor_ns.push_back(inside ? inside : cost / 2);
+  }
+  return out;
+}
+
 RelevanceFilter::RelevanceFilter(FilterOptions o, std::vector<uint64_t> floor_ns)
     : o_(std::move(o)), floor_(std::move(floor_ns)) {}
 
@@ -58,9 +76,8 @@ uint64_t RelevanceFilter::limit(const FunctionSample& s) const {
 // The mean net of what the probes themselves add to a measured call.
 uint64_t RelevanceFilter::net_mean(const FunctionSample& s) const {
   uint64_t mean = s.calls ? s.sum_ns / s.calls : 0;
-  auto p = static_cast<size_t>(s.path);
-  uint64_t floor = p < floor_.size() ? floor_[p] : 0;
-  return mean > floor ? mean - floor : 0;
+  const uint64_t f = floor(s);
+  return mean > f ? mean - f : 0;
 }
 
 std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSample>& now,
@@ -68,7 +85,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
                                                     const std::vector<uint64_t>& cost_ns) {
   std::vector<FilterDecision> out;
   auto take = [&](const FunctionSample& s, DetachReason r) {
-    out.push_back({s.id, r, s.calls, s.sum_ns});
+    out.push_back({s.id, r, s.calls, s.sum_ns, net_mean(s)});
     mark(s.id, done_);
   };
   auto open = [&](const FunctionSample& s) { return !is(s.id, done_) && !is(s.id, keep_); };

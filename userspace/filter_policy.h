@@ -57,6 +57,9 @@ struct FilterDecision {
   DetachReason reason = DetachReason::Absolute;
   uint64_t calls = 0;
   uint64_t sum_ns = 0;
+  // The mean the rules judge: sum_ns / calls net of what the probes add to
+  // a measured call (floor_ns of its path).
+  uint64_t net_mean_ns = 0;
 };
 
 // The absolute rule, in one place for the BPF programs (fn_state.limit_ns)
@@ -69,6 +72,20 @@ struct FilterDecision {
 // calibration), and a function that short is shorter than the cost of
 // tracing it anyway.
 uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
+
+// What the filters count per traced call, by entry path (index =
+// ProbePath), from the calibrated costs (fmt::ProbeCosts, 0 where not
+// measured): `cost_ns`, a hit's whole cost (budget rule), or this machine's
+// typical one where calibration could not measure it (docs/BENCHMARKS.md);
+// `floor_ns`, what the probes add to a call's measured duration, taken off
+// each mean: the calibrated inside cost, or half the cost where it was not
+// measured (taking off less than the truth keeps the filter conservative:
+// a function is judged longer than it is, never shorter). A path not known
+// counts as emulated.
+struct FilterCosts {
+  std::vector<uint64_t> cost_ns, floor_ns;
+};
+FilterCosts filter_costs(const fmt::ProbeCosts& calibrated);
 
 class RelevanceFilter {
  public:

@@ -1,5 +1,5 @@
 // Kernel event groups of `atrace record --kernel=LIST`: which tracepoints
-// a group turns on (bpf/atrace.bpf.c) and their names on the command line
+// a group turns on (bpf/atrace_kernel.bpf.h) and their names on the command line
 // and in the trace header.
 //
 //   sched     context switches (with the state left in), wake-ups, migrations

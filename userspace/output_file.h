@@ -14,17 +14,17 @@
 //     is missing).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "userspace/record_error.h"
 #include "userspace/unique_fd.h"
 
 namespace atrace {
 
-class OutputError : public std::runtime_error {
+class OutputError : public RecordError {
  public:
-  using std::runtime_error::runtime_error;
+  using RecordError::RecordError;
 };
 
 class OutputFile {

@@ -11,29 +11,20 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "userspace/filter_policy.h"
+#include "userspace/record_error.h"
 
 namespace atrace {
 
-// A problem with the user's request or environment: printed as one line.
-class RecordError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A stop signal before the recording started (stop_signals.h): nothing was
-// recorded, a launched target was never started; exit with 128 + signal.
-class RecordInterrupted : public RecordError {
- public:
-  RecordInterrupted(int sig, const std::string& what) : RecordError(what), signal(sig) {}
-  int signal;
-};
-
 class StopSignals;
+
+// How function probes are attached: uprobe_multi links where the kernel
+// has them (Auto), always (Multi: an error where it has not), or one
+// perf-event link per probe (Perf).
+enum class AttachMode { Auto, Multi, Perf };
 
 struct RecordOptions {
   std::string output = "atrace.data";
@@ -46,9 +37,7 @@ struct RecordOptions {
   size_t buffer_bytes = 8u << 20;     // per CPU
   std::string atrace_command_line;    // for the trace header
   bool verbose = false;
-  // How probes are attached: "auto" (uprobe_multi links where the kernel
-  // has them), "multi" or "perf" (one perf-event link per probe).
-  std::string attach_mode = "auto";
+  AttachMode attach_mode = AttachMode::Auto;
   // Kernel event groups of the traced threads (kernel_groups.h).
   unsigned kernel_groups = 0;
   // Child processes are traced too (functions and kernel events); the
@@ -66,7 +55,6 @@ struct RecordResult {
   uint64_t events = 0;
   uint64_t lost = 0;
   std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
-  size_t detached = 0;       // functions the relevance filters took out
   size_t probes = 0;
   // The trace could not be written to the end (said on stderr when it
   // happened; the file is readable up to there): the run failed.

@@ -121,9 +121,9 @@ std::vector<fmt::Event> RelevanceRun::tick(uint64_t now) {
     events.push_back(ev);
     const auto& p = table_[d.id];
     detached_.push_back(p);
-    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s)\n", p.name.c_str(),
-                 fmt::to_string(d.reason), static_cast<unsigned long long>(d.calls),
-                 us(d.calls ? d.sum_ns / d.calls : 0).c_str());
+    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s net of probe cost)\n",
+                 p.name.c_str(), fmt::to_string(d.reason), static_cast<unsigned long long>(d.calls),
+                 us(d.net_mean_ns).c_str());
   }
   std::string error;
   detacher_->detach(ids, now, error);

@@ -1,12 +1,13 @@
 #include "userspace/reorder.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace atrace {
 
-void Reorderer::push(const fmt::Event& ev) {
+void Reorderer::push(fmt::Event&& ev) {
   if (released_until_ && ev.ts <= released_until_) ++late_;
-  held_.push_back(ev);
+  held_.push_back(std::move(ev));
 }
 
 std::vector<fmt::Event> Reorderer::take_until(uint64_t cutoff) {

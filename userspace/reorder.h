@@ -14,13 +14,12 @@ namespace atrace {
 
 class Reorderer {
  public:
-  void push(const fmt::Event& ev);
+  void push(fmt::Event&& ev);
   // Every held event with ts <= cutoff, in time order (ties keep arrival
   // order, so a thread's entry and exit with equal stamps stay in order).
   std::vector<fmt::Event> take_until(uint64_t cutoff);
   std::vector<fmt::Event> take_all() { return take_until(UINT64_MAX); }
 
-  size_t pending() const { return held_.size(); }
   // Events that arrived after their time had been released (out of order in
   // the stream; readers sort them back).
   uint64_t late() const { return late_; }

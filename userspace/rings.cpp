@@ -56,7 +56,8 @@ size_t PerCpuRings::drain() {
 }
 
 int PerCpuRings::on_record(void* ctx, void* data, size_t size) {
-  static_cast<PerCpuRings*>(ctx)->handler_(data, size);
+  auto* self = static_cast<PerCpuRings*>(ctx);
+  if (self->handler_) self->handler_(data, size);
   return 0;
 }
 

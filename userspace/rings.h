@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "userspace/unique_fd.h"
@@ -31,6 +32,9 @@ class PerCpuRings {
   int template_fd() const { return rings_.front().get(); }
   // Stores ring i at index i of the loaded outer map and starts consuming.
   void install(int outer_map_fd, Handler handler);
+  bool installed() const { return rb_ != nullptr; }
+  // The records drained from now on go to `handler` (none: dropped).
+  void handle_with(Handler handler) { handler_ = std::move(handler); }
 
   // Readable when a program forces a wake-up (none does today).
   int epoll_fd() const;

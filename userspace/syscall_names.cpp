@@ -54,11 +54,4 @@ std::string syscall_name(uint64_t nr) {
   return "syscall_" + std::to_string(nr);
 }
 
-int64_t syscall_number(std::string_view name) {
-  const auto& t = table();
-  for (size_t i = 0; i < t.size(); i++)
-    if (t[i] && name == t[i]) return static_cast<int64_t>(i);
-  return -1;
-}
-
 }  // namespace atrace::analysis

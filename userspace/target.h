@@ -9,17 +9,17 @@
 
 #include <cstdint>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "userspace/record_error.h"
 #include "userspace/unique_fd.h"
 
 namespace atrace {
 
-class TargetError : public std::runtime_error {
+class TargetError : public RecordError {
  public:
-  using std::runtime_error::runtime_error;
+  using RecordError::RecordError;
 };
 
 class Target {

@@ -31,7 +31,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <thread>
 #include <string>
 #include <vector>
@@ -39,6 +38,7 @@
 #include "uprobes/probe_site.h"
 #include "uprobes/unwind_points.h"
 #include "userspace/attach.h"
+#include "userspace/record_error.h"
 
 struct unwind_bpf;
 struct ring_buffer;
@@ -46,9 +46,9 @@ struct atrace_unwind_write;
 
 namespace atrace {
 
-class UnwindGuardError : public std::runtime_error {
+class UnwindGuardError : public RecordError {
  public:
-  using std::runtime_error::runtime_error;
+  using RecordError::RecordError;
 };
 
 struct UnwindGuardMaps {

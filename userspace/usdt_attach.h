@@ -29,7 +29,6 @@ class UsdtProbes {
   // ("app:req in demo: <reason>"). Targets that attached are `attached()`.
   std::vector<std::string> attach(const std::vector<uprobes::UsdtTarget>& targets);
   const std::vector<uint32_t>& attached() const { return attached_; }
-  size_t links() const { return links_.size(); }
   // Last attached first: an interval's begin goes before its end.
   void detach_all() {
     while (!links_.empty()) links_.pop_back();

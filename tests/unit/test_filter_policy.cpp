@@ -53,6 +53,38 @@ TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
   auto d = f.decide({fn(1, 2000, 10500, fmt::ProbePath::SingleStep),
                      fn(2, 2000, 10500, fmt::ProbePath::Emulated)});
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  // The decision carries the mean it judged: net of the floor.
+  EXPECT_EQ(d[0].net_mean_ns, 1500u);
+}
+
+// The calibrated costs by path, typical ones where a path was not
+// measured, and the floors: inside cost, or half the cost.
+TEST(FilterPolicy, FilterCostsFromTheCalibration) {
+  fmt::ProbeCosts c;
+  c.nop5 = 400;
+  c.emulated = 900;
+  c.inside_emulated = 300;
+  const FilterCosts f = filter_costs(c);
+  auto at = [](const std::vector<uint64_t>& v, fmt::ProbePath p) {
+    return v.at(static_cast<size_t>(p));
+  };
+  ASSERT_EQ(f.cost_ns.size(), 5u);
+  ASSERT_EQ(f.floor_ns.size(), 5u);
+  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Nop5), 400u);
+  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Emulated), 900u);
+  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::SingleStep), 15000u);  // not measured: typical
+  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Unknown), 900u);        // taken as emulated
+  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Refused), 0u);
+  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Emulated), 300u);
+  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Unknown), 300u);
+  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Nop5), 200u);         // no inside cost: half
+  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::SingleStep), 7500u);
+  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Refused), 0u);
+  // Nothing measured: this machine's typical numbers.
+  const FilterCosts none = filter_costs({});
+  EXPECT_EQ(at(none.cost_ns, fmt::ProbePath::Nop5), 650u);
+  EXPECT_EQ(at(none.cost_ns, fmt::ProbePath::Emulated), 1000u);
+  EXPECT_EQ(at(none.floor_ns, fmt::ProbePath::Emulated), 500u);
 }
 
 TEST(FilterPolicy, AbsoluteRuleAllowsAQuarterOfTheFloorForTheProbesVariance) {

@@ -14,10 +14,4 @@ TEST(SyscallNames, KnownNumbersFromTheHeaders) {
   EXPECT_EQ(syscall_name(100000), "syscall_100000");
 }
 
-TEST(SyscallNames, ReverseLookup) {
-  EXPECT_EQ(syscall_number("getppid"), 110);
-  EXPECT_EQ(syscall_number("nanosleep"), 35);
-  EXPECT_EQ(syscall_number("no_such_call"), -1);
-}
-
 }  // namespace atrace::analysis

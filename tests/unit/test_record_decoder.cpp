@@ -1,0 +1,178 @@
+// RecordDecoder: the programs' records (bpf/atrace.h), built here byte for
+// byte as the BPF side writes them, become the trace's events with every
+// field in its place; short and unknown records are refused, not read past.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bpf/atrace.h"
+#include "userspace/record_decoder.h"
+
+namespace atrace {
+namespace {
+
+using Type = DecodedRecord::Type;
+
+atrace_rec_hdr hdr(uint16_t kind, uint32_t id = 0) {
+  atrace_rec_hdr h{};
+  h.ts = 123456789;
+  h.tgid = 4242;
+  h.tid = 4243;
+  h.id = id;
+  h.cpu = 3;
+  h.kind = kind;
+  return h;
+}
+
+template <typename R>
+DecodedRecord decode(const R& rec, const RecordDecoder& d = RecordDecoder()) {
+  return d.decode(&rec, sizeof rec);
+}
+
+TEST(RecordDecoder, FunctionEntryAndExit) {
+  for (uint16_t kind : {uint16_t{ATRACE_REC_FUNC_ENTRY}, uint16_t{ATRACE_REC_FUNC_EXIT}}) {
+    DecodedRecord r = decode(hdr(kind, 17));
+    ASSERT_EQ(r.type, Type::Event);
+    EXPECT_EQ(r.event.kind, kind == ATRACE_REC_FUNC_ENTRY ? fmt::EventKind::FuncEntry
+                                                          : fmt::EventKind::FuncExit);
+    EXPECT_EQ(r.event.ts, 123456789u);
+    EXPECT_EQ(r.event.pid, 4242u);
+    EXPECT_EQ(r.event.tid, 4243u);
+    EXPECT_EQ(r.event.cpu, 3u);
+    EXPECT_EQ(r.event.id, 17u);
+    EXPECT_FALSE(r.names_thread);
+  }
+}
+
+TEST(RecordDecoder, ThreadNamesFromExitAndRename) {
+  atrace_rec_comm c{};
+  c.hdr = hdr(ATRACE_REC_COMM);
+  std::memcpy(c.comm, "worker-1", 9);
+  DecodedRecord r = decode(c);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::Comm);
+  EXPECT_EQ(r.event.text, "worker-1");
+  EXPECT_TRUE(r.names_thread);
+  EXPECT_EQ(r.thread_name, "worker-1");
+
+  // A thread exit names the thread but carries no text; a name that fills
+  // the array without a NUL is cut at its end.
+  c.hdr = hdr(ATRACE_REC_THREAD_EXIT);
+  std::memset(c.comm, 'x', sizeof c.comm);
+  r = decode(c);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::ThreadExit);
+  EXPECT_TRUE(r.event.text.empty());
+  EXPECT_EQ(r.thread_name, std::string(ATRACE_COMM_LEN, 'x'));
+}
+
+TEST(RecordDecoder, KernelEventsKeepTheirNumbers) {
+  atrace_rec_args a{};
+  a.hdr = hdr(ATRACE_REC_SYS_EXIT);
+  a.arg0 = 1;                       // write
+  a.arg1 = static_cast<uint64_t>(-11);  // -EAGAIN
+  DecodedRecord r = decode(a);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::SyscallExit);
+  EXPECT_EQ(r.event.arg0, 1u);
+  EXPECT_EQ(r.event.sarg1(), -11);
+
+  a.hdr = hdr(ATRACE_REC_FAULT, fmt::kFaultWrite | fmt::kFaultUser);  // flags in the id
+  a.arg0 = 0x7fff0000;
+  a.arg1 = 0x401000;
+  r = decode(a);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::PageFault);
+  EXPECT_EQ(r.event.flags, fmt::kFaultWrite | fmt::kFaultUser);
+  EXPECT_EQ(r.event.id, 0u);
+  EXPECT_EQ(r.event.arg0, 0x7fff0000u);
+  EXPECT_EQ(r.event.arg1, 0x401000u);
+}
+
+TEST(RecordDecoder, ExecAndUnwind) {
+  atrace_rec_exec e{};
+  e.hdr = hdr(ATRACE_REC_EXEC);
+  std::memcpy(e.filename, "/usr/bin/true", 14);
+  DecodedRecord r = decode(e);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::ProcExec);
+  EXPECT_EQ(r.event.text, "/usr/bin/true");
+
+  atrace_rec_args u{};
+  u.hdr = hdr(ATRACE_REC_UNWIND, 5);
+  u.arg0 = static_cast<uint64_t>(fmt::UnwindHow::Caught);
+  r = decode(u);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::Unwind);
+  EXPECT_EQ(r.event.id, 5u);
+  EXPECT_EQ(r.event.flags, static_cast<uint8_t>(fmt::UnwindHow::Caught));
+}
+
+// Integers at the size and sign of the probe's note; strings as copied.
+TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
+  uprobes::UsdtTarget t;
+  t.id = 9;
+  t.sites.resize(1);
+  t.sites[0].arg_list = {{4, true, "%edi"}, {2, false, "%si"}, {8, false, "%rdx"}};
+  const RecordDecoder d({t});
+
+  atrace_rec_usdt_str s{};
+  s.u.hdr = hdr(ATRACE_REC_USDT, 9);
+  s.u.nargs = 3;
+  s.u.str_mask = 1u << 2;  // the third argument is a string
+  s.u.args[0] = static_cast<uint64_t>(int64_t{-2});  // bpf_usdt_arg() extended it
+  s.u.args[1] = 0xffffffffffff8001ull;             // unsigned 16 bits: 0x8001
+  s.u.args[2] = 0x7ffd0000;                        // the string's address
+  std::memcpy(s.str[0], "GET /", 6);
+  DecodedRecord r = d.decode(&s, sizeof s);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, fmt::EventKind::Usdt);
+  EXPECT_EQ(r.event.id, 9u);
+  ASSERT_EQ(r.event.args.size(), 3u);
+  EXPECT_EQ(r.event.args[0].size, 4u);
+  EXPECT_TRUE(r.event.args[0].is_signed);
+  EXPECT_EQ(r.event.args[0].svalue(), -2);
+  EXPECT_EQ(r.event.args[1].size, 2u);
+  EXPECT_EQ(r.event.args[1].value, 0x8001u);
+  EXPECT_TRUE(r.event.args[2].is_string);
+  EXPECT_EQ(r.event.args[2].str, "GET /");
+
+  // Without the string part (no string argument), and for a probe the
+  // decoder was not told about: 8-byte unsigned integers.
+  atrace_rec_usdt plain{};
+  plain.hdr = hdr(ATRACE_REC_USDT, 10);
+  plain.nargs = 1;
+  plain.args[0] = 0xffffffffffffffffull;
+  r = d.decode(&plain, sizeof plain);
+  ASSERT_EQ(r.type, Type::Event);
+  ASSERT_EQ(r.event.args.size(), 1u);
+  EXPECT_EQ(r.event.args[0].size, 8u);
+  EXPECT_FALSE(r.event.args[0].is_signed);
+  EXPECT_EQ(r.event.args[0].value, 0xffffffffffffffffull);
+}
+
+TEST(RecordDecoder, FilterHintIsNotAnEvent) {
+  EXPECT_EQ(decode(hdr(ATRACE_REC_FILTER_HINT, 3)).type, Type::FilterHint);
+}
+
+TEST(RecordDecoder, ShortAndUnknownRecordsAreRefused) {
+  const atrace_rec_hdr h = hdr(ATRACE_REC_FUNC_ENTRY, 1);
+  const RecordDecoder d;
+  EXPECT_EQ(d.decode(&h, sizeof h - 1).type, Type::Invalid);
+  // A kind whose struct is longer than what arrived.
+  for (uint16_t kind : {uint16_t{ATRACE_REC_COMM}, uint16_t{ATRACE_REC_THREAD_EXIT},
+                        uint16_t{ATRACE_REC_SWITCH_OUT}, uint16_t{ATRACE_REC_EXEC},
+                        uint16_t{ATRACE_REC_USDT}, uint16_t{ATRACE_REC_UNWIND}}) {
+    const atrace_rec_hdr k = hdr(kind);
+    EXPECT_EQ(d.decode(&k, sizeof k).type, Type::Invalid) << kind;
+  }
+  // Kinds no program writes.
+  for (uint16_t kind : {uint16_t{0}, uint16_t{4}, uint16_t{15}, uint16_t{27}, uint16_t{63}}) {
+    atrace_rec_args a{};
+    a.hdr = hdr(kind);
+    EXPECT_EQ(decode(a).type, Type::Invalid) << kind;
+  }
+}
+
+}  // namespace
+}  // namespace atrace

@@ -1,0 +1,103 @@
+// The recorder's plan: the probe table's rows and the trace header, each
+// built in one place from what was resolved and measured.
+#include <gtest/gtest.h>
+
+#include <time.h>
+
+#include "userspace/calibrate.h"
+#include "userspace/features.h"
+#include "userspace/kernel_groups.h"
+#include "userspace/record_plan.h"
+
+namespace atrace {
+namespace {
+
+TEST(RecordPlan, FunctionProbeRowCarriesEverySiteField) {
+  uprobes::ProbeSite s;
+  s.id = 7;
+  s.name = "ns::f(int)";
+  s.mangled = "_ZN2ns1fEi";
+  s.module = "demo";
+  s.path = "/opt/demo";
+  s.address = 0x1130;
+  s.offset = 0x1134;
+  s.entry_delta = 4;
+  s.entry_path = fmt::ProbePath::Emulated;
+  s.build_id = "abcd";
+  const fmt::ProbeInfo p = probe_info(s);
+  EXPECT_EQ(p.id, 7u);
+  EXPECT_EQ(p.kind, fmt::ProbeKind::Function);
+  EXPECT_EQ(p.name, "ns::f(int)");
+  EXPECT_EQ(p.module, "demo");
+  EXPECT_EQ(p.path, "/opt/demo");
+  EXPECT_EQ(p.address, 0x1130u);
+  EXPECT_EQ(p.offset, 0x1134u);
+  EXPECT_EQ(p.entry_delta, 4u);
+  EXPECT_EQ(p.path_kind, fmt::ProbePath::Emulated);
+  EXPECT_EQ(p.build_id, "abcd");
+}
+
+TEST(RecordPlan, UsdtProbeRowFromItsFirstSite) {
+  uprobes::UsdtTarget t;
+  t.id = 12;
+  t.kind = fmt::ProbeKind::Interval;
+  t.provider = "app";
+  t.name = "request";
+  t.module = "libapp.so";
+  t.path = "/usr/lib/libapp.so";
+  t.build_id = "ef01";
+  t.sites.resize(2);
+  t.sites[0].address = 0x2000;
+  t.sites[0].offset = 0x1000;
+  t.sites[0].path_kind = fmt::ProbePath::Nop5;
+  t.sites[1].address = 0x3000;
+  const fmt::ProbeInfo p = probe_info(t);
+  EXPECT_EQ(p.id, 12u);
+  EXPECT_EQ(p.kind, fmt::ProbeKind::Interval);
+  EXPECT_EQ(p.name, "app:request");
+  EXPECT_EQ(p.module, "libapp.so");
+  EXPECT_EQ(p.path, "/usr/lib/libapp.so");
+  EXPECT_EQ(p.address, 0x2000u);
+  EXPECT_EQ(p.offset, 0x1000u);
+  EXPECT_EQ(p.path_kind, fmt::ProbePath::Nop5);
+  EXPECT_EQ(p.build_id, "ef01");
+  EXPECT_EQ(p.entry_delta, 0u);
+}
+
+TEST(RecordPlan, HeaderFromOptionsKernelAndCalibration) {
+  RecordOptions o;
+  o.atrace_command_line = "atrace record -- ./demo";
+  o.kernel_groups = kKernelSched | kKernelProc;
+  KernelFeatures f;
+  f.release = "6.18.0-test";
+  ProbeCost c;
+  c.nop5_ns = 370;
+  c.emulated_ns = 500;
+  c.single_step_ns = 9500;
+  c.nop5_inside_ns = 100;
+  c.emulated_inside_ns = 200;
+  c.single_step_inside_ns = 4000;
+  const fmt::TraceHeader h = trace_header(o, f, c, 4242, "./demo --fast");
+  EXPECT_EQ(h.atrace_version, ATRACE_VERSION);
+  EXPECT_EQ(h.command_line, "atrace record -- ./demo");
+  EXPECT_EQ(h.target_command, "./demo --fast");
+  EXPECT_EQ(h.target_pid, 4242u);
+  EXPECT_EQ(h.kernel, "6.18.0-test");
+  EXPECT_EQ(h.clock_id, static_cast<uint32_t>(CLOCK_MONOTONIC));
+  EXPECT_EQ(h.kernel_events, kernel_groups_string(kKernelSched | kKernelProc));
+  EXPECT_FALSE(h.host.empty());
+  EXPECT_EQ(h.start_mono_ns, 0u);  // stamped when the recording starts
+  EXPECT_EQ(h.end_mono_ns, 0u);    // and ends
+  // The costs land where the reports read them back (one table).
+  const fmt::ProbeCosts back = fmt::probe_costs(h);
+  EXPECT_EQ(back.of(fmt::ProbePath::Nop5), 370u);
+  EXPECT_EQ(back.of(fmt::ProbePath::Emulated), 500u);
+  EXPECT_EQ(back.of(fmt::ProbePath::SingleStep), 9500u);
+  EXPECT_EQ(back.inside_of(fmt::ProbePath::Nop5), 100u);
+  EXPECT_EQ(back.inside_of(fmt::ProbePath::Emulated), 200u);
+  EXPECT_EQ(back.inside_of(fmt::ProbePath::SingleStep), 4000u);
+  EXPECT_EQ(h.kernel_limits, f.limits());
+}
+
+}  // namespace
+}  // namespace atrace

@@ -1,0 +1,31 @@
+// The recording's main loop: wakes on a timer sized to the rings (the
+// programs never wake it), on a stop signal and on the target's exit, and
+// each time hands over to `on_wake`, which drains the rings and writes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace atrace {
+
+class StopSignals;
+
+struct DrainLoop {
+  int rings_fd = -1;       // readable when a program forces a wake-up
+  int target_fd = -1;      // the target's pidfd: readable once it exited
+  StopSignals* stop = nullptr;
+  uint64_t period_ns = 0;  // the timer
+  uint64_t deadline_ns = UINT64_MAX;  // --duration (CLOCK_MONOTONIC)
+  // --follow-forks: the recording ends when no traced process is left,
+  // not when the first one exits.
+  bool follow_forks = false;
+  std::function<bool()> processes_left;
+  // Called after every wake-up, with the time, the last time with stop set.
+  std::function<void(uint64_t now)> on_wake;
+};
+
+// Runs until a stop signal, the target's exit or the deadline; throws
+// RecordError when epoll fails.
+void run_until_stop(const DrainLoop& loop);
+
+}  // namespace atrace

@@ -1,0 +1,43 @@
+// BPF records (bpf/atrace.h) -> trace events (formats/trace_types.h): the
+// one place that reads the record layout the programs write. Pure: no BPF,
+// no rings; the recorder hands it each record its rings deliver.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "uprobes/usdt_select.h"
+
+namespace atrace {
+
+struct DecodedRecord {
+  enum class Type {
+    Event,       // `event` is for the trace
+    FilterHint,  // a program turned a function off: the filters decide now
+    Invalid,     // too short for its kind, or a kind this recorder does not know
+  };
+  Type type = Type::Invalid;
+  fmt::Event event;
+  // A thread-exit or rename record's thread name (the Comm event's text
+  // too); empty for every other record.
+  std::string thread_name;
+  bool names_thread = false;
+};
+
+class RecordDecoder {
+ public:
+  // `usdt`: the USDT probes being recorded, whose notes give each
+  // argument's size and sign.
+  explicit RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt = {});
+  DecodedRecord decode(const void* data, size_t size) const;
+
+ private:
+  void usdt_event(const void* data, size_t size, fmt::Event& ev) const;
+  std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
+};
+
+}  // namespace atrace
