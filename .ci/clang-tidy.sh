@@ -63,7 +63,7 @@ if [ ${#FILES[@]} -eq 0 ]; then
   exit 0
 fi
 # Findings in the project's headers too, not in generated or system ones.
-FILTER="^$ROOT/(formats|uprobes|userspace|tools|tests|bench|demo|include)/"
+FILTER="^$ROOT/(base|formats|uprobes|record|analysis|output|tools|tests|bench|demo|include)/"
 echo "clang-tidy: ${#FILES[@]} files, $JOBS jobs ($("$TIDY" --version | grep -o 'version [0-9.]*'))"
 set +e
 printf '%s\0' "${FILES[@]}" |

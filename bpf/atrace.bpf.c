@@ -28,7 +28,7 @@
  *
  * Kernels differ: where a tracepoint's signature or a kfunc changed, each
  * variant is its own program and the recorder loads the one the running
- * kernel has (userspace/bpf_variants.cpp decides from the kernel's BTF);
+ * kernel has (record/bpf_variants.cpp decides from the kernel's BTF);
  * the others are not loaded, so they cannot stop the rest from loading. Each one first looks the task's process
  * up in traced_tgids: tracepoints fire for every task of the system, and an
  * untraced task must cost no more than that lookup.

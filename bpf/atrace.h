@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The record layout shared by the BPF programs (bpf/atrace.bpf.c) and the
- * recorder (userspace/). It is the only contract between the two: every
+ * recorder (record/). It is the only contract between the two: every
  * record starts with struct atrace_rec_hdr, whose `kind` says which struct
  * follows. Nothing here knows about the trace file (formats/).
  *

@@ -9,7 +9,7 @@
  * make every such slot read as the original again while an unwind runs,
  * and put the trampoline back where the frame survives it.
  *
- * The writes are the recorder's (userspace/unwind_guard.cpp, through
+ * The writes are the recorder's (record/unwind_guard.cpp, through
  * /proc/PID/mem): bpf_probe_write_user() is not available under kernel
  * lockdown. A program hands the slots over in a request and waits, in the
  * thread, until the recorder says they are written; the thread's stack

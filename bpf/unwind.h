@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Exception-safe return probes (bpf/unwind.bpf.c): what the BPF side and
- * the recorder (userspace/unwind_guard.cpp) share besides the records of
+ * the recorder (record/unwind_guard.cpp) share besides the records of
  * bpf/atrace.h.
  *
  *   struct atrace_unwind_key   a probed function as the kernel knows it:

@@ -1,4 +1,4 @@
-# Turns a text file (the HTML report's script or style, userspace/html/)
+# Turns a text file (the HTML report's script or style, output/html/)
 # into the pieces of a C++ string: one raw string literal a line, each at
 # most 8000 bytes (some compilers cap one literal), to be included inside an
 # array initializer:

@@ -196,7 +196,7 @@ struct TraceHeader {
   uint64_t start_mono_ns = 0, start_real_ns = 0;
   uint64_t end_mono_ns = 0, end_real_ns = 0;
   // What one traced call (entry + return probe) cost, measured by the
-  // recorder at start-up on functions of its own (userspace/calibrate.h),
+  // recorder at start-up on functions of its own (record/calibrate.h),
   // per path of the entry probe; 0: not measured (older files, or
   // calibration failed). `atrace report --compensate` subtracts them.
   uint64_t probe_cost_nop5_ns = 0;

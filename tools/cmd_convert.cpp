@@ -1,5 +1,5 @@
 // `atrace convert`: a trace in a format other tools read (docs/convert.md).
-// The formats are rows of kFormats: a name, the exporter (userspace/export.h
+// The formats are rows of kFormats: a name, the exporter (output/export.h
 // gives them all one signature), whether the output is binary, and a line
 // for --help. Adding a format is adding a row.
 //
@@ -22,8 +22,7 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
-#include "userspace/export.h"
-#include "userspace/export_graph.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
-#include "userspace/features.h"
-#include "userspace/report.h"
+#include "record/record.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 namespace {
@@ -47,14 +47,14 @@ void print_header(const fmt::TraceReader& r, const std::string& input) {
   std::printf("Clock:           %s\n",
               h.clock_id == 1 ? "CLOCK_MONOTONIC" : ("clock id " + std::to_string(h.clock_id)).c_str());
   std::printf("Started:         %s\n", iso8601_local(h.start_real_ns).c_str());
-  // Calibrated by the recorder at start (userspace/calibrate.h); 0: not measured.
+  // Calibrated by the recorder at start (record/calibrate.h); 0: not measured.
   if (h.probe_cost_nop5_ns || h.probe_cost_emulated_ns || h.probe_cost_singlestep_ns)
     std::printf("Probe cost:      %" PRIu64 " ns nop5, %" PRIu64 " ns emulated, %" PRIu64
                 " ns single-step (per call: entry + return)\n",
                 h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns);
   else
     std::printf("Probe cost:      not measured\n");
-  // What the recording kernel lacked (userspace/features.h).
+  // What the recording kernel lacked (record/features.h).
   for (const auto& l : h.kernel_limits) std::printf("Kernel limit:    %s\n", l.c_str());
 }
 

@@ -15,7 +15,7 @@
 #include "uprobes/selector.h"
 #include "uprobes/usdt_notes.h"
 #include "uprobes/usdt_semaphore.h"
-#include "userspace/features.h"
+#include "record/record.h"
 
 namespace atrace::tools {
 

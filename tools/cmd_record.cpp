@@ -1,4 +1,4 @@
-// atrace record: parse options, hand over to the recorder (userspace/recorder).
+// atrace record: parse options, hand over to the recorder (record/recorder).
 #include <unistd.h>
 
 #include <climits>
@@ -9,9 +9,7 @@
 
 #include "tools/commands.h"
 #include "tools/option_values.h"
-#include "userspace/kernel_groups.h"
-#include "userspace/recorder.h"
-#include "userspace/stop_signals.h"
+#include "record/record.h"
 
 namespace atrace::tools {
 

@@ -10,10 +10,8 @@
 #include "tools/commands.h"
 #include "tools/report_html_option.h"
 #include "tools/report_view_options.h"
-#include "userspace/call_replay.h"
-#include "userspace/profile.h"
-#include "userspace/report.h"
-#include "userspace/report_html.h"
+#include "analysis/analysis.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 namespace {

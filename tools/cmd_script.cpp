@@ -13,7 +13,7 @@
 
 #include "formats/trace_reader.h"
 #include "tools/commands.h"
-#include "userspace/script_format.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 namespace {

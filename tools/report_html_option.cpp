@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "userspace/report_html.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 

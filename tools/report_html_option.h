@@ -1,6 +1,6 @@
 // `atrace report --html=FILE` (docs/report-html.md): the option and the
 // writing of the page, kept out of cmd_report.cpp as the other views are
-// (tools/report_view_options.h). The page itself is userspace/report_html.h.
+// (tools/report_view_options.h). The page itself is output/report_html.h.
 #pragma once
 
 #include <string>

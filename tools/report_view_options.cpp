@@ -1,13 +1,13 @@
 // `atrace report`'s view options: parsing and choosing the view. The
-// renderings are in userspace/report_{tree,callers,diff}.cpp.
+// renderings are in output/report_{tree,callers,diff}.cpp.
 #include "tools/report_view_options.h"
 
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
-#include "userspace/call_tree.h"
-#include "userspace/render_views.h"
+#include "analysis/analysis.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 

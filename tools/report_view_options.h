@@ -10,9 +10,8 @@
 
 #include "formats/trace_reader.h"
 #include "tools/cli.h"
-#include "userspace/call_replay.h"
-#include "userspace/call_tree.h"
-#include "userspace/report.h"
+#include "analysis/analysis.h"
+#include "output/output.h"
 
 namespace atrace::tools {
 

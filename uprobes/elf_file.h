@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "userspace/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace atrace::uprobes::detail {
 

@@ -23,7 +23,7 @@
 namespace atrace::uprobes {
 
 // What a USDT record can carry (bpf/atrace.h's ATRACE_USDT_MAX_ARGS and
-// ATRACE_USDT_MAX_STRS; userspace/record_decoder.cpp ties them): arguments
+// ATRACE_USDT_MAX_STRS; record/record_decoder.cpp ties them): arguments
 // recorded, and of those, string arguments copied.
 inline constexpr unsigned kUsdtMaxArgs = 6;
 inline constexpr unsigned kUsdtMaxStrings = 2;

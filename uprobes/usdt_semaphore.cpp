@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "userspace/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace atrace::uprobes {
 

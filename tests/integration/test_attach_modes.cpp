@@ -4,7 +4,7 @@
 // clear error instead (tests/kernels/run.sh runs these on such kernels).
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
-#include "userspace/features.h"
+#include "record/features.h"
 
 namespace atrace::it {
 namespace {

@@ -10,11 +10,11 @@
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "tests/integration/fixture.h"
-#include "userspace/bpf_variants.h"
-#include "userspace/calibrate.h"
-#include "userspace/features.h"
-#include "userspace/rings.h"
-#include "userspace/uprobe_multi.h"
+#include "record/bpf_variants.h"
+#include "record/calibrate.h"
+#include "record/features.h"
+#include "record/rings.h"
+#include "record/uprobe_multi.h"
 
 namespace atrace::it {
 namespace {

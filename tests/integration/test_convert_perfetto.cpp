@@ -4,7 +4,7 @@
 // its TrackDescriptor (thread pid/tid); slices open and close like a stack
 // on each track; and per function the SLICE_BEGIN events, named through the
 // interned EventNames, are as many as the report's calls. Field numbers as
-// in userspace/export_perfetto.cpp (Perfetto's protos).
+// in output/export_perfetto.cpp (Perfetto's protos).
 #include <map>
 #include <set>
 

@@ -1,5 +1,5 @@
 // `record -o PATH`: atrace never removes or truncates what it did not
-// create (userspace/output_file.h). Devices, FIFOs, directories and
+// create (record/output_file.h). Devices, FIFOs, directories and
 // symbolic links are refused with one line and left as they were; an
 // existing trace becomes PATH.old once the new one has its header; a run
 // that fails before that leaves PATH untouched; new traces are 0600 and,

@@ -1,4 +1,4 @@
-// Stop signals in every phase of `atrace record` (userspace/stop_signals.h):
+// Stop signals in every phase of `atrace record` (record/stop_signals.h):
 // before the target is released one ends the run cleanly (exit 128 + signal,
 // no file, the command never started); one inherited as ignored still
 // works; while a launched target is waited for after the recording, a

@@ -3,7 +3,7 @@
 // gives zeros and a reason instead of an exception.
 #include <gtest/gtest.h>
 
-#include "userspace/calibrate.h"
+#include "record/calibrate.h"
 
 using namespace atrace;
 

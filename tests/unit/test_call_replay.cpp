@@ -1,4 +1,4 @@
-// The call replay (userspace/call_replay.h) on hand-built event sequences:
+// The call replay (analysis/call_replay.h) on hand-built event sequences:
 // each rule for imperfect traces, with the exact callbacks its listeners
 // get, in order.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "userspace/call_replay.h"
+#include "analysis/call_replay.h"
 
 using namespace atrace;
 using analysis::CallEnd;

@@ -1,4 +1,4 @@
-// The call tree (userspace/call_tree.h) on hand-made event sequences whose
+// The call tree (analysis/call_tree.h) on hand-made event sequences whose
 // exact numbers are known: context sensitivity, recursion, orphan and
 // mismatched exits, unfinished calls, threads, kernel attribution per node,
 // bounded size on long traces; and its agreement with ProfileBuilder on
@@ -9,8 +9,8 @@
 #include <map>
 #include <random>
 
-#include "userspace/call_tree.h"
-#include "userspace/profile.h"
+#include "analysis/call_tree.h"
+#include "analysis/profile.h"
 
 using namespace atrace;
 using analysis::CallNode;

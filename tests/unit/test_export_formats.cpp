@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "tests/unit/test_formats_util.h"
-#include "userspace/export.h"
+#include "output/export.h"
 
 using namespace atrace;
 using fmt::EventKind;

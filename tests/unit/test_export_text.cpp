@@ -1,12 +1,12 @@
-// The exporters' escaping and number formats (userspace/text_escape.h) and
+// The exporters' escaping and number formats (output/text_escape.h) and
 // the protobuf wire encoding of the Perfetto exporter (proto_wire.h): every
 // field must come out valid whatever bytes the traced program put in a name.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "userspace/text_escape.h"
-#include "userspace/proto_wire.h"
+#include "output/text_escape.h"
+#include "output/proto_wire.h"
 
 using namespace atrace::analysis;
 

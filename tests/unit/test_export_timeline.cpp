@@ -1,4 +1,4 @@
-// The spans the timeline exporters draw (userspace/export_timeline.h), on
+// The spans the timeline exporters draw (analysis/export_timeline.h), on
 // hand-made event sequences: they nest on every thread, follow the profile's
 // rules for mismatched exits and unfinished calls, repair lost kernel events,
 // and add up to ProfileBuilder's calls, total and self times.
@@ -8,8 +8,8 @@
 #include <map>
 #include <random>
 
-#include "userspace/export_timeline.h"
-#include "userspace/profile.h"
+#include "analysis/export_timeline.h"
+#include "analysis/profile.h"
 
 using namespace atrace;
 using analysis::Span;

@@ -1,7 +1,7 @@
 // The relevance filters' rules, on made-up statistics with exact outcomes.
 #include <gtest/gtest.h>
 
-#include "userspace/filter_policy.h"
+#include "record/filter_policy.h"
 
 namespace atrace {
 namespace {

@@ -1,10 +1,10 @@
 // --kernel=LIST: group names, "all", and +/- against the default, which
-// leaves system calls out when code is probed (userspace/kernel_groups.h).
+// leaves system calls out when code is probed (record/kernel_groups.h).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "userspace/kernel_groups.h"
+#include "record/kernel_groups.h"
 
 using namespace atrace;
 

@@ -2,7 +2,7 @@
 // nesting, recursion, mismatched and orphan exits, unfinished calls.
 #include <gtest/gtest.h>
 
-#include "userspace/profile.h"
+#include "analysis/profile.h"
 
 using namespace atrace;
 using fmt::EventKind;

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "userspace/profile.h"
-#include "userspace/report.h"
+#include "analysis/profile.h"
+#include "output/report.h"
 
 using namespace atrace;
 using fmt::EventKind;

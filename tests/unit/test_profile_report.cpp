@@ -8,7 +8,7 @@
 
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
-#include "userspace/report.h"
+#include "output/report.h"
 
 using namespace atrace;
 using fmt::EventKind;

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "bpf/atrace.h"
-#include "userspace/record_decoder.h"
+#include "record/record_decoder.h"
 
 namespace atrace {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <time.h>
 
-#include "userspace/calibrate.h"
-#include "userspace/features.h"
-#include "userspace/kernel_groups.h"
-#include "userspace/record_plan.h"
+#include "record/calibrate.h"
+#include "record/features.h"
+#include "record/kernel_groups.h"
+#include "record/record_plan.h"
 
 namespace atrace {
 namespace {

@@ -2,7 +2,7 @@
 // back until the cutoff passes them.
 #include <gtest/gtest.h>
 
-#include "userspace/reorder.h"
+#include "record/reorder.h"
 
 using atrace::Reorderer;
 using atrace::fmt::Event;

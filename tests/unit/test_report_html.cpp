@@ -14,10 +14,10 @@
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
 #include "tests/unit/test_formats_util.h"
-#include "userspace/export_timeline.h"
-#include "userspace/profile.h"
-#include "userspace/report_html.h"
-#include "userspace/timeline_downsample.h"
+#include "analysis/export_timeline.h"
+#include "analysis/profile.h"
+#include "output/report_html.h"
+#include "analysis/timeline_downsample.h"
 
 using namespace atrace;
 using analysis::DownsampledTimeline;

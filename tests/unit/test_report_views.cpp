@@ -7,10 +7,10 @@
 
 #include <sstream>
 
-#include "userspace/call_tree.h"
-#include "userspace/export_graph.h"
-#include "userspace/profile.h"
-#include "userspace/render_views.h"
+#include "analysis/call_tree.h"
+#include "output/export_graph.h"
+#include "analysis/profile.h"
+#include "output/render_views.h"
 
 using namespace atrace;
 using analysis::CallTree;

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "tests/unit/test_formats_util.h"
-#include "userspace/script_format.h"
+#include "output/script_format.h"
 
 using namespace atrace::fmt;
 using namespace atrace::fmt::testing;

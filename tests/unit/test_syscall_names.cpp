@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "userspace/syscall_names.h"
+#include "analysis/syscall_names.h"
 
 namespace atrace::analysis {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "temp_file.h"
-#include "userspace/target.h"
+#include "record/target.h"
 
 using atrace::Target;
 using atrace::TargetError;

@@ -2,7 +2,7 @@
 // per-CPU rings deliver them in.
 #include <gtest/gtest.h>
 
-#include "userspace/thread_table.h"
+#include "record/thread_table.h"
 
 namespace atrace {
 namespace {

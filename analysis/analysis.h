@@ -1,0 +1,20 @@
+// analysis/: the public face of what reports are built from, for output/
+// and tools/ (the one header a file outside analysis/ includes;
+// tests/check_layering.py).
+//
+//   call_replay.h         the one replay of a trace's calls, with listeners
+//   profile.h             listener: the per-function table (Profile)
+//   call_tree.h           listener: one node per call path
+//   export_timeline.h     listener: the spans timeline viewers draw
+//   timeline_downsample.h the HTML timeline's sampling of those spans
+//   function_names.h      how every view names a function
+//   syscall_names.h       system call numbers to names
+#pragma once
+
+#include "analysis/call_replay.h"
+#include "analysis/call_tree.h"
+#include "analysis/export_timeline.h"
+#include "analysis/function_names.h"
+#include "analysis/profile.h"
+#include "analysis/syscall_names.h"
+#include "analysis/timeline_downsample.h"

@@ -1,0 +1,219 @@
+// CallReplay: the stacks, the kernel state and the rules of call_replay.h.
+// They exist so that no view ever shows a negative self time or a total
+// longer than the recording, and so that every view counts the same calls.
+#include "analysis/call_replay.h"
+
+#include <algorithm>
+
+namespace atrace::analysis {
+
+namespace {
+// Ids above this go to a hash map: a damaged or hostile file must not make
+// the dense table huge.
+constexpr uint32_t kMaxDenseId = 1u << 20;
+}  // namespace
+
+CallReplay::CallReplay(const std::vector<fmt::ProbeInfo>& probes) {
+  uint32_t max_id = 0;
+  for (const auto& p : probes) {
+    paths_[p.id] = p.path_kind;
+    if (p.id < kMaxDenseId) max_id = std::max(max_id, p.id);
+  }
+  dense_slot_.assign(static_cast<size_t>(max_id) + 1, 0);
+}
+
+uint32_t CallReplay::slot_of(uint32_t id) {
+  uint32_t* known = nullptr;
+  if (id < dense_slot_.size()) {
+    known = &dense_slot_[id];
+    if (*known) return *known - 1;
+  } else {
+    auto it = sparse_slot_.find(id);
+    if (it != sparse_slot_.end()) return it->second;
+  }
+  auto slot = static_cast<uint32_t>(slot_ids_.size());
+  slot_ids_.push_back(id);
+  if (known) *known = slot + 1;
+  else sparse_slot_.emplace(id, slot);
+  return slot;
+}
+
+ReplayThread& CallReplay::thread(uint32_t tid) {
+  // Events come in runs of one thread: remember the last one.
+  if (last_thread_ && last_tid_ == tid) return *last_thread_;
+  auto [it, fresh] = threads_.try_emplace(tid);
+  ReplayThread& t = it->second;
+  if (fresh) {
+    t.tid = tid;
+    t.index = static_cast<uint32_t>(threads_.size() - 1);
+    Forward& f = forwards_[tid];
+    f.replay = this;
+    f.owner = &t;
+    t.kernel.report_to(&f);
+  }
+  last_tid_ = tid;
+  last_thread_ = &t;
+  return t;
+}
+
+void CallReplay::Forward::opened(const KernelInterval& i) {
+  for (auto* l : replay->listeners_) l->on_interval_open(*owner, i);
+}
+
+void CallReplay::Forward::closed(const KernelInterval& i, const IntervalClose& c) {
+  for (auto* l : replay->listeners_) l->on_interval_close(*owner, i, c);
+}
+
+std::optional<size_t> CallReplay::find(const ReplayThread& t, uint32_t slot) const {
+  for (size_t i = t.stack.size(); i-- > 0;)
+    if (t.stack[i].slot == slot) return i;
+  return std::nullopt;
+}
+
+void CallReplay::add(const fmt::Event& ev) {
+  last_ts_ = std::max(last_ts_, ev.ts);
+  if (ev.kind == fmt::EventKind::Detach) {  // the recording's, not a thread's
+    for (auto* l : listeners_) l->on_event(ev, nullptr);
+    return;
+  }
+  ReplayThread& t = thread(ev.tid);
+  if (t.events++ == 0) t.first_ts = ev.ts;
+  t.pid = ev.pid;
+
+  switch (ev.kind) {
+    case fmt::EventKind::FuncEntry: {
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      uint32_t slot = slot_of(ev.id);
+      t.stack.push_back(OpenCall{ev.id, slot, ev.ts, 0, t.kernel.totals(), {}, 0});
+      if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
+      t.active[slot]++;
+      for (auto* l : listeners_) l->on_call_begin(t, t.stack.back());
+      break;
+    }
+    case fmt::EventKind::FuncExit: {
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      auto match = find(t, slot_of(ev.id));
+      if (!match) {
+        orphan_exits_++;  // its entry happened before the recording started
+        break;
+      }
+      // Calls above the match were left without their exit: they end here.
+      while (t.stack.size() > *match + 1) close_top(t, ev.ts, CallEnd::Skipped);
+      close_top(t, ev.ts, CallEnd::Returned);
+      break;
+    }
+    case fmt::EventKind::Unwind: {
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      if (auto match = find(t, slot_of(ev.id))) close(t, *match, ev.ts, CallEnd::Unwound);
+      break;
+    }
+    case fmt::EventKind::ThreadExit: {
+      // Its open system call first: exit() inside it belongs to the calls.
+      KernelTimes before = t.kernel.totals();
+      syscall(t.kernel.exit(ev.ts));
+      add_self_kernel(t, before);
+      while (!t.stack.empty()) close_top(t, ev.ts, CallEnd::ThreadExit);
+      break;
+    }
+    default:
+      // USDT and kinds newer than this code: no call, no kernel interval.
+      if (fmt::is_kernel_kind(ev.kind)) kernel_event(t, ev);
+      break;
+  }
+  for (auto* l : listeners_) l->on_event(ev, &t);
+}
+
+// The kernel events move the thread's running totals, which calls read at
+// their start and end, and the innermost open call's self numbers.
+void CallReplay::kernel_event(ReplayThread& t, const fmt::Event& ev) {
+  KernelTracker& k = t.kernel;
+  KernelTimes before = k.totals();
+  switch (ev.kind) {
+    case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
+    case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
+    case fmt::EventKind::SyscallEnter: {
+      uint32_t key = t.stack.empty() ? 0 : t.stack.back().slot + 1;
+      syscall(k.syscall_enter(ev.ts, ev.arg0, key));
+      break;
+    }
+    case fmt::EventKind::SyscallExit: syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
+    case fmt::EventKind::PageFault: k.fault(ev.ts); break;
+    case fmt::EventKind::ProcExit: syscall(k.exit(ev.ts)); break;
+    case fmt::EventKind::Comm: t.comm = ev.text; break;
+    default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
+  }
+  add_self_kernel(t, before);
+}
+
+// A function event found an interval open (its closing event was lost).
+void CallReplay::user_code(ReplayThread& t, uint64_t ts) {
+  KernelTimes before = t.kernel.totals();
+  syscall(t.kernel.user_code(ts));
+  add_self_kernel(t, before);
+}
+
+void CallReplay::syscall(const std::optional<ClosedSyscall>& c) {
+  if (c)
+    for (auto* l : listeners_) l->on_syscall(*c);
+}
+
+// What changed the totals since `before` happened entirely inside the
+// innermost open call, not in a callee: no call begins or ends while an
+// interval is open (kernel_attribution.h).
+void CallReplay::add_self_kernel(ReplayThread& t, const KernelTimes& before) {
+  if (!t.stack.empty()) t.stack.back().self_kernel += t.kernel.totals() - before;
+}
+
+void CallReplay::close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how) {
+  OpenCall f = t.stack[index];
+  t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
+  OpenCall* caller = index > 0 ? &t.stack[index - 1] : nullptr;
+  uint64_t dur = ts > f.start ? ts - f.start : 0;
+  if (costs_.any()) dur = compensated(caller, f, dur);
+  ClosedCall c;
+  c.id = f.id;
+  c.slot = f.slot;
+  c.index = index;
+  c.start = f.start;
+  c.end = ts;
+  c.dur = dur;
+  // Callee times exceed ours only with inconsistent timestamps: clamp.
+  c.self_ns = dur > f.child_ns ? dur - f.child_ns : 0;
+  // No kernel interval is open here (kernel_attribution.h): exact.
+  c.kernel = t.kernel.totals() - f.kernel_at_entry;
+  c.self_kernel = f.self_kernel;
+  c.outermost = --t.active[f.slot] == 0;
+  c.how = how;
+  if (caller) caller->child_ns += dur;
+  for (auto* l : listeners_) l->on_call_end(t, c);
+}
+
+// --compensate, for call `f` just taken off its stack: its duration without
+// its probes and those of the calls nested in it (compensation.h), and its
+// whole probe cost (and theirs) passed on to its caller.
+uint64_t CallReplay::compensated(OpenCall* caller, const OpenCall& f, uint64_t dur) {
+  while (slot_cost_.size() <= f.slot) {
+    auto path = paths_.find(slot_ids_[slot_cost_.size()]);
+    if (path == paths_.end()) {
+      slot_cost_.push_back({0, 0});
+    } else {
+      slot_cost_.push_back({costs_.of(path->second), costs_.inside_of(path->second)});
+    }
+  }
+  const SlotCost& c = slot_cost_[f.slot];
+  if (caller) caller->nested_cost += f.nested_cost + c.whole;
+  return compensate_duration(dur, c.inside, f.nested_cost, residual_);
+}
+
+void CallReplay::finish(uint64_t end_ts) {
+  end_ = std::max(end_ts, last_ts_);
+  for (auto& [tid, t] : threads_) {
+    KernelTimes before = t.kernel.totals();
+    syscall(t.kernel.finish(end_));
+    add_self_kernel(t, before);
+    while (!t.stack.empty()) close_top(t, end_, CallEnd::TraceEnd);
+  }
+  last_thread_ = nullptr;
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,247 @@
+// Timeline, TraceNames and the instants of the timeline exporters
+// (export_timeline.h). The spans are the call replay's calls and kernel
+// intervals (call_replay.h), as the profile's are, so that what a viewer
+// draws adds up to what `atrace report` says; the integration tests compare
+// the two on real recordings.
+#include "analysis/export_timeline.h"
+
+#include <algorithm>
+
+#include "analysis/syscall_names.h"
+
+namespace atrace::analysis {
+
+namespace {
+
+SpanEnd span_end(CallEnd how) {
+  switch (how) {
+    case CallEnd::Returned: return SpanEnd::Closed;
+    case CallEnd::Skipped:
+    case CallEnd::Unwound: return SpanEnd::Unwound;
+    case CallEnd::ThreadExit: return SpanEnd::ThreadExit;
+    case CallEnd::TraceEnd: break;
+  }
+  return SpanEnd::TraceEnd;
+}
+
+SpanEnd span_end(IntervalEnd how) {
+  switch (how) {
+    case IntervalEnd::Closed: return SpanEnd::Closed;
+    case IntervalEnd::Repaired: return SpanEnd::Repaired;
+    case IntervalEnd::ThreadExit: return SpanEnd::ThreadExit;
+    case IntervalEnd::TraceEnd: break;
+  }
+  return SpanEnd::TraceEnd;
+}
+
+Span span_of(const KernelInterval& i) {
+  Span s;
+  s.kind = i.kind == IntervalKind::Syscall ? SpanKind::Syscall : SpanKind::OffCpu;
+  s.nr = i.nr;
+  s.state = i.state;
+  s.start = i.start;
+  return s;
+}
+
+}  // namespace
+
+Timeline::Timeline(TimelineSink& sink)
+    : own_(std::make_unique<CallReplay>(std::vector<fmt::ProbeInfo>{})), replay_(*own_), sink_(sink) {
+  replay_.listen(*this);
+}
+
+Timeline::Timeline(CallReplay& replay, TimelineSink& sink) : replay_(replay), sink_(sink) {
+  replay_.listen(*this);
+}
+
+bool Timeline::add(const fmt::Event& ev) {
+  own_->add(ev);
+  return span_boundary(ev);
+}
+
+bool Timeline::span_boundary(const fmt::Event& ev) {
+  using K = fmt::EventKind;
+  if (ev.tid == 0) return false;  // the recorder's (DETACH): no thread
+  switch (ev.kind) {
+    case K::FuncEntry:
+    case K::FuncExit:
+    case K::Unwind:
+    case K::SyscallEnter:
+    case K::SyscallExit:
+    case K::SchedSwitchOut:
+    case K::SchedSwitchIn: return true;
+    default: return false;
+  }
+}
+
+void Timeline::on_call_begin(const ReplayThread& t, const OpenCall& c) {
+  if (t.tid == 0) return;
+  if (t.index >= frames_.size()) frames_.resize(t.index + 1);
+  Span s;
+  s.kind = SpanKind::Function;
+  s.id = c.id;
+  s.start = c.start;
+  frames_[t.index].push_back(Frame{s});
+  sink_.begin(t.pid, t.tid, s);
+}
+
+void Timeline::end(const ReplayThread& t, Frame& f, const SpanClose& c) {
+  if (f.drawn) return;
+  f.drawn = true;
+  SpanClose at = c;
+  at.ts = std::max(c.ts, f.span.start);  // a span never ends before it began
+  sink_.end(t.pid, t.tid, f.span, at);
+}
+
+void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
+  if (t.tid == 0) return;
+  auto& frames = frames_[t.index];
+  // An unwound call below the top: the calls above it end with it.
+  for (size_t i = frames.size(); i-- > c.index + 1;)
+    end(t, frames[i], SpanClose{c.end, SpanEnd::Unwound});
+  end(t, frames[c.index], SpanClose{c.end, span_end(c.how)});
+  frames.erase(frames.begin() + static_cast<std::ptrdiff_t>(c.index));
+}
+
+void Timeline::on_interval_open(const ReplayThread& t, const KernelInterval& i) {
+  if (t.tid != 0) sink_.begin(t.pid, t.tid, span_of(i));
+}
+
+void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
+                                 const IntervalClose& c) {
+  if (t.tid == 0) return;
+  Span s = span_of(i);
+  SpanClose at{std::max(c.ts, s.start), span_end(c.how), c.has_ret, c.ret};
+  sink_.end(t.pid, t.tid, s, at);
+}
+
+TraceNames::TraceNames(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
+                       const std::vector<fmt::ThreadInfo>& threads)
+    : target_pid_(header.target_pid) {
+  for (const auto& p : probes) functions_[p.id] = Function{p.name, p.module};
+  for (const auto& t : threads) threads_[t.tid] = t.name;
+  // The program's file name: the first word of its command line.
+  std::string cmd = header.target_command.substr(0, header.target_command.find(' '));
+  target_name_ = cmd.substr(cmd.rfind('/') == std::string::npos ? 0 : cmd.rfind('/') + 1);
+}
+
+const std::string& TraceNames::function(uint32_t id) {
+  auto [it, fresh] = functions_.try_emplace(id);
+  if (fresh) it->second.name = "<probe " + std::to_string(id) + ">";
+  return it->second.name;
+}
+
+const std::string& TraceNames::module(uint32_t id) {
+  function(id);
+  return functions_[id].module;
+}
+
+const std::string& TraceNames::thread(uint32_t tid) const {
+  static const std::string kNone;
+  auto it = threads_.find(tid);
+  return it == threads_.end() ? kNone : it->second;
+}
+
+std::string TraceNames::process(uint32_t pid) const {
+  const std::string& main = thread(pid);
+  if (!main.empty()) return main;
+  if (pid == target_pid_ && !target_name_.empty()) return target_name_;
+  return "pid " + std::to_string(pid);
+}
+
+const std::string& TraceNames::syscall(uint64_t nr) {
+  auto [it, fresh] = syscall_names_.try_emplace(nr);
+  if (fresh) it->second = syscall_name(nr);
+  return it->second;
+}
+
+const std::string& TraceNames::span(const Span& s) {
+  static const std::string kBlocked = "off-cpu (blocked)", kRunnable = "off-cpu (runnable)";
+  switch (s.kind) {
+    case SpanKind::Function: return function(s.id);
+    case SpanKind::OffCpu: return s.blocked() ? kBlocked : kRunnable;
+    case SpanKind::Syscall: break;
+  }
+  auto [it, fresh] = syscalls_.try_emplace(s.nr);
+  if (fresh) it->second = "syscall:" + syscall(s.nr);
+  return it->second;
+}
+
+namespace {
+
+void add_arg(Instant& out, const char* key, InstantArg::Type type, uint64_t value,
+             std::string text = {}) {
+  out.args.push_back(InstantArg{key, type, value, std::move(text)});
+}
+
+}  // namespace
+
+void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
+  using K = fmt::EventKind;
+  using T = InstantArg::Type;
+  out.args.clear();
+  out.global = false;
+  out.category = "kernel";
+  out.name = fmt::to_string(ev.kind);
+  switch (ev.kind) {
+    case K::PageFault:
+      add_arg(out, "address", T::Hex, ev.arg0);
+      add_arg(out, "ip", T::Hex, ev.arg1);
+      add_arg(out, "access", T::Text, 0, ev.flags & fmt::kFaultWrite ? "write" : "read");
+      return;
+    case K::SchedWakeup:
+      add_arg(out, "waker_tid", T::Uint, ev.arg0);
+      add_arg(out, "target_cpu", T::Uint, ev.arg1);
+      return;
+    case K::SchedMigrate:
+      add_arg(out, "orig_cpu", T::Uint, ev.arg0);
+      add_arg(out, "dest_cpu", T::Uint, ev.arg1);
+      return;
+    case K::ProcFork:
+      add_arg(out, "child_pid", T::Uint, ev.arg0);
+      add_arg(out, "child_tid", T::Uint, ev.arg1);
+      add_arg(out, "what", T::Text, 0, ev.flags & fmt::kForkThread ? "thread" : "process");
+      return;
+    case K::ProcExec: add_arg(out, "filename", T::Text, 0, ev.text); return;
+    case K::ProcExit: add_arg(out, "status", T::Int, ev.arg0); return;
+    case K::Comm: add_arg(out, "name", T::Text, 0, ev.text); return;
+    case K::ThreadExit: return;
+    case K::Detach: {
+      out.category = "atrace";
+      out.global = true;
+      out.name = "detach: " + names.function(ev.id);
+      add_arg(out, "function", T::Text, 0, names.function(ev.id));
+      add_arg(out, "module", T::Text, 0, names.module(ev.id));
+      add_arg(out, "rule", T::Text, 0, fmt::to_string(fmt::detach_reason(ev.flags)));
+      add_arg(out, "calls", T::Uint, ev.arg0);
+      add_arg(out, "total_ns", T::Uint, ev.arg1);
+      add_arg(out, "mean_ns", T::Uint, ev.arg0 ? ev.arg1 / ev.arg0 : 0);
+      return;
+    }
+    case K::Usdt:
+      // "provider:name" with the probe's arguments, numbered from 1 as
+      // `atrace script` prints them.
+      out.category = "usdt";
+      out.name = names.function(ev.id);
+      for (size_t i = 0; i < ev.args.size(); ++i) {
+        const fmt::ProbeArg& a = ev.args[i];
+        std::string key = "arg" + std::to_string(i + 1);
+        if (a.is_string)
+          add_arg(out, "", T::Text, 0, a.str);
+        else
+          add_arg(out, "", a.is_signed ? T::Int : T::Uint, a.value);
+        out.args.back().key = std::move(key);
+      }
+      return;
+    default:
+      break;
+  }
+  // A kind this exporter does not know in detail: its raw fields.
+  out.category = "other";
+  if (ev.id) add_arg(out, "id", T::Uint, ev.id);
+  if (ev.arg0) add_arg(out, "arg0", T::Uint, ev.arg0);
+  if (ev.arg1) add_arg(out, "arg1", T::Uint, ev.arg1);
+  if (!ev.text.empty()) add_arg(out, "text", T::Text, 0, ev.text);
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,47 @@
+// How every view names a function: the traced program's own functions bare,
+// others tagged with their module.
+#include "analysis/function_names.h"
+
+#include <map>
+
+namespace atrace::analysis {
+
+namespace {
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+// The executable named in the command if some function comes from it,
+// otherwise the module with the most functions.
+std::string main_module(const fmt::TraceHeader& h, const std::vector<std::string>& modules) {
+  std::string exe = basename_of(h.target_command.substr(0, h.target_command.find(' ')));
+  std::map<std::string, size_t> count;
+  for (const auto& m : modules) count[m]++;
+  if (!exe.empty() && count.count(exe)) return exe;
+  std::string best;
+  size_t most = 0;
+  for (const auto& [module, n] : count)
+    if (n > most) {
+      best = module;
+      most = n;
+    }
+  return best;
+}
+
+std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
+  std::vector<std::string> modules;
+  for (const auto& f : p.functions) modules.push_back(f.module);
+  return main_module(h, modules);
+}
+
+std::string display_name(const std::string& name, const std::string& module,
+                         const std::string& main) {
+  if (module.empty() || module == main) return name;
+  return name + " [" + module + "]";
+}
+
+}  // namespace atrace::analysis

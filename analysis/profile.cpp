@@ -1,0 +1,310 @@
+// ProfileBuilder: folds every call the replay closes (call_replay.h) into
+// per-(thread, function) statistics; the all-threads rows are sums of
+// those.
+#include "analysis/profile.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "formats/trace_reader.h"
+#include "analysis/syscall_names.h"
+
+namespace atrace::analysis {
+
+ProfileBuilder::ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes)
+    : ProfileBuilder(std::make_unique<CallReplay>(probes), nullptr, probes) {}
+
+ProfileBuilder::ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes)
+    : ProfileBuilder(nullptr, &replay, probes) {}
+
+ProfileBuilder::ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                               const std::vector<fmt::ProbeInfo>& probes)
+    : own_(std::move(own)), replay_(own_ ? *own_ : *shared) {
+  for (const auto& p : probes) probes_[p.id] = p;
+  replay_.listen(*this);
+}
+
+void ProfileBuilder::on_event(const fmt::Event& ev, const ReplayThread*) {
+  if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
+  last_ts_ = std::max(last_ts_, ev.ts);
+  events_++;
+  if (ev.kind == fmt::EventKind::Detach) {
+    DetachedFunction d;
+    d.id = ev.id;
+    d.ts = ev.ts;
+    d.reason = fmt::detach_reason(ev.flags);
+    d.calls = ev.arg0;
+    d.total_ns = ev.arg1;
+    detached_.push_back(std::move(d));
+  } else if (ev.kind == fmt::EventKind::Usdt) {
+    count_probe(ev);
+  }
+}
+
+// Folds one closed call into its thread's row of its function.
+void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
+  if (t.index >= stats_.size()) stats_.resize(t.index + 1);
+  auto& rows = stats_[t.index];
+  if (c.slot >= rows.size()) rows.resize(c.slot + 1);
+  FunctionStats& s = rows[c.slot];
+  if (s.calls == 0 || c.dur < s.min_ns) s.min_ns = c.dur;
+  s.max_ns = std::max(s.max_ns, c.dur);
+  s.calls++;
+  if (unfinished(c.how)) s.unfinished++;
+  if (c.how == CallEnd::Unwound) s.unwound++;
+  s.self_ns += c.self_ns;
+  s.self_kernel += c.self_kernel;
+  if (c.outermost) {  // recursion: the outermost activation only
+    s.total_ns += c.dur;
+    s.kernel += c.kernel;
+  }
+}
+
+namespace {
+
+// The name and module of a row, from the probe table.
+void name_row_from(const std::map<uint32_t, fmt::ProbeInfo>& probes, FunctionStats& s) {
+  auto probe = probes.find(s.id);
+  if (probe != probes.end()) {
+    s.name = probe->second.name;
+    s.module = probe->second.module;
+  } else {
+    s.name = "<probe " + std::to_string(s.id) + ">";
+  }
+}
+
+// Adds one thread's row to the all-threads row of the same function.
+void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& s) {
+  auto [it, fresh] = merged.try_emplace(s.id, s);
+  FunctionStats& m = it->second;
+  if (fresh) {
+    m.tid = 0;
+    return;
+  }
+  m.calls += s.calls;
+  m.unfinished += s.unfinished;
+  m.unwound += s.unwound;
+  m.total_ns += s.total_ns;
+  m.self_ns += s.self_ns;
+  m.min_ns = std::min(m.min_ns, s.min_ns);
+  m.max_ns = std::max(m.max_ns, s.max_ns);
+  m.kernel += s.kernel;
+  m.self_kernel += s.self_kernel;
+}
+
+bool by_total(const FunctionStats& a, const FunctionStats& b) {
+  if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+  return a.name < b.name;
+}
+
+}  // namespace
+
+Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
+                               const fmt::LostCounts& lost) {
+  own_->finish(end_ts);
+  return result(threads, lost);
+}
+
+Profile ProfileBuilder::result(const std::vector<fmt::ThreadInfo>& threads,
+                               const fmt::LostCounts& lost) {
+  const uint64_t end = replay_.end_ts();
+  Profile p;
+  p.events = events_;
+  p.orphan_exits = replay_.orphan_exits();
+  p.compensation = replay_.compensation();
+  p.lost_events = lost.total();
+  p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
+  p.first_ts = first_ts_;
+  p.last_ts = last_ts_;
+
+  std::map<uint32_t, FunctionStats> merged;
+  for (const auto& [tid, t] : replay_.threads()) {
+    if (t.index >= stats_.size()) continue;
+    auto& rows = stats_[t.index];
+    for (uint32_t slot = 0; slot < rows.size(); ++slot) {
+      FunctionStats& s = rows[slot];
+      if (s.calls == 0) continue;
+      s.id = replay_.id_of_slot(slot);
+      s.tid = tid;
+      name_row_from(probes_, s);
+      p.per_thread.push_back(s);
+      merge_into(merged, s);
+    }
+  }
+  for (auto& [id, s] : merged) p.functions.push_back(std::move(s));
+  std::sort(p.functions.begin(), p.functions.end(), by_total);
+  std::stable_sort(p.per_thread.begin(), p.per_thread.end(),
+                   [](const FunctionStats& a, const FunctionStats& b) {
+                     if (a.tid != b.tid) return a.tid < b.tid;
+                     return by_total(a, b);
+                   });
+
+  // Threads: the file's table (names) joined with what the events showed.
+  std::map<uint32_t, ThreadSummary> summaries;
+  for (const auto& ti : threads) {
+    ThreadSummary& s = summaries[ti.tid];
+    s.tid = ti.tid;
+    s.pid = ti.pid;
+    s.name = ti.name;
+    s.events = ti.events;
+  }
+  for (const auto& [tid, t] : replay_.threads()) {
+    ThreadSummary& s = summaries[tid];
+    s.tid = tid;
+    if (s.pid == 0) s.pid = t.pid;
+    if (s.name.empty()) s.name = t.comm;
+    s.events = t.events;
+    s.kernel = t.kernel.totals();
+    uint64_t last = t.kernel.exited() ? t.kernel.exit_ts() : end;
+    uint64_t span = last > t.first_ts ? last - t.first_ts : 0;
+    s.oncpu_ns = span > s.kernel.offcpu_ns() ? span - s.kernel.offcpu_ns() : 0;
+  }
+  for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
+
+  p.syscalls = syscall_rows();
+  mark_detached(p);
+  p.probes = probe_rows();
+  stats_.clear();
+  return p;
+}
+
+void ProfileBuilder::count_probe(const fmt::Event& ev) {
+  ProbeHits& h = probe_hits_[ev.id];
+  h.count++;
+  for (const auto& a : ev.args) {
+    if (!a.is_string) continue;
+    h.has_values = true;
+    h.values[a.str]++;
+    break;
+  }
+}
+
+// Named from the probe table ("provider:name"), most hits first.
+std::vector<ProbeHits> ProfileBuilder::probe_rows() {
+  std::vector<ProbeHits> rows;
+  for (auto& [id, h] : probe_hits_) {
+    h.id = id;
+    auto it = probes_.find(id);
+    std::string full = it != probes_.end() ? it->second.name : "probe#" + std::to_string(id);
+    if (it != probes_.end()) h.module = it->second.module;
+    size_t colon = full.find(':');
+    h.provider = colon == std::string::npos ? "" : full.substr(0, colon);
+    h.name = colon == std::string::npos ? full : full.substr(colon + 1);
+    rows.push_back(std::move(h));
+  }
+  probe_hits_.clear();
+  std::stable_sort(rows.begin(), rows.end(), [](const ProbeHits& a, const ProbeHits& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return std::tie(a.provider, a.name, a.module) < std::tie(b.provider, b.name, b.module);
+  });
+  return rows;
+}
+
+// Profile.detached, named, and the `detached` marks of the rows.
+void ProfileBuilder::mark_detached(Profile& p) {
+  std::stable_sort(detached_.begin(), detached_.end(),
+                   [](const DetachedFunction& a, const DetachedFunction& b) { return a.ts < b.ts; });
+  std::map<uint32_t, uint64_t> first;  // id -> its first decision
+  for (auto& d : detached_) {
+    FunctionStats named;
+    named.id = d.id;
+    name_row_from(probes_, named);
+    d.name = std::move(named.name);
+    d.module = std::move(named.module);
+    first.try_emplace(d.id, d.ts);
+  }
+  for (auto* rows : {&p.functions, &p.per_thread})
+    for (auto& f : *rows) {
+      auto it = first.find(f.id);
+      if (it == first.end()) continue;
+      f.detached = true;
+      f.detached_ns = it->second;
+    }
+  p.detached = std::move(detached_);
+  detached_.clear();
+}
+
+// The --syscalls rows, named, largest total first.
+std::vector<SyscallStats> ProfileBuilder::syscall_rows() const {
+  std::vector<SyscallStats> rows;
+  for (const auto& c : syscalls_.rows()) {
+    SyscallStats r;
+    if (c.key == 0) {
+      r.function = kNoFunction;
+    } else {
+      FunctionStats named;
+      named.id = replay_.id_of_slot(c.key - 1);
+      name_row_from(probes_, named);
+      r.function = std::move(named.name);
+      r.module = std::move(named.module);
+    }
+    r.nr = c.nr;
+    r.name = syscall_name(c.nr);
+    r.count = c.count;
+    r.total_ns = c.total_ns;
+    r.max_ns = c.max_ns;
+    r.errors = c.errors;
+    rows.push_back(std::move(r));
+  }
+  std::sort(rows.begin(), rows.end(), [](const SyscallStats& a, const SyscallStats& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.function != b.function) return a.function < b.function;
+    return a.nr < b.nr;
+  });
+  return rows;
+}
+
+std::optional<SortKey> parse_sort_key(std::string_view s) {
+  if (s == "calls") return SortKey::Calls;
+  if (s == "total") return SortKey::Total;
+  if (s == "self") return SortKey::Self;
+  if (s == "avg") return SortKey::Avg;
+  if (s == "max") return SortKey::Max;
+  if (s == "name") return SortKey::Name;
+  if (s == "offcpu") return SortKey::Offcpu;
+  if (s == "systime") return SortKey::SysTime;
+  if (s == "syscalls") return SortKey::Syscalls;
+  if (s == "faults") return SortKey::Faults;
+  return std::nullopt;
+}
+
+void sort_functions(std::vector<FunctionStats>& rows, SortKey key) {
+  auto value = [key](const FunctionStats& f) -> uint64_t {
+    switch (key) {
+      case SortKey::Calls: return f.calls;
+      case SortKey::Total: return f.total_ns;
+      case SortKey::Self: return f.self_ns;
+      case SortKey::Avg: return f.avg_ns();
+      case SortKey::Max: return f.max_ns;
+      case SortKey::Offcpu: return f.kernel.offcpu_ns();
+      case SortKey::SysTime: return f.kernel.syscall_ns;
+      case SortKey::Syscalls: return f.kernel.syscalls;
+      case SortKey::Faults: return f.kernel.faults;
+      case SortKey::Name: break;
+    }
+    return 0;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const FunctionStats& a, const FunctionStats& b) {
+    uint64_t va = value(a), vb = value(b);
+    if (va != vb) return va > vb;
+    if (a.name != b.name) return a.name < b.name;
+    return a.module < b.module;
+  });
+}
+
+uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p) {
+  uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
+  uint64_t end = h.end_mono_ns ? h.end_mono_ns : p.last_ts;
+  return end > start ? end - start : 0;
+}
+
+Profile build_profile(fmt::TraceReader& reader, bool compensate) {
+  ProfileBuilder b(reader.probes());
+  if (compensate) b.compensate(probe_costs(reader.header()));
+  reader.rewind();
+  fmt::Event ev;
+  while (reader.next(ev)) b.add(ev);
+  return b.finish(reader.header().end_mono_ns, reader.threads(), reader.lost());
+}
+
+}  // namespace atrace::analysis

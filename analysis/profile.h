@@ -1,0 +1,202 @@
+// Per-function profile built from a trace's events: calls, inclusive
+// (total) and exclusive (self) time, min/max, unfinished calls, and from the
+// kernel events of the same threads the off-CPU time, system calls and page
+// faults of each call (kernel_attribution.h) and per thread. The analysis
+// every report is built from.
+//
+// The calls come from the call replay (call_replay.h: its rules for
+// mismatched, orphan and unwound exits and unfinished calls). Calls still
+// open at a thread's exit or at the end count as calls and as `unfinished`.
+// Recursion: total_ns counts only the outermost activation of a function on
+// a thread, so it never exceeds wall time; calls, min and max count every
+// activation. The inclusive kernel numbers (`kernel`) follow total_ns:
+// outermost activation only; the self ones (`self_kernel`) are what
+// happened while the function was the innermost open call, in every
+// activation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "analysis/call_replay.h"
+#include "analysis/compensation.h"
+#include "analysis/kernel_attribution.h"
+#include "analysis/syscall_stats.h"
+
+namespace atrace::fmt {
+class TraceReader;
+}
+
+namespace atrace::analysis {
+
+struct FunctionStats {
+  uint32_t id = 0;
+  std::string name;
+  std::string module;
+  uint32_t tid = 0;  // 0 in the all-threads profile
+  uint64_t calls = 0;
+  uint64_t unfinished = 0;
+  uint64_t unwound = 0;  // of `calls`: left by an exception or forced unwind (Unwind events)
+  uint64_t total_ns = 0;
+  uint64_t self_ns = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  KernelTimes kernel;       // inclusive: during the calls, callees included
+  KernelTimes self_kernel;  // exclusive: not inside traced callees
+  // A relevance filter removed the function's probes while recording, at
+  // detached_ns (CLOCK_MONOTONIC; the first decision): the numbers above
+  // are partial, counted up to then.
+  bool detached = false;
+  uint64_t detached_ns = 0;
+  uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+// One relevance-filter decision (a DETACH event): the function whose probes
+// were removed, when, by which rule, and the filter's counts until then.
+struct DetachedFunction {
+  uint32_t id = 0;
+  std::string name;
+  std::string module;
+  uint64_t ts = 0;  // CLOCK_MONOTONIC ns
+  fmt::DetachReason reason = fmt::DetachReason::Absolute;  // may be a value unknown here
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t mean_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+// A USDT probe's hits (Usdt events): how often it fired, and when it had
+// a string argument, how often with each value of the first one.
+struct ProbeHits {
+  uint32_t id = 0;
+  std::string provider;  // "app" of "app:request"
+  std::string name;      // "request"
+  std::string module;
+  uint64_t count = 0;
+  bool has_values = false;
+  std::map<std::string, uint64_t> values;  // first string argument -> hits
+};
+
+struct ThreadSummary {
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  std::string name;
+  uint64_t events = 0;
+  // The thread's span in the recording (its first event to its exit, or to
+  // the end) minus its off-CPU time; 0 for a thread without events.
+  uint64_t oncpu_ns = 0;
+  KernelTimes kernel;
+};
+
+// One row of `atrace report --syscalls`: a system call number as issued by
+// one function (the innermost traced function open at its entry).
+inline constexpr const char* kNoFunction = "(no traced function)";
+struct SyscallStats {
+  std::string function;  // kNoFunction when no traced function was open
+  std::string module;
+  uint64_t nr = 0;
+  std::string name;  // syscall_name(nr)
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+  uint64_t errors = 0;  // returned -4095..-1
+  uint64_t avg_ns() const { return count ? total_ns / count : 0; }
+};
+
+struct Profile {
+  std::vector<FunctionStats> functions;            // all threads merged
+  std::vector<FunctionStats> per_thread;           // one row per (tid, function)
+  std::vector<ThreadSummary> threads;
+  std::vector<SyscallStats> syscalls;  // by total_ns, largest first
+  std::vector<DetachedFunction> detached;  // in time order
+  std::vector<ProbeHits> probes;  // USDT probes that fired, most hits first
+  uint64_t events = 0;
+  uint64_t orphan_exits = 0;  // exits whose entry was not recorded
+  uint64_t lost_events = 0;
+  // False when the recorder died before counting its losses (no footer):
+  // lost_events is then 0 but means "unknown".
+  bool lost_known = true;
+  uint64_t first_ts = 0, last_ts = 0;
+  CompensationResidual compensation;  // --compensate: calls clamped at 0
+};
+
+// The profile's listener on a call replay (call_replay.h, which has the
+// rules for imperfect traces: mismatched and orphan exits, unwinds,
+// unfinished calls, recursion, kernel intervals, compensation). DETACH
+// events go to Profile.detached and mark the function's rows.
+// Profile.functions is sorted by total_ns, largest first; per_thread by tid,
+// then total_ns. The builder keeps copies of what it needs: the probe vector
+// need not outlive it.
+//
+// Alone (its own replay): add() every event, then finish() once. On a
+// shared replay (one pass for several views): construct it with the
+// replay, feed the replay, call replay.finish(), then result() once.
+class ProfileBuilder : public ReplayListener {
+ public:
+  explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
+  ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes);
+  ProfileBuilder(const ProfileBuilder&) = delete;  // the replay holds its address
+  ProfileBuilder& operator=(const ProfileBuilder&) = delete;
+  // --compensate, own replay only (call before the first add()): each
+  // call's duration loses its own probes' inside cost and the whole probe
+  // cost of every traced call nested in it (compensation.h). Self times
+  // follow. min, max, total and self all use the compensated durations
+  // (clamped at 0, counted in Profile::compensation); kernel numbers are
+  // unchanged.
+  void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
+  void add(const fmt::Event& ev) { own_->add(ev); }
+  // end_ts closes unfinished calls (the recording's end); an end_ts before
+  // the last event (0: unknown, truncated trace) means the last event's time.
+  Profile finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
+                 const fmt::LostCounts& lost);
+  // After the shared replay's finish().
+  Profile result(const std::vector<fmt::ThreadInfo>& threads, const fmt::LostCounts& lost);
+
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
+  void on_syscall(const ClosedSyscall& c) override { syscalls_.add(c); }
+  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
+
+ private:
+  ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
+                 const std::vector<fmt::ProbeInfo>& probes);
+  std::vector<SyscallStats> syscall_rows() const;
+  void mark_detached(Profile& p);
+  void count_probe(const fmt::Event& ev);
+  std::vector<ProbeHits> probe_rows();
+
+  std::unique_ptr<CallReplay> own_;  // alone: its replay
+  CallReplay& replay_;
+  std::map<uint32_t, fmt::ProbeInfo> probes_;
+  // Thread index -> slot -> that thread's numbers.
+  std::vector<std::vector<FunctionStats>> stats_;
+  SyscallTable syscalls_;
+  std::vector<DetachedFunction> detached_;
+  std::map<uint32_t, ProbeHits> probe_hits_;
+  uint64_t events_ = 0, first_ts_ = 0, last_ts_ = 0;
+};
+
+// Orders of report rows (`atrace report --sort=KEY`). The kernel keys sort
+// by inclusive numbers: off-CPU time, system call time, system calls, faults.
+enum class SortKey { Calls, Total, Self, Avg, Max, Name, Offcpu, SysTime, Syscalls, Faults };
+// "calls", "total", "self", "avg", "max", "name", "offcpu", "systime",
+// "syscalls", "faults"; nullopt otherwise.
+std::optional<SortKey> parse_sort_key(std::string_view s);
+// Largest first for numbers, alphabetical for names; ties by name, module.
+void sort_functions(std::vector<FunctionStats>& rows, SortKey key);
+
+// Wall time of the recording: the header's end - start clocks, or from the
+// start to the last event when the end is missing (truncated trace).
+uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p);
+
+// Reads every event of `reader` (from its first) into a profile, closing
+// unfinished calls at the recording's end; `compensate`: with the header's
+// calibrated probe costs (none in the file: the plain profile, see
+// probe_costs(header).any()).
+Profile build_profile(fmt::TraceReader& reader, bool compensate = false);
+
+}  // namespace atrace::analysis

@@ -1,0 +1,237 @@
+// `atrace convert --to=chrome`: Chrome Trace Event JSON (docs/export-chrome.md),
+// read by ui.perfetto.dev and chrome://tracing.
+//
+// A function call becomes an "X" (complete) event, written at its end: the
+// format does not require time order in the array, so nothing waits in
+// memory for later events. A call still open when its thread exited or the
+// recording ended becomes a "B"/"E" pair, flagged unfinished. System calls
+// and off-CPU periods are X events on the same thread (they nest inside the
+// calls: export_timeline.h); the other events are instants ("i") with their
+// fields as args, DETACH decisions global ones. Times are CLOCK_MONOTONIC
+// microseconds with three decimals, exact to the nanosecond.
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+#include "formats/trace_reader.h"
+#include "output/export.h"
+#include "output/text_escape.h"
+#include "analysis/analysis.h"
+
+namespace atrace::analysis {
+
+namespace {
+
+class ChromeWriter : public TimelineSink {
+ public:
+  ChromeWriter(ChunkedWriter& w, TraceNames& names) : w_(w), names_(names) {}
+
+  // Starts each event of the traceEvents array.
+  std::string& next_event() {
+    std::string& b = w_.buf();
+    b += first_ ? "\n" : ",\n";
+    first_ = false;
+    return b;
+  }
+
+  void begin(uint32_t, uint32_t, const Span&) override {}  // written whole at the end
+
+  void end(uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) override {
+    if (s.kind == SpanKind::Function && unfinished(c.how)) {
+      std::string& b = next_event();
+      b += "{\"ph\":\"B\"";
+      common(b, pid, tid, s, s.start);
+      args(b, s, c);
+      b += "}";
+      // The E carries no name: it closes the innermost open slice, which is
+      // this one (the sink sees spans end innermost first).
+      std::string& e = next_event();
+      e += "{\"ph\":\"E\",\"ts\":";
+      append_us(e, c.ts);
+      ids(e, pid, tid);
+      e += "}";
+    } else {
+      std::string& b = next_event();
+      b += "{\"ph\":\"X\"";
+      common(b, pid, tid, s, s.start);
+      b += ",\"dur\":";
+      append_us(b, c.ts - s.start);
+      args(b, s, c);
+      b += "}";
+    }
+    w_.maybe_flush();
+  }
+
+  void instant(const fmt::Event& ev, const Instant& in) {
+    std::string& b = next_event();
+    b += "{\"ph\":\"i\",\"s\":";
+    b += in.global ? "\"g\"" : "\"t\"";
+    b += ",\"name\":";
+    append_json_string(b, in.name);
+    b += ",\"cat\":\"";
+    b += in.category;
+    b += "\",\"ts\":";
+    append_us(b, ev.ts);
+    ids(b, ev.pid, ev.tid);
+    b += ",\"args\":{";
+    for (size_t i = 0; i < in.args.size(); ++i) {
+      const InstantArg& a = in.args[i];
+      if (i) b += ',';
+      append_json_string(b, a.key);
+      b += ':';
+      switch (a.type) {
+        case InstantArg::Type::Int: append_int(b, static_cast<int64_t>(a.value)); break;
+        case InstantArg::Type::Uint: append_uint(b, a.value); break;
+        case InstantArg::Type::Hex: {
+          std::string hex;
+          append_hex(hex, a.value);
+          append_json_string(b, hex);
+          break;
+        }
+        case InstantArg::Type::Text: append_json_string(b, a.text); break;
+      }
+    }
+    b += "}}";
+    w_.maybe_flush();
+  }
+
+  void metadata(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
+    std::string& b = next_event();
+    b += "{\"ph\":\"M\",\"name\":\"";
+    b += what;
+    b += '"';
+    ids(b, pid, tid);
+    b += ",\"args\":{\"name\":";
+    append_json_string(b, name);
+    b += "}}";
+  }
+
+ private:
+  static void ids(std::string& b, uint32_t pid, uint32_t tid) {
+    b += ",\"pid\":";
+    append_uint(b, pid);
+    b += ",\"tid\":";
+    append_uint(b, tid);
+  }
+
+  // name, cat, ts, pid, tid
+  void common(std::string& b, uint32_t pid, uint32_t tid, const Span& s, uint64_t ts) {
+    b += ",\"name\":";
+    b += quoted_name(s);
+    b += ",\"cat\":\"";
+    b += s.kind == SpanKind::Function ? "function" : s.kind == SpanKind::Syscall ? "syscall" : "sched";
+    b += "\",\"ts\":";
+    append_us(b, ts);
+    ids(b, pid, tid);
+  }
+
+  void args(std::string& b, const Span& s, const SpanClose& c) {
+    b += ",\"args\":{";
+    switch (s.kind) {
+      case SpanKind::Function:
+        b += "\"module\":";
+        b += quoted_module(s.id);
+        break;
+      case SpanKind::Syscall:
+        b += "\"nr\":";
+        append_uint(b, s.nr);
+        if (c.has_ret) {
+          b += ",\"ret\":";
+          append_int(b, c.ret);
+        }
+        break;
+      case SpanKind::OffCpu:
+        b += "\"prev_state\":";
+        append_uint(b, s.state);
+        break;
+    }
+    switch (c.how) {
+      case SpanEnd::Closed: break;
+      case SpanEnd::Unwound: b += ",\"ended\":\"unwound by a caller's exit\""; break;
+      case SpanEnd::Repaired: b += ",\"ended\":\"closing event lost\""; break;
+      case SpanEnd::ThreadExit: b += ",\"unfinished\":true,\"ended\":\"thread exit\""; break;
+      case SpanEnd::TraceEnd: b += ",\"unfinished\":true,\"ended\":\"end of recording\""; break;
+    }
+    b += '}';
+  }
+
+  // JSON-quoted names, built once per function or system call.
+  const std::string& quoted_name(const Span& s) {
+    uint64_t key = s.kind == SpanKind::Function ? s.id
+                   : s.kind == SpanKind::Syscall ? (uint64_t{1} << 40) + s.nr
+                                                 : (uint64_t{2} << 40) + (s.blocked() ? 1 : 0);
+    auto [it, fresh] = names_cache_.try_emplace(key);
+    if (fresh) append_json_string(it->second, names_.span(s));
+    return it->second;
+  }
+  const std::string& quoted_module(uint32_t id) {
+    auto [it, fresh] = modules_cache_.try_emplace(id);
+    if (fresh) append_json_string(it->second, names_.module(id));
+    return it->second;
+  }
+
+  ChunkedWriter& w_;
+  TraceNames& names_;
+  bool first_ = true;
+  std::unordered_map<uint64_t, std::string> names_cache_;
+  std::unordered_map<uint32_t, std::string> modules_cache_;
+};
+
+void other_data(std::string& b, const fmt::TraceReader& reader) {
+  const fmt::TraceHeader& h = reader.header();
+  auto field = [&](const char* key, const std::string& value) {
+    b += ",\"";
+    b += key;
+    b += "\":";
+    append_json_string(b, value);
+  };
+  b += "{\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\"";
+  field("atrace_version", h.atrace_version);
+  field("command", h.target_command);
+  field("host", h.host);
+  field("kernel", h.kernel);
+  field("kernel_events", h.kernel_events);
+  b += ",\"start_ns\":";
+  append_uint(b, h.start_mono_ns);
+  b += ",\"end_ns\":";
+  append_uint(b, h.end_mono_ns);
+  b += ",\"lost_events\":";
+  append_uint(b, reader.lost().total());
+  b += "},\n\"traceEvents\":[";
+}
+
+}  // namespace
+
+void export_chrome(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+  ChunkedWriter w(out);
+  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  other_data(w.buf(), reader);
+  ChromeWriter chrome(w, names);
+
+  // Names first: viewers label tracks with them.
+  std::set<uint32_t> pids;
+  for (const auto& t : reader.threads()) {
+    if (t.pid) pids.insert(t.pid);
+    chrome.metadata("thread_name", t.pid, t.tid, t.name);
+  }
+  for (uint32_t pid : pids) chrome.metadata("process_name", pid, pid, names.process(pid));
+
+  Timeline timeline(chrome);
+  Instant instant;
+  fmt::Event ev;
+  while (reader.next(ev)) {
+    if (!timeline.add(ev)) {
+      describe_instant(ev, names, instant);
+      chrome.instant(ev, instant);
+    }
+    // A process seen only in events (a forked child): named after the traced one's rules.
+    if (ev.tid && pids.insert(ev.pid).second)
+      chrome.metadata("process_name", ev.pid, ev.pid, names.process(ev.pid));
+    if (!w.ok()) return;
+  }
+  timeline.finish(reader.header().end_mono_ns);
+  w.buf() += "\n]}\n";
+  w.flush();
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,57 @@
+// What the call-tree exports share: the weight option and the tree they are
+// built from.
+#include "output/export_graph.h"
+
+#include "formats/trace_reader.h"
+#include "output/export.h"
+
+namespace atrace::analysis {
+
+std::optional<GraphWeight> parse_graph_weight(std::string_view s) {
+  if (s == "time") return GraphWeight::Time;
+  if (s == "calls") return GraphWeight::Calls;
+  return std::nullopt;
+}
+
+CallTree export_tree(fmt::TraceReader& reader, const GraphExportOptions& opt) {
+  CallTreeOptions t;
+  t.per_thread = opt.thread_prefix;
+  if (opt.compensate) t.compensate = probe_costs(reader.header());
+  return build_call_tree(reader, t);
+}
+
+void write_folded(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+  write_folded(export_tree(reader, opt), opt, out);
+}
+
+void write_callgrind(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+  write_callgrind(export_tree(reader, opt), reader.header(), out);
+}
+
+void write_dot(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+  write_dot(export_tree(reader, opt), opt, out);
+}
+
+namespace {
+GraphExportOptions graph_options(const ExportOptions& o) {
+  GraphExportOptions g;
+  g.weight = parse_graph_weight(o.weight).value_or(GraphWeight::Time);
+  g.min_pct = o.min_pct;
+  g.thread_prefix = o.threads;
+  return g;
+}
+}  // namespace
+
+void export_folded(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+  write_folded(reader, graph_options(options), out);
+}
+
+void export_callgrind(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+  write_callgrind(reader, graph_options(options), out);
+}
+
+void export_dot(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+  write_dot(reader, graph_options(options), out);
+}
+
+}  // namespace atrace::analysis

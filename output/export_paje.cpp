@@ -1,0 +1,310 @@
+// `atrace convert --to=paje`: a Paje trace (docs/export-paje.md) for ViTE and
+// pajeng (pj_dump).
+//
+// The header defines the event records used (%EventDef, the numbering of
+// pajeng's examples), then the type hierarchy:
+//
+//   0 (root)
+//   └── P  Process   container, one per traced process
+//       ├── PE        event type: DETACH decisions of the recording
+//       └── T  Thread container, one per thread
+//           ├── S  "Function"  state type: the call stack (push at entry,
+//           │                  pop at exit; nesting = call depth)
+//           ├── K  "Kernel"    state type: system calls, and off-CPU periods
+//           │                  inside them or on their own
+//           └── E  "Event"     event type: faults, fork, exec, ...
+//
+// Functions are entity values defined once each (alias f<probe id>), so a
+// push names its function in a few bytes. Times are seconds since the start
+// of the recording, with nanosecond precision; records come in time order,
+// as Paje readers require, because the trace reader gives them so and spans
+// end at the event that closes them.
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "formats/trace_reader.h"
+#include "output/export.h"
+#include "output/text_escape.h"
+#include "analysis/analysis.h"
+
+namespace atrace::analysis {
+
+namespace {
+
+// Record numbers of the %EventDef blocks below.
+enum Record {
+  kDefineContainerType = 0,
+  kDefineStateType = 1,
+  kDefineEventType = 2,
+  kDefineEntityValue = 3,
+  kCreateContainer = 4,
+  kDestroyContainer = 5,
+  kPushState = 6,
+  kPopState = 7,
+  kNewEvent = 8,
+};
+
+constexpr const char* kHeader =
+    "%EventDef PajeDefineContainerType 0\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeDefineStateType 1\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeDefineEventType 2\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeDefineEntityValue 3\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       Name string\n"
+    "%       Color color\n"
+    "%EndEventDef\n"
+    "%EventDef PajeCreateContainer 4\n"
+    "%       Time date\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       Container string\n"
+    "%       Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeDestroyContainer 5\n"
+    "%       Time date\n"
+    "%       Type string\n"
+    "%       Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajePushState 6\n"
+    "%       Time date\n"
+    "%       Container string\n"
+    "%       Type string\n"
+    "%       Value string\n"
+    "%EndEventDef\n"
+    "%EventDef PajePopState 7\n"
+    "%       Time date\n"
+    "%       Container string\n"
+    "%       Type string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeNewEvent 8\n"
+    "%       Time date\n"
+    "%       Container string\n"
+    "%       Type string\n"
+    "%       Value string\n"
+    "%EndEventDef\n"
+    "0 P 0 \"Process\"\n"
+    "0 T P \"Thread\"\n"
+    "1 S T \"Function\"\n"
+    "1 K T \"Kernel\"\n"
+    "2 E T \"Event\"\n"
+    "2 PE P \"Recording\"\n"
+    "3 ob K \"off-cpu (blocked)\" \"0.6 0.6 0.6\"\n"
+    "3 or K \"off-cpu (runnable)\" \"0.9 0.6 0.2\"\n";
+
+// A colour per function, spread over the hue circle by its id (golden
+// ratio steps), so neighbours in the probe table look different.
+std::string color_of(uint32_t id) {
+  double h = static_cast<double>(id) * 0.618033988749895;
+  h -= static_cast<double>(static_cast<uint64_t>(h));
+  double r = 0.5 + 0.4 * (h < 1.0 / 3 ? 1 - 3 * h : h < 2.0 / 3 ? 0 : 3 * h - 2);
+  double g = 0.5 + 0.4 * (h < 1.0 / 3 ? 3 * h : h < 2.0 / 3 ? 2 - 3 * h : 0);
+  double b = 0.5 + 0.4 * (h < 1.0 / 3 ? 0 : h < 2.0 / 3 ? 3 * h - 1 : 3 - 3 * h);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "\"%.2f %.2f %.2f\"", r, g, b);
+  return buf;
+}
+
+class PajeWriter : public TimelineSink {
+ public:
+  PajeWriter(ChunkedWriter& w, TraceNames& names) : w_(w), names_(names) {}
+
+  // The time origin: the recording's start, or the first event if earlier.
+  bool has_origin() const { return origin_set_; }
+  void origin_from(uint64_t header_start, uint64_t first_ts) {
+    origin_ = header_start && header_start <= first_ts ? header_start : first_ts;
+    origin_set_ = true;
+  }
+
+  void begin(uint32_t pid, uint32_t tid, const Span& s) override {
+    thread(pid, tid, s.start);
+    define_value(s);
+    std::string& b = w_.buf();
+    record(b, kPushState, s.start);
+    b += " t";
+    append_uint(b, tid);
+    b += s.kind == SpanKind::Function ? " S " : " K ";
+    value(b, s);
+    b += '\n';
+    w_.maybe_flush();
+  }
+
+  void end(uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) override {
+    thread(pid, tid, c.ts);
+    std::string& b = w_.buf();
+    record(b, kPopState, c.ts);
+    b += " t";
+    append_uint(b, tid);
+    b += s.kind == SpanKind::Function ? " S\n" : " K\n";
+    w_.maybe_flush();
+  }
+
+  void instant(const fmt::Event& ev, const Instant& in) {
+    std::string& b = w_.buf();
+    if (in.global) {
+      process(ev.pid, ev.ts);
+      record(b, kNewEvent, ev.ts);
+      b += " p";
+      append_uint(b, ev.pid);
+      b += " PE ";
+    } else {
+      thread(ev.pid, ev.tid, ev.ts);
+      record(b, kNewEvent, ev.ts);
+      b += " t";
+      append_uint(b, ev.tid);
+      b += " E ";
+    }
+    append_paje_string(b, in.name);
+    b += '\n';
+    w_.maybe_flush();
+  }
+
+  void define_function(uint32_t id, const std::string& name) {
+    std::string& b = w_.buf();
+    record_head(b, kDefineEntityValue);
+    b += " f";
+    append_uint(b, id);
+    b += " S ";
+    append_paje_string(b, name);
+    b += ' ';
+    b += color_of(id);
+    b += '\n';
+    functions_.insert(id);
+  }
+
+  // Containers end with the recording, threads before their process.
+  void destroy_all(uint64_t end) {
+    std::string& b = w_.buf();
+    for (uint32_t tid : std::set<uint32_t>(threads_.begin(), threads_.end())) {
+      record(b, kDestroyContainer, end);
+      b += " T t";
+      append_uint(b, tid);
+      b += '\n';
+    }
+    for (uint32_t pid : std::set<uint32_t>(processes_.begin(), processes_.end())) {
+      record(b, kDestroyContainer, end);
+      b += " P p";
+      append_uint(b, pid);
+      b += '\n';
+    }
+  }
+
+ private:
+  static void record_head(std::string& b, Record r) { append_uint(b, r); }
+  void record(std::string& b, Record r, uint64_t ts) {
+    append_uint(b, r);
+    b += ' ';
+    append_seconds(b, ts > origin_ ? ts - origin_ : 0);
+  }
+
+  void process(uint32_t pid, uint64_t ts) {
+    if (!processes_.insert(pid).second) return;
+    std::string& b = w_.buf();
+    record(b, kCreateContainer, ts);
+    b += " p";
+    append_uint(b, pid);
+    b += " P 0 ";
+    append_paje_string(b, "pid " + std::to_string(pid) + " " + names_.process(pid));
+    b += '\n';
+  }
+
+  void thread(uint32_t pid, uint32_t tid, uint64_t ts) {
+    if (tid == last_tid_ && last_tid_) return;
+    if (threads_.insert(tid).second) {
+      process(pid, ts);
+      std::string& b = w_.buf();
+      record(b, kCreateContainer, ts);
+      b += " t";
+      append_uint(b, tid);
+      b += " T p";
+      append_uint(b, pid);
+      b += ' ';
+      const std::string& name = names_.thread(tid);
+      append_paje_string(b, "tid " + std::to_string(tid) + (name.empty() ? "" : " " + name));
+      b += '\n';
+    }
+    last_tid_ = tid;
+  }
+
+  // Entity values are defined before their first push.
+  void define_value(const Span& s) {
+    if (s.kind == SpanKind::Function && !functions_.count(s.id)) {
+      define_function(s.id, names_.function(s.id));
+    } else if (s.kind == SpanKind::Syscall && syscalls_.insert(s.nr).second) {
+      std::string& b = w_.buf();
+      record_head(b, kDefineEntityValue);
+      b += " s";
+      append_uint(b, s.nr);
+      b += " K ";
+      append_paje_string(b, names_.span(s));
+      b += " \"0.8 0.3 0.3\"\n";
+    }
+  }
+
+  static void value(std::string& b, const Span& s) {
+    switch (s.kind) {
+      case SpanKind::Function:
+        b += 'f';
+        append_uint(b, s.id);
+        return;
+      case SpanKind::OffCpu: b += s.blocked() ? "ob" : "or"; return;
+      case SpanKind::Syscall:
+        b += 's';
+        append_uint(b, s.nr);
+        return;
+    }
+  }
+
+  ChunkedWriter& w_;
+  TraceNames& names_;
+  uint64_t origin_ = 0;
+  bool origin_set_ = false;
+  std::unordered_set<uint32_t> processes_, threads_, functions_;
+  std::unordered_set<uint64_t> syscalls_;
+  uint32_t last_tid_ = 0;
+};
+
+}  // namespace
+
+void export_paje(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+  ChunkedWriter w(out);
+  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  w.buf() += kHeader;
+  PajeWriter paje(w, names);
+  for (const auto& p : reader.probes()) paje.define_function(p.id, p.name);
+
+  Timeline timeline(paje);
+  Instant instant;
+  fmt::Event ev;
+  uint64_t last_ts = 0;
+  while (reader.next(ev)) {
+    if (!paje.has_origin()) paje.origin_from(reader.header().start_mono_ns, ev.ts);
+    last_ts = std::max(last_ts, ev.ts);
+    if (!timeline.add(ev)) {
+      describe_instant(ev, names, instant);
+      paje.instant(ev, instant);
+    }
+    if (!w.ok()) return;
+  }
+  timeline.finish(reader.header().end_mono_ns);
+  paje.destroy_all(std::max(last_ts, reader.header().end_mono_ns));
+  w.flush();
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,17 @@
+// output/: the public face of the renderings, for tools/ (the one header a
+// file outside output/ includes; tests/check_layering.py).
+//
+//   report.h        ReportInput/ReportOptions; the text and JSON report
+//   render_views.h  --tree, --callers, --callees, --diff
+//   report_html.h   the self-contained HTML report
+//   script_format.h `atrace script`: one line per event
+//   export.h        `atrace convert`: every exporter
+//   export_graph.h  the exporters built from the call tree
+#pragma once
+
+#include "output/export.h"
+#include "output/export_graph.h"
+#include "output/render_views.h"
+#include "output/report.h"
+#include "output/report_html.h"
+#include "output/script_format.h"

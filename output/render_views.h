@@ -1,0 +1,76 @@
+// The other views of `atrace report` (docs/views.md), next to the
+// per-function table of report.h:
+//
+//   --tree      the call tree (call_tree.h), pruned by depth and share
+//   --callers   who calls a function, with how many calls and what time
+//   --callees   what a function calls
+//   --diff      two traces' per-function profiles side by side
+//
+// Each renders as text or JSON; the JSON forms are the report's document
+// plus a member (`tree`, `callers`, `callees`), or for --diff a document of
+// its own, described in docs/report-json.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "output/report.h"
+
+namespace atrace::analysis {
+
+// Bad view arguments (a function no probe is named): one line for the user.
+class ViewError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// render_json(in, opt) with one more top-level member (`tree`, ...).
+std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
+                             const std::string& member, nlohmann::ordered_json value);
+
+struct TreeView {
+  int max_depth = 0;     // levels of calls shown; 0: all
+  double min_pct = 0;    // call paths under this share of the tree's time are hidden
+};
+
+// --tree: the report's summary line, the tree as an indented table (calls,
+// total, share, self and with kernel events the kernel columns), and how
+// many call paths the pruning hid.
+std::string render_tree_text(const ReportInput& in, const CallTree& tree, const TreeView& view);
+// --tree --format=json: render_json(in, opt) with a `tree` member.
+std::string render_tree_json(const ReportInput& in, const ReportOptions& opt, const CallTree& tree,
+                             const TreeView& view);
+
+// The called functions a user's FUNC names: its demangled name exactly, or
+// without its parameter list and return type ("ns::add<int>" for "int
+// ns::add<int>(int, int)"). Throws ViewError when none does.
+std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& func,
+                                      const char* option);
+
+// --callers=FUNC / --callees=FUNC (either may be empty): for each function
+// FUNC names, its callers (the calls of it each made, their inclusive and
+// self time) and its callees (the calls it made to each).
+std::string render_callers_text(const ReportInput& in, const CallTree& tree,
+                                const std::string& callers, const std::string& callees);
+std::string render_callers_json(const ReportInput& in, const ReportOptions& opt,
+                                const CallTree& tree, const std::string& callers,
+                                const std::string& callees);
+
+// --diff: one trace (`base`) against another (`other`); `*_file` name them.
+struct DiffInput {
+  const ReportInput& base;
+  const std::string& base_file;
+  const ReportInput& other;
+  const std::string& other_file;
+};
+// Functions matched by name and module; rows sorted by the largest absolute
+// change of opt.sort's number (calls, self, otherwise total; name: by name).
+std::string render_diff_text(const DiffInput& in, const ReportOptions& opt);
+std::string render_diff_json(const DiffInput& in, const ReportOptions& opt);
+
+}  // namespace atrace::analysis

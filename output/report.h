@@ -1,0 +1,49 @@
+// The `atrace report` renderings of a Profile: a text table for people and
+// a JSON document for programs (a stable interface, docs/report-json.md).
+// Both take the same inputs so they always say the same thing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "analysis/analysis.h"
+
+namespace atrace::analysis {
+
+struct ReportOptions {
+  SortKey sort = SortKey::Total;
+  bool threads = false;   // also per-thread rows
+  bool syscalls = false;  // text: the system calls table instead of functions
+  // The profile was built with probe costs taken out (--compensate): the
+  // report states the per-hit costs used (the header's).
+  bool compensated = false;
+};
+
+// "compensated: 1.23 us per nop5 call (0.9 us inside it), ..." and a line
+// saying what that means (the header's probe costs): what a compensated
+// report took out; then how many calls it clamped at 0, if any.
+std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r);
+
+// Everything a report says: the recording's header, its profile and the
+// reader's warnings about the file.
+struct ReportInput {
+  const fmt::TraceHeader& header;
+  const Profile& profile;
+  const std::vector<std::string>& warnings;
+};
+
+// "812 ns", "20.1 ms", "1.52 s": three significant digits.
+std::string format_duration(uint64_t ns);
+
+// True when the trace recorded kernel events (header.kernel_events): the
+// text report then shows the kernel columns, and only then.
+bool has_kernel_events(const fmt::TraceHeader& h);
+// True when it recorded the syscalls group, or has system calls anyway.
+bool has_syscalls(const ReportInput& in);
+
+std::string render_text(const ReportInput& in, const ReportOptions& opt);
+std::string render_json(const ReportInput& in, const ReportOptions& opt);
+
+}  // namespace atrace::analysis

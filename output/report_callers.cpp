@@ -1,0 +1,197 @@
+// `atrace report --callers=FUNC` and `--callees=FUNC`, gprof's call graph
+// for one function: read from the call tree, whose node parents are the
+// callers and children the callees. A row's calls and times are those of
+// the calls along that one caller -> callee pair, every call path added.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "output/report_table.h"
+#include "output/report_text.h"
+#include "output/render_views.h"
+
+namespace atrace::analysis {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The row of the calls coming from the root or a thread: no traced caller.
+constexpr const char* kTopLevel = "(no traced caller)";
+constexpr uint32_t kNoFunction = UINT32_MAX;
+
+struct Row {
+  uint32_t node = 0;  // a node of the other function, for its name
+  uint64_t calls = 0, total_ns = 0, self_ns = 0;
+};
+
+// FUNC's callers (by the caller's probe id; kNoFunction: top level) or its
+// callees (by the callee's): sums over the nodes of FUNC.
+std::map<uint32_t, Row> rows_of(const CallTree& tree, uint32_t id, bool callers) {
+  std::map<uint32_t, Row> rows;
+  auto add = [](Row& r, uint32_t node, const CallNode& n) {
+    r.node = node;
+    r.calls += n.calls;
+    r.total_ns += n.total_ns;
+    r.self_ns += n.self_ns;
+  };
+  tree.walk([&](uint32_t i, int) {
+    const CallNode& n = tree.node(i);
+    if (n.kind != CallNode::Kind::Function || n.id != id) return true;
+    if (callers) {
+      const CallNode& p = tree.node(n.parent);
+      bool traced = p.kind == CallNode::Kind::Function;
+      add(rows[traced ? p.id : kNoFunction], traced ? n.parent : CallTree::kRoot, n);
+    } else {
+      for (uint32_t c : n.children) add(rows[tree.node(c).id], c, tree.node(c));
+    }
+    return true;
+  });
+  return rows;
+}
+
+// Largest total first, then by name.
+std::vector<std::pair<uint32_t, Row>> ordered(const CallTree& tree, std::map<uint32_t, Row> rows) {
+  std::vector<std::pair<uint32_t, Row>> out(rows.begin(), rows.end());
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    if (a.second.total_ns != b.second.total_ns) return a.second.total_ns > b.second.total_ns;
+    return tree.label(a.second.node) < tree.label(b.second.node);
+  });
+  return out;
+}
+
+// C++ names: "int ns::add<int>(int, int)" -> "ns::add<int>". The
+// parameter list is the first '(' outside template brackets (not that of
+// "operator()"), the return type what precedes the last space outside them.
+std::string base_name(const std::string& name) {
+  int angle = 0;
+  size_t end = name.size(), space = std::string::npos;
+  for (size_t i = 0; i < name.size(); i++) {
+    char c = name[i];
+    if (c == '<') angle++;
+    else if (c == '>' && angle > 0) angle--;
+    else if (angle == 0 && c == ' ') space = i;
+    else if (angle == 0 && c == '(' && !(i >= 8 && name.compare(i - 8, 8, "operator") == 0)) {
+      end = i;
+      break;
+    }
+  }
+  size_t start = space != std::string::npos && space < end ? space + 1 : 0;
+  return name.substr(start, end - start);
+}
+
+const FunctionTotals* totals_of(const std::vector<FunctionTotals>& all, uint32_t id) {
+  for (const auto& f : all)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+void print_rows(std::ostream& out, const CallTree& tree, const std::map<uint32_t, Row>& rows,
+                const char* who) {
+  Table t;
+  t.add({"Calls", "Total", "Self", who});
+  for (const auto& [id, r] : ordered(tree, rows))
+    t.add({std::to_string(r.calls), format_duration(r.total_ns), format_duration(r.self_ns),
+           id == kNoFunction ? kTopLevel : tree.label(r.node)});
+  std::ostringstream table;
+  t.print(table);
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
+json rows_json(const CallTree& tree, const std::map<uint32_t, Row>& rows) {
+  json out = json::array();
+  for (const auto& [id, r] : ordered(tree, rows))
+    out.push_back(json{{"name", id == kNoFunction ? kTopLevel : tree.name(r.node)},
+                       {"module", id == kNoFunction ? "" : tree.module(r.node)},
+                       {"calls", r.calls},
+                       {"total_ns", r.total_ns},
+                       {"self_ns", r.self_ns}});
+  return out;
+}
+
+// The node of function `id` that names it (any will do).
+uint32_t node_of(const CallTree& tree, uint32_t id) {
+  uint32_t found = CallTree::kRoot;
+  tree.walk([&](uint32_t i, int) {
+    if (found == CallTree::kRoot && tree.node(i).kind == CallNode::Kind::Function &&
+        tree.node(i).id == id)
+      found = i;
+    return found == CallTree::kRoot;
+  });
+  return found;
+}
+
+json view_json(const CallTree& tree, const std::vector<FunctionTotals>& all,
+               const std::string& func, const char* option, bool callers) {
+  json out = json::array();
+  for (uint32_t id : functions_named(tree, func, option)) {
+    const FunctionTotals* f = totals_of(all, id);
+    uint32_t node = node_of(tree, id);
+    out.push_back(json{{"name", tree.name(node)},
+                       {"module", tree.module(node)},
+                       {"calls", f->calls},
+                       {"total_ns", f->total_ns},
+                       {"self_ns", f->self_ns},
+                       {callers ? "callers" : "callees", rows_json(tree, rows_of(tree, id, callers))}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& func,
+                                      const char* option) {
+  std::set<uint32_t> ids;
+  tree.walk([&](uint32_t i, int) {
+    const CallNode& n = tree.node(i);
+    if (n.kind == CallNode::Kind::Function &&
+        (tree.name(i) == func || base_name(tree.name(i)) == func))
+      ids.insert(n.id);
+    return true;
+  });
+  if (ids.empty())
+    throw ViewError(std::string(option) + "=" + func + ": no function of that name was called " +
+                    "(the names are those of `atrace report`)");
+  return {ids.begin(), ids.end()};
+}
+
+std::string render_callers_text(const ReportInput& in, const CallTree& tree,
+                                const std::string& callers, const std::string& callees) {
+  std::ostringstream out;
+  const auto all = tree.functions();
+  bool first = true;
+  for (bool want_callers : {true, false}) {
+    const std::string& func = want_callers ? callers : callees;
+    if (func.empty()) continue;
+    for (uint32_t id : functions_named(tree, func, want_callers ? "--callers" : "--callees")) {
+      const FunctionTotals* f = totals_of(all, id);
+      uint32_t node = node_of(tree, id);
+      if (!first) out << "\n";
+      first = false;
+      out << (want_callers ? "Callers of " : "Callees of ") << tree.label(node) << " ("
+          << f->calls << (f->calls == 1 ? " call" : " calls") << ", total "
+          << format_duration(f->total_ns) << ", self " << format_duration(f->self_ns) << "):\n";
+      auto rows = rows_of(tree, id, want_callers);
+      if (rows.empty()) out << "  none: it called no traced function\n";
+      else print_rows(out, tree, rows, want_callers ? "Caller" : "Callee");
+    }
+  }
+  out << "\nCalls, Total, Self: the calls along that caller -> callee pair and their time";
+  if (in.profile.lost_events) out << "\n" << in.profile.lost_events << " events lost: figures may be incomplete";
+  out << "\n";
+  return out.str();
+}
+
+std::string render_callers_json(const ReportInput& in, const ReportOptions& opt,
+                                const CallTree& tree, const std::string& callers,
+                                const std::string& callees) {
+  const auto all = tree.functions();
+  json doc = json::parse(render_json(in, opt));
+  if (!callers.empty()) doc["callers"] = view_json(tree, all, callers, "--callers", true);
+  if (!callees.empty()) doc["callees"] = view_json(tree, all, callees, "--callees", false);
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,149 @@
+// The JSON report: the stable, documented interface of `atrace report`
+// (docs/report-json.md). Fields are only ever added, never renamed or
+// removed; every time is an integer in nanoseconds.
+#include <nlohmann/json.hpp>
+
+#include "output/report.h"
+
+namespace atrace::analysis {
+namespace {
+
+// Keys in the order written: the documented order, easier to read.
+using json = nlohmann::ordered_json;
+
+// The kernel numbers are always written (0 without kernel events), so a
+// consumer need not know whether the trace had them.
+json stats_fields(const FunctionStats& f) {
+  const KernelTimes& k = f.kernel;
+  const KernelTimes& s = f.self_kernel;
+  return json{{"calls", f.calls},
+              {"unfinished", f.unfinished},
+              {"unwound", f.unwound},
+              {"total_ns", f.total_ns},
+              {"self_ns", f.self_ns},
+              {"min_ns", f.min_ns},
+              {"max_ns", f.max_ns},
+              {"avg_ns", f.avg_ns()},
+              {"offcpu_ns", k.offcpu_ns()},
+              {"offcpu_blocked_ns", k.offcpu_blocked_ns},
+              {"offcpu_runnable_ns", k.offcpu_runnable_ns},
+              {"syscall_ns", k.syscall_ns},
+              {"syscalls", k.syscalls},
+              {"faults", k.faults},
+              {"self_offcpu_ns", s.offcpu_ns()},
+              {"self_offcpu_blocked_ns", s.offcpu_blocked_ns},
+              {"self_offcpu_runnable_ns", s.offcpu_runnable_ns},
+              {"self_syscall_ns", s.syscall_ns},
+              {"self_syscalls", s.syscalls},
+              {"self_faults", s.faults}};
+}
+
+json thread_row(const ThreadSummary& t) {
+  const KernelTimes& k = t.kernel;
+  return json{{"tid", t.tid},
+              {"pid", t.pid},
+              {"name", t.name},
+              {"events", t.events},
+              {"oncpu_ns", t.oncpu_ns},
+              {"offcpu_ns", k.offcpu_ns()},
+              {"offcpu_blocked_ns", k.offcpu_blocked_ns},
+              {"offcpu_runnable_ns", k.offcpu_runnable_ns},
+              {"syscall_ns", k.syscall_ns},
+              {"syscalls", k.syscalls},
+              {"faults", k.faults}};
+}
+
+json syscall_row(const SyscallStats& r) {
+  return json{{"function", r.function}, {"module", r.module},     {"syscall", r.name},
+              {"nr", r.nr},             {"count", r.count},       {"total_ns", r.total_ns},
+              {"avg_ns", r.avg_ns()},   {"max_ns", r.max_ns},     {"errors", r.errors}};
+}
+
+// A relevance filter's decision; its time since the recording's start.
+json detached_row(const DetachedFunction& d, uint64_t start) {
+  return json{{"name", d.name},
+              {"module", d.module},
+              {"time_ns", d.ts > start ? d.ts - start : 0},
+              {"rule", fmt::to_string(d.reason)},
+              {"calls", d.calls},
+              {"mean_ns", d.mean_ns()},
+              {"total_ns", d.total_ns}};
+}
+
+json function_row(const FunctionStats& f, const Profile& p, bool threads) {
+  json row = {{"name", f.name}, {"module", f.module}};
+  row.update(stats_fields(f));
+  row["detached"] = f.detached;
+  if (threads) {
+    json per = json::array();
+    for (const auto& t : p.per_thread) {
+      if (t.id != f.id) continue;
+      json r = {{"tid", t.tid}};
+      r.update(stats_fields(t));
+      per.push_back(std::move(r));
+    }
+    row["per_thread"] = std::move(per);
+  }
+  return row;
+}
+
+}  // namespace
+
+std::string render_json(const ReportInput& in, const ReportOptions& opt) {
+  const auto& h = in.header;
+  const auto& p = in.profile;
+  json doc;
+  doc["report_version"] = 1;
+  doc["atrace_version"] = h.atrace_version;
+  doc["command"] = h.target_command;
+  doc["pid"] = h.target_pid;
+  doc["start_realtime_ns"] = h.start_real_ns;
+  doc["duration_ns"] = recording_duration_ns(h, p);
+  doc["kernel_events"] = h.kernel_events;
+  doc["kernel_limits"] = h.kernel_limits;
+  doc["events"] = p.events;
+  doc["lost_events"] = p.lost_known ? json(p.lost_events) : json(nullptr);
+  doc["orphan_exits"] = p.orphan_exits;
+  doc["compensated"] = opt.compensated;
+  doc["probe_cost_ns"] = {{"nop5", h.probe_cost_nop5_ns},
+                          {"emulated", h.probe_cost_emulated_ns},
+                          {"single_step", h.probe_cost_singlestep_ns}};
+  doc["probe_inside_ns"] = {{"nop5", h.probe_inside_nop5_ns},
+                            {"emulated", h.probe_inside_emulated_ns},
+                            {"single_step", h.probe_inside_singlestep_ns}};
+  if (opt.compensated)
+    doc["compensation_clamped"] = {{"calls", p.compensation.clamped_calls},
+                                   {"residual_ns", p.compensation.residual_ns}};
+
+  std::vector<FunctionStats> rows = p.functions;
+  sort_functions(rows, opt.sort);
+  json functions = json::array();
+  for (const auto& f : rows) functions.push_back(function_row(f, p, opt.threads));
+  doc["functions"] = std::move(functions);
+
+  json threads = json::array();
+  for (const auto& t : p.threads) threads.push_back(thread_row(t));
+  doc["threads"] = std::move(threads);
+  if (has_syscalls(in)) {
+    json syscalls = json::array();
+    for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
+    doc["syscalls"] = std::move(syscalls);
+  }
+  json probes = json::array();
+  for (const auto& hits : p.probes) {
+    json row = {{"provider", hits.provider}, {"name", hits.name}, {"module", hits.module},
+                {"count", hits.count}};
+    if (hits.has_values) row["values"] = hits.values;
+    probes.push_back(std::move(row));
+  }
+  doc["probes"] = std::move(probes);
+  json detached = json::array();
+  uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
+  for (const auto& d : p.detached) detached.push_back(detached_row(d, start));
+  doc["detached"] = std::move(detached);
+  doc["warnings"] = in.warnings;
+  // Names and command lines are bytes from the target: never fail on them.
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace atrace::analysis

@@ -1,0 +1,273 @@
+// The text report: one summary line, a table of functions (or one table per
+// thread with --threads), and footnotes for whatever makes the numbers less
+// than exact (unfinished calls, exits without entries, lost events,
+// functions the relevance filter detached, listed with when and why), so a
+// reader never takes partial figures for complete ones.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "output/report.h"
+#include "output/report_table.h"
+#include "output/report_text.h"
+
+namespace atrace::analysis {
+
+std::string format_duration(uint64_t ns) {
+  if (ns < 1000) return std::to_string(ns) + " ns";
+  static const char* const kUnits[] = {"us", "ms", "s"};
+  double v = static_cast<double>(ns);
+  int u = 0;
+  for (;; u++) {
+    v /= 1000.0;
+    if (v < 999.5 || u == 2) break;  // 999.5 would print as "1000"
+  }
+  const char* form = v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, form, v, kUnits[u]);
+  return buf;
+}
+
+bool has_kernel_events(const fmt::TraceHeader& h) { return !h.kernel_events.empty(); }
+
+bool has_syscalls(const ReportInput& in) {
+  if (!in.profile.syscalls.empty()) return true;
+  std::string_view groups = in.header.kernel_events;
+  while (!groups.empty()) {
+    auto comma = groups.find(',');
+    if (groups.substr(0, comma) == "syscalls") return true;
+    if (comma == std::string_view::npos) break;
+    groups.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+namespace {
+
+// After the name of a function whose probes a relevance filter removed.
+constexpr const char* kDetachedMark = " (detached)";
+
+// With kernel events, six columns after the times: inclusive and self
+// off-CPU and system call time, system calls and faults (inclusive); Min
+// gives way to them, to keep lines near 100 columns. The blocked/runnable
+// split, the self counts and min are in the JSON report.
+// Without system calls recorded (the default when functions are probed:
+// kernel_groups.h) their three columns are left out, not shown as zeros.
+void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const std::string& main,
+                     SortKey key, bool kernel, bool syscalls) {
+  sort_functions(rows, key);
+  Table t;
+  std::vector<std::string> head = {"Calls", "Total", "Self", "Avg"};
+  if (!kernel) head.push_back("Min");
+  head.push_back("Max");
+  if (kernel) {
+    head.insert(head.end(), {"Off-CPU", "Self off"});
+    if (syscalls) head.insert(head.end(), {"Sys time", "Self sys", "Syscalls"});
+    head.push_back("Faults");
+  }
+  head.push_back("Function");
+  t.add(std::move(head));
+  for (const auto& f : rows) {
+    std::string calls = std::to_string(f.calls);
+    if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
+    if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
+    std::vector<std::string> row = {calls, format_duration(f.total_ns), format_duration(f.self_ns),
+                                    format_duration(f.avg_ns())};
+    if (!kernel) row.push_back(format_duration(f.min_ns));
+    row.push_back(format_duration(f.max_ns));
+    if (kernel) {
+      row.insert(row.end(), {format_duration(f.kernel.offcpu_ns()),
+                             format_duration(f.self_kernel.offcpu_ns())});
+      if (syscalls)
+        row.insert(row.end(), {format_duration(f.kernel.syscall_ns),
+                               format_duration(f.self_kernel.syscall_ns),
+                               std::to_string(f.kernel.syscalls)});
+      row.push_back(std::to_string(f.kernel.faults));
+    }
+    row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : ""));
+    t.add(std::move(row));
+  }
+  t.print(out);
+}
+
+// The --threads line under a thread's heading, when kernel events were
+// recorded.
+void print_thread_kernel(std::ostream& out, const ThreadSummary& th) {
+  const KernelTimes& k = th.kernel;
+  out << "  on-CPU " << format_duration(th.oncpu_ns) << ", off-CPU "
+      << format_duration(k.offcpu_ns()) << " (blocked " << format_duration(k.offcpu_blocked_ns)
+      << ", runnable " << format_duration(k.offcpu_runnable_ns) << "), " << k.syscalls
+      << " system calls (" << format_duration(k.syscall_ns) << "), " << k.faults << " faults\n";
+}
+
+void print_summary(std::ostream& out, const ReportInput& in) {
+  const auto& h = in.header;
+  const auto& p = in.profile;
+  out << "Trace of ";
+  if (!h.target_command.empty()) out << h.target_command << " ";
+  out << "(pid " << h.target_pid << "): " << format_duration(recording_duration_ns(h, p))
+      << ", " << p.events << " events, "
+      << (p.lost_known ? std::to_string(p.lost_events) + " lost" : std::string("lost: unknown"))
+      << "\n";
+}
+
+}  // namespace
+
+std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r) {
+  auto path = [](const char* name, uint64_t whole, uint64_t inside) {
+    return format_duration(whole) + " per " + name + " call (" + format_duration(inside) +
+           " inside it)";
+  };
+  std::string line =
+      "compensated: " + path("nop5", h.probe_cost_nop5_ns, h.probe_inside_nop5_ns) + ", " +
+      path("emulated", h.probe_cost_emulated_ns, h.probe_inside_emulated_ns) + ", " +
+      path("single-step", h.probe_cost_singlestep_ns, h.probe_inside_singlestep_ns) +
+      "\n  (a traced call's entry + return probes, calibrated when recording started: the "
+      "part inside it taken out of its own time, the whole out of its callers')";
+  if (r.clamped_calls)
+    line += "\n  " + std::to_string(r.clamped_calls) +
+            " call(s) measured shorter than their probes' calibrated cost, clamped at 0 (" +
+            format_duration(r.residual_ns) + " below zero in all)";
+  return line;
+}
+
+namespace {
+
+// The relevance filters' decisions: which function, how long after the
+// start, by which rule, and the filter's calls and mean until then.
+void print_detached(std::ostream& out, const ReportInput& in, const std::string& main) {
+  const Profile& p = in.profile;
+  if (p.detached.empty()) return;
+  uint64_t start = in.header.start_mono_ns ? in.header.start_mono_ns : p.first_ts;
+  Table t({1});
+  t.add({"After", "Rule", "Calls", "Mean", "Function"});
+  for (const auto& d : p.detached)
+    t.add({format_duration(d.ts > start ? d.ts - start : 0),
+           fmt::to_string(d.reason), std::to_string(d.calls), format_duration(d.mean_ns()),
+           display_name(d.name, d.module, main)});
+  std::ostringstream table;
+  t.print(table);
+  out << "\nDetached by the relevance filter:\n";
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
+// USDT probes: hits per probe, and per value of the first string argument
+// (the most frequent first, at most kValuesShown of them).
+void print_probes(std::ostream& out, const ReportInput& in, const std::string& main) {
+  constexpr size_t kValuesShown = 20;
+  const Profile& p = in.profile;
+  if (p.probes.empty()) return;
+  Table t({1});
+  t.add({"Hits", "Probe"});
+  for (const auto& h : p.probes) {
+    t.add({std::to_string(h.count),
+           display_name(h.provider.empty() ? h.name : h.provider + ":" + h.name, h.module, main)});
+    std::vector<std::pair<std::string, uint64_t>> values(h.values.begin(), h.values.end());
+    std::stable_sort(values.begin(), values.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (size_t i = 0; i < values.size() && i < kValuesShown; i++)
+      t.add({std::to_string(values[i].second), "  \"" + values[i].first + "\""});
+    if (values.size() > kValuesShown)
+      t.add({"", "  ... " + std::to_string(values.size() - kValuesShown) + " more values"});
+  }
+  std::ostringstream table;
+  t.print(table);
+  out << "\nUSDT probes:\n";
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
+void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, bool syscalls,
+                     bool detached_marks, const std::vector<std::string>& kernel_limits) {
+  bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
+                                [](const FunctionStats& f) { return f.unfinished > 0; });
+  std::vector<std::string> notes;
+  if (kernel_columns && !syscalls)
+    notes.push_back(
+        "Off-CPU: time switched out, blocked or waiting for a CPU; Self: outside traced\n"
+        "  callees; Faults: user page faults, minor and major alike; system calls were not\n"
+        "  recorded (record --kernel=+syscalls adds them)");
+  else if (kernel_columns)
+    notes.push_back(
+        "Off-CPU: time switched out, blocked or waiting for a CPU; Sys time: inside system\n"
+        "  calls, blocked time included (so it overlaps Off-CPU); Self: outside traced callees;\n"
+        "  Faults: user page faults, minor and major alike");
+  if (detached_marks && !p.detached.empty())
+    notes.push_back(
+        "(detached): the relevance filter removed the function's probes while recording;\n"
+        "  its numbers are partial, counted up to the detach time");
+  if (unfinished)
+    notes.push_back(
+        "unfinished: calls still running when the recording stopped or their thread exited;\n"
+        "  closed at that time, so their times are lower bounds");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.unwound > 0; }))
+    notes.push_back(
+        "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
+        "  cancellation (closed at the thread's exit): docs/exceptions.md");
+  if (p.orphan_exits)
+    notes.push_back(std::to_string(p.orphan_exits) +
+                    " exits without a recorded entry ignored\n"
+                    "  (calls already running when the recording started)");
+  if (p.lost_events)
+    notes.push_back(std::to_string(p.lost_events) +
+                    " events lost (ring buffer full): figures may be incomplete;\n"
+                    "  a larger --buffer-size may help");
+  // What the recording kernel lacked, and which numbers that touches.
+  for (const auto& l : kernel_limits) notes.push_back("kernel: " + l);
+  if (notes.empty()) return;
+  out << '\n';
+  for (const auto& n : notes) out << n << '\n';
+}
+
+}  // namespace
+
+std::string render_text(const ReportInput& in, const ReportOptions& opt) {
+  std::ostringstream out;
+  const Profile& p = in.profile;
+  print_summary(out, in);
+  if (opt.compensated) out << compensation_line(in.header, in.profile.compensation) << '\n';
+  std::string main = main_module(in.header, p);
+  bool kernel = has_kernel_events(in.header);
+  const bool syscalls = has_syscalls(in);
+  bool columns = false;  // whether a table with kernel columns was printed
+  if (opt.syscalls) {
+    out << '\n';
+    print_syscalls(out, in, main);
+  } else if (p.functions.empty() && !p.probes.empty() && !opt.threads) {
+    // USDT probes alone: their table below is the report.
+  } else if (p.functions.empty() && !(opt.threads && kernel && !p.threads.empty())) {
+    // (Per-thread kernel numbers are worth showing even without calls.)
+    out << "\nNo function calls recorded";
+    if (p.events == 0) out << " (no events: did the selected functions run?)";
+    out << ".\n";
+  } else if (!opt.threads) {
+    out << '\n';
+    print_functions(out, p.functions, main, opt.sort, kernel, syscalls);
+    columns = kernel;
+  } else {
+    for (const auto& th : p.threads) {
+      std::vector<FunctionStats> rows;
+      for (const auto& f : p.per_thread)
+        if (f.tid == th.tid) rows.push_back(f);
+      out << "\nThread " << th.tid;
+      if (!th.name.empty()) out << " (" << th.name << ")";
+      out << ": " << th.events << " events\n";
+      if (kernel) print_thread_kernel(out, th);
+      if (rows.empty()) {
+        out << "  no function calls\n";
+      } else {
+        print_functions(out, std::move(rows), main, opt.sort, kernel, syscalls);
+        columns = kernel;
+      }
+    }
+  }
+  if (!opt.syscalls) print_probes(out, in, main);
+  if (!opt.syscalls) print_detached(out, in, main);
+  print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);
+  return out.str();
+}
+
+}  // namespace atrace::analysis

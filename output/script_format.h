@@ -1,0 +1,95 @@
+// `atrace script`: one line of text per event, in the spirit of perf script
+// (the format, field by field, is in docs/script.md):
+//
+//             demo    4242 [001]  1234.000001000: entry:        compute(int)
+//
+//   ScriptField          a column: comm, tid, pid, cpu, time, kind, details
+//   parse_script_fields  "--fields=" text -> columns (perf's +f/-f edits too)
+//   ScriptFormatter      event -> line; keeps what a line needs from earlier
+//                        events (thread names, pending system calls), and
+//                        listens to a call replay (call_replay.h) for the
+//                        call stacks: indentation and durations
+//
+// The formatter holds per-thread state only, never the events: the command
+// streams a file of any size through it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "analysis/analysis.h"
+
+namespace atrace::analysis {
+
+// In the order edits of the default list (+pid) keep them.
+enum class ScriptField : uint8_t { Comm, Tid, Pid, Cpu, Time, Kind, Details };
+
+// comm, tid, cpu, time, kind, details: perf script's default columns.
+std::vector<ScriptField> default_script_fields();
+
+// "comm,tid,time" picks and orders columns; "+pid" or "-cpu,-comm" (every
+// item signed) edits the default list. On a bad list returns nullopt and sets
+// `error` to one line naming the culprit and the known fields.
+std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spec,
+                                                            std::string& error);
+
+// Deeper calls are indented as at this depth: a trace with lost exits must
+// not make every later line longer.
+constexpr size_t kMaxIndentDepth = 64;
+
+class ScriptFormatter : private ReplayListener {
+ public:
+  // The tables are copied: they need not outlive the formatter.
+  ScriptFormatter(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
+                  const std::vector<fmt::ThreadInfo>& threads,
+                  std::vector<ScriptField> fields = default_script_fields());
+
+  // Appends the line of `ev` (ending in '\n') to `out`. Events are expected
+  // in time order per thread, as TraceReader::next gives them.
+  void format(const fmt::Event& ev, std::string& out);
+
+ private:
+  struct Thread {
+    std::string comm;
+    bool in_syscall = false;  // entered syscall_nr at syscall_ts, not yet left
+    uint64_t syscall_nr = 0;
+    uint64_t syscall_ts = 0;
+  };
+  struct Function {
+    std::string name;  // with " [module]" when not the main module's
+  };
+
+  Thread& thread(const fmt::Event& ev);
+  const std::string& function(uint32_t id);
+  const std::string& syscall(uint64_t nr);
+  void details(const fmt::Event& ev, Thread& t, std::string& out);
+  void function_details(const fmt::Event& ev, std::string& out);
+  void syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out);
+  void usdt_details(const fmt::Event& ev, std::string& out);
+  void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
+  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
+  void detach_details(const fmt::Event& ev, std::string& out);
+
+  CallReplay replay_;
+  // What the replay said about the event being formatted: the depth of the
+  // call it began or ended (the thread's depth otherwise), when that call
+  // began, and how many calls a thread's exit left unfinished.
+  size_t depth_ = 0;
+  std::optional<uint64_t> call_start_;
+  uint64_t unfinished_ = 0;
+  std::vector<ScriptField> fields_;
+  std::unordered_map<uint32_t, Function> functions_;
+  std::unordered_map<uint32_t, std::string> table_names_;  // tid -> name in the file
+  std::unordered_map<uint32_t, Thread> threads_;
+  std::unordered_map<uint64_t, std::string> syscall_names_;  // cache: names are built
+  uint32_t last_tid_ = 0;
+  Thread* last_thread_ = nullptr;
+  std::string details_;  // scratch, reused so a line costs no allocation
+};
+
+}  // namespace atrace::analysis

@@ -1,0 +1,151 @@
+#include "record/attach.h"
+
+#include <bpf/libbpf.h>
+
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "record/uprobe_multi.h"
+
+namespace atrace {
+
+void LinkDeleter::operator()(bpf_link* l) const { bpf_link__destroy(l); }
+
+namespace {
+
+constexpr int kENOTSUPP = 524;  // kernel-internal: the instruction cannot be probed
+
+std::string describe(int error) {
+  if (error == kENOTSUPP) return "the kernel cannot probe the instruction there";
+  return std::strerror(error);
+}
+
+uint64_t cookie(const uprobes::ProbeSite& s, uint32_t gen) {
+  return static_cast<uint64_t>(s.id) | static_cast<uint64_t>(gen) << 32;
+}
+
+// Closing a perf-event link waits for RCU grace periods (tracepoint
+// unregistration) inside the kernel's event_mutex, about 0.1 s each, and
+// closing from many threads gains nothing (the mutex serialises them).
+// Expedited grace periods (/sys/kernel/rcu_expedited) would shorten the
+// wait, but a SIGKILLed atrace would leave that system-wide setting
+// changed: atrace does not touch it (kernel-notes/uprobe-multi.md).
+
+}  // namespace
+
+// Return probes first (see attach.h). A group of perf links has one site.
+std::string FunctionProbes::attach_group(Group& g, int& error) {
+  const uint32_t pid_filter = pid_ > 0 ? static_cast<uint32_t>(pid_) : 0;
+  if (!multi_) {
+    const auto& site = g.sites.front();
+    for (bool ret : {true, false}) {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie(site, g.gen), .retprobe = ret);
+      bpf_link* l = bpf_program__attach_uprobe_opts(ret ? exit_prog_ : entry_prog_, pid_,
+                                                    site.path.c_str(), site.offset, &opts);
+      if (!l) {
+        error = errno;
+        g.exit.close();
+        return std::string(ret ? "return probe: " : "entry probe: ") + describe(error);
+      }
+      (ret ? g.exit : g.entry).link.reset(l);
+    }
+    return {};
+  }
+  std::vector<uint64_t> offsets, cookies;
+  for (const auto& s : g.sites) {
+    offsets.push_back(s.offset);
+    cookies.push_back(cookie(s, g.gen));
+  }
+  const std::string& path = g.sites.front().path;
+  for (bool ret : {true, false}) {
+    int fd = uprobe_multi_link_create(bpf_program__fd(ret ? exit_prog_ : entry_prog_), path,
+                                      offsets, cookies, ret, static_cast<pid_t>(pid_filter));
+    if (fd < 0) {
+      error = -fd;
+      g.exit.close();
+      return std::string(ret ? "return probe: " : "entry probe: ") + describe(error);
+    }
+    (ret ? g.exit : g.entry).fd.reset(fd);
+  }
+  return {};
+}
+
+std::vector<AttachFailure> FunctionProbes::attach(const std::vector<uprobes::ProbeSite>& sites) {
+  std::vector<AttachFailure> failures;
+  if (!multi_) {
+    for (const auto& s : sites) {
+      Group g;
+      g.sites = {s};
+      int error = 0;
+      if (auto err = attach_group(g, error); !err.empty()) failures.push_back({&s, err, error});
+      else groups_.push_back(std::move(g));
+    }
+    return failures;
+  }
+  std::map<std::string, std::vector<const uprobes::ProbeSite*>> by_module;
+  for (const auto& s : sites) by_module[s.path].push_back(&s);
+  for (auto& [path, group] : by_module) attach_multi_split(group, failures);
+  return failures;
+}
+
+// One site the kernel refuses fails its whole link. Halving the group finds
+// it in O(log n) failed attempts and keeps the rest in few links; trying
+// sites one by one would leave one link per site, and each link costs a
+// grace period (~0.1 s) when it is closed.
+void FunctionProbes::attach_multi_split(std::vector<const uprobes::ProbeSite*> sites,
+                                        std::vector<AttachFailure>& failures) {
+  Group g;
+  for (const auto* s : sites) g.sites.push_back(*s);
+  int error = 0;
+  std::string err = attach_group(g, error);
+  if (err.empty()) {
+    groups_.push_back(std::move(g));
+    return;
+  }
+  if (sites.size() == 1) {
+    failures.push_back({sites.front(), err, error});
+    return;
+  }
+  auto mid = sites.begin() + static_cast<std::ptrdiff_t>(sites.size() / 2);
+  attach_multi_split({sites.begin(), mid}, failures);
+  attach_multi_split({mid, sites.end()}, failures);
+}
+
+int FunctionProbes::group_of(uint32_t id) const {
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (const auto& s : groups_[g].sites)
+      if (s.id == id) return static_cast<int>(g);
+  return -1;
+}
+
+RetiredLinks FunctionProbes::rebuild_without(int gi, const std::function<bool(uint32_t)>& drop,
+                                             const std::function<void(uint32_t, uint32_t)>& switch_gen,
+                                             std::string& error) {
+  RetiredLinks retired;
+  if (gi < 0 || static_cast<size_t>(gi) >= groups_.size()) return retired;
+  Group& old = groups_[static_cast<size_t>(gi)];
+  Group fresh;
+  fresh.gen = old.gen + 1;
+  for (const auto& s : old.sites)
+    if (!drop(s.id)) fresh.sites.push_back(s);
+  if (!fresh.sites.empty()) {
+    int err = 0;
+    error = attach_group(fresh, err);
+    if (!error.empty()) return retired;  // the old links stay
+    for (const auto& s : fresh.sites) switch_gen(s.id, fresh.gen);
+  }
+  retired.entry = std::move(old.entry);
+  retired.exit = std::move(old.exit);
+  old = std::move(fresh);  // an emptied group stays, without links or sites
+  return retired;
+}
+
+void FunctionProbes::detach_all() {
+  for (auto& g : groups_) g.exit.close();
+  for (auto& g : groups_) g.entry.close();
+  groups_.clear();
+}
+
+}  // namespace atrace

@@ -1,0 +1,116 @@
+// Attaching function probes: an entry uprobe and a uretprobe per probe site,
+// the site's id travelling as the BPF cookie, limited to the target process.
+//
+// Two ways, chosen by kernel feature (record/features.h):
+//  - uprobe_multi links (6.6+): one entry link and one return link per
+//    module; attach is one syscall per link and detach one RCU grace period
+//    per link, not per probe;
+//  - perf-event links (uprobe PMU): one per probe, the fallback.
+// Both are fds owned here: if atrace dies, the kernel removes the probes
+// with them, so nothing can be left behind.
+//
+// Return probes are attached before entry probes, so that no call whose
+// entry is recorded misses its return probe. They are detached before the
+// entry probes (detach_all), with the programs' `stopping` flag set first:
+// a return link that outlived its entry link would keep taking over the
+// return of new calls whose entry program no longer runs, i.e. record
+// exits without entries (bpf/atrace.bpf.c, stop_gate).
+//
+// Probes are kept in link groups (a module's multi links, or one site's
+// perf links). The relevance filters take a function out by rebuilding its
+// group without it (rebuild_without): new links with the next generation in
+// their cookies (id | gen << 32), then the caller switches the generation
+// the programs accept, then closes the old links — entry first — which it
+// gets back as a RetiredLinks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "uprobes/probe_site.h"
+#include "base/unique_fd.h"
+
+struct bpf_link;
+struct bpf_program;
+
+namespace atrace {
+
+struct LinkDeleter {
+  void operator()(bpf_link* l) const;
+};
+using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
+
+// One kernel link, whichever kind: closing it detaches its probes (and
+// waits for a grace period, so callers close links off the hot path).
+struct OwnedLink {
+  UniqueFd fd;   // uprobe_multi link
+  LinkPtr link;  // perf-event link
+  explicit operator bool() const { return fd.get() >= 0 || link != nullptr; }
+  void close() {
+    fd.reset();
+    link.reset();
+  }
+};
+
+// The links a rebuild replaced: close `entry`, then `exit` once the calls
+// in flight of the removed functions have returned.
+struct RetiredLinks {
+  OwnedLink entry;
+  OwnedLink exit;
+};
+
+struct AttachFailure {
+  const uprobes::ProbeSite* site;
+  std::string reason;
+  int error;  // errno
+};
+
+class FunctionProbes {
+ public:
+  // `multi`: the programs were loaded for uprobe_multi links. pid -1: every
+  // process that maps the module (the programs filter).
+  FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
+      : entry_prog_(entry), exit_prog_(exit), pid_(pid), multi_(multi) {}
+  ~FunctionProbes() { detach_all(); }
+  FunctionProbes(const FunctionProbes&) = delete;
+  FunctionProbes& operator=(const FunctionProbes&) = delete;
+
+  // Attaches every site it can; returns the ones it could not (pointing
+  // into `sites`). The groups keep copies of the sites they hold.
+  std::vector<AttachFailure> attach(const std::vector<uprobes::ProbeSite>& sites);
+  void detach_all();
+
+  // The group holding `id`, -1 if none (never attached, or rebuilt away).
+  int group_of(uint32_t id) const;
+  // Re-attaches group `g` without the sites for which `drop` is true, with
+  // the next generation; `switch_gen(id, gen)` is called for each kept site
+  // once its new links are in place. Returns the old links. On failure to
+  // attach the new links, nothing changes and the error is returned in
+  // `error` (the old links go on; the programs' off flag still silences the
+  // dropped functions).
+  RetiredLinks rebuild_without(int g, const std::function<bool(uint32_t)>& drop,
+                               const std::function<void(uint32_t, uint32_t)>& switch_gen,
+                               std::string& error);
+
+ private:
+  struct Group {
+    std::vector<uprobes::ProbeSite> sites;
+    uint32_t gen = 0;
+    OwnedLink entry, exit;
+  };
+  std::string attach_group(Group& g, int& error);
+  void attach_multi_split(std::vector<const uprobes::ProbeSite*> sites,
+                          std::vector<AttachFailure>& failures);
+
+  bpf_program* entry_prog_;
+  bpf_program* exit_prog_;
+  pid_t pid_;
+  bool multi_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace atrace

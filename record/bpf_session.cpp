@@ -1,0 +1,194 @@
+#include "record/bpf_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "bpf/atrace.h"
+#include "bpf/atrace.skel.h"
+#include "record/bpf_variants.h"
+#include "record/kernel_groups.h"
+#include "record/record_error.h"
+#include "record/uprobe_multi.h"
+
+namespace atrace {
+
+namespace {
+
+// The timer drains every ring before it can fill: no probe hit produces
+// records faster than this (a hit costs well over 0.25 us), so half a ring's
+// fill time at that rate is a safe period. Programs never wake us.
+constexpr double kMaxRecordsPerSecPerCpu = 4e6;
+// + the ring's own header; kernel events are larger records.
+constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;
+constexpr size_t kRingKernelRecordBytes = sizeof(atrace_rec_args) + 8;
+constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
+constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
+constexpr int kLostSlots = ATRACE_LOST_SLOTS;
+
+}  // namespace
+
+void BpfSession::SkelDeleter::operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
+
+BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
+    : multi_(s.multi), verbose_(s.verbose) {
+  skel_.reset(atrace_bpf::open());
+  if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + std::strerror(errno));
+  ncpus_ = libbpf_num_possible_cpus();
+  if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
+    throw RecordError("cannot determine the number of CPUs");
+  ring_bytes_ = ring_size_for(s.buffer_bytes);
+  try {
+    rings_ = std::make_unique<PerCpuRings>(ncpus_, ring_bytes_);
+  } catch (const std::exception& e) {
+    if (errno == EPERM || errno == EACCES)
+      throw RecordError("permission denied creating BPF maps: run atrace as root");
+    throw RecordError(e.what());
+  }
+  bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
+  bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
+  const size_t record = s.kernel_groups ? kRingKernelRecordBytes : kRingRecordBytes;
+  const double fill_s = static_cast<double>(ring_bytes_ / record) / kMaxRecordsPerSecPerCpu;
+  drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
+                                kMaxDrainPeriodNs);
+  select_kernel_programs(s, f);
+  load(s);
+}
+
+BpfSession::~BpfSession() {
+  // The rings' consumer goes before the maps it reads.
+  rings_.reset();
+  skel_.reset();
+}
+
+void BpfSession::load(const BpfSettings& s) {
+  if (s.filter.active()) {
+    // One slot per function id (dense from 1); the programs look nothing
+    // up when filters are off.
+    bpf_map__set_max_entries(skel_->maps.fn_state, s.max_id + 1);
+    bpf_map__set_max_entries(skel_->maps.fn_stat, s.max_id + 1);
+    skel_->rodata->filtering = true;
+    skel_->rodata->filter_max_calls = s.filter.max_calls;
+    if (s.filter.mode == FilterMode::Absolute) {
+      skel_->rodata->filter_min_calls = s.filter.min_calls;
+    }
+  }
+  if (s.multi) {
+    auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
+    bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
+    bpf_program__set_expected_attach_type(skel_->progs.func_exit, t);
+  }
+  if (int err = atrace_bpf::load(skel_.get()); err) {
+    // As root, EACCES is the verifier refusing a program, not a permission.
+    if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
+      throw RecordError("permission denied loading BPF programs: run atrace as root");
+    if (err == -EACCES)
+      throw RecordError("the kernel's BPF verifier refused atrace's programs (-v shows its log)");
+    throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));
+  }
+}
+
+// Only the tracepoints of the groups asked for are loaded (and so
+// attached): a group left out costs nothing, not even its tgid lookup.
+void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatures& f) {
+  const unsigned g = s.kernel_groups;
+  auto want = [](bpf_program* p, bool on) { bpf_program__set_autoload(p, on); };
+  auto& p = skel_->progs;
+  want(p.sched_switch, g & kKernelSched);
+  want(p.sched_wakeup, g & kKernelSched);
+  want(p.sched_wakeup_new, g & kKernelSched);
+  want(p.sched_migrate, g & kKernelSched);
+  want(p.sys_enter, g & kKernelSyscalls);
+  want(p.sys_exit, g & kKernelSyscalls);
+  want(p.page_fault_user, g & kKernelFaults);
+  want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks);
+  // A launched target's events start at its exec, which this program sees.
+  want(p.sched_process_exec, (g & kKernelProc) || s.launch);
+  want(p.task_rename, g & kKernelProc);
+  skel_->rodata->want_proc = (g & kKernelProc) != 0;
+  skel_->rodata->follow_forks = s.follow_forks;
+  skel_->rodata->filter_functions = s.follow_forks;
+  adapt_to_kernel(skel_.get(), f);
+}
+
+// The calibration's probes are on atrace's own functions: while it runs,
+// the rings hand their records to it alone.
+const ProbeCost& BpfSession::calibrate() {
+  CalibrationRecords records;
+  rings_->install(bpf_map__fd(skel_->maps.rings), [&records](const void* d, size_t n) {
+    if (n < sizeof(atrace_rec_hdr)) return;
+    const auto* h = static_cast<const atrace_rec_hdr*>(d);
+    if (h->kind == ATRACE_REC_FUNC_ENTRY || h->kind == ATRACE_REC_FUNC_EXIT)
+      records.add(h->id, h->kind == ATRACE_REC_FUNC_ENTRY, h->ts);
+  });
+  CalibrationOptions co;
+  co.multi = multi_;
+  co.ring_bytes = ring_bytes_;
+  co.drain = [this] { rings_->drain(); };
+  co.records = &records;
+  cost_ = calibrate_probe_cost(skel_->progs.func_entry, skel_->progs.func_exit, co);
+  rings_->drain();
+  rings_->handle_with({});
+  if (verbose_ && !cost_.error.empty())
+    std::fprintf(stderr, "atrace: probe cost calibration: %s\n", cost_.error.c_str());
+  return cost_;
+}
+
+void BpfSession::start(PerCpuRings::Handler handler) {
+  if (!rings_->installed()) rings_->install(bpf_map__fd(skel_->maps.rings), std::move(handler));
+  else rings_->handle_with(std::move(handler));
+}
+
+void BpfSession::trace(pid_t tgid) {
+  __u32 key = static_cast<__u32>(tgid);
+  __u8 one = 1;
+  bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &key, &one, BPF_ANY);
+}
+
+// --follow-forks: the programs remove a process from the map when its last
+// thread exits; the recording is over when none is left.
+bool BpfSession::processes_left() const {
+  __u32 key = 0;
+  return bpf_map_get_next_key(bpf_map__fd(skel_->maps.traced_tgids), nullptr, &key) == 0;
+}
+
+void BpfSession::attach_tracepoints() {
+  if (int err = atrace_bpf::attach(skel_.get()); err || !thread_exit_attached(skel_.get()))
+    throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
+                      std::strerror(err ? -err : errno));
+}
+
+void BpfSession::before_exec() { skel_->bss->before_exec = true; }
+void BpfSession::stopping() { skel_->bss->stopping = true; }
+
+fmt::LostCounts BpfSession::read_lost(std::string* by_kind) const {
+  fmt::LostCounts lost;
+  lost.per_cpu.assign(static_cast<size_t>(ncpus_), 0);
+  std::vector<uint64_t> values(static_cast<size_t>(ncpus_));
+  for (__u32 k = 0; k < kLostSlots; ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.lost), &k, values.data()) != 0) continue;
+    uint64_t kind_total = 0;
+    for (int c = 0; c < ncpus_; ++c) {
+      lost.per_cpu[static_cast<size_t>(c)] += values[static_cast<size_t>(c)];
+      kind_total += values[static_cast<size_t>(c)];
+    }
+    if (by_kind && kind_total)
+      *by_kind += (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
+                  fmt::to_string(static_cast<fmt::EventKind>(k));
+  }
+  return lost;
+}
+
+int BpfSession::fd_of_rings_map() const { return bpf_map__fd(skel_->maps.rings); }
+int BpfSession::fd_of_lost() const { return bpf_map__fd(skel_->maps.lost); }
+int BpfSession::fd_of_traced_tgids() const { return bpf_map__fd(skel_->maps.traced_tgids); }
+int BpfSession::fd_of_fn_state() const { return bpf_map__fd(skel_->maps.fn_state); }
+int BpfSession::fd_of_fn_stat() const { return bpf_map__fd(skel_->maps.fn_stat); }
+
+}  // namespace atrace

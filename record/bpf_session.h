@@ -1,0 +1,104 @@
+// The BPF side of one recording: atrace's programs (bpf/atrace.bpf.c)
+// opened, given their read-only settings and loaded; the per-CPU rings; the
+// loss counters; the map of traced processes. Every kernel object is owned
+// here by RAII (the skeleton, the rings), so however a recording leaves,
+// nothing of it stays in the kernel.
+//
+//   BpfSession s(settings, features);  // load; throws RecordError
+//   s.calibrate();                      // the probe cost, on the rings
+//   s.start(handler);                   // from here, records go to handler
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "formats/trace_types.h"
+#include "record/calibrate.h"
+#include "record/features.h"
+#include "record/filter_policy.h"
+#include "record/rings.h"
+
+struct atrace_bpf;
+
+namespace atrace {
+
+struct BpfSettings {
+  size_t buffer_bytes = 8u << 20;  // per CPU (rounded up to a ring size)
+  unsigned kernel_groups = 0;      // kernel_groups.h
+  bool follow_forks = false;
+  bool launch = false;     // a launched target: its events start at its exec
+  bool multi = false;      // function probes on uprobe_multi links
+  FilterOptions filter;    // the programs' part of the relevance filters
+  uint32_t max_id = 0;     // largest function id (filter maps' size)
+  bool verbose = false;    // calibration problems on stderr
+};
+
+class BpfSession {
+ public:
+  BpfSession(const BpfSettings& s, const KernelFeatures& f);
+  ~BpfSession();
+  BpfSession(const BpfSession&) = delete;
+  BpfSession& operator=(const BpfSession&) = delete;
+
+  // What a probe hit costs here, on each entry path, measured on atrace's
+  // own functions with these very programs (calibrate.h); their records
+  // stay out of the recording. Call once, before start().
+  const ProbeCost& calibrate();
+  // Every record the rings deliver from now on goes to `handler`.
+  void start(PerCpuRings::Handler handler);
+
+  atrace_bpf* skel() const { return skel_.get(); }
+  int ncpus() const { return ncpus_; }
+  // How often the rings must be drained not to fill (see bpf_session.cpp).
+  uint64_t drain_period_ns() const { return drain_period_ns_; }
+  int rings_fd() const { return rings_->epoll_fd(); }
+  size_t drain() { return rings_->drain(); }
+
+  // The programs record the threads of process `tgid` (and, with
+  // --follow-forks, of its descendants, which they add themselves).
+  void trace(pid_t tgid);
+  // Whether a traced process is left: the programs remove one when its
+  // last thread exits.
+  bool processes_left() const;
+  // Attaches the programs that are not probes (the kernel groups'
+  // tracepoints, thread exits); throws RecordError.
+  void attach_tracepoints();
+  // Until the launched child's execve, it runs atrace's code (the exec
+  // program clears the flag).
+  void before_exec();
+  // No call starts from here on; the calls in flight still close
+  // (bpf/atrace.bpf.c, stop_gate).
+  void stopping();
+
+  // The records the kernel could not hand over, per CPU; `by_kind` gets
+  // "12 syscall, 3 entry" when not null.
+  fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
+
+  int fd_of_rings_map() const;
+  int fd_of_lost() const;
+  int fd_of_traced_tgids() const;
+  int fd_of_fn_state() const;
+  int fd_of_fn_stat() const;
+
+ private:
+  struct SkelDeleter {
+    void operator()(atrace_bpf* s) const;
+  };
+  void select_kernel_programs(const BpfSettings& s, const KernelFeatures& f);
+  void load(const BpfSettings& s);
+
+  std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
+  std::unique_ptr<PerCpuRings> rings_;
+  int ncpus_ = 0;
+  size_t ring_bytes_ = 0;
+  bool multi_ = false;
+  bool verbose_ = false;
+  uint64_t drain_period_ns_ = 0;
+  ProbeCost cost_;
+};
+
+}  // namespace atrace

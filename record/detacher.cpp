@@ -1,0 +1,152 @@
+#include "record/detacher.h"
+
+#include <bpf/bpf.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+
+#include "base/clock.h"
+
+namespace atrace {
+
+namespace {
+
+uint64_t mono_now() { return now_ns(CLOCK_MONOTONIC); }
+
+// fn_state is shared with the programs: plain stores the compiler may not
+// drop or reorder past the link operations that follow.
+void store(uint32_t& field, uint32_t v) { __atomic_store_n(&field, v, __ATOMIC_SEQ_CST); }
+
+}  // namespace
+
+LinkCloser::LinkCloser() {
+  for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { run(); });
+}
+
+LinkCloser::~LinkCloser() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void LinkCloser::close_later(OwnedLink link, uint64_t* started, uint64_t* closed) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    queue_.push_back({std::move(link), started, closed});
+  }
+  cv_.notify_all();
+}
+
+void LinkCloser::drain() {
+  std::unique_lock<std::mutex> l(mu_);
+  idle_.wait(l, [this] { return queue_.empty() && busy_ == 0; });
+}
+
+void LinkCloser::run() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left
+    Item it = std::move(queue_.front());
+    queue_.pop_front();
+    busy_++;
+    l.unlock();
+    uint64_t t0 = mono_now();
+    it.link.close();
+    uint64_t t1 = mono_now();
+    l.lock();
+    if (it.started) *it.started = t0;
+    if (it.closed) *it.closed = t1;
+    busy_--;
+    if (queue_.empty() && busy_ == 0) idle_.notify_all();
+  }
+}
+
+Detacher::Detacher(FunctionProbes& probes, atrace_fn_state* state, size_t n, int stat_fd, int ncpus)
+    : probes_(probes), state_(state), n_(n), stat_fd_(stat_fd), ncpus_(ncpus) {}
+
+Detacher::~Detacher() { finish(); }
+
+int64_t Detacher::in_flight(uint32_t id) const {
+  std::vector<atrace_fn_stat> v(static_cast<size_t>(ncpus_));
+  if (bpf_map_lookup_elem(stat_fd_, &id, v.data()) != 0) return 0;
+  int64_t open = 0;
+  for (const auto& s : v) open += s.open;  // an entry on one CPU, its exit on another
+  return open;
+}
+
+void Detacher::detach(const std::vector<uint32_t>& ids, uint64_t now, std::string& error) {
+  std::map<int, std::vector<uint32_t>> by_group;
+  for (uint32_t id : ids) {
+    if (id >= n_) continue;
+    store(state_[id].off, 1);  // 1. entries stop now
+    by_group[probes_.group_of(id)].push_back(id);
+  }
+  for (auto& [g, group_ids] : by_group) {
+    std::vector<size_t> slots;
+    for (uint32_t id : group_ids) {
+      slots.push_back(timing_store_.size());
+      timing_store_.push_back({id, now, 0, 0, 0});
+    }
+    if (g < 0) continue;
+    // 2. the group again, without every function that is off by now.
+    auto drop = [this](uint32_t id) { return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST); };
+    auto switch_gen = [this](uint32_t id, uint32_t gen) {
+      if (id < n_) store(state_[id].gen, gen);
+    };
+    std::string err;
+    RetiredLinks old = probes_.rebuild_without(g, drop, switch_gen, err);
+    if (!err.empty()) {
+      error = err;
+      continue;
+    }
+    // 3. the entry link now; 4. the return link when no call is in flight.
+    closer_.close_later(std::move(old.entry), &timing_store_[slots.front()].entry_gone, nullptr);
+    parked_.push_back({std::move(old.exit), group_ids, slots, now});
+  }
+}
+
+void Detacher::retire_exit(Parked& p) {
+  Timing& t = timing_store_[p.slots.front()];
+  closer_.close_later(std::move(p.exit), &t.exit_gone, &t.closed);
+}
+
+void Detacher::poll(uint64_t now) {
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    bool done = now - it->since >= kMaxWaitNs;
+    if (!done) {
+      done = true;
+      for (uint32_t id : it->ids)
+        if (in_flight(id) > 0) done = false;
+    }
+    if (!done) {
+      ++it;
+      continue;
+    }
+    retire_exit(*it);
+    it = parked_.erase(it);
+  }
+}
+
+void Detacher::finish() {
+  for (auto& p : parked_) retire_exit(p);
+  parked_.clear();
+  closer_.drain();
+  // Every function of a group shares its group's link times.
+  timings_.clear();
+  for (size_t i = 0; i < timing_store_.size(); ++i) timings_.push_back(timing_store_[i]);
+  for (auto& t : timings_) {
+    for (const auto& u : timing_store_)
+      if (u.decided == t.decided && u.entry_gone) {
+        t.entry_gone = std::max(t.entry_gone, u.entry_gone);
+        t.exit_gone = std::max(t.exit_gone, u.exit_gone);
+        t.closed = std::max(t.closed, u.closed);
+      }
+  }
+}
+
+}  // namespace atrace

@@ -1,0 +1,68 @@
+#include "record/drain_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/clock.h"
+#include "record/record_error.h"
+#include "record/stop_signals.h"
+#include "base/unique_fd.h"
+
+namespace atrace {
+
+void run_until_stop(const DrainLoop& loop) {
+  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+  struct itimerspec its {};
+  its.it_interval.tv_nsec = static_cast<long>(loop.period_ns);
+  its.it_value.tv_nsec = static_cast<long>(loop.period_ns);
+  timerfd_settime(timer.get(), 0, &its, nullptr);
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  auto watch = [&](int fd, uint64_t tag) {
+    struct epoll_event e {};
+    e.events = EPOLLIN;
+    e.data.u64 = tag;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
+  };
+  enum : uint64_t { kRings, kSignal, kTarget, kTimer };
+  watch(loop.rings_fd, kRings);
+  watch(loop.stop->fd(), kSignal);
+  watch(loop.target_fd, kTarget);
+  watch(timer.get(), kTimer);
+
+  bool stop = false, target_gone = false;
+  while (!stop) {
+    struct epoll_event evs[4];
+    int n = epoll_wait(ep.get(), evs, 4, -1);
+    if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
+    for (int i = 0; i < n; ++i) {
+      switch (evs[i].data.u64) {
+        case kSignal:
+          stop = loop.stop->take() != 0;
+          break;
+        case kTarget:
+          // Followed children may outlive the first process.
+          if (!loop.follow_forks) stop = true;
+          target_gone = true;
+          break;
+        case kTimer: {
+          uint64_t ticks;
+          (void)!read(timer.get(), &ticks, sizeof ticks);
+          break;
+        }
+        default: break;
+      }
+    }
+    const uint64_t now = now_ns(CLOCK_MONOTONIC);
+    if (now >= loop.deadline_ns) stop = true;
+    if (target_gone && loop.follow_forks && !loop.processes_left()) stop = true;
+    loop.on_wake(now);
+  }
+}
+
+}  // namespace atrace

@@ -1,0 +1,157 @@
+#include "record/filter_policy.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace atrace {
+
+std::optional<FilterMode> parse_filter_mode(std::string_view s) {
+  if (s == "off") return FilterMode::Off;
+  if (s == "absolute") return FilterMode::Absolute;
+  if (s == "relative") return FilterMode::Relative;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parse_duration_ns(std::string_view s) {
+  size_t unit = s.find_first_not_of("0123456789.");
+  std::string number(s.substr(0, unit));
+  std::string_view suffix = unit == std::string_view::npos ? "" : s.substr(unit);
+  double scale = 0;
+  if (suffix.empty() || suffix == "ns") scale = 1;
+  else if (suffix == "us") scale = 1e3;
+  else if (suffix == "ms") scale = 1e6;
+  else if (suffix == "s") scale = 1e9;
+  else return std::nullopt;
+  if (number.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(number.c_str(), &end);
+  if (!end || *end != '\0' || !std::isfinite(v) || v < 0 || v * scale >= 9.2e18) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(v * scale));
+}
+
+FilterCosts filter_costs(const fmt::ProbeCosts& calibrated) {
+  using fmt::ProbePath;
+  FilterCosts out;
+  for (ProbePath p : {ProbePath::Unknown, ProbePath::SingleStep, ProbePath::Emulated,
+                      ProbePath::Nop5, ProbePath::Refused}) {
+    const ProbePath as = p == ProbePath::Unknown ? ProbePath::Emulated : p;
+    const uint64_t typical = as == ProbePath::SingleStep ? 15000
+                             : as == ProbePath::Emulated ? 1000
+                             : as == ProbePath::Nop5     ? 650
+                                                         : 0;
+    const uint64_t cost = calibrated.of(as) ? calibrated.of(as) : typical;
+    const uint64_t inside = calibrated.inside_of(as);
+    out.cost_ns.push_back(cost);
+    out.floor_ns.push_back(inside ? inside : cost / 2);
+  }
+  return out;
+}
+
+RelevanceFilter::RelevanceFilter(FilterOptions o, std::vector<uint64_t> floor_ns)
+    : o_(std::move(o)), floor_(std::move(floor_ns)) {}
+
+void RelevanceFilter::mark(uint32_t id, std::vector<bool>& v) {
+  if (id >= v.size()) v.resize(id + 1, false);
+  v[id] = true;
+}
+
+void RelevanceFilter::keep(uint32_t id) { mark(id, keep_); }
+
+bool RelevanceFilter::decided(uint32_t id) const { return is(id, done_); }
+
+uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns) {
+  return threshold_ns + floor_ns + floor_ns / 4;
+}
+
+uint64_t RelevanceFilter::floor(const FunctionSample& s) const {
+  auto p = static_cast<size_t>(s.path);
+  return p < floor_.size() ? floor_[p] : 0;
+}
+
+uint64_t RelevanceFilter::limit(const FunctionSample& s) const {
+  return absolute_limit_ns(o_.threshold_ns, floor(s));
+}
+
+// The mean net of what the probes themselves add to a measured call.
+uint64_t RelevanceFilter::net_mean(const FunctionSample& s) const {
+  uint64_t mean = s.calls ? s.sum_ns / s.calls : 0;
+  const uint64_t f = floor(s);
+  return mean > f ? mean - f : 0;
+}
+
+std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSample>& now,
+                                                    uint64_t cpu_ns,
+                                                    const std::vector<uint64_t>& cost_ns) {
+  std::vector<FilterDecision> out;
+  auto take = [&](const FunctionSample& s, DetachReason r) {
+    out.push_back({s.id, r, s.calls, s.sum_ns, net_mean(s)});
+    mark(s.id, done_);
+  };
+  auto open = [&](const FunctionSample& s) { return !is(s.id, done_) && !is(s.id, keep_); };
+
+  // Turned off by the programs already (max-calls count reached, or the
+  // absolute threshold crossed on a CPU): the decision is made.
+  for (const auto& s : now)
+    if (!is(s.id, done_) && s.off) take(s, *s.off);
+
+  if (o_.mode == FilterMode::Absolute) {
+    for (const auto& s : now)
+      if (open(s) && s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls)
+        take(s, DetachReason::Absolute);
+  } else if (o_.mode == FilterMode::Relative) {
+    // The mean of the means of the functions actually called (each counts
+    // once, however often it ran), over all of them, decided or not.
+    double sum = 0;
+    size_t n = 0;
+    for (const auto& s : now)
+      if (s.calls > 0) {
+        sum += static_cast<double>(net_mean(s));
+        n++;
+      }
+    if (n > 1) {
+      double bar = sum / static_cast<double>(n) - static_cast<double>(o_.threshold_ns);
+      for (const auto& s : now)
+        if (open(s) && s.calls >= o_.min_calls && static_cast<double>(net_mean(s)) < bar)
+          take(s, DetachReason::Relative);
+    }
+  }
+
+  // Budget: estimated probe time since the last call = new hits x cost per
+  // hit of the function's path; detach the most expensive until it is
+  // under budget_pct of the traced threads' CPU time.
+  if (o_.budget_pct > 0 && cpu_ns > 0) {
+    struct Cost {
+      const FunctionSample* s;
+      double ns;
+    };
+    std::vector<Cost> costs;
+    double total = 0;
+    for (const auto& s : now) {
+      uint64_t hits = s.calls;
+      uint64_t before = s.id < last_hits_.size() ? last_hits_[s.id] : 0;
+      if (s.id >= last_hits_.size()) last_hits_.resize(s.id + 1, 0);
+      last_hits_[s.id] = hits;
+      if (hits <= before || is(s.id, done_)) continue;
+      auto p = static_cast<size_t>(s.path);
+      double c = static_cast<double>(hits - before) *
+                 static_cast<double>(p < cost_ns.size() ? cost_ns[p] : 0);
+      total += c;
+      if (!is(s.id, keep_)) costs.push_back({&s, c});
+    }
+    std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
+    // The budget is a share of what the program itself used: the traced
+    // threads' CPU time counts the probes too (they run in those threads),
+    // and a share of that would allow any overhead at 100 %.
+    const double own = std::max(static_cast<double>(cpu_ns) - total, 0.0);
+    const double allowed = o_.budget_pct / 100.0 * own;
+    for (const auto& c : costs) {
+      if (total <= allowed || c.ns <= 0) break;
+      take(*c.s, DetachReason::Budget);
+      total -= c.ns;
+    }
+  }
+  return out;
+}
+
+}  // namespace atrace

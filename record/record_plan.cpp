@@ -1,0 +1,111 @@
+#include "record/record_plan.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "uprobes/resolve.h"
+#include "uprobes/selector.h"
+#include "record/calibrate.h"
+#include "record/features.h"
+#include "record/kernel_groups.h"
+#include "record/unwind_guard.h"
+
+namespace atrace {
+
+namespace {
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const KernelFeatures& f,
+                                              RecordPlan& plan) {
+  std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
+  if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
+  uprobes::ResolveOptions ro;
+  ro.nop5_supported = f.uprobe_syscall;
+  ro.move_probes = !o.probe_at_entry;
+  uprobes::ResolveNotes notes;
+  auto sites = uprobes::resolve_probe_sites(include, exclude, plan.modules, ro, &notes);
+  refuse_go_programs(sites);  // an error: before any status line
+  for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
+  for (const auto& site : sites) plan.max_id = std::max(plan.max_id, site.id);
+  if (!o.filter.keep.empty()) {
+    // Same modules, same matching: a keep selector names functions the
+    // way --select does (and one that matches nothing is an error).
+    auto keep = uprobes::resolve_probe_sites(uprobes::parse_selectors(o.filter.keep), {},
+                                             plan.modules, ro);
+    for (const auto& k : keep)
+      for (const auto& site : sites)
+        if (site.path == k.path && site.offset == k.offset) plan.keep_ids.push_back(site.id);
+  }
+  return sites;
+}
+
+}  // namespace
+
+RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f) {
+  RecordPlan plan;
+  const bool probes = !o.select.empty() || !o.usdt.empty();
+  // The target's modules: a running process's mappings, or what a launched
+  // program's loader would load.
+  if (o.pid <= 0) plan.exe_path = uprobes::find_executable(o.command.at(0));
+  if (probes)
+    plan.modules = o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
+  if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
+  if (!o.usdt.empty())
+    plan.usdt = uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), plan.modules, plan.max_id + 1);
+  return plan;
+}
+
+fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
+  fmt::ProbeInfo p;
+  p.id = s.id;
+  p.name = s.name;
+  p.module = s.module;
+  p.path = s.path;
+  p.address = s.address;
+  p.offset = s.offset;
+  p.path_kind = s.entry_path;
+  p.build_id = s.build_id;
+  p.entry_delta = s.entry_delta;
+  return p;
+}
+
+fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
+  fmt::ProbeInfo p;
+  p.id = t.id;
+  p.kind = t.kind;
+  p.name = t.display_name();
+  p.module = t.module;
+  p.path = t.path;
+  p.address = t.sites.front().address;
+  p.offset = t.sites.front().offset;
+  p.path_kind = t.sites.front().path_kind;
+  p.build_id = t.build_id;
+  return p;
+}
+
+fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
+                              const ProbeCost& cost, pid_t pid, std::string target_command) {
+  fmt::TraceHeader h;
+  h.atrace_version = ATRACE_VERSION;
+  h.command_line = o.atrace_command_line;
+  h.target_command = std::move(target_command);
+  h.target_pid = static_cast<uint32_t>(pid);
+  h.host = hostname();
+  h.kernel = f.release;
+  h.clock_id = CLOCK_MONOTONIC;
+  h.kernel_events = kernel_groups_string(o.kernel_groups);
+  fmt::set_probe_costs(h, cost.table());
+  h.kernel_limits = f.limits();
+  return h;
+}
+
+}  // namespace atrace

@@ -1,0 +1,48 @@
+// What a recording will probe, resolved from the user's selectors before
+// the target is touched (everything that can fail on the user's input
+// fails here), and what the trace's header and probe table say about it.
+// Functions without side effects on any recorder state: the recorder
+// builds each of these once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "uprobes/probe_site.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/usdt_select.h"
+#include "record/recorder.h"
+
+namespace atrace {
+
+struct KernelFeatures;
+struct ProbeCost;
+
+struct RecordPlan {
+  std::string exe_path;  // launch mode: the program to execute
+  std::vector<uprobes::Module> modules;
+  std::vector<uprobes::ProbeSite> sites;  // --select: ids dense from 1
+  std::vector<uprobes::UsdtTarget> usdt;  // --usdt: ids after the functions'
+  std::vector<uint32_t> keep_ids;         // --filter-keep
+  uint32_t max_id = 0;                    // largest function id
+};
+
+// Throws for a request that cannot be recorded (selectors matching
+// nothing, a missing program, a Go program, ...); says the resolver's
+// notes on stderr ("atrace: ...").
+RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f);
+
+// A row of the trace's probe table.
+fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s);
+fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
+
+// The trace's header: who recorded what, on which kernel, at what probe
+// cost. Its start and end times are stamped when they happen.
+fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
+                              const ProbeCost& cost, pid_t pid, std::string target_command);
+
+}  // namespace atrace

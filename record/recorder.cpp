@@ -1,0 +1,518 @@
+#include "record/recorder.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <sys/capability.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "bpf/atrace.h"
+#include "bpf/atrace.skel.h"
+#include "formats/trace_writer.h"
+#include "uprobes/exclude_file.h"
+#include "record/attach.h"
+#include "record/bpf_session.h"
+#include "record/bpf_variants.h"
+#include "base/clock.h"
+#include "record/drain_loop.h"
+#include "record/features.h"
+#include "record/kernel_groups.h"
+#include "record/output_file.h"
+#include "record/record_decoder.h"
+#include "record/record_plan.h"
+#include "record/relevance.h"
+#include "record/reorder.h"
+#include "record/status_line.h"
+#include "record/stop_signals.h"
+#include "record/target.h"
+#include "record/thread_table.h"
+#include "record/unwind_guard.h"
+#include "record/usdt_attach.h"
+
+namespace atrace {
+
+namespace {
+
+constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
+
+bool g_verbose = false;
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (!g_verbose && level != LIBBPF_WARN) return 0;
+  if (!g_verbose) return 0;  // libbpf's own warnings become our one-line errors
+  return vfprintf(stderr, fmt, args);
+}
+
+// Root, or at least the capabilities BPF uprobes need.
+bool has_tracing_privileges() {
+  if (geteuid() == 0) return true;
+  cap_t caps = cap_get_proc();
+  if (!caps) return false;
+  cap_flag_value_t bpf = CAP_CLEAR, perfmon = CAP_CLEAR;
+  cap_get_flag(caps, CAP_BPF, CAP_EFFECTIVE, &bpf);
+  cap_get_flag(caps, CAP_PERFMON, CAP_EFFECTIVE, &perfmon);
+  cap_free(caps);
+  return bpf == CAP_SET && perfmon == CAP_SET;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+// Runs the parts (record_plan.h, bpf_session.h, record_decoder.h,
+// drain_loop.h) in order, and owns what lives for the whole recording.
+class Recorder {
+ public:
+  Recorder(const RecordOptions& o, StopSignals& stop) : opts_(o), stop_(stop) {}
+  RecordResult run();
+
+ private:
+  void check_request();
+  bool use_multi() const;  // throws when --attach=multi cannot be had
+  void load_unwind_guard();
+  void attach_unwind_guard(pid_t pid);
+  void set_filter_state(const FilterCosts& costs);
+  std::vector<fmt::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
+  std::vector<fmt::ProbeInfo> attach_functions();
+  void attach_usdt(std::vector<fmt::ProbeInfo>& table);
+  void announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const;
+  void on_record(const void* data, size_t size);
+  void on_wake(uint64_t now, size_t nprobes, uint64_t start);
+  void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
+  void stop_if_signalled() const;
+
+  const RecordOptions& opts_;
+  StopSignals& stop_;
+  KernelFeatures features_;
+  bool multi_ = false;  // function probes on uprobe_multi links
+  RecordPlan plan_;
+  RecordDecoder decoder_;
+  std::unique_ptr<BpfSession> bpf_;
+  // A run that fails before the header leaves no file (output_file.h).
+  std::unique_ptr<OutputFile> output_;
+  std::unique_ptr<fmt::TraceWriter> writer_;
+  // Before the filters, which take functions out of them.
+  std::unique_ptr<FunctionProbes> probes_;
+  std::unique_ptr<UsdtProbes> usdt_;
+  ThreadTable threads_;
+  std::unique_ptr<RelevanceRun> relevance_;
+  Reorderer reorder_;
+  StatusLine status_;
+  uint64_t events_ = 0;
+  uint64_t last_event_ts_ = 0;
+  std::unique_ptr<UnwindGuard> unwind_guard_;
+  std::vector<uprobes::UnwindPoint> unwind_points_;
+};
+
+// What needs no target and no kernel object: a request that cannot be
+// recorded fails here.
+void Recorder::check_request() {
+  // Kernel events alone are a recording too (like perf trace); nothing at
+  // all is not.
+  if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
+    throw RecordError("nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
+  check_output_path(opts_.output);  // a bad -o first, before any work
+  if (!has_tracing_privileges())
+    throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
+  features_ = detect_kernel_features();
+  if (auto missing = features_.missing_requirement(); !missing.empty()) throw RecordError(missing);
+  if (opts_.verbose) print_kernel_features(stderr, features_);
+}
+
+bool Recorder::use_multi() const {
+  if (opts_.attach_mode == AttachMode::Multi && !features_.uprobe_multi)
+    throw RecordError("kernel " + features_.release + " has no uprobe_multi links (Linux 6.6+)");
+  return opts_.attach_mode == AttachMode::Multi ||
+         (opts_.attach_mode == AttachMode::Auto && features_.uprobe_multi);
+}
+
+// Return probes made exception-safe (record/unwind_guard.h), loaded
+// before the target is touched. Where the kernel cannot run the guard, a
+// program with a C++ unwinder is refused; any other is traced with a
+// warning (only pthread_exit and cancellation unwind it).
+void Recorder::load_unwind_guard() {
+  unwind_points_ = uprobes::find_unwind_points(plan_.modules);
+  try {
+    UnwindGuardMaps maps;
+    maps.rings = bpf_->fd_of_rings_map();
+    maps.lost = bpf_->fd_of_lost();
+    maps.traced_tgids = bpf_->fd_of_traced_tgids();
+    unwind_guard_ = std::make_unique<UnwindGuard>(maps, plan_.sites, multi_);
+  } catch (const UnwindGuardError& e) {
+    for (const auto& p : unwind_points_)
+      for (const auto& m : plan_.modules)
+        if (p.path == m.path && p.role == uprobes::UnwindRole::Start)
+          throw RecordError(std::string(e.what()) + ": a C++ exception through a traced function of " +
+                            m.name + " would abort it");
+    std::fprintf(stderr,
+                 "atrace: warning: return probes are not exception-safe here (%s): a thread "
+                 "that calls pthread_exit or is cancelled inside a traced function will crash\n",
+                 e.what());
+  }
+}
+
+// Before any return probe and before atrace's thread-exit program.
+void Recorder::attach_unwind_guard(pid_t pid) {
+  if (unwind_guard_) unwind_guard_->attach(unwind_points_, pid);
+}
+
+// Each function's filter state is set before any probe fires: the
+// programs turn functions off on their own (max-calls, threshold), never
+// a kept one, and judge a mean net of the probes of the calls it made
+// against the threshold plus its path's share of the probe cost
+// (absolute_limit_ns).
+void Recorder::set_filter_state(const FilterCosts& costs) {
+  for (const auto& site : plan_.sites) {
+    atrace_fn_state st{};
+    const auto path = static_cast<size_t>(site.entry_path);
+    st.keep = std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
+    if (opts_.filter.mode == FilterMode::Absolute)
+      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns,
+                                      costs.floor_ns[path % costs.floor_ns.size()]);
+    // What the programs take off the callers' measured durations when
+    // this function returns (its probes ran inside them).
+    st.cost_ns = costs.cost_ns[path % costs.cost_ns.size()];
+    bpf_map_update_elem(bpf_->fd_of_fn_state(), &site.id, &st, BPF_ANY);
+  }
+}
+
+std::vector<fmt::ProbeInfo> Recorder::attach_functions() {
+  // Sites the kernel would refuse are reported, not attached: in launch mode
+  // the kernel's refusal would be silent (uprobes/insn_class.h).
+  std::vector<uprobes::ProbeSite> attachable;
+  std::vector<const uprobes::ProbeSite*> refused;
+  for (const auto& s : plan_.sites) {
+    if (s.entry_path == fmt::ProbePath::Refused) refused.push_back(&s);
+    else attachable.push_back(s);
+  }
+  if (!refused.empty())
+    std::fprintf(stderr,
+                 "atrace: warning: %zu function(s) start with an instruction the kernel cannot "
+                 "probe and are not traced (first: %s in %s)\n",
+                 refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
+  if (attachable.empty())
+    throw RecordError("no selected function can be probed: " + refused.front()->name +
+                      " starts with an instruction the kernel refuses to probe");
+  auto failures = probes_->attach(attachable);
+  std::map<uint32_t, const AttachFailure*> failed;
+  for (const auto& f : failures) failed[f.site->id] = &f;
+  std::vector<fmt::ProbeInfo> table;
+  for (const auto& s : attachable)
+    if (!failed.count(s.id)) table.push_back(probe_info(s));
+  if (failures.empty()) return table;
+  const AttachFailure& first = failures.front();
+  std::string what = first.site->name + " in " + first.site->module + ": " + first.reason;
+  if (table.empty()) {
+    if (first.error == EPERM || first.error == EACCES)
+      throw RecordError("permission denied attaching uprobes: run atrace as root");
+    throw RecordError("no probe could be attached (" + what + ")");
+  }
+  std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
+               failures.size(), attachable.size(), what.c_str());
+  return table;
+}
+
+void Recorder::attach_usdt(std::vector<fmt::ProbeInfo>& table) {
+  auto failures = usdt_->attach(plan_.usdt);
+  if (usdt_->attached().empty()) {
+    if (table.empty())
+      throw RecordError("no USDT probe could be attached (" + failures.front() + ")");
+  } else if (!failures.empty()) {
+    std::fprintf(stderr, "atrace: warning: %zu of %zu USDT probes could not be attached (first: %s)\n",
+                 failures.size(), plan_.usdt.size(), failures.front().c_str());
+  }
+  std::map<uint32_t, const uprobes::UsdtTarget*> by_id;
+  for (const auto& t : plan_.usdt) by_id[t.id] = &t;
+  for (uint32_t id : usdt_->attached()) table.push_back(probe_info(*by_id.at(id)));
+}
+
+// The probes, the filters' state first, then the filters: returns the
+// probe table.
+std::vector<fmt::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
+  // Followed children need the probes in every process that maps the
+  // module; the programs then keep only traced processes' hits.
+  const pid_t where = opts_.follow_forks ? -1 : pid;
+  atrace_bpf* skel = bpf_->skel();
+  probes_ = std::make_unique<FunctionProbes>(skel->progs.func_entry, skel->progs.func_exit, where,
+                                             multi_);
+  if (opts_.filter.active()) set_filter_state(costs);
+  std::vector<fmt::ProbeInfo> table;
+  const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
+  if (!plan_.sites.empty()) table = attach_functions();
+  usdt_ = std::make_unique<UsdtProbes>(skel->progs.usdt_hit, usdt_string_program(skel, features_),
+                                       where);
+  if (!plan_.usdt.empty()) attach_usdt(table);
+  if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
+  // The filters judge functions only: USDT probes are the program's own
+  // choice of what matters.
+  std::vector<fmt::ProbeInfo> functions;
+  for (const auto& p : table)
+    if (p.kind == fmt::ProbeKind::Function) functions.push_back(p);
+  if (opts_.filter.active() && !functions.empty()) {
+    try {
+      relevance_ = std::make_unique<RelevanceRun>(opts_.filter, *probes_, bpf_->fd_of_fn_state(),
+                                                  bpf_->fd_of_fn_stat(), bpf_->ncpus(), pid,
+                                                  functions, plan_.keep_ids, costs.floor_ns,
+                                                  costs.cost_ns);
+    } catch (const std::exception& e) {
+      throw RecordError(std::string("relevance filters: ") + e.what());
+    }
+  }
+  return table;
+}
+
+// One line saying what a probe hit will cost: the path of each entry probe
+// is the main factor (kernel-notes/emulated-vs-single-step.md).
+void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const {
+  size_t n[5] = {}, functions = 0, moved = 0;
+  for (const auto& p : table) {
+    ++n[static_cast<size_t>(p.path_kind) % 5];
+    functions += p.kind == fmt::ProbeKind::Function;
+    moved += p.entry_delta > 0;
+  }
+  std::string paths;
+  auto add = [&](fmt::ProbePath p, const char* what) {
+    size_t k = n[static_cast<size_t>(p)];
+    if (k) paths += (paths.empty() ? "" : ", ") + std::to_string(k) + " " + what;
+  };
+  add(fmt::ProbePath::Nop5, "nop5 (optimized)");
+  add(fmt::ProbePath::Emulated, "emulated");
+  add(fmt::ProbePath::SingleStep, "single-stepped (slowest)");
+  add(fmt::ProbePath::Unknown, "unknown");
+  if (moved)  // uprobes/placement.h; `atrace list` and `info` show each
+    paths += " (" + std::to_string(moved) + " past the first instruction, where it is cheaper)";
+  // What the probes are, how each will be run, and what attaching took
+  // (bench/attach_time.sh reads the last figure).
+  std::string what = std::to_string(functions) + " functions";
+  if (functions < table.size())
+    what += (functions ? " and " : "") + std::to_string(table.size() - functions) + " USDT probes";
+  if (!functions) what = std::to_string(table.size()) + " USDT probes";
+  std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
+               paths.c_str(), multi_ ? "uprobe_multi links" : "perf-event links",
+               static_cast<double>(attach_ns) / 1e6);
+  // What the kernel groups cost the traced calls (kernel_groups.h).
+  const unsigned g = opts_.kernel_groups;
+  if (g & kKernelSyscalls)
+    std::fprintf(stderr,
+                 "atrace: kernel events: %s; recording system calls adds about 0.5 us to each "
+                 "traced call and 0.3 us to every system call of the machine\n",
+                 kernel_groups_string(g).c_str());
+  else if (g)
+    std::fprintf(stderr,
+                 "atrace: kernel events: %s (no cost per traced call); system calls are "
+                 "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)\n",
+                 kernel_groups_string(g).c_str());
+}
+
+void Recorder::on_record(const void* data, size_t size) {
+  DecodedRecord r = decoder_.decode(data, size);
+  if (r.type == DecodedRecord::Type::FilterHint && relevance_) relevance_->hint();
+  if (r.type != DecodedRecord::Type::Event) return;
+  if (r.names_thread) threads_.named(r.event, r.thread_name);
+  else threads_.saw(r.event);
+  last_event_ts_ = std::max(last_event_ts_, r.event.ts);
+  reorder_.push(std::move(r.event));
+  ++events_;
+}
+
+// Every wake-up of the drain loop: the filters' decisions, then what the
+// rings hold, written once it is older than the reorder window.
+void Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
+  if (relevance_) {
+    bpf_->drain();  // hints first, then the decisions
+    for (auto& ev : relevance_->tick(now)) reorder_.push(std::move(ev));
+  }
+  bpf_->drain();
+  // Called even with nothing to write: the writer flushes blocks by age.
+  writer_->write_events(reorder_.take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
+  // The loss counters cost a map read per kind: only for a visible line.
+  if (status_.enabled())
+    status_.show(nprobes, events_, bpf_->read_lost().total(), static_cast<double>(now - start) / 1e9);
+}
+
+// OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
+// in a later run (nothing when none was detached, or the trace went to
+// stdout).
+void Recorder::write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const {
+  if (detached.empty() || opts_.output == "-") return;
+  std::string path = opts_.output + ".exclude";
+  std::string exe = plan_.exe_path;
+  if (exe.empty() && opts_.pid > 0) {
+    char buf[4096];
+    ssize_t n = readlink(("/proc/" + std::to_string(opts_.pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    if (n > 0) exe.assign(buf, static_cast<size_t>(n));
+  }
+  const std::string main_module = exe.substr(exe.rfind('/') + 1);
+  try {
+    // Created like the trace (output_file.h): private, never through a link.
+    OutputFile file(path);
+    file.write(uprobes::exclude_file_text(
+        detached, main_module,
+        "functions detached by atrace's relevance filters while recording " + opts_.output +
+            "\nuse: atrace record --exclude=@" + path + " ..."));
+    file.commit();
+    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(), path.c_str());
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "atrace: warning: %s\n", e.what());
+  }
+}
+
+// Before the target is released, a stop signal ends the run (stop_signals.h).
+void Recorder::stop_if_signalled() const {
+  const int sig = stop_.take();
+  if (!sig) return;
+  std::string what = std::string("interrupted by ") + stop_signal_name(sig) +
+                     " before the recording started: nothing recorded";
+  if (opts_.pid <= 0) what += ", " + opts_.command.at(0) + " not started";
+  throw RecordInterrupted(sig, what);
+}
+
+RecordResult Recorder::run() {
+  g_verbose = opts_.verbose;
+  libbpf_set_print(libbpf_print);
+  check_request();
+  // Everything that can fail on the user's input fails before the target
+  // is touched.
+  plan_ = plan_recording(opts_, features_);
+  decoder_ = RecordDecoder(plan_.usdt);
+  stop_if_signalled();
+  // A reader that goes away (record -o - | head) is a write error, not a kill.
+  signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<Target> target;
+  if (opts_.pid > 0) target = std::make_unique<Target>(Target::attach(opts_.pid));
+  output_ = std::make_unique<OutputFile>(opts_.output);
+  writer_ = std::make_unique<fmt::TraceWriter>(output_->dup_fd(), output_->display());
+  multi_ = use_multi();
+  BpfSettings bs;
+  bs.buffer_bytes = opts_.buffer_bytes;
+  bs.kernel_groups = opts_.kernel_groups;
+  bs.follow_forks = opts_.follow_forks;
+  bs.launch = opts_.pid <= 0;
+  bs.multi = multi_;
+  bs.filter = opts_.filter;
+  bs.max_id = plan_.max_id;
+  bs.verbose = opts_.verbose;
+  bpf_ = std::make_unique<BpfSession>(bs, features_);
+  // Calibrated before the rings hand anything to the recording: what a
+  // probe hit costs here, stored in the header for `report --compensate`
+  // and used by the filters.
+  const ProbeCost cost = bpf_->calibrate();
+  bpf_->start([this](const void* d, size_t n) { on_record(d, n); });
+  if (!plan_.sites.empty()) load_unwind_guard();
+
+  stop_if_signalled();
+
+  if (!target) {
+    bpf_->before_exec();
+    target = std::make_unique<Target>(Target::launch_held(plan_.exe_path, opts_.command,
+                                                          opts_.output == "-",
+                                                          stop_.inherited_ignored()));
+  }
+  const pid_t pid = target->pid();
+  bpf_->trace(pid);
+  attach_unwind_guard(opts_.follow_forks ? -1 : pid);
+  bpf_->attach_tracepoints();
+
+  // Built before the probes go in: from there to the target's release,
+  // as little as possible happens (a stop signal ends the run until then).
+  fmt::TraceHeader header = trace_header(opts_, features_, cost, pid,
+                                         target->launched() ? join(opts_.command) : target->command_line());
+  const std::vector<fmt::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
+
+  header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.start_real_ns = now_ns(CLOCK_REALTIME);
+  stop_if_signalled();  // the last moment a launched target can be left unstarted
+  if (target->launched()) target->release();
+  RecordResult r;
+  // A write error (disk full, reader gone) stops the recording at once and
+  // is said at once; the teardown below then writes nothing more.
+  auto writing = [&](const auto& write) {
+    if (!r.write_error.empty()) return;
+    try {
+      write();
+    } catch (const fmt::WriteError& e) {
+      r.write_error = e.what();
+      std::fprintf(stderr, "atrace: %s: recording stopped\n", e.what());
+    }
+  };
+  writing([&] {
+    writer_->write_header(header);
+    writer_->write_probes(table);
+  });
+  if (r.write_error.empty()) output_->commit();
+  writing([&] {
+    DrainLoop loop;
+    loop.rings_fd = bpf_->rings_fd();
+    loop.target_fd = target->pidfd();
+    loop.stop = &stop_;
+    loop.period_ns = bpf_->drain_period_ns();
+    if (opts_.duration_s > 0)
+      loop.deadline_ns = header.start_mono_ns + static_cast<uint64_t>(opts_.duration_s * 1e9);
+    loop.follow_forks = opts_.follow_forks;
+    loop.processes_left = [this] { return bpf_->processes_left(); };
+    loop.on_wake = [&](uint64_t now) { on_wake(now, table.size(), header.start_mono_ns); };
+    run_until_stop(loop);
+    status_.clear();
+  });
+
+  // The recording ends now: no call starts from here on, and the calls in
+  // flight that return while the probes are being detached still close
+  // (bpf/atrace.bpf.c, stop_gate); detaching takes a grace period or two.
+  bpf_->stopping();
+  header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
+  header.end_real_ns = now_ns(CLOCK_REALTIME);
+  std::vector<fmt::ProbeInfo> detached;
+  if (relevance_) {
+    relevance_->finish();
+    detached = relevance_->detached();
+    if (auto line = relevance_->summary(); !line.empty())
+      std::fprintf(stderr, "atrace: %s\n", line.c_str());
+    relevance_.reset();
+  }
+  // Stop: returns, then entries (attach.h), then everything in flight.
+  const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
+  probes_->detach_all();
+  usdt_->detach_all();
+  if (opts_.verbose && !table.empty())
+    std::fprintf(stderr, "atrace: detached %zu probes in %.1f ms\n", table.size(),
+                 static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);
+  if (!target->exited()) threads_.refresh_names();
+  bpf_->drain();
+  auto rest = reorder_.take_all();
+  if (!rest.empty()) writing([&] { writer_->write_events(rest); });
+  // Exits of calls in flight at the stop come after it.
+  header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
+
+  fmt::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
+  writing([&] { writer_->finish(header, threads_.table(), lost); });
+  // After a write error the disk or pipe is gone: one message said so.
+  if (r.write_error.empty()) write_exclude_list(detached);
+
+  r.events = events_;
+  r.lost = lost.total();
+  r.probes = table.size();
+  // Nothing of atrace's stays in the kernel while a launched target is
+  // waited for.
+  unwind_guard_.reset();
+  bpf_.reset();
+  // A launched target is left to finish (stop signals are passed on to
+  // it), then its status is passed on.
+  r.exit_status = wait_passing_signals(*target, stop_);
+  return r;
+}
+
+}  // namespace
+
+RecordResult record(const RecordOptions& opts, StopSignals& stop) {
+  return Recorder(opts, stop).run();
+}
+
+}  // namespace atrace

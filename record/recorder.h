@@ -1,0 +1,68 @@
+// `atrace record`: the recording engine end to end.
+//
+//   selectors -> probe sites -> BPF programs -> per-CPU rings -> reorder
+//   -> trace writer
+//
+// The recorder owns every kernel object it creates (links, rings, maps) by
+// RAII, so however it leaves, probes go with it; the target is never
+// stopped (attach mode) and a launched target is always waited for.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "record/filter_policy.h"
+#include "record/record_error.h"
+
+namespace atrace {
+
+class StopSignals;
+
+// How function probes are attached: uprobe_multi links where the kernel
+// has them (Auto), always (Multi: an error where it has not), or one
+// perf-event link per probe (Perf).
+enum class AttachMode { Auto, Multi, Perf };
+
+struct RecordOptions {
+  std::string output = "atrace.data";
+  pid_t pid = 0;                      // attach mode when > 0
+  std::vector<std::string> command;   // launch mode when not empty
+  std::string select;                 // selector list (required)
+  std::string exclude;
+  std::string usdt;                   // --usdt specs (uprobes/usdt_select.h)
+  double duration_s = 0;              // 0: until the target exits or a signal
+  size_t buffer_bytes = 8u << 20;     // per CPU
+  std::string atrace_command_line;    // for the trace header
+  bool verbose = false;
+  AttachMode attach_mode = AttachMode::Auto;
+  // Kernel event groups of the traced threads (kernel_groups.h).
+  unsigned kernel_groups = 0;
+  // Child processes are traced too (functions and kernel events); the
+  // recording then ends when every traced process has exited.
+  bool follow_forks = false;
+  // Every entry probe on its function's first instruction, as other tracers
+  // place them, instead of the cheapest one of its prefix (uprobes/placement.h).
+  bool probe_at_entry = false;
+  // Relevance filters (filter_policy.h).
+  FilterOptions filter;
+};
+
+struct RecordResult {
+  int exit_status = 0;  // launch mode: the target's; attach mode: 0
+  uint64_t events = 0;
+  uint64_t lost = 0;
+  std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
+  size_t probes = 0;
+  // The trace could not be written to the end (said on stderr when it
+  // happened; the file is readable up to there): the run failed.
+  std::string write_error;
+};
+
+// Throws RecordError for anything the user can fix. `stop` was created
+// first thing by the caller (stop_signals.h).
+RecordResult record(const RecordOptions& opts, StopSignals& stop);
+
+}  // namespace atrace

@@ -1,0 +1,165 @@
+#include "record/relevance.h"
+
+#include <bpf/bpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace atrace {
+
+namespace {
+
+// Sampling the statistics costs a map read per CPU and function: a few
+// times per second is enough unless a program hints.
+constexpr uint64_t kTickNs = 100'000'000;
+
+std::string us(uint64_t ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f us", static_cast<double>(ns) / 1e3);
+  return b;
+}
+
+}  // namespace
+
+RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int state_fd,
+                           int stat_fd, int ncpus, pid_t pid,
+                           const std::vector<fmt::ProbeInfo>& table,
+                           const std::vector<uint32_t>& keep, std::vector<uint64_t> floor_ns,
+                           std::vector<uint64_t> cost_ns)
+    : o_(o), policy_(o, std::move(floor_ns)), cost_ns_(std::move(cost_ns)), stat_fd_(stat_fd),
+      ncpus_(ncpus), pid_(pid) {
+  uint32_t max_id = 0;
+  for (const auto& p : table) max_id = std::max(max_id, p.id);
+  table_.resize(max_id + 1);
+  for (const auto& p : table) table_[p.id] = p;
+  for (uint32_t id : keep) policy_.keep(id);
+  state_len_ = max_id + 1;
+  long page = sysconf(_SC_PAGESIZE);
+  size_t bytes = state_len_ * sizeof(atrace_fn_state);
+  map_bytes_ = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) * static_cast<size_t>(page);
+  void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
+  if (m == MAP_FAILED) throw std::runtime_error("cannot map the filter state map");
+  state_ = static_cast<atrace_fn_state*>(m);
+  detacher_ = std::make_unique<Detacher>(probes, state_, state_len_, stat_fd, ncpus);
+  last_cpu_ = traced_cpu_ns();
+}
+
+RelevanceRun::~RelevanceRun() {
+  detacher_.reset();  // before the mapping it writes to goes
+  if (state_) munmap(state_, map_bytes_);
+}
+
+// utime + stime of the traced process, in ns (clock ticks in /proc).
+uint64_t RelevanceRun::traced_cpu_ns() {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return (utime + stime) * (1'000'000'000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));
+}
+
+std::vector<FunctionSample> RelevanceRun::sample() {
+  std::vector<FunctionSample> out;
+  std::vector<atrace_fn_stat> v(static_cast<size_t>(ncpus_));
+  for (uint32_t id = 1; id < state_len_; ++id) {
+    if (table_[id].id != id || policy_.decided(id)) continue;
+    FunctionSample s;
+    s.id = id;
+    s.path = table_[id].path_kind;
+    switch (__atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST)) {
+      case ATRACE_OFF_MAX_CALLS: s.off = DetachReason::MaxCalls; break;
+      case ATRACE_OFF_THRESHOLD: s.off = DetachReason::Absolute; break;
+      default: break;
+    }
+    s.entries = __atomic_load_n(&state_[id].calls, __ATOMIC_RELAXED);
+    if (bpf_map_lookup_elem(stat_fd_, &id, v.data()) == 0)
+      for (const auto& c : v) {
+        s.calls += c.calls;
+        s.sum_ns += c.sum_ns;
+      }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<fmt::Event> RelevanceRun::tick(uint64_t now) {
+  std::vector<fmt::Event> events;
+  detacher_->poll(now);
+  if (!due_ && now - last_tick_ < kTickNs) return events;
+  due_ = false;
+  last_tick_ = now;
+  uint64_t cpu = o_.budget_pct > 0 ? traced_cpu_ns() : 0;
+  uint64_t cpu_delta = cpu > last_cpu_ ? cpu - last_cpu_ : 0;
+  last_cpu_ = cpu;
+  auto decisions = policy_.decide(sample(), cpu_delta, cost_ns_);
+  if (decisions.empty()) return events;
+  std::vector<uint32_t> ids;
+  for (const auto& d : decisions) {
+    ids.push_back(d.id);
+    fmt::Event ev;
+    ev.ts = now;
+    ev.pid = static_cast<uint32_t>(pid_);
+    ev.tid = 0;
+    ev.kind = fmt::EventKind::Detach;
+    ev.id = d.id;
+    ev.flags = static_cast<uint8_t>(d.reason);
+    ev.arg0 = d.calls;
+    ev.arg1 = d.sum_ns;
+    events.push_back(ev);
+    const auto& p = table_[d.id];
+    detached_.push_back(p);
+    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s net of probe cost)\n",
+                 p.name.c_str(), fmt::to_string(d.reason), static_cast<unsigned long long>(d.calls),
+                 us(d.net_mean_ns).c_str());
+  }
+  std::string error;
+  detacher_->detach(ids, now, error);
+  // A short function's calls in flight end within microseconds: wait for
+  // them a little here (the recorder's thread, never a traced one) so its
+  // probes go now rather than at the next tick.
+  for (int i = 0; i < 20 && detacher_->pending(); ++i) {
+    detacher_->poll(now);
+    if (detacher_->pending()) usleep(250);
+  }
+  if (!error.empty())
+    std::fprintf(stderr,
+                 "atrace: warning: could not re-attach without a detached function (%s): its "
+                 "probes stay until the end, silenced\n",
+                 error.c_str());
+  return events;
+}
+
+void RelevanceRun::finish() { detacher_->finish(); }
+
+std::string RelevanceRun::summary() const {
+  const auto& t = detacher_->timings();
+  if (t.empty()) return {};
+  std::vector<uint64_t> gone;
+  for (const auto& x : t)
+    if (x.exit_gone > x.decided) gone.push_back(x.exit_gone - x.decided);
+  std::sort(gone.begin(), gone.end());
+  std::string s = "relevance filter detached " + std::to_string(t.size()) + " function(s)";
+  if (!gone.empty()) {
+    char b[128];
+    std::snprintf(b, sizeof b, "; decision to probes gone: median %.1f ms, max %.1f ms",
+                  static_cast<double>(gone[gone.size() / 2]) / 1e6,
+                  static_cast<double>(gone.back()) / 1e6);
+    s += b;
+  }
+  return s;
+}
+
+}  // namespace atrace

@@ -1,0 +1,64 @@
+// The relevance filters while a recording runs: samples the programs'
+// per-function statistics on the recorder's timer (or at once when a
+// program hints that a function crossed a threshold), lets the policy
+// decide (filter_policy.h), takes the decided functions out (detacher.h)
+// and hands back the DETACH events for the trace.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpf/atrace.h"
+#include "formats/trace_types.h"
+#include "record/detacher.h"
+#include "record/filter_policy.h"
+
+namespace atrace {
+
+class RelevanceRun {
+ public:
+  // `state_fd`/`stat_fd`: the fn_state and fn_stat maps, sized for the
+  // largest id in `table` + 1. `keep`: ids never filtered. `floor_ns` and
+  // `cost_ns`: calibrated per entry path (index = ProbePath), may be empty.
+  RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int state_fd, int stat_fd, int ncpus,
+               pid_t pid, const std::vector<fmt::ProbeInfo>& table,
+               const std::vector<uint32_t>& keep, std::vector<uint64_t> floor_ns,
+               std::vector<uint64_t> cost_ns);
+  ~RelevanceRun();
+  RelevanceRun(const RelevanceRun&) = delete;
+  RelevanceRun& operator=(const RelevanceRun&) = delete;
+
+  // A program's hint: decide at the next tick, whatever the period.
+  void hint() { due_ = true; }
+  // Decides and detaches when due; returns the DETACH events (tid 0).
+  std::vector<fmt::Event> tick(uint64_t now);
+  // Closes what is pending; then detached() and summary() are final.
+  void finish();
+  const std::vector<fmt::ProbeInfo>& detached() const { return detached_; }
+  // One line: how many, and how long from decision to probes gone.
+  std::string summary() const;
+
+ private:
+  std::vector<FunctionSample> sample();
+  uint64_t traced_cpu_ns();
+
+  FilterOptions o_;
+  RelevanceFilter policy_;
+  std::vector<uint64_t> cost_ns_;
+  int stat_fd_;
+  int ncpus_;
+  pid_t pid_;
+  std::vector<fmt::ProbeInfo> table_;  // by id
+  atrace_fn_state* state_ = nullptr;
+  size_t state_len_ = 0, map_bytes_ = 0;
+  std::unique_ptr<Detacher> detacher_;
+  std::vector<fmt::ProbeInfo> detached_;
+  uint64_t last_tick_ = 0, last_cpu_ = 0;
+  bool due_ = false;
+};
+
+}  // namespace atrace

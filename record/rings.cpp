@@ -1,0 +1,64 @@
+#include "record/rings.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace atrace {
+
+size_t ring_size_for(size_t requested) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t n = page;
+  while (n < requested) n <<= 1;
+  return n;
+}
+
+PerCpuRings::PerCpuRings(int ncpus, size_t bytes) {
+  for (int cpu = 0; cpu < ncpus; ++cpu) {
+    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "atrace_ring", 0, 0,
+                            static_cast<__u32>(bytes), nullptr);
+    if (fd < 0)
+      throw std::runtime_error("cannot create a " + std::to_string(bytes >> 10) +
+                               " KiB ring buffer for CPU " + std::to_string(cpu) + ": " +
+                               std::strerror(errno));
+    rings_.emplace_back(fd);
+  }
+}
+
+void PerCpuRings::install(int outer_map_fd, Handler handler) {
+  handler_ = std::move(handler);
+  for (size_t cpu = 0; cpu < rings_.size(); ++cpu) {
+    int fd = rings_[cpu].get();
+    __u32 key = static_cast<__u32>(cpu);
+    if (bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
+      throw std::runtime_error("cannot install ring buffer for CPU " + std::to_string(cpu) +
+                               ": " + std::strerror(errno));
+    int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this) : 0;
+    if (!rb_) rb_ = ring_buffer__new(fd, on_record, this, nullptr);
+    if (!rb_ || err)
+      throw std::runtime_error(std::string("cannot map ring buffer: ") + std::strerror(errno));
+  }
+}
+
+PerCpuRings::~PerCpuRings() {
+  if (rb_) ring_buffer__free(rb_);
+}
+
+int PerCpuRings::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
+
+size_t PerCpuRings::drain() {
+  int n = ring_buffer__consume(rb_);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+int PerCpuRings::on_record(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<PerCpuRings*>(ctx);
+  if (self->handler_) self->handler_(data, size);
+  return 0;
+}
+
+}  // namespace atrace
