@@ -13,7 +13,7 @@ namespace {
 constexpr uint32_t kMaxDenseId = 1u << 20;
 }  // namespace
 
-CallReplay::CallReplay(const std::vector<fmt::ProbeInfo>& probes) {
+CallReplay::CallReplay(const std::vector<formats::ProbeInfo>& probes) {
   uint32_t max_id = 0;
   for (const auto& p : probes) {
     paths_[p.id] = p.path_kind;
@@ -70,9 +70,9 @@ std::optional<size_t> CallReplay::find(const ReplayThread& t, uint32_t slot) con
   return std::nullopt;
 }
 
-void CallReplay::add(const fmt::Event& ev) {
+void CallReplay::add(const formats::Event& ev) {
   last_ts_ = std::max(last_ts_, ev.ts);
-  if (ev.kind == fmt::EventKind::Detach) {  // the recording's, not a thread's
+  if (ev.kind == formats::EventKind::Detach) {  // the recording's, not a thread's
     for (auto* l : listeners_) l->on_event(ev, nullptr);
     return;
   }
@@ -81,7 +81,7 @@ void CallReplay::add(const fmt::Event& ev) {
   t.pid = ev.pid;
 
   switch (ev.kind) {
-    case fmt::EventKind::FuncEntry: {
+    case formats::EventKind::FuncEntry: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       uint32_t slot = slot_of(ev.id);
       t.stack.push_back(OpenCall{ev.id, slot, ev.ts, 0, t.kernel.totals(), {}, 0});
@@ -90,7 +90,7 @@ void CallReplay::add(const fmt::Event& ev) {
       for (auto* l : listeners_) l->on_call_begin(t, t.stack.back());
       break;
     }
-    case fmt::EventKind::FuncExit: {
+    case formats::EventKind::FuncExit: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       auto match = find(t, slot_of(ev.id));
       if (!match) {
@@ -102,12 +102,12 @@ void CallReplay::add(const fmt::Event& ev) {
       close_top(t, ev.ts, CallEnd::Returned);
       break;
     }
-    case fmt::EventKind::Unwind: {
+    case formats::EventKind::Unwind: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       if (auto match = find(t, slot_of(ev.id))) close(t, *match, ev.ts, CallEnd::Unwound);
       break;
     }
-    case fmt::EventKind::ThreadExit: {
+    case formats::EventKind::ThreadExit: {
       // Its open system call first: exit() inside it belongs to the calls.
       KernelTimes before = t.kernel.totals();
       syscall(t.kernel.exit(ev.ts));
@@ -117,7 +117,7 @@ void CallReplay::add(const fmt::Event& ev) {
     }
     default:
       // USDT and kinds newer than this code: no call, no kernel interval.
-      if (fmt::is_kernel_kind(ev.kind)) kernel_event(t, ev);
+      if (formats::is_kernel_kind(ev.kind)) kernel_event(t, ev);
       break;
   }
   for (auto* l : listeners_) l->on_event(ev, &t);
@@ -125,21 +125,21 @@ void CallReplay::add(const fmt::Event& ev) {
 
 // The kernel events move the thread's running totals, which calls read at
 // their start and end, and the innermost open call's self numbers.
-void CallReplay::kernel_event(ReplayThread& t, const fmt::Event& ev) {
+void CallReplay::kernel_event(ReplayThread& t, const formats::Event& ev) {
   KernelTracker& k = t.kernel;
   KernelTimes before = k.totals();
   switch (ev.kind) {
-    case fmt::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
-    case fmt::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
-    case fmt::EventKind::SyscallEnter: {
+    case formats::EventKind::SchedSwitchOut: k.switch_out(ev.ts, ev.flags); break;
+    case formats::EventKind::SchedSwitchIn: k.switch_in(ev.ts); break;
+    case formats::EventKind::SyscallEnter: {
       uint32_t key = t.stack.empty() ? 0 : t.stack.back().slot + 1;
       syscall(k.syscall_enter(ev.ts, ev.arg0, key));
       break;
     }
-    case fmt::EventKind::SyscallExit: syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
-    case fmt::EventKind::PageFault: k.fault(ev.ts); break;
-    case fmt::EventKind::ProcExit: syscall(k.exit(ev.ts)); break;
-    case fmt::EventKind::Comm: t.comm = ev.text; break;
+    case formats::EventKind::SyscallExit: syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
+    case formats::EventKind::PageFault: k.fault(ev.ts); break;
+    case formats::EventKind::ProcExit: syscall(k.exit(ev.ts)); break;
+    case formats::EventKind::Comm: t.comm = ev.text; break;
     default: break;  // wake-ups, migrations, fork, exec: nothing to attribute
   }
   add_self_kernel(t, before);

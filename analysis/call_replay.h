@@ -116,13 +116,13 @@ class ReplayListener {
   // the slot + 1 of the innermost call open when it began (0: none).
   virtual void on_syscall(const ClosedSyscall&) {}
   // After the event was applied; the thread is nullptr for DETACH events.
-  virtual void on_event(const fmt::Event&, const ReplayThread*) {}
+  virtual void on_event(const formats::Event&, const ReplayThread*) {}
 };
 
 class CallReplay {
  public:
   // The probe table (copied) gives compensation each probe's path.
-  explicit CallReplay(const std::vector<fmt::ProbeInfo>& probes);
+  explicit CallReplay(const std::vector<formats::ProbeInfo>& probes);
   CallReplay(const CallReplay&) = delete;
   CallReplay& operator=(const CallReplay&) = delete;
 
@@ -133,7 +133,7 @@ class CallReplay {
   void listen(ReplayListener& l) { listeners_.push_back(&l); }
 
   // Events in time order per thread (TraceReader::next's order).
-  void add(const fmt::Event& ev);
+  void add(const formats::Event& ev);
   // Closes what is open at `end_ts` (or the last event's time if later;
   // 0: unknown), thread by thread in tid order. Call once.
   void finish(uint64_t end_ts);
@@ -155,7 +155,7 @@ class CallReplay {
   };
   uint32_t slot_of(uint32_t id);
   ReplayThread& thread(uint32_t tid);
-  void kernel_event(ReplayThread& t, const fmt::Event& ev);
+  void kernel_event(ReplayThread& t, const formats::Event& ev);
   void user_code(ReplayThread& t, uint64_t ts);
   void syscall(const std::optional<ClosedSyscall>& c);
   void add_self_kernel(ReplayThread& t, const KernelTimes& before);
@@ -167,7 +167,7 @@ class CallReplay {
   uint64_t compensated(OpenCall* caller, const OpenCall& f, uint64_t dur);
 
   std::vector<ReplayListener*> listeners_;
-  std::unordered_map<uint32_t, fmt::ProbePath> paths_;
+  std::unordered_map<uint32_t, formats::ProbePath> paths_;
   // Functions are numbered densely (slots), not kept in maps: a report
   // reads tens of millions of events and a map insert/erase per call
   // dominated its time.

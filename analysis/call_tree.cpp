@@ -31,7 +31,7 @@ const std::string& CallTree::module(uint32_t i) const {
   return n.kind == CallNode::Kind::Function ? probes_.at(n.id).module : kEmpty;
 }
 
-const fmt::ProbeInfo* CallTree::probe(uint32_t i) const {
+const formats::ProbeInfo* CallTree::probe(uint32_t i) const {
   const CallNode& n = nodes_[i];
   return n.kind == CallNode::Kind::Function ? &probes_.at(n.id) : nullptr;
 }
@@ -93,21 +93,21 @@ std::vector<FunctionTotals> CallTree::functions() const {
   return out;
 }
 
-CallTreeBuilder::CallTreeBuilder(const fmt::TraceHeader& header,
-                                 const std::vector<fmt::ProbeInfo>& probes,
+CallTreeBuilder::CallTreeBuilder(const formats::TraceHeader& header,
+                                 const std::vector<formats::ProbeInfo>& probes,
                                  const CallTreeOptions& opt)
     : CallTreeBuilder(std::make_unique<CallReplay>(probes), nullptr, header, probes, opt) {
   own_->compensate(opt.compensate);
 }
 
-CallTreeBuilder::CallTreeBuilder(CallReplay& replay, const fmt::TraceHeader& header,
-                                 const std::vector<fmt::ProbeInfo>& probes,
+CallTreeBuilder::CallTreeBuilder(CallReplay& replay, const formats::TraceHeader& header,
+                                 const std::vector<formats::ProbeInfo>& probes,
                                  const CallTreeOptions& opt)
     : CallTreeBuilder(nullptr, &replay, header, probes, opt) {}
 
 CallTreeBuilder::CallTreeBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
-                                 const fmt::TraceHeader& header,
-                                 const std::vector<fmt::ProbeInfo>& probes,
+                                 const formats::TraceHeader& header,
+                                 const std::vector<formats::ProbeInfo>& probes,
                                  const CallTreeOptions& opt)
     : own_(std::move(own)), replay_(own_ ? *own_ : *shared), header_(header), opt_(opt) {
   for (const auto& p : probes) tree_.probes_[p.id] = p;
@@ -124,7 +124,7 @@ uint32_t CallTreeBuilder::child(uint32_t parent, uint32_t id) {
   auto [it, fresh] = index_.try_emplace(key, static_cast<uint32_t>(tree_.nodes_.size()));
   if (fresh) {
     if (!tree_.probes_.count(id)) {  // a damaged file: still a function
-      fmt::ProbeInfo p;
+      formats::ProbeInfo p;
       p.id = id;
       p.name = "<probe " + std::to_string(id) + ">";
       tree_.probes_[id] = std::move(p);
@@ -168,12 +168,12 @@ void CallTreeBuilder::on_call_end(const ReplayThread& rt, const ClosedCall& c) {
   n.self_kernel += c.self_kernel;
 }
 
-CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads) {
+CallTree CallTreeBuilder::finish(uint64_t end_ts, const std::vector<formats::ThreadInfo>& threads) {
   own_->finish(end_ts);
   return result(threads);
 }
 
-CallTree CallTreeBuilder::result(const std::vector<fmt::ThreadInfo>& threads) {
+CallTree CallTreeBuilder::result(const std::vector<formats::ThreadInfo>& threads) {
   tree_.orphan_exits_ = replay_.orphan_exits();
   tree_.compensation_ = replay_.compensation();
   for (const auto& ti : threads) tree_.thread_names_[ti.tid] = ti.name;
@@ -217,10 +217,10 @@ CallTree CallTreeBuilder::result(const std::vector<fmt::ThreadInfo>& threads) {
   return std::move(tree_);
 }
 
-CallTree build_call_tree(fmt::TraceReader& reader, const CallTreeOptions& opt) {
+CallTree build_call_tree(formats::TraceReader& reader, const CallTreeOptions& opt) {
   CallTreeBuilder b(reader.header(), reader.probes(), opt);
   reader.rewind();
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) b.add(ev);
   return b.finish(reader.header().end_mono_ns, reader.threads());
 }

@@ -24,7 +24,7 @@
 // numbers equal the report's per-function calls, total and self.
 //
 // Usage:
-//   fmt::TraceReader reader(path);
+//   formats::TraceReader reader(path);
 //   CallTree tree = build_call_tree(reader);
 //   tree.walk([&](uint32_t i, int depth) {
 //     const CallNode& n = tree.node(i);
@@ -45,7 +45,7 @@
 #include "analysis/kernel_attribution.h"
 #include "analysis/profile.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 class TraceReader;
 }
 
@@ -103,7 +103,7 @@ class CallTree {
   const std::string& module(uint32_t i) const;
   // A Function node's row of the probe table (path, address, ...); nullptr
   // for the root and Thread nodes.
-  const fmt::ProbeInfo* probe(uint32_t i) const;
+  const formats::ProbeInfo* probe(uint32_t i) const;
   // The module most of the probes come from (the traced program, see
   // report_text.h's main_module): views show other modules' names tagged.
   const std::string& main_module() const { return main_module_; }
@@ -138,7 +138,7 @@ class CallTree {
  private:
   friend class CallTreeBuilder;
   std::vector<CallNode> nodes_;
-  std::unordered_map<uint32_t, fmt::ProbeInfo> probes_;
+  std::unordered_map<uint32_t, formats::ProbeInfo> probes_;
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string main_module_;
   bool per_thread_ = false;
@@ -162,18 +162,18 @@ struct CallTreeOptions {
 // replay.finish(), then result() once.
 class CallTreeBuilder : public ReplayListener {
  public:
-  CallTreeBuilder(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
+  CallTreeBuilder(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
                   const CallTreeOptions& opt = {});
-  CallTreeBuilder(CallReplay& replay, const fmt::TraceHeader& header,
-                  const std::vector<fmt::ProbeInfo>& probes, const CallTreeOptions& opt = {});
+  CallTreeBuilder(CallReplay& replay, const formats::TraceHeader& header,
+                  const std::vector<formats::ProbeInfo>& probes, const CallTreeOptions& opt = {});
   CallTreeBuilder(const CallTreeBuilder&) = delete;  // the replay holds its address
   CallTreeBuilder& operator=(const CallTreeBuilder&) = delete;
-  void add(const fmt::Event& ev) { own_->add(ev); }
+  void add(const formats::Event& ev) { own_->add(ev); }
   // Closes open calls at end_ts (or at the last event, if later) and
   // orders the children. Call once.
-  CallTree finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads);
+  CallTree finish(uint64_t end_ts, const std::vector<formats::ThreadInfo>& threads);
   // After the shared replay's finish().
-  CallTree result(const std::vector<fmt::ThreadInfo>& threads);
+  CallTree result(const std::vector<formats::ThreadInfo>& threads);
 
   void on_call_begin(const ReplayThread& t, const OpenCall& c) override;
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
@@ -184,14 +184,14 @@ class CallTreeBuilder : public ReplayListener {
     uint32_t base = CallTree::kRoot;  // where its calls hang: root or its Thread node
   };
   CallTreeBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
-                  const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
+                  const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
                   const CallTreeOptions& opt);
   uint32_t child(uint32_t parent, uint32_t id);
 
   std::unique_ptr<CallReplay> own_;  // alone: its replay
   CallReplay& replay_;
   CallTree tree_;
-  fmt::TraceHeader header_;  // the main module is the traced command's
+  formats::TraceHeader header_;  // the main module is the traced command's
   CallTreeOptions opt_;
   // (parent << 32 | probe id) -> child node: finding a call's node is one
   // lookup whatever the number of siblings.
@@ -200,6 +200,6 @@ class CallTreeBuilder : public ReplayListener {
 };
 
 // Reads every event of `reader` (from the first) into a tree.
-CallTree build_call_tree(fmt::TraceReader& reader, const CallTreeOptions& opt = {});
+CallTree build_call_tree(formats::TraceReader& reader, const CallTreeOptions& opt = {});
 
 }  // namespace atrace::analysis

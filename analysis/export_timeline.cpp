@@ -46,7 +46,7 @@ Span span_of(const KernelInterval& i) {
 }  // namespace
 
 Timeline::Timeline(TimelineSink& sink)
-    : own_(std::make_unique<CallReplay>(std::vector<fmt::ProbeInfo>{})), replay_(*own_), sink_(sink) {
+    : own_(std::make_unique<CallReplay>(std::vector<formats::ProbeInfo>{})), replay_(*own_), sink_(sink) {
   replay_.listen(*this);
 }
 
@@ -54,13 +54,13 @@ Timeline::Timeline(CallReplay& replay, TimelineSink& sink) : replay_(replay), si
   replay_.listen(*this);
 }
 
-bool Timeline::add(const fmt::Event& ev) {
+bool Timeline::add(const formats::Event& ev) {
   own_->add(ev);
   return span_boundary(ev);
 }
 
-bool Timeline::span_boundary(const fmt::Event& ev) {
-  using K = fmt::EventKind;
+bool Timeline::span_boundary(const formats::Event& ev) {
+  using K = formats::EventKind;
   if (ev.tid == 0) return false;  // the recorder's (DETACH): no thread
   switch (ev.kind) {
     case K::FuncEntry:
@@ -115,8 +115,8 @@ void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
   sink_.end(t.pid, t.tid, s, at);
 }
 
-TraceNames::TraceNames(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
-                       const std::vector<fmt::ThreadInfo>& threads)
+TraceNames::TraceNames(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
+                       const std::vector<formats::ThreadInfo>& threads)
     : target_pid_(header.target_pid) {
   for (const auto& p : probes) functions_[p.id] = Function{p.name, p.module};
   for (const auto& t : threads) threads_[t.tid] = t.name;
@@ -176,18 +176,18 @@ void add_arg(Instant& out, const char* key, InstantArg::Type type, uint64_t valu
 
 }  // namespace
 
-void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
-  using K = fmt::EventKind;
+void describe_instant(const formats::Event& ev, TraceNames& names, Instant& out) {
+  using K = formats::EventKind;
   using T = InstantArg::Type;
   out.args.clear();
   out.global = false;
   out.category = "kernel";
-  out.name = fmt::to_string(ev.kind);
+  out.name = formats::to_string(ev.kind);
   switch (ev.kind) {
     case K::PageFault:
       add_arg(out, "address", T::Hex, ev.arg0);
       add_arg(out, "ip", T::Hex, ev.arg1);
-      add_arg(out, "access", T::Text, 0, ev.flags & fmt::kFaultWrite ? "write" : "read");
+      add_arg(out, "access", T::Text, 0, ev.flags & formats::kFaultWrite ? "write" : "read");
       return;
     case K::SchedWakeup:
       add_arg(out, "waker_tid", T::Uint, ev.arg0);
@@ -200,7 +200,7 @@ void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
     case K::ProcFork:
       add_arg(out, "child_pid", T::Uint, ev.arg0);
       add_arg(out, "child_tid", T::Uint, ev.arg1);
-      add_arg(out, "what", T::Text, 0, ev.flags & fmt::kForkThread ? "thread" : "process");
+      add_arg(out, "what", T::Text, 0, ev.flags & formats::kForkThread ? "thread" : "process");
       return;
     case K::ProcExec: add_arg(out, "filename", T::Text, 0, ev.text); return;
     case K::ProcExit: add_arg(out, "status", T::Int, ev.arg0); return;
@@ -212,7 +212,7 @@ void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
       out.name = "detach: " + names.function(ev.id);
       add_arg(out, "function", T::Text, 0, names.function(ev.id));
       add_arg(out, "module", T::Text, 0, names.module(ev.id));
-      add_arg(out, "rule", T::Text, 0, fmt::to_string(fmt::detach_reason(ev.flags)));
+      add_arg(out, "rule", T::Text, 0, formats::to_string(formats::detach_reason(ev.flags)));
       add_arg(out, "calls", T::Uint, ev.arg0);
       add_arg(out, "total_ns", T::Uint, ev.arg1);
       add_arg(out, "mean_ns", T::Uint, ev.arg0 ? ev.arg1 / ev.arg0 : 0);
@@ -224,7 +224,7 @@ void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out) {
       out.category = "usdt";
       out.name = names.function(ev.id);
       for (size_t i = 0; i < ev.args.size(); ++i) {
-        const fmt::ProbeArg& a = ev.args[i];
+        const formats::ProbeArg& a = ev.args[i];
         std::string key = "arg" + std::to_string(i + 1);
         if (a.is_string)
           add_arg(out, "", T::Text, 0, a.str);

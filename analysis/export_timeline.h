@@ -43,9 +43,9 @@ struct Span {
   SpanKind kind = SpanKind::Function;
   uint32_t id = 0;    // Function: probe id
   uint64_t nr = 0;    // Syscall: the number entered
-  uint8_t state = 0;  // OffCpu: prev_state (fmt::kSwitchRunnable: preempted)
+  uint8_t state = 0;  // OffCpu: prev_state (formats::kSwitchRunnable: preempted)
   uint64_t start = 0;
-  bool blocked() const { return state != fmt::kSwitchRunnable; }
+  bool blocked() const { return state != formats::kSwitchRunnable; }
 };
 
 enum class SpanEnd : uint8_t {
@@ -88,14 +88,14 @@ class Timeline : public ReplayListener {
   Timeline& operator=(const Timeline&) = delete;
   // Feeds one event (time order per thread, as TraceReader::next gives
   // them). Returns span_boundary(ev).
-  bool add(const fmt::Event& ev);
+  bool add(const formats::Event& ev);
   // Closes every span still open, at the recording's end: `end_ts` (the
   // header's end) or the last event's time when that is later (0: unknown).
   void finish(uint64_t end_ts) { own_->finish(end_ts); }
   // True when the event is a span boundary (entry, exit, unwind, switch,
   // system call): the others are what exporters show as instants.
   // ThreadExit and ProcExit close spans and still return false.
-  static bool span_boundary(const fmt::Event& ev);
+  static bool span_boundary(const formats::Event& ev);
 
   void on_call_begin(const ReplayThread& t, const OpenCall& c) override;
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
@@ -121,8 +121,8 @@ class Timeline : public ReplayListener {
 // Names of the things exporters show; built from a trace's tables.
 class TraceNames {
  public:
-  TraceNames(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
-             const std::vector<fmt::ThreadInfo>& threads);
+  TraceNames(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
+             const std::vector<formats::ThreadInfo>& threads);
   // The function's demangled name, "<probe N>" for an id not in the table.
   const std::string& function(uint32_t id);
   // Its module's file name ("" when unknown).
@@ -164,6 +164,6 @@ struct Instant {
 };
 // Fills `out` for an event that is not a span boundary (Timeline::add
 // returned false); any kind, known or not.
-void describe_instant(const fmt::Event& ev, TraceNames& names, Instant& out);
+void describe_instant(const formats::Event& ev, TraceNames& names, Instant& out);
 
 }  // namespace atrace::analysis

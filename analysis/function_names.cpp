@@ -17,7 +17,7 @@ std::string basename_of(const std::string& path) {
 
 // The executable named in the command if some function comes from it,
 // otherwise the module with the most functions.
-std::string main_module(const fmt::TraceHeader& h, const std::vector<std::string>& modules) {
+std::string main_module(const formats::TraceHeader& h, const std::vector<std::string>& modules) {
   std::string exe = basename_of(h.target_command.substr(0, h.target_command.find(' ')));
   std::map<std::string, size_t> count;
   for (const auto& m : modules) count[m]++;
@@ -32,7 +32,7 @@ std::string main_module(const fmt::TraceHeader& h, const std::vector<std::string
   return best;
 }
 
-std::string main_module(const fmt::TraceHeader& h, const Profile& p) {
+std::string main_module(const formats::TraceHeader& h, const Profile& p) {
   std::vector<std::string> modules;
   for (const auto& f : p.functions) modules.push_back(f.module);
   return main_module(h, modules);

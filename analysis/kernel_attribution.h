@@ -71,7 +71,7 @@ struct KernelInterval {
   IntervalKind kind = IntervalKind::OffCpu;
   uint64_t start = 0;
   uint64_t nr = 0;    // Syscall: the number entered
-  uint8_t state = 0;  // OffCpu: prev_state (fmt::kSwitchRunnable: preempted)
+  uint8_t state = 0;  // OffCpu: prev_state (formats::kSwitchRunnable: preempted)
 };
 struct IntervalClose {
   uint64_t ts = 0;

@@ -11,32 +11,32 @@
 
 namespace atrace::analysis {
 
-ProfileBuilder::ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes)
+ProfileBuilder::ProfileBuilder(const std::vector<formats::ProbeInfo>& probes)
     : ProfileBuilder(std::make_unique<CallReplay>(probes), nullptr, probes) {}
 
-ProfileBuilder::ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes)
+ProfileBuilder::ProfileBuilder(CallReplay& replay, const std::vector<formats::ProbeInfo>& probes)
     : ProfileBuilder(nullptr, &replay, probes) {}
 
 ProfileBuilder::ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
-                               const std::vector<fmt::ProbeInfo>& probes)
+                               const std::vector<formats::ProbeInfo>& probes)
     : own_(std::move(own)), replay_(own_ ? *own_ : *shared) {
   for (const auto& p : probes) probes_[p.id] = p;
   replay_.listen(*this);
 }
 
-void ProfileBuilder::on_event(const fmt::Event& ev, const ReplayThread*) {
+void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread*) {
   if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
-  if (ev.kind == fmt::EventKind::Detach) {
+  if (ev.kind == formats::EventKind::Detach) {
     DetachedFunction d;
     d.id = ev.id;
     d.ts = ev.ts;
-    d.reason = fmt::detach_reason(ev.flags);
+    d.reason = formats::detach_reason(ev.flags);
     d.calls = ev.arg0;
     d.total_ns = ev.arg1;
     detached_.push_back(std::move(d));
-  } else if (ev.kind == fmt::EventKind::Usdt) {
+  } else if (ev.kind == formats::EventKind::Usdt) {
     count_probe(ev);
   }
 }
@@ -63,7 +63,7 @@ void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
 namespace {
 
 // The name and module of a row, from the probe table.
-void name_row_from(const std::map<uint32_t, fmt::ProbeInfo>& probes, FunctionStats& s) {
+void name_row_from(const std::map<uint32_t, formats::ProbeInfo>& probes, FunctionStats& s) {
   auto probe = probes.find(s.id);
   if (probe != probes.end()) {
     s.name = probe->second.name;
@@ -99,14 +99,14 @@ bool by_total(const FunctionStats& a, const FunctionStats& b) {
 
 }  // namespace
 
-Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
-                               const fmt::LostCounts& lost) {
+Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<formats::ThreadInfo>& threads,
+                               const formats::LostCounts& lost) {
   own_->finish(end_ts);
   return result(threads, lost);
 }
 
-Profile ProfileBuilder::result(const std::vector<fmt::ThreadInfo>& threads,
-                               const fmt::LostCounts& lost) {
+Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
+                               const formats::LostCounts& lost) {
   const uint64_t end = replay_.end_ts();
   Profile p;
   p.events = events_;
@@ -168,7 +168,7 @@ Profile ProfileBuilder::result(const std::vector<fmt::ThreadInfo>& threads,
   return p;
 }
 
-void ProfileBuilder::count_probe(const fmt::Event& ev) {
+void ProfileBuilder::count_probe(const formats::Event& ev) {
   ProbeHits& h = probe_hits_[ev.id];
   h.count++;
   for (const auto& a : ev.args) {
@@ -292,17 +292,17 @@ void sort_functions(std::vector<FunctionStats>& rows, SortKey key) {
   });
 }
 
-uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p) {
+uint64_t recording_duration_ns(const formats::TraceHeader& h, const Profile& p) {
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   uint64_t end = h.end_mono_ns ? h.end_mono_ns : p.last_ts;
   return end > start ? end - start : 0;
 }
 
-Profile build_profile(fmt::TraceReader& reader, bool compensate) {
+Profile build_profile(formats::TraceReader& reader, bool compensate) {
   ProfileBuilder b(reader.probes());
   if (compensate) b.compensate(probe_costs(reader.header()));
   reader.rewind();
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) b.add(ev);
   return b.finish(reader.header().end_mono_ns, reader.threads(), reader.lost());
 }

@@ -29,7 +29,7 @@
 #include "analysis/kernel_attribution.h"
 #include "analysis/syscall_stats.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 class TraceReader;
 }
 
@@ -64,7 +64,7 @@ struct DetachedFunction {
   std::string name;
   std::string module;
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns
-  fmt::DetachReason reason = fmt::DetachReason::Absolute;  // may be a value unknown here
+  formats::DetachReason reason = formats::DetachReason::Absolute;  // may be a value unknown here
   uint64_t calls = 0;
   uint64_t total_ns = 0;
   uint64_t mean_ns() const { return calls ? total_ns / calls : 0; }
@@ -138,8 +138,8 @@ struct Profile {
 // replay, feed the replay, call replay.finish(), then result() once.
 class ProfileBuilder : public ReplayListener {
  public:
-  explicit ProfileBuilder(const std::vector<fmt::ProbeInfo>& probes);
-  ProfileBuilder(CallReplay& replay, const std::vector<fmt::ProbeInfo>& probes);
+  explicit ProfileBuilder(const std::vector<formats::ProbeInfo>& probes);
+  ProfileBuilder(CallReplay& replay, const std::vector<formats::ProbeInfo>& probes);
   ProfileBuilder(const ProfileBuilder&) = delete;  // the replay holds its address
   ProfileBuilder& operator=(const ProfileBuilder&) = delete;
   // --compensate, own replay only (call before the first add()): each
@@ -149,29 +149,29 @@ class ProfileBuilder : public ReplayListener {
   // (clamped at 0, counted in Profile::compensation); kernel numbers are
   // unchanged.
   void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
-  void add(const fmt::Event& ev) { own_->add(ev); }
+  void add(const formats::Event& ev) { own_->add(ev); }
   // end_ts closes unfinished calls (the recording's end); an end_ts before
   // the last event (0: unknown, truncated trace) means the last event's time.
-  Profile finish(uint64_t end_ts, const std::vector<fmt::ThreadInfo>& threads,
-                 const fmt::LostCounts& lost);
+  Profile finish(uint64_t end_ts, const std::vector<formats::ThreadInfo>& threads,
+                 const formats::LostCounts& lost);
   // After the shared replay's finish().
-  Profile result(const std::vector<fmt::ThreadInfo>& threads, const fmt::LostCounts& lost);
+  Profile result(const std::vector<formats::ThreadInfo>& threads, const formats::LostCounts& lost);
 
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
   void on_syscall(const ClosedSyscall& c) override { syscalls_.add(c); }
-  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
+  void on_event(const formats::Event& ev, const ReplayThread* t) override;
 
  private:
   ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
-                 const std::vector<fmt::ProbeInfo>& probes);
+                 const std::vector<formats::ProbeInfo>& probes);
   std::vector<SyscallStats> syscall_rows() const;
   void mark_detached(Profile& p);
-  void count_probe(const fmt::Event& ev);
+  void count_probe(const formats::Event& ev);
   std::vector<ProbeHits> probe_rows();
 
   std::unique_ptr<CallReplay> own_;  // alone: its replay
   CallReplay& replay_;
-  std::map<uint32_t, fmt::ProbeInfo> probes_;
+  std::map<uint32_t, formats::ProbeInfo> probes_;
   // Thread index -> slot -> that thread's numbers.
   std::vector<std::vector<FunctionStats>> stats_;
   SyscallTable syscalls_;
@@ -191,12 +191,12 @@ void sort_functions(std::vector<FunctionStats>& rows, SortKey key);
 
 // Wall time of the recording: the header's end - start clocks, or from the
 // start to the last event when the end is missing (truncated trace).
-uint64_t recording_duration_ns(const fmt::TraceHeader& h, const Profile& p);
+uint64_t recording_duration_ns(const formats::TraceHeader& h, const Profile& p);
 
 // Reads every event of `reader` (from its first) into a profile, closing
 // unfinished calls at the recording's end; `compensate`: with the header's
 // calibrated probe costs (none in the file: the plain profile, see
 // probe_costs(header).any()).
-Profile build_profile(fmt::TraceReader& reader, bool compensate = false);
+Profile build_profile(formats::TraceReader& reader, bool compensate = false);
 
 }  // namespace atrace::analysis

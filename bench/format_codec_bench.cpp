@@ -1,6 +1,6 @@
 // Google Benchmark of the trace file codec (formats/): how many events per
-// second one core encodes with fmt::TraceWriter::write_events and decodes
-// with fmt::TraceReader::next. Goals (issue 3): writer >= 20 M events/s per
+// second one core encodes with formats::TraceWriter::write_events and decodes
+// with formats::TraceReader::next. Goals (issue 3): writer >= 20 M events/s per
 // core, so it never is what loses events; reader >= 50 M events/s.
 //
 //   build/bench/format_codec_bench [--benchmark_filter=...]
@@ -24,7 +24,7 @@
 
 namespace {
 
-namespace fmt = atrace::fmt;
+namespace formats = atrace::formats;
 using atrace::bench::EventStream;
 using atrace::bench::StreamParams;
 
@@ -38,7 +38,7 @@ std::string bench_path(const char* name) {
 // timestamps when used up, so the time stays monotonic without generating
 // events inside the timed loop.
 struct Pool {
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   uint64_t span = 0;  // ts of last - ts of first + 1
 };
 
@@ -65,16 +65,16 @@ void BM_Write(benchmark::State& state) {
   StreamParams sp;
   sp.threads = threads;
   EventStream meta(sp);
-  std::vector<fmt::Event> work(p.events);
+  std::vector<formats::Event> work(p.events);
   size_t pos = 0;
   uint64_t events = 0;
-  fmt::WriterOptions opts;
+  formats::WriterOptions opts;
   opts.zstd_level = static_cast<int>(state.range(2));
   // The writer's clock is the events' clock (flush by age as when live).
   uint64_t now = 0;
   opts.now = [&now] { return now; };
   {
-    fmt::TraceWriter w(path, opts);
+    formats::TraceWriter w(path, opts);
     w.write_header(meta.header());
     w.write_probes(meta.probes());
     for (auto _ : state) {
@@ -85,12 +85,12 @@ void BM_Write(benchmark::State& state) {
         state.ResumeTiming();
       }
       now = work[pos + batch - 1].ts;
-      w.write_events(std::span<const fmt::Event>(work.data() + pos, batch));
+      w.write_events(std::span<const formats::Event>(work.data() + pos, batch));
       pos += batch;
       events += batch;
     }
     // After the loop: not timed.
-    w.finish(meta.header(), meta.threads(events / threads), fmt::LostCounts{});
+    w.finish(meta.header(), meta.threads(events / threads), formats::LostCounts{});
     state.counters["bytes_per_event"] =
         static_cast<double>(w.bytes_written()) / static_cast<double>(events ? events : 1);
     state.counters["events_per_block"] =
@@ -121,18 +121,18 @@ std::string read_file(uint64_t n, unsigned threads) {
   StreamParams sp;
   sp.threads = threads;
   EventStream s(sp);
-  fmt::WriterOptions opts;
+  formats::WriterOptions opts;
   opts.now = [&s] { return s.now(); };
-  fmt::TraceWriter w(path, opts);
+  formats::TraceWriter w(path, opts);
   w.write_header(s.header());
   w.write_probes(s.probes());
-  std::vector<fmt::Event> evs;
+  std::vector<formats::Event> evs;
   for (uint64_t done = 0; done < n; done += 8192) {
     evs.clear();
     s.generate(evs, static_cast<size_t>(std::min<uint64_t>(8192, n - done)));
     w.write_events(evs);
   }
-  w.finish(s.header(), s.threads(n / threads), fmt::LostCounts{});
+  w.finish(s.header(), s.threads(n / threads), formats::LostCounts{});
   files.emplace_back(std::make_pair(n, threads), path);
   std::atexit([] {
     for (auto& [k, f] : files) std::remove(f.c_str());
@@ -148,8 +148,8 @@ void BM_Read(benchmark::State& state) {
   std::string path = read_file(n, threads);
   uint64_t events = 0;
   for (auto _ : state) {
-    fmt::TraceReader r(path);
-    fmt::Event ev;
+    formats::TraceReader r(path);
+    formats::Event ev;
     uint64_t sum = 0;
     while (r.next(ev)) {
       sum += ev.id;

@@ -35,7 +35,7 @@ class EventStream {
       : p_(p), ts_(p.start_ts), rng_(p.seed), stacks_(p.threads) {}
 
   // Appends n events to out.
-  void generate(std::vector<fmt::Event>& out, size_t n) {
+  void generate(std::vector<formats::Event>& out, size_t n) {
     std::uniform_int_distribution<uint32_t> delta(20, 200);
     std::uniform_int_distribution<unsigned> thread(0, p_.threads - 1);
     std::uniform_int_distribution<uint32_t> fn(1, p_.functions);
@@ -44,7 +44,7 @@ class EventStream {
     for (size_t i = 0; i < n; i++) {
       unsigned t = thread(rng_);
       auto& st = stacks_[t];
-      fmt::Event ev;
+      formats::Event ev;
       ts_ += delta(rng_);
       ev.ts = ts_;
       ev.pid = p_.pid;
@@ -53,14 +53,14 @@ class EventStream {
       // Deeper stacks lean towards returning, so the depth hovers around 3.
       bool enter = st.empty() || (st.size() < p_.max_depth && pct(rng_) < 100 - 15 * st.size());
       if (enter) {
-        ev.kind = fmt::EventKind::FuncEntry;
+        ev.kind = formats::EventKind::FuncEntry;
         // Callee ids depend on the caller, as in a real call graph: a few hot
         // pairs rather than uniform noise.
         uint32_t id = st.empty() ? 1 + (fn(rng_) % 2) : (st.back() * 3 + pct(rng_) % 3) % p_.functions + 1;
         ev.id = id;
         st.push_back(id);
       } else {
-        ev.kind = fmt::EventKind::FuncExit;
+        ev.kind = formats::EventKind::FuncExit;
         ev.id = st.back();
         st.pop_back();
       }
@@ -69,52 +69,52 @@ class EventStream {
   }
 
   // Exits for every open call, then a ThreadExit per thread.
-  void close(std::vector<fmt::Event>& out) {
+  void close(std::vector<formats::Event>& out) {
     for (unsigned t = 0; t < p_.threads; t++) {
       auto& st = stacks_[t];
       while (!st.empty()) {
-        fmt::Event ev;
+        formats::Event ev;
         ev.ts = ts_ += 50;
         ev.pid = p_.pid;
         ev.tid = p_.pid + t;
         ev.cpu = static_cast<uint16_t>(t % 8);
-        ev.kind = fmt::EventKind::FuncExit;
+        ev.kind = formats::EventKind::FuncExit;
         ev.id = st.back();
         st.pop_back();
         out.push_back(ev);
       }
-      fmt::Event ev;
+      formats::Event ev;
       ev.ts = ts_ += 50;
       ev.pid = p_.pid;
       ev.tid = p_.pid + t;
       ev.cpu = static_cast<uint16_t>(t % 8);
-      ev.kind = fmt::EventKind::ThreadExit;
+      ev.kind = formats::EventKind::ThreadExit;
       out.push_back(ev);
     }
   }
 
   uint64_t now() const { return ts_; }
 
-  std::vector<fmt::ProbeInfo> probes() const {
-    std::vector<fmt::ProbeInfo> out;
+  std::vector<formats::ProbeInfo> probes() const {
+    std::vector<formats::ProbeInfo> out;
     for (uint32_t id = 1; id <= p_.functions; id++) {
-      fmt::ProbeInfo pi;
+      formats::ProbeInfo pi;
       pi.id = id;
       pi.name = "bench::function_" + std::to_string(id) + "(int, long)";
       pi.module = "format_synth";
       pi.path = "/usr/local/bin/format_synth";
       pi.address = 0x401000 + 0x40 * id;
       pi.offset = 0x1000 + 0x40 * id;
-      pi.path_kind = fmt::ProbePath::Nop5;
+      pi.path_kind = formats::ProbePath::Nop5;
       out.push_back(pi);
     }
     return out;
   }
 
-  std::vector<fmt::ThreadInfo> threads(uint64_t events_per_thread) const {
-    std::vector<fmt::ThreadInfo> out;
+  std::vector<formats::ThreadInfo> threads(uint64_t events_per_thread) const {
+    std::vector<formats::ThreadInfo> out;
     for (unsigned t = 0; t < p_.threads; t++) {
-      fmt::ThreadInfo ti;
+      formats::ThreadInfo ti;
       ti.tid = p_.pid + t;
       ti.pid = p_.pid;
       ti.name = "worker" + std::to_string(t);
@@ -126,8 +126,8 @@ class EventStream {
     return out;
   }
 
-  fmt::TraceHeader header() const {
-    fmt::TraceHeader h;
+  formats::TraceHeader header() const {
+    formats::TraceHeader h;
     h.atrace_version = "bench";
     h.command_line = "format_synth";
     h.target_command = "synthetic workload";

@@ -1,4 +1,4 @@
-// format_synth: writes a synthetic trace file with fmt::TraceWriter directly,
+// format_synth: writes a synthetic trace file with formats::TraceWriter directly,
 // to study the format's size and speed on any number of events (no tracing,
 // no BPF), e.g. 100 million events for the memory use of `atrace report`.
 //
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::string out = "synth.atrace";
   std::string in;
   atrace::bench::StreamParams p;
-  atrace::fmt::WriterOptions opts;
+  atrace::formats::WriterOptions opts;
   for (int i = 1; i < argc; i++) {
     auto arg = [&](const char* name) -> const char* {
       if (std::strcmp(argv[i], name) != 0) return nullptr;
@@ -104,19 +104,19 @@ int main(int argc, char** argv) {
   else
     opts.now = [&in_now] { return in_now; };
   try {
-    std::unique_ptr<atrace::fmt::TraceReader> r;
-    if (!in.empty()) r = std::make_unique<atrace::fmt::TraceReader>(in);
-    atrace::fmt::TraceWriter w(out, opts);
+    std::unique_ptr<atrace::formats::TraceReader> r;
+    if (!in.empty()) r = std::make_unique<atrace::formats::TraceReader>(in);
+    atrace::formats::TraceWriter w(out, opts);
     double cpu = 0;
     double t0 = cpu_seconds();
     w.write_header(r ? r->header() : stream.header());
     w.write_probes(r ? r->probes() : stream.probes());
     cpu += cpu_seconds() - t0;
-    std::vector<atrace::fmt::Event> evs;
+    std::vector<atrace::formats::Event> evs;
     uint64_t written = 0;
     while (r) {  // -i: re-encode
       evs.clear();
-      atrace::fmt::Event ev;
+      atrace::formats::Event ev;
       while (evs.size() < batch && r->next(ev)) evs.push_back(ev);
       if (evs.empty()) break;
       in_now = evs.back().ts;
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
       w.finish(r->header(), r->threads(), r->lost());
     else
       w.finish(stream.header(), stream.threads(w.events_written() / p.threads),
-               atrace::fmt::LostCounts{std::vector<uint64_t>(8, 0)});
+               atrace::formats::LostCounts{std::vector<uint64_t>(8, 0)});
     cpu += cpu_seconds() - t0;
     uint64_t events = w.events_written();
     uint64_t bytes = w.bytes_written();

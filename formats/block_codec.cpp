@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 using namespace v2;  // NOLINT: the format's constants
 
@@ -267,4 +267,4 @@ void BlockCursor::take_payload(Event& ev) {
   }
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -15,7 +15,7 @@
 #include "formats/trace_types.h"
 #include "formats/varint.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 // The ext header of an EVENTS frame.
 struct BlockMeta {
@@ -157,4 +157,4 @@ class BlockCursor {
   uint32_t decoded_ = 0;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

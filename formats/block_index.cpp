@@ -6,7 +6,7 @@
 #include "formats/frame.h"
 #include "formats/varint.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 using namespace v2;  // NOLINT: the format's constants
 
@@ -218,4 +218,4 @@ class Mapper {
 
 FileMap map_file(const FileSource& src) { return Mapper(src).run(); }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -13,7 +13,7 @@
 #include "formats/file_source.h"
 #include "formats/metadata_codec.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 // A table frame's decoded payload (HEADER, STRINGS, PROBES), in file order.
 struct TablePayload {
@@ -34,4 +34,4 @@ struct FileMap {
 // `src` has passed the preamble check.
 FileMap map_file(const FileSource& src);
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -12,7 +12,7 @@
 #include "formats/format_v2.h"
 #include "formats/trace_reader.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 namespace {
 
 [[noreturn]] void fail(const std::string& name, const char* what, int err) {
@@ -128,4 +128,4 @@ size_t FileSource::read_at(uint64_t off, void* buf, size_t n) const {
   return done;
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 // The most read from a pipe or stdin (spooled to the temp directory): a
 // documented limit, so an endless input cannot fill the file system.
@@ -35,4 +35,4 @@ class FileSource {
   std::string name_;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

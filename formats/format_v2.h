@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace atrace::fmt::v2 {
+namespace atrace::formats::v2 {
 
 // The preamble is the same in every version (magic, u16 major, u16 minor), so
 // any reader can name the version of any atrace file it is given.
@@ -94,4 +94,4 @@ constexpr size_t kDefaultBlockBytes = 64 * 1024;
 constexpr uint64_t kDefaultMaxAgeNs = 1000000000ull;
 constexpr int kDefaultZstdLevel = 3;
 
-}  // namespace atrace::fmt::v2
+}  // namespace atrace::formats::v2

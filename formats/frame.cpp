@@ -7,7 +7,7 @@
 
 #include "formats/varint.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 using namespace v2;  // NOLINT: the format's constants
 
@@ -96,4 +96,4 @@ void FrameDecoder::payload(const Frame& f, std::vector<uint8_t>& raw) {
   if (ZSTD_isError(n) || n != raw.size()) throw Malformed{};
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -13,7 +13,7 @@
 #include "formats/file_source.h"
 #include "formats/format_v2.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 struct ZstdCCtxFree {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
@@ -84,4 +84,4 @@ class FrameDecoder {
   std::unique_ptr<ZSTD_DCtx, ZstdDCtxFree> dctx_;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -1,6 +1,6 @@
 #include "formats/metadata_codec.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 namespace {
 
 // A length-prefixed entry, so later minor versions can append fields.
@@ -200,4 +200,4 @@ Footer decode_footer(ByteReader in, uint64_t max_frames) {
   return f;
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

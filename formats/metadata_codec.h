@@ -10,7 +10,7 @@
 #include "formats/trace_types.h"
 #include "formats/varint.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 // One row of the footer index: where a frame is and, for EVENTS frames,
 // whose events it holds and when.
@@ -62,4 +62,4 @@ void encode_footer(const Footer& f, ByteWriter& out);
 // kMinFrameSize); a longer index is malformed.
 Footer decode_footer(ByteReader in, uint64_t max_frames = UINT64_MAX);
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -26,7 +26,7 @@
 #include "formats/frame.h"
 #include "formats/metadata_codec.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 using namespace v2;  // NOLINT: the format's constants
 
@@ -353,4 +353,4 @@ bool TraceReader::next(Event& ev) {
 
 void TraceReader::rewind() { impl_->start(); }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -16,7 +16,7 @@
 
 #include "formats/trace_types.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 class TraceError : public std::runtime_error {
  public:
@@ -65,4 +65,4 @@ class TraceReader {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -2,7 +2,7 @@
 // and the reports print them. Kept stable: scripts parse them.
 #include "formats/trace_types.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 const char* to_string(EventKind k) {
   switch (k) {
@@ -101,4 +101,4 @@ void set_probe_costs(TraceHeader& h, const ProbeCosts& c) {
   h.probe_inside_singlestep_ns = c.inside_single_step;
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 // The values are the file's kind numbers (formats/FORMAT.md); FUNC_RETURN
 // (4) is an encoding detail and reaches the API as FuncExit.
@@ -243,4 +243,4 @@ const char* to_string(ProbeKind k);
 const char* to_string(DetachReason r);
 const char* to_string(UnwindHow h);
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

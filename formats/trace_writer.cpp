@@ -25,7 +25,7 @@
 #include "formats/frame.h"
 #include "formats/metadata_codec.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 using namespace v2;  // NOLINT: the format's constants
 
@@ -256,4 +256,4 @@ void TraceWriter::finish(const TraceHeader& h, const std::vector<ThreadInfo>& th
   }
 }
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

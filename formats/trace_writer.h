@@ -17,7 +17,7 @@
 
 #include "formats/trace_types.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 struct WriterOptions {
   int zstd_level = 3;
@@ -67,4 +67,4 @@ class TraceWriter {
   uint64_t bytes_written_ = 0;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace atrace::fmt {
+namespace atrace::formats {
 
 struct Malformed {};
 
@@ -131,4 +131,4 @@ class ByteReader {
   const uint8_t* end_ = nullptr;
 };
 
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

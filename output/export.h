@@ -5,13 +5,13 @@
 // All exporters share one signature, so `atrace convert` keeps them in a
 // table (tools/cmd_convert.cpp: adding a format is one row there):
 //
-//   void export_NAME(fmt::TraceReader& reader, std::ostream& out,
+//   void export_NAME(formats::TraceReader& reader, std::ostream& out,
 //                    const ExportOptions& options);
 //
 // An exporter reads the events from the reader's position to the end, in the
 // order next() gives them, and writes to `out` as it goes. It holds per-thread
 // state (open calls, pending system calls), never the events, unless its
-// format needs the whole trace (its doc says so). It throws fmt::TraceError
+// format needs the whole trace (its doc says so). It throws formats::TraceError
 // when the trace cannot be read; a failed write is left in `out`'s state for
 // the caller to notice. It prints nothing: warnings are the caller's.
 #pragma once
@@ -19,7 +19,7 @@
 #include <iosfwd>
 #include <string>
 
-namespace atrace::fmt {
+namespace atrace::formats {
 class TraceReader;
 }
 
@@ -37,12 +37,12 @@ struct ExportOptions {
 };
 
 // Chrome Trace Event JSON (docs/export-chrome.md).
-void export_chrome(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 // Perfetto protobuf trace, TrackEvent slices (docs/export-perfetto.md).
-void export_perfetto(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_perfetto(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 // Paje trace for pajeng and ViTE (docs/export-paje.md).
-void export_paje(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 // One event a line, RFC 4180 (docs/export-csv.md).
-void export_csv(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_csv(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 
 }  // namespace atrace::analysis

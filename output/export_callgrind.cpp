@@ -55,7 +55,7 @@ class Writer {
  public:
   Writer(const CallTree& tree, std::ostream& out) : tree_(tree), out_(out) {}
 
-  void header(const fmt::TraceHeader& h) {
+  void header(const formats::TraceHeader& h) {
     out_ << "# callgrind format\n"
          << "version: 1\n"
          << "creator: atrace " << h.atrace_version << "\n";
@@ -120,7 +120,7 @@ class Writer {
   // none). The file is "???", callgrind's own "unknown": the viewers then
   // do not try to annotate the module's binary as if it were source.
   void position(const char* ob, const char* fl, uint32_t node) {
-    const fmt::ProbeInfo* p = tree_.probe(node);
+    const formats::ProbeInfo* p = tree_.probe(node);
     const std::string& where = p->path.empty() ? p->module : p->path;
     out_ << ob << "=" << ob_(where) << "\n" << fl << "=" << fl_("???") << "\n";
   }
@@ -155,7 +155,7 @@ class Writer {
 
 }  // namespace
 
-void write_callgrind(const CallTree& tree, const fmt::TraceHeader& header, std::ostream& out) {
+void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out) {
   Writer w(tree, out);
   w.header(header);
   w.body();

@@ -62,7 +62,7 @@ class ChromeWriter : public TimelineSink {
     w_.maybe_flush();
   }
 
-  void instant(const fmt::Event& ev, const Instant& in) {
+  void instant(const formats::Event& ev, const Instant& in) {
     std::string& b = next_event();
     b += "{\"ph\":\"i\",\"s\":";
     b += in.global ? "\"g\"" : "\"t\"";
@@ -177,8 +177,8 @@ class ChromeWriter : public TimelineSink {
   std::unordered_map<uint32_t, std::string> modules_cache_;
 };
 
-void other_data(std::string& b, const fmt::TraceReader& reader) {
-  const fmt::TraceHeader& h = reader.header();
+void other_data(std::string& b, const formats::TraceReader& reader) {
+  const formats::TraceHeader& h = reader.header();
   auto field = [&](const char* key, const std::string& value) {
     b += ",\"";
     b += key;
@@ -202,7 +202,7 @@ void other_data(std::string& b, const fmt::TraceReader& reader) {
 
 }  // namespace
 
-void export_chrome(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads());
   other_data(w.buf(), reader);
@@ -218,7 +218,7 @@ void export_chrome(fmt::TraceReader& reader, std::ostream& out, const ExportOpti
 
   Timeline timeline(chrome);
   Instant instant;
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) {
     if (!timeline.add(ev)) {
       describe_instant(ev, names, instant);

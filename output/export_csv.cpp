@@ -26,10 +26,10 @@ constexpr const char* kHeader = "ts_ns,pid,tid,cpu,kind,name,module,flags,arg0,a
 
 // A USDT event's arguments as `atrace script` shows them:
 // arg1=5 arg2="/index" (the field is quoted for CSV as a whole).
-std::string usdt_args(const fmt::Event& ev) {
+std::string usdt_args(const formats::Event& ev) {
   std::string s;
   for (size_t i = 0; i < ev.args.size(); ++i) {
-    const fmt::ProbeArg& a = ev.args[i];
+    const formats::ProbeArg& a = ev.args[i];
     if (i) s += ' ';
     s += "arg";
     append_uint(s, i + 1);
@@ -51,8 +51,8 @@ class CsvWriter {
  public:
   CsvWriter(ChunkedWriter& w, TraceNames& names) : w_(w), names_(names) {}
 
-  void event(const fmt::Event& ev) {
-    using K = fmt::EventKind;
+  void event(const formats::Event& ev) {
+    using K = formats::EventKind;
     std::string& b = w_.buf();
     append_uint(b, ev.ts);
     b += ',';
@@ -62,7 +62,7 @@ class CsvWriter {
     b += ',';
     append_uint(b, ev.cpu);
     b += ',';
-    b += fmt::to_string(ev.kind);
+    b += formats::to_string(ev.kind);
     b += ',';
     switch (ev.kind) {
       case K::FuncEntry:
@@ -105,9 +105,9 @@ class CsvWriter {
       append_uint(b, ev.arg1);
     b += ',';
     if (ev.kind == K::Detach)
-      b += fmt::to_string(fmt::detach_reason(ev.flags));
+      b += formats::to_string(formats::detach_reason(ev.flags));
     else if (ev.kind == K::Unwind)
-      b += fmt::to_string(static_cast<fmt::UnwindHow>(ev.flags));
+      b += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
     else if (ev.kind == K::Usdt)
       append_csv_field(b, usdt_args(ev));
     else
@@ -124,12 +124,12 @@ class CsvWriter {
 
 }  // namespace
 
-void export_csv(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_csv(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads());
   w.buf() += kHeader;
   CsvWriter csv(w, names);
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) {
     csv.event(ev);
     if (!w.ok()) return;

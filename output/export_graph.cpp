@@ -13,22 +13,22 @@ std::optional<GraphWeight> parse_graph_weight(std::string_view s) {
   return std::nullopt;
 }
 
-CallTree export_tree(fmt::TraceReader& reader, const GraphExportOptions& opt) {
+CallTree export_tree(formats::TraceReader& reader, const GraphExportOptions& opt) {
   CallTreeOptions t;
   t.per_thread = opt.thread_prefix;
   if (opt.compensate) t.compensate = probe_costs(reader.header());
   return build_call_tree(reader, t);
 }
 
-void write_folded(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
   write_folded(export_tree(reader, opt), opt, out);
 }
 
-void write_callgrind(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
   write_callgrind(export_tree(reader, opt), reader.header(), out);
 }
 
-void write_dot(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
   write_dot(export_tree(reader, opt), opt, out);
 }
 
@@ -42,15 +42,15 @@ GraphExportOptions graph_options(const ExportOptions& o) {
 }
 }  // namespace
 
-void export_folded(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+void export_folded(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   write_folded(reader, graph_options(options), out);
 }
 
-void export_callgrind(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+void export_callgrind(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   write_callgrind(reader, graph_options(options), out);
 }
 
-void export_dot(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+void export_dot(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   write_dot(reader, graph_options(options), out);
 }
 

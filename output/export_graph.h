@@ -19,7 +19,7 @@
 
 #include "analysis/analysis.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 class TraceReader;
 }
 
@@ -44,23 +44,23 @@ struct GraphExportOptions {
   bool compensate = false;
 };
 
-void write_folded(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
-void write_callgrind(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
-void write_dot(fmt::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
+void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
+void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
+void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
 
 void write_folded(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 // header: the command and pid written into the file's header lines.
-void write_callgrind(const CallTree& tree, const fmt::TraceHeader& header, std::ostream& out);
+void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out);
 void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 
 // The tree the reader's exports use: per thread for thread_prefix,
 // compensated when asked and possible.
-CallTree export_tree(fmt::TraceReader& reader, const GraphExportOptions& opt);
+CallTree export_tree(formats::TraceReader& reader, const GraphExportOptions& opt);
 
 // The same three in the signature of `atrace convert`'s table (export.h).
 struct ExportOptions;
-void export_folded(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
-void export_callgrind(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
-void export_dot(fmt::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_folded(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_callgrind(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_dot(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 
 }  // namespace atrace::analysis

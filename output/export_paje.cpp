@@ -155,7 +155,7 @@ class PajeWriter : public TimelineSink {
     w_.maybe_flush();
   }
 
-  void instant(const fmt::Event& ev, const Instant& in) {
+  void instant(const formats::Event& ev, const Instant& in) {
     std::string& b = w_.buf();
     if (in.global) {
       process(ev.pid, ev.ts);
@@ -282,7 +282,7 @@ class PajeWriter : public TimelineSink {
 
 }  // namespace
 
-void export_paje(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads());
   w.buf() += kHeader;
@@ -291,7 +291,7 @@ void export_paje(fmt::TraceReader& reader, std::ostream& out, const ExportOption
 
   Timeline timeline(paje);
   Instant instant;
-  fmt::Event ev;
+  formats::Event ev;
   uint64_t last_ts = 0;
   while (reader.next(ev)) {
     if (!paje.has_origin()) paje.origin_from(reader.header().start_mono_ns, ev.ts);

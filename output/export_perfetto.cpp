@@ -112,7 +112,7 @@ class Interner {
 
 class PerfettoWriter : public TimelineSink {
  public:
-  PerfettoWriter(ChunkedWriter& w, TraceNames& names, const fmt::TraceHeader& header)
+  PerfettoWriter(ChunkedWriter& w, TraceNames& names, const formats::TraceHeader& header)
       : w_(w), names_(names), header_(header) {}
 
   // The first packet: the sequence starts with a clean incremental state.
@@ -143,7 +143,7 @@ class PerfettoWriter : public TimelineSink {
     finish_event();
   }
 
-  void instant(const fmt::Event& ev, const Instant& in) {
+  void instant(const formats::Event& ev, const Instant& in) {
     uint64_t track = in.global ? process_track(ev.pid) : thread_track(ev.pid, ev.tid);
     start_event(ev.ts, track, kInstant);
     event_.uint(field::kNameIid, names_iid_.iid(in.name, interned_, field::kEventNames));
@@ -292,7 +292,7 @@ class PerfettoWriter : public TimelineSink {
 
   ChunkedWriter& w_;
   TraceNames& names_;
-  const fmt::TraceHeader& header_;
+  const formats::TraceHeader& header_;
   proto::Message packet_, event_, interned_, annotation_;
   bool pending_annotation_ = false;
   uint64_t ts_ = 0;
@@ -306,7 +306,7 @@ class PerfettoWriter : public TimelineSink {
 
 }  // namespace
 
-void export_perfetto(fmt::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_perfetto(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads());
   PerfettoWriter perfetto(w, names, reader.header());
@@ -316,7 +316,7 @@ void export_perfetto(fmt::TraceReader& reader, std::ostream& out, const ExportOp
 
   Timeline timeline(perfetto);
   Instant instant;
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) {
     if (!timeline.add(ev)) {
       describe_instant(ev, names, instant);

@@ -24,12 +24,12 @@ struct ReportOptions {
 // "compensated: 1.23 us per nop5 call (0.9 us inside it), ..." and a line
 // saying what that means (the header's probe costs): what a compensated
 // report took out; then how many calls it clamped at 0, if any.
-std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r);
+std::string compensation_line(const formats::TraceHeader& h, const CompensationResidual& r);
 
 // Everything a report says: the recording's header, its profile and the
 // reader's warnings about the file.
 struct ReportInput {
-  const fmt::TraceHeader& header;
+  const formats::TraceHeader& header;
   const Profile& profile;
   const std::vector<std::string>& warnings;
 };
@@ -39,7 +39,7 @@ std::string format_duration(uint64_t ns);
 
 // True when the trace recorded kernel events (header.kernel_events): the
 // text report then shows the kernel columns, and only then.
-bool has_kernel_events(const fmt::TraceHeader& h);
+bool has_kernel_events(const formats::TraceHeader& h);
 // True when it recorded the syscalls group, or has system calls anyway.
 bool has_syscalls(const ReportInput& in);
 

@@ -22,7 +22,7 @@
 #include "analysis/analysis.h"
 #include "output/report.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 class TraceReader;
 }
 
@@ -46,13 +46,13 @@ struct HtmlOptions {
 // events reach beyond it (truncated: no end) has its timeline read again.
 class HtmlViews {
  public:
-  HtmlViews(CallReplay& replay, const fmt::TraceReader& reader, const ReportOptions& opt,
+  HtmlViews(CallReplay& replay, const formats::TraceReader& reader, const ReportOptions& opt,
             const HtmlOptions& html = {});
   // After the replay's finish(): the page's data as JSON (see
   // docs/report-html.md for its members); `in` is the profile built on the
   // same replay. Call once. Not yet safe inside a <script> element: see
   // script_safe().
-  std::string data(fmt::TraceReader& reader, const ReportInput& in, const ReportOptions& opt);
+  std::string data(formats::TraceReader& reader, const ReportInput& in, const ReportOptions& opt);
 
  private:
   DownsampleOptions downsample_options(std::pair<uint64_t, uint64_t> range) const;
@@ -67,8 +67,8 @@ class HtmlViews {
 
 // The same with a replay of its own over every event of `reader` (`in` is
 // the profile already built from it, with `opt`'s sort, per-thread and
-// compensation). Throws fmt::TraceError when the trace cannot be read.
-std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
+// compensation). Throws formats::TraceError when the trace cannot be read.
+std::string html_report_data(formats::TraceReader& reader, const ReportInput& in,
                              const ReportOptions& opt, const HtmlOptions& html = {});
 
 // JSON text made safe to sit inside a <script> element: every '<' becomes

@@ -24,7 +24,7 @@ using json = nlohmann::ordered_json;
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json meta(const ReportInput& in, const ReportOptions& opt) {
-  const fmt::TraceHeader& h = in.header;
+  const formats::TraceHeader& h = in.header;
   const Profile& p = in.profile;
   return json{{"command", h.target_command},
               {"pid", h.target_pid},
@@ -219,7 +219,7 @@ void append_timeline(std::string& b, const DownsampledTimeline& t, TraceNames& n
 // The time range the timeline spans: the recording, or its events where
 // they reach beyond (no end in a truncated trace). `p` null: the header's
 // alone, the guess made before the events are read.
-std::pair<uint64_t, uint64_t> timeline_range(const fmt::TraceHeader& h, const Profile* p) {
+std::pair<uint64_t, uint64_t> timeline_range(const formats::TraceHeader& h, const Profile* p) {
   uint64_t first = p ? p->first_ts : 0, last = p ? p->last_ts : 0;
   uint64_t t0 = h.start_mono_ns && (!first || h.start_mono_ns < first) ? h.start_mono_ns : first;
   return {t0, std::max(h.end_mono_ns, last)};
@@ -227,7 +227,7 @@ std::pair<uint64_t, uint64_t> timeline_range(const fmt::TraceHeader& h, const Pr
 
 }  // namespace
 
-HtmlViews::HtmlViews(CallReplay& replay, const fmt::TraceReader& reader, const ReportOptions& opt,
+HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader, const ReportOptions& opt,
                      const HtmlOptions& html)
     : html_(html),
       tree_(replay, reader.header(), reader.probes(), CallTreeOptions{opt.threads, {}}),
@@ -247,9 +247,9 @@ DownsampleOptions HtmlViews::downsample_options(std::pair<uint64_t, uint64_t> ra
   return d;
 }
 
-std::string HtmlViews::data(fmt::TraceReader& reader, const ReportInput& in,
+std::string HtmlViews::data(formats::TraceReader& reader, const ReportInput& in,
                             const ReportOptions& opt) {
-  const fmt::TraceHeader& h = reader.header();
+  const formats::TraceHeader& h = reader.header();
   CallTree tree = tree_.result(reader.threads());
   // The buckets are cut while the events are read: when the events went
   // beyond the header's range (a truncated trace), the timeline is read
@@ -263,7 +263,7 @@ std::string HtmlViews::data(fmt::TraceReader& reader, const ReportInput& in,
     TimelineDownsampler sampler(names_, downsample_options(range));
     Timeline timeline(again, sampler);
     reader.rewind();
-    fmt::Event ev;
+    formats::Event ev;
     while (reader.next(ev)) again.add(ev);
     again.finish(h.end_mono_ns);
     sampled = sampler.finish();
@@ -286,13 +286,13 @@ std::string HtmlViews::data(fmt::TraceReader& reader, const ReportInput& in,
   return b;
 }
 
-std::string html_report_data(fmt::TraceReader& reader, const ReportInput& in,
+std::string html_report_data(formats::TraceReader& reader, const ReportInput& in,
                              const ReportOptions& opt, const HtmlOptions& html) {
   CallReplay replay(reader.probes());
   if (opt.compensated) replay.compensate(probe_costs(reader.header()));
   HtmlViews views(replay, reader, opt, html);
   reader.rewind();
-  fmt::Event ev;
+  formats::Event ev;
   while (reader.next(ev)) replay.add(ev);
   replay.finish(reader.header().end_mono_ns);
   return views.data(reader, in, opt);

@@ -64,7 +64,7 @@ json detached_row(const DetachedFunction& d, uint64_t start) {
   return json{{"name", d.name},
               {"module", d.module},
               {"time_ns", d.ts > start ? d.ts - start : 0},
-              {"rule", fmt::to_string(d.reason)},
+              {"rule", formats::to_string(d.reason)},
               {"calls", d.calls},
               {"mean_ns", d.mean_ns()},
               {"total_ns", d.total_ns}};

@@ -29,7 +29,7 @@ std::string format_duration(uint64_t ns) {
   return buf;
 }
 
-bool has_kernel_events(const fmt::TraceHeader& h) { return !h.kernel_events.empty(); }
+bool has_kernel_events(const formats::TraceHeader& h) { return !h.kernel_events.empty(); }
 
 bool has_syscalls(const ReportInput& in) {
   if (!in.profile.syscalls.empty()) return true;
@@ -114,7 +114,7 @@ void print_summary(std::ostream& out, const ReportInput& in) {
 
 }  // namespace
 
-std::string compensation_line(const fmt::TraceHeader& h, const CompensationResidual& r) {
+std::string compensation_line(const formats::TraceHeader& h, const CompensationResidual& r) {
   auto path = [](const char* name, uint64_t whole, uint64_t inside) {
     return format_duration(whole) + " per " + name + " call (" + format_duration(inside) +
            " inside it)";
@@ -144,7 +144,7 @@ void print_detached(std::ostream& out, const ReportInput& in, const std::string&
   t.add({"After", "Rule", "Calls", "Mean", "Function"});
   for (const auto& d : p.detached)
     t.add({format_duration(d.ts > start ? d.ts - start : 0),
-           fmt::to_string(d.reason), std::to_string(d.calls), format_duration(d.mean_ns()),
+           formats::to_string(d.reason), std::to_string(d.calls), format_duration(d.mean_ns()),
            display_name(d.name, d.module, main)});
   std::ostringstream table;
   t.print(table);

@@ -101,7 +101,7 @@ std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
 
 std::string render_tree_text(const ReportInput& in, const CallTree& tree, const TreeView& view) {
   std::ostringstream out;
-  const fmt::TraceHeader& h = in.header;
+  const formats::TraceHeader& h = in.header;
   out << "Call tree of ";
   if (!h.target_command.empty()) out << h.target_command << " ";
   out << "(pid " << h.target_pid << "): " << format_duration(tree.root().total_ns)

@@ -105,7 +105,7 @@ void indent(std::string& out, size_t depth) {
 // gets ps's old letter for it. Anything else is shown in hex, not guessed.
 void append_state(std::string& out, uint8_t state) {
   switch (state) {
-    case fmt::kSwitchRunnable: out += 'R'; return;
+    case formats::kSwitchRunnable: out += 'R'; return;
     case 0x01: out += 'S'; return;
     case 0x02: out += 'D'; return;
     case 0x04: out += 'T'; return;
@@ -215,9 +215,9 @@ std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spe
   return fields;
 }
 
-ScriptFormatter::ScriptFormatter(const fmt::TraceHeader& header,
-                                 const std::vector<fmt::ProbeInfo>& probes,
-                                 const std::vector<fmt::ThreadInfo>& threads,
+ScriptFormatter::ScriptFormatter(const formats::TraceHeader& header,
+                                 const std::vector<formats::ProbeInfo>& probes,
+                                 const std::vector<formats::ThreadInfo>& threads,
                                  std::vector<ScriptField> fields)
     : replay_(probes), fields_(std::move(fields)) {
   replay_.listen(*this);
@@ -233,7 +233,7 @@ ScriptFormatter::ScriptFormatter(const fmt::TraceHeader& header,
   for (const auto& t : threads) table_names_[t.tid] = escaped(t.name);
 }
 
-ScriptFormatter::Thread& ScriptFormatter::thread(const fmt::Event& ev) {
+ScriptFormatter::Thread& ScriptFormatter::thread(const formats::Event& ev) {
   // Events come in runs of one thread: remember the last one.
   if (last_thread_ && last_tid_ == ev.tid) return *last_thread_;
   auto [it, fresh] = threads_.try_emplace(ev.tid);
@@ -276,27 +276,27 @@ void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
   }
 }
 
-void ScriptFormatter::on_event(const fmt::Event& ev, const ReplayThread* t) {
+void ScriptFormatter::on_event(const formats::Event& ev, const ReplayThread* t) {
   size_t now = t ? t->stack.size() : 0;
-  if (ev.kind == fmt::EventKind::FuncEntry) depth_ = now - 1;  // the call it began
+  if (ev.kind == formats::EventKind::FuncEntry) depth_ = now - 1;  // the call it began
   else if (!call_start_) depth_ = now;
 }
 
-void ScriptFormatter::function_details(const fmt::Event& ev, std::string& out) {
+void ScriptFormatter::function_details(const formats::Event& ev, std::string& out) {
   indent(out, depth_);
   out += function(ev.id);
-  if (ev.kind != fmt::EventKind::FuncEntry && call_start_) {
+  if (ev.kind != formats::EventKind::FuncEntry && call_start_) {
     out += " (";
     out += format_duration(ev.ts > *call_start_ ? ev.ts - *call_start_ : 0);
     out += ')';
   }
-  if (ev.kind == fmt::EventKind::Unwind) {
+  if (ev.kind == formats::EventKind::Unwind) {
     out += ' ';
-    out += fmt::to_string(static_cast<fmt::UnwindHow>(ev.flags));
+    out += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
   }
 }
 
-void ScriptFormatter::syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out) {
+void ScriptFormatter::syscall_exit_details(const formats::Event& ev, Thread& t, std::string& out) {
   // Calls that must not be restarted set their number to -1 before they
   // return (rt_sigreturn, the uretprobe call of every return probe): such an
   // exit belongs to the call the thread entered.
@@ -325,8 +325,8 @@ void ScriptFormatter::syscall_exit_details(const fmt::Event& ev, Thread& t, std:
   t.in_syscall = false;
 }
 
-void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out) {
-  using K = fmt::EventKind;
+void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& out) {
+  using K = formats::EventKind;
   switch (ev.kind) {
     case K::FuncEntry:
     case K::FuncExit:
@@ -372,12 +372,12 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
       append_hex(out, ev.arg0);
       out += " ip=";
       append_hex(out, ev.arg1);
-      out += ev.flags & fmt::kFaultWrite ? " write" : " read";
-      out += ev.flags & fmt::kFaultUser ? " user" : " kernel";
-      if (ev.flags & fmt::kFaultMajor) out += " major";
+      out += ev.flags & formats::kFaultWrite ? " write" : " read";
+      out += ev.flags & formats::kFaultUser ? " user" : " kernel";
+      if (ev.flags & formats::kFaultMajor) out += " major";
       return;
     case K::ProcFork: {
-      bool is_thread = ev.flags & fmt::kForkThread;
+      bool is_thread = ev.flags & formats::kForkThread;
       out += is_thread ? "thread tid=" : "process pid=";
       append_int(out, is_thread ? ev.arg1 : ev.arg0);
       // A new task starts with its parent's name (the kernel copies it);
@@ -401,11 +401,11 @@ void ScriptFormatter::details(const fmt::Event& ev, Thread& t, std::string& out)
 // "provider:name arg1=5 arg2="GET /"": numbers in decimal (signed ones
 // with their sign), strings quoted and escaped; indented at the thread's
 // depth, where the probe fired among the calls.
-void ScriptFormatter::usdt_details(const fmt::Event& ev, std::string& out) {
+void ScriptFormatter::usdt_details(const formats::Event& ev, std::string& out) {
   indent(out, depth_);
   out += function(ev.id);
   for (size_t i = 0; i < ev.args.size(); i++) {
-    const fmt::ProbeArg& a = ev.args[i];
+    const formats::ProbeArg& a = ev.args[i];
     out += " arg";
     append_int(out, static_cast<int64_t>(i + 1));
     out += '=';
@@ -423,10 +423,10 @@ void ScriptFormatter::usdt_details(const fmt::Event& ev, std::string& out) {
 
 // "FUNCTION rule=absolute calls=N mean=1.20us": the mean without a blank so
 // that every item after the name stays one key=value word.
-void ScriptFormatter::detach_details(const fmt::Event& ev, std::string& out) {
+void ScriptFormatter::detach_details(const formats::Event& ev, std::string& out) {
   out += function(ev.id);
   out += " rule=";
-  out += fmt::to_string(fmt::detach_reason(ev.flags));
+  out += formats::to_string(formats::detach_reason(ev.flags));
   out += " calls=";
   append_int(out, ev.arg0);
   out += " mean=";
@@ -434,7 +434,7 @@ void ScriptFormatter::detach_details(const fmt::Event& ev, std::string& out) {
     if (c != ' ') out += c;
 }
 
-void ScriptFormatter::format(const fmt::Event& ev, std::string& out) {
+void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
   Thread& t = thread(ev);
   call_start_.reset();
   unfinished_ = 0;
@@ -468,7 +468,7 @@ void ScriptFormatter::format(const fmt::Event& ev, std::string& out) {
         out += ':';
         break;
       case ScriptField::Kind: {
-        const char* kind = fmt::to_string(ev.kind);
+        const char* kind = formats::to_string(ev.kind);
         out += kind;
         out += ':';
         // Padded only when something follows, so no line ends in blanks.
@@ -485,7 +485,7 @@ void ScriptFormatter::format(const fmt::Event& ev, std::string& out) {
   out += '\n';
   // The rename line still shows the old name in its comm column (the
   // details give the new one); later lines show the new one.
-  if (ev.kind == fmt::EventKind::Comm) t.comm = escaped(ev.text);
+  if (ev.kind == formats::EventKind::Comm) t.comm = escaped(ev.text);
 }
 
 }  // namespace atrace::analysis

@@ -45,13 +45,13 @@ constexpr size_t kMaxIndentDepth = 64;
 class ScriptFormatter : private ReplayListener {
  public:
   // The tables are copied: they need not outlive the formatter.
-  ScriptFormatter(const fmt::TraceHeader& header, const std::vector<fmt::ProbeInfo>& probes,
-                  const std::vector<fmt::ThreadInfo>& threads,
+  ScriptFormatter(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
+                  const std::vector<formats::ThreadInfo>& threads,
                   std::vector<ScriptField> fields = default_script_fields());
 
   // Appends the line of `ev` (ending in '\n') to `out`. Events are expected
   // in time order per thread, as TraceReader::next gives them.
-  void format(const fmt::Event& ev, std::string& out);
+  void format(const formats::Event& ev, std::string& out);
 
  private:
   struct Thread {
@@ -64,16 +64,16 @@ class ScriptFormatter : private ReplayListener {
     std::string name;  // with " [module]" when not the main module's
   };
 
-  Thread& thread(const fmt::Event& ev);
+  Thread& thread(const formats::Event& ev);
   const std::string& function(uint32_t id);
   const std::string& syscall(uint64_t nr);
-  void details(const fmt::Event& ev, Thread& t, std::string& out);
-  void function_details(const fmt::Event& ev, std::string& out);
-  void syscall_exit_details(const fmt::Event& ev, Thread& t, std::string& out);
-  void usdt_details(const fmt::Event& ev, std::string& out);
+  void details(const formats::Event& ev, Thread& t, std::string& out);
+  void function_details(const formats::Event& ev, std::string& out);
+  void syscall_exit_details(const formats::Event& ev, Thread& t, std::string& out);
+  void usdt_details(const formats::Event& ev, std::string& out);
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
-  void on_event(const fmt::Event& ev, const ReplayThread* t) override;
-  void detach_details(const fmt::Event& ev, std::string& out);
+  void on_event(const formats::Event& ev, const ReplayThread* t) override;
+  void detach_details(const formats::Event& ev, std::string& out);
 
   CallReplay replay_;
   // What the replay said about the event being formatted: the depth of the

@@ -167,8 +167,8 @@ void BpfSession::attach_tracepoints() {
 void BpfSession::before_exec() { skel_->bss->before_exec = true; }
 void BpfSession::stopping() { skel_->bss->stopping = true; }
 
-fmt::LostCounts BpfSession::read_lost(std::string* by_kind) const {
-  fmt::LostCounts lost;
+formats::LostCounts BpfSession::read_lost(std::string* by_kind) const {
+  formats::LostCounts lost;
   lost.per_cpu.assign(static_cast<size_t>(ncpus_), 0);
   std::vector<uint64_t> values(static_cast<size_t>(ncpus_));
   for (__u32 k = 0; k < kLostSlots; ++k) {
@@ -180,7 +180,7 @@ fmt::LostCounts BpfSession::read_lost(std::string* by_kind) const {
     }
     if (by_kind && kind_total)
       *by_kind += (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
-                  fmt::to_string(static_cast<fmt::EventKind>(k));
+                  formats::to_string(static_cast<formats::EventKind>(k));
   }
   return lost;
 }

@@ -76,7 +76,7 @@ class BpfSession {
 
   // The records the kernel could not hand over, per CPU; `by_kind` gets
   // "12 syscall, 3 entry" when not null.
-  fmt::LostCounts read_lost(std::string* by_kind = nullptr) const;
+  formats::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
   int fd_of_rings_map() const;
   int fd_of_lost() const;

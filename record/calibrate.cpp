@@ -87,7 +87,7 @@ using Fn = long (*)(long);
 struct Path {
   const char* name;
   Fn fn;
-  fmt::ProbePath expected;
+  formats::ProbePath expected;
   size_t batches;
   size_t calls;  // per batch
   uint64_t* result;
@@ -188,14 +188,14 @@ void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, 
   }
   const size_t fast = calls_per_batch(opts.ring_bytes, 256);
   std::vector<Path> paths = {
-      {"nop5", atrace_calibrate_nop5, fmt::ProbePath::Nop5, 16, fast, &cost.nop5_ns,
+      {"nop5", atrace_calibrate_nop5, formats::ProbePath::Nop5, 16, fast, &cost.nop5_ns,
        &cost.nop5_inside_ns},
-      {"emulated", atrace_calibrate_push, fmt::ProbePath::Emulated, 16, fast, &cost.emulated_ns,
+      {"emulated", atrace_calibrate_push, formats::ProbePath::Emulated, 16, fast, &cost.emulated_ns,
        &cost.emulated_inside_ns},
   };
   // ~15 us a hit here: a few hundred calls are enough and cost ~5 ms.
   if (opts.single_step)
-    paths.push_back({"single-step", atrace_calibrate_mov, fmt::ProbePath::SingleStep, 8,
+    paths.push_back({"single-step", atrace_calibrate_mov, formats::ProbePath::SingleStep, 8,
                      calls_per_batch(opts.ring_bytes, 32), &cost.single_step_ns,
                      &cost.single_step_inside_ns});
   for (size_t i = 0; i < paths.size(); ++i) paths[i].id = kCalibrationProbeId + static_cast<uint32_t>(i);

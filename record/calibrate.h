@@ -49,7 +49,7 @@ struct ProbeCost {
   uint64_t took_ns = 0;  // the whole calibration, attach to detach
   std::string error;     // why something is 0; empty when all were measured
   // The costs by path, as the header stores them and the filters read them.
-  fmt::ProbeCosts table() const {
+  formats::ProbeCosts table() const {
     return {nop5_ns, emulated_ns, single_step_ns, nop5_inside_ns, emulated_inside_ns,
             single_step_inside_ns};
   }

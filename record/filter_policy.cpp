@@ -30,8 +30,8 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
   return static_cast<uint64_t>(std::llround(v * scale));
 }
 
-FilterCosts filter_costs(const fmt::ProbeCosts& calibrated) {
-  using fmt::ProbePath;
+FilterCosts filter_costs(const formats::ProbeCosts& calibrated) {
+  using formats::ProbePath;
   FilterCosts out;
   for (ProbePath p : {ProbePath::Unknown, ProbePath::SingleStep, ProbePath::Emulated,
                       ProbePath::Nop5, ProbePath::Refused}) {

@@ -39,7 +39,7 @@ std::optional<FilterMode> parse_filter_mode(std::string_view s);
 std::optional<uint64_t> parse_duration_ns(std::string_view s);
 
 // The file's DETACH reasons (formats/trace_types.h).
-using fmt::DetachReason;
+using formats::DetachReason;
 
 struct FunctionSample {
   uint32_t id = 0;
@@ -49,7 +49,7 @@ struct FunctionSample {
   // The programs already stopped recording it, and why: MaxCalls or
   // Absolute (threshold crossed on one CPU); nullopt while it is on.
   std::optional<DetachReason> off;
-  fmt::ProbePath path = fmt::ProbePath::Unknown;
+  formats::ProbePath path = formats::ProbePath::Unknown;
 };
 
 struct FilterDecision {
@@ -74,7 +74,7 @@ struct FilterDecision {
 uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
 
 // What the filters count per traced call, by entry path (index =
-// ProbePath), from the calibrated costs (fmt::ProbeCosts, 0 where not
+// ProbePath), from the calibrated costs (formats::ProbeCosts, 0 where not
 // measured): `cost_ns`, a hit's whole cost (budget rule), or this machine's
 // typical one where calibration could not measure it (docs/BENCHMARKS.md);
 // `floor_ns`, what the probes add to a call's measured duration, taken off
@@ -85,7 +85,7 @@ uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
 struct FilterCosts {
   std::vector<uint64_t> cost_ns, floor_ns;
 };
-FilterCosts filter_costs(const fmt::ProbeCosts& calibrated);
+FilterCosts filter_costs(const formats::ProbeCosts& calibrated);
 
 class RelevanceFilter {
  public:

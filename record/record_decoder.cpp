@@ -16,7 +16,7 @@ template <typename K>
 constexpr bool same_kind(enum atrace_rec_kind rec, K kind) {
   return static_cast<unsigned>(rec) == static_cast<unsigned>(kind);
 }
-using fmt::EventKind;
+using formats::EventKind;
 static_assert(same_kind(ATRACE_REC_FUNC_ENTRY, EventKind::FuncEntry));
 static_assert(same_kind(ATRACE_REC_FUNC_EXIT, EventKind::FuncExit));
 static_assert(same_kind(ATRACE_REC_THREAD_EXIT, EventKind::ThreadExit));
@@ -40,10 +40,10 @@ static_assert(ATRACE_USDT_MAX_ARGS == uprobes::kUsdtMaxArgs);
 static_assert(ATRACE_USDT_MAX_STRS == uprobes::kUsdtMaxStrings);
 // A USDT string as the program copies it (NUL included) is the file's
 // longest string argument.
-static_assert(ATRACE_USDT_STR_LEN - 1 == fmt::kUsdtStringMax);
+static_assert(ATRACE_USDT_STR_LEN - 1 == formats::kUsdtStringMax);
 // The record's fields fit the event's.
-static_assert(sizeof(atrace_rec_hdr::cpu) <= sizeof(fmt::Event::cpu));
-static_assert(sizeof(atrace_rec_hdr::id) <= sizeof(fmt::Event::id));
+static_assert(sizeof(atrace_rec_hdr::cpu) <= sizeof(formats::Event::cpu));
+static_assert(sizeof(atrace_rec_hdr::id) <= sizeof(formats::Event::id));
 static_assert(sizeof(atrace_rec_hdr) == 24, "the programs' record header (bpf/atrace.h)");
 
 // A record's text field: NUL-terminated within its array, or cut there.
@@ -58,9 +58,9 @@ RecordDecoder::RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt) {
 
 // A USDT record -> a Usdt event: integers at the size and sign the probe's
 // note gives them, strings as the program read them.
-void RecordDecoder::usdt_event(const void* data, size_t size, fmt::Event& ev) const {
+void RecordDecoder::usdt_event(const void* data, size_t size, formats::Event& ev) const {
   const auto* r = static_cast<const atrace_rec_usdt*>(data);
-  ev.kind = fmt::EventKind::Usdt;
+  ev.kind = formats::EventKind::Usdt;
   ev.id = r->hdr.id;
   auto it = usdt_args_.find(ev.id);
   const std::vector<uprobes::UsdtArg>* specs = it != usdt_args_.end() ? &it->second : nullptr;
@@ -71,7 +71,7 @@ void RecordDecoder::usdt_event(const void* data, size_t size, fmt::Event& ev) co
   ev.args.resize(n);
   unsigned slot = 0;
   for (unsigned i = 0; i < n; i++) {
-    fmt::ProbeArg& a = ev.args[i];
+    formats::ProbeArg& a = ev.args[i];
     if (rs && (r->str_mask & (1u << i)) && slot < ATRACE_USDT_MAX_STRS) {
       a.is_string = true;
       a.size = 0;
@@ -94,7 +94,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
   DecodedRecord out;
   if (size < sizeof(atrace_rec_hdr)) return out;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
-  fmt::Event& ev = out.event;
+  formats::Event& ev = out.event;
   ev.ts = h->ts;
   ev.pid = h->tgid;
   ev.tid = h->tid;
@@ -102,17 +102,17 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
   switch (h->kind) {
     case ATRACE_REC_FUNC_ENTRY:
     case ATRACE_REC_FUNC_EXIT:
-      ev.kind = h->kind == ATRACE_REC_FUNC_ENTRY ? fmt::EventKind::FuncEntry
-                                                 : fmt::EventKind::FuncExit;
+      ev.kind = h->kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
+                                                 : formats::EventKind::FuncExit;
       ev.id = h->id;
       break;
     case ATRACE_REC_THREAD_EXIT:
     case ATRACE_REC_COMM: {
       if (size < sizeof(atrace_rec_comm)) return out;
-      ev.kind = h->kind == ATRACE_REC_COMM ? fmt::EventKind::Comm : fmt::EventKind::ThreadExit;
+      ev.kind = h->kind == ATRACE_REC_COMM ? formats::EventKind::Comm : formats::EventKind::ThreadExit;
       out.thread_name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
       out.names_thread = true;
-      if (ev.kind == fmt::EventKind::Comm) ev.text = out.thread_name;
+      if (ev.kind == formats::EventKind::Comm) ev.text = out.thread_name;
       break;
     }
     case ATRACE_REC_USDT:
@@ -121,7 +121,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       break;
     case ATRACE_REC_UNWIND: {
       if (size < sizeof(atrace_rec_args)) return out;
-      ev.kind = fmt::EventKind::Unwind;
+      ev.kind = formats::EventKind::Unwind;
       ev.id = h->id;
       ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
       break;
@@ -131,7 +131,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       return out;
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return out;
-      ev.kind = fmt::EventKind::ProcExec;
+      ev.kind = formats::EventKind::ProcExec;
       ev.text = text_of(static_cast<const atrace_rec_exec*>(data)->filename, ATRACE_PATH_LEN);
       break;
     default: {
@@ -139,7 +139,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       if (h->kind < ATRACE_REC_SWITCH_OUT || h->kind > ATRACE_REC_PROC_EXIT) return out;
       if (size < sizeof(atrace_rec_args)) return out;
       const auto* a = static_cast<const atrace_rec_args*>(data);
-      ev.kind = static_cast<fmt::EventKind>(h->kind);
+      ev.kind = static_cast<formats::EventKind>(h->kind);
       ev.flags = static_cast<uint8_t>(h->id);
       ev.arg0 = a->arg0;
       ev.arg1 = a->arg1;

@@ -21,7 +21,7 @@ struct DecodedRecord {
     Invalid,     // too short for its kind, or a kind this recorder does not know
   };
   Type type = Type::Invalid;
-  fmt::Event event;
+  formats::Event event;
   // A thread-exit or rename record's thread name (the Comm event's text
   // too); empty for every other record.
   std::string thread_name;
@@ -36,7 +36,7 @@ class RecordDecoder {
   DecodedRecord decode(const void* data, size_t size) const;
 
  private:
-  void usdt_event(const void* data, size_t size, fmt::Event& ev) const;
+  void usdt_event(const void* data, size_t size, formats::Event& ev) const;
   std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
 };
 

@@ -64,8 +64,8 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f) {
   return plan;
 }
 
-fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
-  fmt::ProbeInfo p;
+formats::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
+  formats::ProbeInfo p;
   p.id = s.id;
   p.name = s.name;
   p.module = s.module;
@@ -78,8 +78,8 @@ fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
   return p;
 }
 
-fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
-  fmt::ProbeInfo p;
+formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
+  formats::ProbeInfo p;
   p.id = t.id;
   p.kind = t.kind;
   p.name = t.display_name();
@@ -92,9 +92,9 @@ fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
   return p;
 }
 
-fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
+formats::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
                               const ProbeCost& cost, pid_t pid, std::string target_command) {
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   h.atrace_version = ATRACE_VERSION;
   h.command_line = o.atrace_command_line;
   h.target_command = std::move(target_command);
@@ -103,7 +103,7 @@ fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
   h.kernel = f.release;
   h.clock_id = CLOCK_MONOTONIC;
   h.kernel_events = kernel_groups_string(o.kernel_groups);
-  fmt::set_probe_costs(h, cost.table());
+  formats::set_probe_costs(h, cost.table());
   h.kernel_limits = f.limits();
   return h;
 }

@@ -37,12 +37,12 @@ struct RecordPlan {
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f);
 
 // A row of the trace's probe table.
-fmt::ProbeInfo probe_info(const uprobes::ProbeSite& s);
-fmt::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
+formats::ProbeInfo probe_info(const uprobes::ProbeSite& s);
+formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
 
 // The trace's header: who recorded what, on which kernel, at what probe
 // cost. Its start and end times are stamped when they happen.
-fmt::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
+formats::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
                               const ProbeCost& cost, pid_t pid, std::string target_command);
 
 }  // namespace atrace

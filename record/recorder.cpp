@@ -80,13 +80,13 @@ class Recorder {
   void load_unwind_guard();
   void attach_unwind_guard(pid_t pid);
   void set_filter_state(const FilterCosts& costs);
-  std::vector<fmt::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
-  std::vector<fmt::ProbeInfo> attach_functions();
-  void attach_usdt(std::vector<fmt::ProbeInfo>& table);
-  void announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const;
+  std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
+  std::vector<formats::ProbeInfo> attach_functions();
+  void attach_usdt(std::vector<formats::ProbeInfo>& table);
+  void announce(const std::vector<formats::ProbeInfo>& table, uint64_t attach_ns) const;
   void on_record(const void* data, size_t size);
   void on_wake(uint64_t now, size_t nprobes, uint64_t start);
-  void write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const;
+  void write_exclude_list(const std::vector<formats::ProbeInfo>& detached) const;
   void stop_if_signalled() const;
 
   const RecordOptions& opts_;
@@ -98,7 +98,7 @@ class Recorder {
   std::unique_ptr<BpfSession> bpf_;
   // A run that fails before the header leaves no file (output_file.h).
   std::unique_ptr<OutputFile> output_;
-  std::unique_ptr<fmt::TraceWriter> writer_;
+  std::unique_ptr<formats::TraceWriter> writer_;
   // Before the filters, which take functions out of them.
   std::unique_ptr<FunctionProbes> probes_;
   std::unique_ptr<UsdtProbes> usdt_;
@@ -184,13 +184,13 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
   }
 }
 
-std::vector<fmt::ProbeInfo> Recorder::attach_functions() {
+std::vector<formats::ProbeInfo> Recorder::attach_functions() {
   // Sites the kernel would refuse are reported, not attached: in launch mode
   // the kernel's refusal would be silent (uprobes/insn_class.h).
   std::vector<uprobes::ProbeSite> attachable;
   std::vector<const uprobes::ProbeSite*> refused;
   for (const auto& s : plan_.sites) {
-    if (s.entry_path == fmt::ProbePath::Refused) refused.push_back(&s);
+    if (s.entry_path == formats::ProbePath::Refused) refused.push_back(&s);
     else attachable.push_back(s);
   }
   if (!refused.empty())
@@ -204,7 +204,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions() {
   auto failures = probes_->attach(attachable);
   std::map<uint32_t, const AttachFailure*> failed;
   for (const auto& f : failures) failed[f.site->id] = &f;
-  std::vector<fmt::ProbeInfo> table;
+  std::vector<formats::ProbeInfo> table;
   for (const auto& s : attachable)
     if (!failed.count(s.id)) table.push_back(probe_info(s));
   if (failures.empty()) return table;
@@ -220,7 +220,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_functions() {
   return table;
 }
 
-void Recorder::attach_usdt(std::vector<fmt::ProbeInfo>& table) {
+void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
   auto failures = usdt_->attach(plan_.usdt);
   if (usdt_->attached().empty()) {
     if (table.empty())
@@ -236,7 +236,7 @@ void Recorder::attach_usdt(std::vector<fmt::ProbeInfo>& table) {
 
 // The probes, the filters' state first, then the filters: returns the
 // probe table.
-std::vector<fmt::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
+std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
   // Followed children need the probes in every process that maps the
   // module; the programs then keep only traced processes' hits.
   const pid_t where = opts_.follow_forks ? -1 : pid;
@@ -244,7 +244,7 @@ std::vector<fmt::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts
   probes_ = std::make_unique<FunctionProbes>(skel->progs.func_entry, skel->progs.func_exit, where,
                                              multi_);
   if (opts_.filter.active()) set_filter_state(costs);
-  std::vector<fmt::ProbeInfo> table;
+  std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
   if (!plan_.sites.empty()) table = attach_functions();
   usdt_ = std::make_unique<UsdtProbes>(skel->progs.usdt_hit, usdt_string_program(skel, features_),
@@ -253,9 +253,9 @@ std::vector<fmt::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts
   if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
   // The filters judge functions only: USDT probes are the program's own
   // choice of what matters.
-  std::vector<fmt::ProbeInfo> functions;
+  std::vector<formats::ProbeInfo> functions;
   for (const auto& p : table)
-    if (p.kind == fmt::ProbeKind::Function) functions.push_back(p);
+    if (p.kind == formats::ProbeKind::Function) functions.push_back(p);
   if (opts_.filter.active() && !functions.empty()) {
     try {
       relevance_ = std::make_unique<RelevanceRun>(opts_.filter, *probes_, bpf_->fd_of_fn_state(),
@@ -271,22 +271,22 @@ std::vector<fmt::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts
 
 // One line saying what a probe hit will cost: the path of each entry probe
 // is the main factor (kernel-notes/emulated-vs-single-step.md).
-void Recorder::announce(const std::vector<fmt::ProbeInfo>& table, uint64_t attach_ns) const {
+void Recorder::announce(const std::vector<formats::ProbeInfo>& table, uint64_t attach_ns) const {
   size_t n[5] = {}, functions = 0, moved = 0;
   for (const auto& p : table) {
     ++n[static_cast<size_t>(p.path_kind) % 5];
-    functions += p.kind == fmt::ProbeKind::Function;
+    functions += p.kind == formats::ProbeKind::Function;
     moved += p.entry_delta > 0;
   }
   std::string paths;
-  auto add = [&](fmt::ProbePath p, const char* what) {
+  auto add = [&](formats::ProbePath p, const char* what) {
     size_t k = n[static_cast<size_t>(p)];
     if (k) paths += (paths.empty() ? "" : ", ") + std::to_string(k) + " " + what;
   };
-  add(fmt::ProbePath::Nop5, "nop5 (optimized)");
-  add(fmt::ProbePath::Emulated, "emulated");
-  add(fmt::ProbePath::SingleStep, "single-stepped (slowest)");
-  add(fmt::ProbePath::Unknown, "unknown");
+  add(formats::ProbePath::Nop5, "nop5 (optimized)");
+  add(formats::ProbePath::Emulated, "emulated");
+  add(formats::ProbePath::SingleStep, "single-stepped (slowest)");
+  add(formats::ProbePath::Unknown, "unknown");
   if (moved)  // uprobes/placement.h; `atrace list` and `info` show each
     paths += " (" + std::to_string(moved) + " past the first instruction, where it is cheaper)";
   // What the probes are, how each will be run, and what attaching took
@@ -341,7 +341,7 @@ void Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
 // OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
 // in a later run (nothing when none was detached, or the trace went to
 // stdout).
-void Recorder::write_exclude_list(const std::vector<fmt::ProbeInfo>& detached) const {
+void Recorder::write_exclude_list(const std::vector<formats::ProbeInfo>& detached) const {
   if (detached.empty() || opts_.output == "-") return;
   std::string path = opts_.output + ".exclude";
   std::string exe = plan_.exe_path;
@@ -389,7 +389,7 @@ RecordResult Recorder::run() {
   std::unique_ptr<Target> target;
   if (opts_.pid > 0) target = std::make_unique<Target>(Target::attach(opts_.pid));
   output_ = std::make_unique<OutputFile>(opts_.output);
-  writer_ = std::make_unique<fmt::TraceWriter>(output_->dup_fd(), output_->display());
+  writer_ = std::make_unique<formats::TraceWriter>(output_->dup_fd(), output_->display());
   multi_ = use_multi();
   BpfSettings bs;
   bs.buffer_bytes = opts_.buffer_bytes;
@@ -423,9 +423,9 @@ RecordResult Recorder::run() {
 
   // Built before the probes go in: from there to the target's release,
   // as little as possible happens (a stop signal ends the run until then).
-  fmt::TraceHeader header = trace_header(opts_, features_, cost, pid,
+  formats::TraceHeader header = trace_header(opts_, features_, cost, pid,
                                          target->launched() ? join(opts_.command) : target->command_line());
-  const std::vector<fmt::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
+  const std::vector<formats::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);
@@ -438,7 +438,7 @@ RecordResult Recorder::run() {
     if (!r.write_error.empty()) return;
     try {
       write();
-    } catch (const fmt::WriteError& e) {
+    } catch (const formats::WriteError& e) {
       r.write_error = e.what();
       std::fprintf(stderr, "atrace: %s: recording stopped\n", e.what());
     }
@@ -469,7 +469,7 @@ RecordResult Recorder::run() {
   bpf_->stopping();
   header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.end_real_ns = now_ns(CLOCK_REALTIME);
-  std::vector<fmt::ProbeInfo> detached;
+  std::vector<formats::ProbeInfo> detached;
   if (relevance_) {
     relevance_->finish();
     detached = relevance_->detached();
@@ -491,7 +491,7 @@ RecordResult Recorder::run() {
   // Exits of calls in flight at the stop come after it.
   header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
 
-  fmt::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
+  formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
   writing([&] { writer_->finish(header, threads_.table(), lost); });
   // After a write error the disk or pipe is gone: one message said so.
   if (r.write_error.empty()) write_exclude_list(detached);

@@ -28,7 +28,7 @@ std::string us(uint64_t ns) {
 
 RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int state_fd,
                            int stat_fd, int ncpus, pid_t pid,
-                           const std::vector<fmt::ProbeInfo>& table,
+                           const std::vector<formats::ProbeInfo>& table,
                            const std::vector<uint32_t>& keep, std::vector<uint64_t> floor_ns,
                            std::vector<uint64_t> cost_ns)
     : o_(o), policy_(o, std::move(floor_ns)), cost_ns_(std::move(cost_ns)), stat_fd_(stat_fd),
@@ -95,8 +95,8 @@ std::vector<FunctionSample> RelevanceRun::sample() {
   return out;
 }
 
-std::vector<fmt::Event> RelevanceRun::tick(uint64_t now) {
-  std::vector<fmt::Event> events;
+std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
+  std::vector<formats::Event> events;
   detacher_->poll(now);
   if (!due_ && now - last_tick_ < kTickNs) return events;
   due_ = false;
@@ -109,11 +109,11 @@ std::vector<fmt::Event> RelevanceRun::tick(uint64_t now) {
   std::vector<uint32_t> ids;
   for (const auto& d : decisions) {
     ids.push_back(d.id);
-    fmt::Event ev;
+    formats::Event ev;
     ev.ts = now;
     ev.pid = static_cast<uint32_t>(pid_);
     ev.tid = 0;
-    ev.kind = fmt::EventKind::Detach;
+    ev.kind = formats::EventKind::Detach;
     ev.id = d.id;
     ev.flags = static_cast<uint8_t>(d.reason);
     ev.arg0 = d.calls;
@@ -122,7 +122,7 @@ std::vector<fmt::Event> RelevanceRun::tick(uint64_t now) {
     const auto& p = table_[d.id];
     detached_.push_back(p);
     std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s net of probe cost)\n",
-                 p.name.c_str(), fmt::to_string(d.reason), static_cast<unsigned long long>(d.calls),
+                 p.name.c_str(), formats::to_string(d.reason), static_cast<unsigned long long>(d.calls),
                  us(d.net_mean_ns).c_str());
   }
   std::string error;

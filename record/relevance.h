@@ -25,7 +25,7 @@ class RelevanceRun {
   // largest id in `table` + 1. `keep`: ids never filtered. `floor_ns` and
   // `cost_ns`: calibrated per entry path (index = ProbePath), may be empty.
   RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int state_fd, int stat_fd, int ncpus,
-               pid_t pid, const std::vector<fmt::ProbeInfo>& table,
+               pid_t pid, const std::vector<formats::ProbeInfo>& table,
                const std::vector<uint32_t>& keep, std::vector<uint64_t> floor_ns,
                std::vector<uint64_t> cost_ns);
   ~RelevanceRun();
@@ -35,10 +35,10 @@ class RelevanceRun {
   // A program's hint: decide at the next tick, whatever the period.
   void hint() { due_ = true; }
   // Decides and detaches when due; returns the DETACH events (tid 0).
-  std::vector<fmt::Event> tick(uint64_t now);
+  std::vector<formats::Event> tick(uint64_t now);
   // Closes what is pending; then detached() and summary() are final.
   void finish();
-  const std::vector<fmt::ProbeInfo>& detached() const { return detached_; }
+  const std::vector<formats::ProbeInfo>& detached() const { return detached_; }
   // One line: how many, and how long from decision to probes gone.
   std::string summary() const;
 
@@ -52,11 +52,11 @@ class RelevanceRun {
   int stat_fd_;
   int ncpus_;
   pid_t pid_;
-  std::vector<fmt::ProbeInfo> table_;  // by id
+  std::vector<formats::ProbeInfo> table_;  // by id
   atrace_fn_state* state_ = nullptr;
   size_t state_len_ = 0, map_bytes_ = 0;
   std::unique_ptr<Detacher> detacher_;
-  std::vector<fmt::ProbeInfo> detached_;
+  std::vector<formats::ProbeInfo> detached_;
   uint64_t last_tick_ = 0, last_cpu_ = 0;
   bool due_ = false;
 };

@@ -5,19 +5,19 @@
 
 namespace atrace {
 
-void Reorderer::push(fmt::Event&& ev) {
+void Reorderer::push(formats::Event&& ev) {
   if (released_until_ && ev.ts <= released_until_) ++late_;
   held_.push_back(std::move(ev));
 }
 
-std::vector<fmt::Event> Reorderer::take_until(uint64_t cutoff) {
+std::vector<formats::Event> Reorderer::take_until(uint64_t cutoff) {
   auto split = std::stable_partition(held_.begin(), held_.end(),
-                                     [cutoff](const fmt::Event& e) { return e.ts <= cutoff; });
-  std::vector<fmt::Event> out(std::make_move_iterator(held_.begin()),
+                                     [cutoff](const formats::Event& e) { return e.ts <= cutoff; });
+  std::vector<formats::Event> out(std::make_move_iterator(held_.begin()),
                               std::make_move_iterator(split));
   held_.erase(held_.begin(), split);
   std::stable_sort(out.begin(), out.end(),
-                   [](const fmt::Event& a, const fmt::Event& b) { return a.ts < b.ts; });
+                   [](const formats::Event& a, const formats::Event& b) { return a.ts < b.ts; });
   if (cutoff != UINT64_MAX) released_until_ = std::max(released_until_, cutoff);
   else if (!out.empty()) released_until_ = std::max(released_until_, out.back().ts);
   return out;

@@ -14,18 +14,18 @@ namespace atrace {
 
 class Reorderer {
  public:
-  void push(fmt::Event&& ev);
+  void push(formats::Event&& ev);
   // Every held event with ts <= cutoff, in time order (ties keep arrival
   // order, so a thread's entry and exit with equal stamps stay in order).
-  std::vector<fmt::Event> take_until(uint64_t cutoff);
-  std::vector<fmt::Event> take_all() { return take_until(UINT64_MAX); }
+  std::vector<formats::Event> take_until(uint64_t cutoff);
+  std::vector<formats::Event> take_all() { return take_until(UINT64_MAX); }
 
   // Events that arrived after their time had been released (out of order in
   // the stream; readers sort them back).
   uint64_t late() const { return late_; }
 
  private:
-  std::vector<fmt::Event> held_;
+  std::vector<formats::Event> held_;
   uint64_t released_until_ = 0;
   uint64_t late_ = 0;
 };

@@ -17,7 +17,7 @@ std::string read_comm(uint32_t pid, uint32_t tid) {
 
 }  // namespace
 
-fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
+formats::ThreadInfo& ThreadTable::get(const formats::Event& ev) {
   auto [it, fresh] = threads_.try_emplace(ev.tid);
   auto& t = it->second;
   if (fresh) {
@@ -32,10 +32,10 @@ fmt::ThreadInfo& ThreadTable::get(const fmt::Event& ev) {
   return t;
 }
 
-void ThreadTable::saw(const fmt::Event& ev) { get(ev); }
+void ThreadTable::saw(const formats::Event& ev) { get(ev); }
 
-void ThreadTable::named(const fmt::Event& ev, const std::string& name) {
-  fmt::ThreadInfo& t = get(ev);
+void ThreadTable::named(const formats::Event& ev, const std::string& name) {
+  formats::ThreadInfo& t = get(ev);
   if (name.empty()) return;
   auto [it, fresh] = named_at_.try_emplace(ev.tid, ev.ts);
   if (!fresh && ev.ts < it->second) return;  // an older name, drained late
@@ -50,8 +50,8 @@ void ThreadTable::refresh_names() {
   }
 }
 
-std::vector<fmt::ThreadInfo> ThreadTable::table() const {
-  std::vector<fmt::ThreadInfo> v;
+std::vector<formats::ThreadInfo> ThreadTable::table() const {
+  std::vector<formats::ThreadInfo> v;
   for (const auto& [tid, t] : threads_) v.push_back(t);
   return v;
 }

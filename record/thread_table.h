@@ -18,19 +18,19 @@ class ThreadTable {
  public:
   ThreadTable() = default;
   // An event of a thread.
-  void saw(const fmt::Event& ev);
+  void saw(const formats::Event& ev);
   // An event that names the thread: its exit record (the final name), a
   // rename, or its creation. Records reach us in ring order, not time
   // order (one ring per CPU): the name with the latest timestamp wins.
-  void named(const fmt::Event& ev, const std::string& name);
+  void named(const formats::Event& ev, const std::string& name);
   // Re-reads the names of live threads (they may have been renamed).
   void refresh_names();
-  std::vector<fmt::ThreadInfo> table() const;
+  std::vector<formats::ThreadInfo> table() const;
 
  private:
-  fmt::ThreadInfo& get(const fmt::Event& ev);
+  formats::ThreadInfo& get(const formats::Event& ev);
   std::map<uint32_t, uint64_t> named_at_;  // tid -> time of its current name
-  std::map<uint32_t, fmt::ThreadInfo> threads_;
+  std::map<uint32_t, formats::ThreadInfo> threads_;
 };
 
 }  // namespace atrace

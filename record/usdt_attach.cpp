@@ -32,7 +32,7 @@ std::vector<std::string> UsdtProbes::attach(const std::vector<uprobes::UsdtTarge
   for (const auto& t : targets) {
     std::string error;
     bool ok;
-    if (t.kind == fmt::ProbeKind::Interval) {
+    if (t.kind == formats::ProbeKind::Interval) {
       // The end first: an interval may then lack its begin (ignored by the
       // analyses), never its end.
       ok = attach_one(prog_, t, t.name + "__end", usdt_cookie(t.id, ATRACE_USDT_END, 0), &error) &&

@@ -27,7 +27,7 @@
 namespace atrace::tools {
 namespace {
 
-using Exporter = void (*)(fmt::TraceReader&, std::ostream&, const analysis::ExportOptions&);
+using Exporter = void (*)(formats::TraceReader&, std::ostream&, const analysis::ExportOptions&);
 
 struct Format {
   const char* name;
@@ -151,7 +151,7 @@ class Output {
   bool removable_ = false;
 };
 
-void warn_from(const fmt::TraceReader& reader, size_t first) {
+void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
   for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
 }
@@ -171,10 +171,10 @@ int run_convert(const ConvertArgs& args) {
   // A closed pipe must show up as EPIPE from write(), not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
 
-  std::unique_ptr<fmt::TraceReader> reader;
+  std::unique_ptr<formats::TraceReader> reader;
   try {
-    reader = std::make_unique<fmt::TraceReader>(args.input);
-  } catch (const fmt::TraceError& e) {
+    reader = std::make_unique<formats::TraceReader>(args.input);
+  } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
   }

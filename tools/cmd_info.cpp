@@ -35,7 +35,7 @@ std::string iso8601_local(uint64_t real_ns) {
   return std::string(date) + ms + z;
 }
 
-void print_header(const fmt::TraceReader& r, const std::string& input) {
+void print_header(const formats::TraceReader& r, const std::string& input) {
   const auto& h = r.header();
   std::printf("Trace file:      %s (format %u.%u)\n", input.c_str(), r.version_major(),
               r.version_minor());
@@ -60,7 +60,7 @@ void print_header(const fmt::TraceReader& r, const std::string& input) {
 
 // Duration from the header's clocks, or at least up to the last event when
 // the end was never written.
-void print_duration(fmt::TraceReader& r) {
+void print_duration(formats::TraceReader& r) {
   const auto& h = r.header();
   if (h.end_mono_ns > h.start_mono_ns) {
     std::printf("Duration:        %s\n",
@@ -68,7 +68,7 @@ void print_duration(fmt::TraceReader& r) {
     return;
   }
   uint64_t last = 0;
-  fmt::Event ev;
+  formats::Event ev;
   r.rewind();
   while (r.next(ev)) last = ev.ts;
   r.rewind();
@@ -81,22 +81,22 @@ void print_duration(fmt::TraceReader& r) {
 
 // Events per kind need a pass over the events (streamed: bounded memory);
 // the relevance filters' decisions (DETACH, a handful) are kept from it.
-void print_events(fmt::TraceReader& r, std::vector<fmt::Event>& detached) {
+void print_events(formats::TraceReader& r, std::vector<formats::Event>& detached) {
   std::printf("Events:          %" PRIu64 "\n", r.event_count());
   std::printf("Kernel events:   %s\n",
               r.header().kernel_events.empty() ? "none" : r.header().kernel_events.c_str());
   std::array<uint64_t, 64> per_kind{};
-  fmt::Event ev;
+  formats::Event ev;
   r.rewind();
   while (r.next(ev)) {
     per_kind[static_cast<uint8_t>(ev.kind) & 63]++;
-    if (ev.kind == fmt::EventKind::Detach) detached.push_back(ev);
+    if (ev.kind == formats::EventKind::Detach) detached.push_back(ev);
   }
   r.rewind();
   std::string kinds;
   for (size_t k = 0; k < per_kind.size(); k++)
     if (per_kind[k])
-      kinds += (kinds.empty() ? "" : ", ") + std::string(fmt::to_string(static_cast<fmt::EventKind>(k))) +
+      kinds += (kinds.empty() ? "" : ", ") + std::string(formats::to_string(static_cast<formats::EventKind>(k))) +
                " " + std::to_string(per_kind[k]);
   if (!kinds.empty()) std::printf("By kind:         %s\n", kinds.c_str());
   const auto& lost = r.lost();
@@ -118,11 +118,11 @@ void print_events(fmt::TraceReader& r, std::vector<fmt::Event>& detached) {
   std::printf("\n");
 }
 
-void print_probes(const fmt::TraceReader& r) {
+void print_probes(const formats::TraceReader& r) {
   // The entry path is the main factor of a probe's cost: say how many take
   // the fast one (docs/fast-path.md).
   size_t fast = 0;
-  for (const auto& p : r.probes()) fast += p.path_kind == fmt::ProbePath::Nop5;
+  for (const auto& p : r.probes()) fast += p.path_kind == formats::ProbePath::Nop5;
   std::printf("\nProbes: %zu (%zu on the fast nop5 path)\n", r.probes().size(), fast);
   if (r.probes().empty()) return;
   // Path: where a function's probe sat (bytes past its first instruction)
@@ -130,19 +130,19 @@ void print_probes(const fmt::TraceReader& r) {
   std::printf("  %6s  %-8s  %-15s  %18s  %-20s  %s\n", "ID", "Kind", "Path", "Address", "Module",
               "Name");
   for (const auto& p : r.probes()) {
-    std::string path = p.kind == fmt::ProbeKind::Function ? fmt::probe_place(p.path_kind, p.entry_delta)
-                                                          : fmt::to_string(p.path_kind);
-    std::printf("  %6u  %-8s  %-15s  %#18" PRIx64 "  %-20s  %s\n", p.id, fmt::to_string(p.kind),
+    std::string path = p.kind == formats::ProbeKind::Function ? formats::probe_place(p.path_kind, p.entry_delta)
+                                                          : formats::to_string(p.path_kind);
+    std::printf("  %6u  %-8s  %-15s  %#18" PRIx64 "  %-20s  %s\n", p.id, formats::to_string(p.kind),
                 path.c_str(), p.address, p.module.c_str(), p.name.c_str());
   }
 }
 
 // The relevance filters' decisions, in time order: when (since the start
 // of the recording), which rule, and the function's calls and mean so far.
-void print_detached(const fmt::TraceReader& r, const std::vector<fmt::Event>& detached) {
+void print_detached(const formats::TraceReader& r, const std::vector<formats::Event>& detached) {
   std::printf("\nDetached: %zu\n", detached.size());
   if (detached.empty()) return;
-  std::map<uint32_t, const fmt::ProbeInfo*> probes;
+  std::map<uint32_t, const formats::ProbeInfo*> probes;
   for (const auto& p : r.probes()) probes[p.id] = &p;
   uint64_t start = r.header().start_mono_ns;
   std::printf("  %10s  %-9s  %10s  %10s  %6s  %s\n", "After", "Rule", "Calls", "Mean", "ID",
@@ -153,12 +153,12 @@ void print_detached(const fmt::TraceReader& r, const std::vector<fmt::Event>& de
                                          : p->second->name + " [" + p->second->module + "]";
     std::printf("  %10s  %-9s  %10" PRIu64 "  %10s  %6u  %s\n",
                 analysis::format_duration(start && d.ts > start ? d.ts - start : 0).c_str(),
-                fmt::to_string(fmt::detach_reason(d.flags)), d.arg0,
+                formats::to_string(formats::detach_reason(d.flags)), d.arg0,
                 analysis::format_duration(d.arg0 ? d.arg1 / d.arg0 : 0).c_str(), d.id, name.c_str());
   }
 }
 
-void print_threads(const fmt::TraceReader& r) {
+void print_threads(const formats::TraceReader& r) {
   std::printf("\nThreads: %zu\n", r.threads().size());
   if (r.threads().empty()) return;
   std::printf("  %8s  %8s  %10s  %s\n", "TID", "PID", "Events", "Name");
@@ -168,11 +168,11 @@ void print_threads(const fmt::TraceReader& r) {
 
 int run_info(const std::string& input) {
   try {
-    fmt::TraceReader reader(input);
+    formats::TraceReader reader(input);
     for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     print_header(reader, input == "-" ? "stdin" : input);
     print_duration(reader);
-    std::vector<fmt::Event> detached;
+    std::vector<formats::Event> detached;
     print_events(reader, detached);
     print_probes(reader);
     print_detached(reader, detached);
@@ -182,7 +182,7 @@ int run_info(const std::string& input) {
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // a damaged file (checksum errors) is said by the status too
-  } catch (const fmt::TraceError& e) {
+  } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
   }

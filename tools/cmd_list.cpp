@@ -59,8 +59,8 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
         }
       }
       sites++;
-      fast += p.path_kind == fmt::ProbePath::Nop5;
-      std::printf("%-9s 0x%016" PRIx64 "  %-7s  %-20s  %-30s %s\n", fmt::to_string(p.path_kind),
+      fast += p.path_kind == formats::ProbePath::Nop5;
+      std::printf("%-9s 0x%016" PRIx64 "  %-7s  %-20s  %-30s %s\n", formats::to_string(p.path_kind),
                   p.address, sem.c_str(), m.name.c_str(), full.c_str(), p.args.c_str());
     }
   }
@@ -98,24 +98,24 @@ int run_list(const ListArgs& a) {
   for (const auto& s : sites) {
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
     moved += s.entry_delta > 0;
-    const bool refused = s.entry_path == fmt::ProbePath::Refused;
+    const bool refused = s.entry_path == formats::ProbePath::Refused;
     std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n",
-                fmt::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
+                formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
                 refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
                 refused ? "  (no instruction of its prefix can be probed safely)" : "");
   }
   for (const auto& k : notes.skipped) {
     const auto& s = k.site;
     std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
-                fmt::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size, "none",
+                formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size, "none",
                 s.module.c_str(), s.name.c_str(), k.reason.c_str());
   }
-  auto n = [&](fmt::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
+  auto n = [&](formats::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
   std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
-              sites.size(), n(fmt::ProbePath::Nop5), n(fmt::ProbePath::Emulated),
-              n(fmt::ProbePath::SingleStep));
-  if (n(fmt::ProbePath::Refused))
-    std::printf(", %zu refused by the kernel (cannot be traced)", n(fmt::ProbePath::Refused));
+              sites.size(), n(formats::ProbePath::Nop5), n(formats::ProbePath::Emulated),
+              n(formats::ProbePath::SingleStep));
+  if (n(formats::ProbePath::Refused))
+    std::printf(", %zu refused by the kernel (cannot be traced)", n(formats::ProbePath::Refused));
   if (moved)
     std::printf("; %zu probed past their first instruction, where it is cheaper", moved);
   if (!notes.skipped.empty())

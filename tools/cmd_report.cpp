@@ -29,7 +29,7 @@ struct ReportArgs {
 
 int run_report(const ReportArgs& args) {
   try {
-    fmt::TraceReader reader(args.input);
+    formats::TraceReader reader(args.input);
     // Compensation needs the costs calibrated when recording: without them
     // (older traces, failed calibration) the report stays raw and says so.
     const bool compensate = args.compensate && analysis::probe_costs(reader.header()).any();
@@ -51,7 +51,7 @@ int run_report(const ReportArgs& args) {
     std::optional<analysis::HtmlViews> html;
     if (!args.html.empty()) html.emplace(replay, reader, opt);
     reader.rewind();
-    fmt::Event ev;
+    formats::Event ev;
     while (reader.next(ev)) replay.add(ev);
     replay.finish(reader.header().end_mono_ns);
     analysis::Profile profile = profile_builder.result(reader.threads(), reader.lost());
@@ -70,7 +70,7 @@ int run_report(const ReportArgs& args) {
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // the report is printed, but from a damaged file
-  } catch (const fmt::TraceError& e) {
+  } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
   }

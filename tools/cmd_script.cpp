@@ -44,7 +44,7 @@ WriteStatus write_all(const std::string& buf) {
   return WriteStatus::Ok;
 }
 
-void warn_from(const fmt::TraceReader& reader, size_t first) {
+void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
   for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
 }
@@ -64,7 +64,7 @@ int run_script(const ScriptArgs& args) {
   // with a status the shell may complain about.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    fmt::TraceReader reader(args.input);
+    formats::TraceReader reader(args.input);
     // Damage found at open is said before the events; more can turn up while
     // blocks are decoded, said at the end (as `atrace report` does).
     warn_from(reader, 0);
@@ -81,7 +81,7 @@ int run_script(const ScriptArgs& args) {
     std::string buf;
     buf.reserve(kChunk + 4096);
     WriteStatus status = WriteStatus::Ok;
-    fmt::Event ev;
+    formats::Event ev;
     while (reader.next(ev)) {
       formatter.format(ev, buf);
       if (buf.size() >= kChunk) {
@@ -95,7 +95,7 @@ int run_script(const ScriptArgs& args) {
     if (status == WriteStatus::Failed) return 1;
     warn_from(reader, warned);
     return reader.damaged() ? 3 : 0;  // every readable event is printed, but the file is damaged
-  } catch (const fmt::TraceError& e) {
+  } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
   }

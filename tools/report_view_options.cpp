@@ -41,7 +41,7 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v) {
 }
 
 ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
-                       const fmt::TraceReader& reader, const analysis::ReportOptions& opt)
+                       const formats::TraceReader& reader, const analysis::ReportOptions& opt)
     : v_(v) {
   if (!v.diff.empty() || (!v.tree && v.callers.empty() && v.callees.empty())) return;
   analysis::CallTreeOptions t;
@@ -50,17 +50,17 @@ ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
 }
 
 std::optional<std::string> ReportView::render(const std::string& input,
-                                              const fmt::TraceReader& reader,
+                                              const formats::TraceReader& reader,
                                               const analysis::ReportInput& in,
                                               const analysis::ReportOptions& opt, bool json) {
   if (!v_.diff.empty()) {
-    std::unique_ptr<fmt::TraceReader> other_reader;
+    std::unique_ptr<formats::TraceReader> other_reader;
     try {
-      other_reader = std::make_unique<fmt::TraceReader>(v_.diff);
-    } catch (const fmt::TraceError& e) {
+      other_reader = std::make_unique<formats::TraceReader>(v_.diff);
+    } catch (const formats::TraceError& e) {
       throw std::runtime_error("--diff: " + std::string(e.what()));
     }
-    fmt::TraceReader& other = *other_reader;
+    formats::TraceReader& other = *other_reader;
     analysis::Profile p = analysis::build_profile(other, opt.compensated);
     for (const auto& w : other.warnings())
       std::fprintf(stderr, "atrace: warning: %s: %s\n", v_.diff.c_str(), w.c_str());

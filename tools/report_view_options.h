@@ -29,13 +29,13 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v);
 // to it), rendered after.
 class ReportView {
  public:
-  ReportView(const ReportViewArgs& v, analysis::CallReplay& replay, const fmt::TraceReader& reader,
+  ReportView(const ReportViewArgs& v, analysis::CallReplay& replay, const formats::TraceReader& reader,
              const analysis::ReportOptions& opt);
   // After the replay's finish(): the view rendered from the trace `in` was
   // built from (named `input`) as text or JSON; nullopt when none was asked
   // for. Bad arguments throw std::runtime_error with a line for the user.
   // Call once.
-  std::optional<std::string> render(const std::string& input, const fmt::TraceReader& reader,
+  std::optional<std::string> render(const std::string& input, const formats::TraceReader& reader,
                                     const analysis::ReportInput& in,
                                     const analysis::ReportOptions& opt, bool json);
 

@@ -81,7 +81,7 @@ bool reads_back_as(const std::string& text, const std::string& name, const std::
 
 }  // namespace
 
-std::string exclude_selector(const fmt::ProbeInfo& p, bool main_module) {
+std::string exclude_selector(const formats::ProbeInfo& p, bool main_module) {
   if (p.name.empty()) return "";
   // The module glob as parse_selectors will give it back (it trims blanks).
   std::string glob = main_module || p.module.empty() ? "" : module_glob(p.module);
@@ -91,7 +91,7 @@ std::string exclude_selector(const fmt::ProbeInfo& p, bool main_module) {
   return prefix + "re:^" + regex_escape(p.name) + "$";
 }
 
-std::string exclude_file_text(const std::vector<fmt::ProbeInfo>& probes,
+std::string exclude_file_text(const std::vector<formats::ProbeInfo>& probes,
                               const std::string& main_module, const std::string& header) {
   std::string out;
   size_t start = 0;
@@ -115,7 +115,7 @@ std::string exclude_file_text(const std::vector<fmt::ProbeInfo>& probes,
   return out;
 }
 
-void write_exclude_file(const std::string& path, const std::vector<fmt::ProbeInfo>& probes,
+void write_exclude_file(const std::string& path, const std::vector<formats::ProbeInfo>& probes,
                         const std::string& main_module, const std::string& header) {
   std::string text = exclude_file_text(probes, main_module, header);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

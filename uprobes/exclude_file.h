@@ -24,17 +24,17 @@ class ExcludeFileError : public Error {
 // characters, commas, a leading '#' or '@', ...). One limit is the selector
 // syntax's: a name without a parameter list ("f", a C function) also
 // matches a C++ function whose name without parameters is the same ("f(int)").
-std::string exclude_selector(const fmt::ProbeInfo& p, bool main_module);
+std::string exclude_selector(const formats::ProbeInfo& p, bool main_module);
 
 // The text of an exclude file: `header` as '#' comment lines (one per line
 // of it), then one selector a line, each function once. Probes whose
 // module is `main_module` (the executable's file name) are named without it.
-std::string exclude_file_text(const std::vector<fmt::ProbeInfo>& probes,
+std::string exclude_file_text(const std::vector<formats::ProbeInfo>& probes,
                               const std::string& main_module, const std::string& header);
 
 // Writes exclude_file_text to `path`; throws ExcludeFileError with one line
 // naming the file when it cannot be written.
-void write_exclude_file(const std::string& path, const std::vector<fmt::ProbeInfo>& probes,
+void write_exclude_file(const std::string& path, const std::vector<formats::ProbeInfo>& probes,
                         const std::string& main_module, const std::string& header);
 
 }  // namespace atrace::uprobes

@@ -8,7 +8,7 @@ namespace atrace::uprobes {
 
 namespace {
 
-using fmt::ProbePath;
+using formats::ProbePath;
 
 // 0f 1f /0 (the multi-byte NOP family), after optional 66 and 2e prefixes,
 // as emitted by assemblers for padding: 0f 1f 00, 0f 1f 40 00,

@@ -13,6 +13,6 @@ namespace atrace::uprobes {
 // supports them: callers downgrade to Emulated otherwise), Emulated for what
 // the kernel emulates (push reg, 1-byte nop 0x90, multi-byte nops, call/jmp
 // rel32/rel8, jcc), SingleStep for everything else.
-fmt::ProbePath classify_entry(const uint8_t* code, size_t len);
+formats::ProbePath classify_entry(const uint8_t* code, size_t len);
 
 }  // namespace atrace::uprobes

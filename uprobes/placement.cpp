@@ -15,7 +15,7 @@ namespace atrace::uprobes {
 
 namespace {
 
-using fmt::ProbePath;
+using formats::ProbePath;
 
 // At most this many instructions before the probe: straight-line code that
 // touches no stack is short in compiled prologues (endbr64, a few movs), and

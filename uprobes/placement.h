@@ -46,11 +46,11 @@ namespace atrace::uprobes {
 // The kernel's path for a probe on the instruction at `code` (file offset
 // `offset`): classify_entry(), with the NOP5 downgraded to Emulated where the
 // kernel cannot optimize it (no optimized uprobes, or across a page).
-fmt::ProbePath path_at(const uint8_t* code, size_t len, uint64_t offset, bool nop5_supported);
+formats::ProbePath path_at(const uint8_t* code, size_t len, uint64_t offset, bool nop5_supported);
 
 struct EntryPlacement {
   uint64_t delta = 0;  // bytes from the function's first instruction to the probe
-  fmt::ProbePath path = fmt::ProbePath::Unknown;  // the kernel's path there
+  formats::ProbePath path = formats::ProbePath::Unknown;  // the kernel's path there
 };
 
 // The place for the entry probe of a function from its own code: `code`

@@ -20,7 +20,7 @@ struct ProbeSite {
   uint64_t size = 0;         // st_size
   uint64_t offset = 0;       // file offset of the probed instruction
   uint64_t entry_delta = 0;  // bytes from the function's first instruction to it (placement.h)
-  fmt::ProbePath entry_path = fmt::ProbePath::Unknown;  // the kernel's path there
+  formats::ProbePath entry_path = formats::ProbePath::Unknown;  // the kernel's path there
   std::string build_id;      // of the module, hex ("" if it has none)
 };
 

@@ -60,7 +60,7 @@ class ModulePlacer {
 
   void place(ProbeSite& site, const ElfFunction& f) {
     EntryPlacement pl = place_entry(f.first_bytes, f.first_len, f.offset, opts_.nop5_supported, false);
-    if (opts_.move_probes && f.size > 0 && pl.path != fmt::ProbePath::Nop5 && !unwind_role(f.mangled)) {
+    if (opts_.move_probes && f.size > 0 && pl.path != formats::ProbePath::Nop5 && !unwind_role(f.mangled)) {
       if (!file_) file_ = std::make_unique<detail::ElfFile>(path_);
       std::vector<uint8_t> code(f.size);
       if (file_->status() == detail::ElfFile::Status::Ok &&

@@ -35,7 +35,7 @@ struct UsdtProbe {
   uint64_t offset = 0;     // its file offset (where the uprobe sits)
   uint64_t semaphore = 0;  // virtual address of the semaphore; 0: none
   uint64_t semaphore_offset = 0;  // its file offset (the uprobe's ref_ctr_offset)
-  fmt::ProbePath path_kind = fmt::ProbePath::Unknown;  // by the probe instruction
+  formats::ProbePath path_kind = formats::ProbePath::Unknown;  // by the probe instruction
 };
 
 // The probe sites of `path` in note order, addresses adjusted for prelink

@@ -177,7 +177,7 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
         std::string base = key.second.substr(0, key.second.size() - 7);
         auto end = std::make_pair(key.first, base + "__end");
         if (chosen.count(end) && !paired.count(end)) {
-          t.kind = fmt::ProbeKind::Interval;
+          t.kind = formats::ProbeKind::Interval;
           t.name = base;
           t.end_sites = chosen[end];
           t.string_mask = 0;
@@ -204,7 +204,7 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
       auto matches = [&](const std::string& name) {
         return glob(s.provider_glob, t.provider) && glob(s.name_glob, name);
       };
-      if (module_ok && (matches(t.name) || (t.kind == fmt::ProbeKind::Interval &&
+      if (module_ok && (matches(t.name) || (t.kind == formats::ProbeKind::Interval &&
                                             (matches(t.name + "__begin") || matches(t.name + "__end")))))
         found = true;
     }

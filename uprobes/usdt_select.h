@@ -44,7 +44,7 @@ std::vector<UsdtSpec> parse_usdt_specs(const std::string& list);
 // interval both the begin and the end probes.
 struct UsdtTarget {
   uint32_t id = 0;
-  fmt::ProbeKind kind = fmt::ProbeKind::Usdt;
+  formats::ProbeKind kind = formats::ProbeKind::Usdt;
   std::string provider, name;  // name without __begin/__end for an interval
   std::string module, path, build_id;
   uint32_t string_mask = 0;

@@ -1,9 +1,9 @@
 // libFuzzer target over the trace file reader (formats/trace_reader.h).
 //
-// Each input is handed to fmt::TraceReader as a file (a memfd, opened by its
+// Each input is handed to formats::TraceReader as a file (a memfd, opened by its
 // /proc/self/fd path, so the reader may seek in it as in a real file) and read
 // completely: header, tables, warnings, every event through next(), then once
-// more after rewind(). fmt::TraceError is the expected answer to a bad file;
+// more after rewind(). formats::TraceError is the expected answer to a bad file;
 // anything else (a crash, a sanitizer report, a leak, another exception, a
 // second pass that differs from the first) is a bug in the reader.
 //
@@ -30,7 +30,7 @@
 
 namespace {
 
-namespace fmt = atrace::fmt;
+namespace formats = atrace::formats;
 
 // Touches every field so that uninitialized or out-of-bounds memory behind a
 // string or vector shows up under the sanitizers.
@@ -44,8 +44,8 @@ void consume(const std::string& s) {
 }
 
 void read_all(const std::string& path) {
-  fmt::TraceReader r(path);
-  const fmt::TraceHeader& h = r.header();
+  formats::TraceReader r(path);
+  const formats::TraceHeader& h = r.header();
   consume(h.atrace_version);
   consume(h.command_line);
   consume(h.target_command);
@@ -53,15 +53,15 @@ void read_all(const std::string& path) {
   consume(h.kernel);
   g_sink = g_sink + h.target_pid + h.clock_id + h.start_mono_ns + h.start_real_ns +
            h.end_mono_ns + h.end_real_ns + r.version_major() + r.version_minor();
-  for (const fmt::ProbeInfo& p : r.probes()) {
+  for (const formats::ProbeInfo& p : r.probes()) {
     consume(p.name);
     consume(p.module);
     consume(p.path);
     g_sink = g_sink + p.id + p.address + p.offset + static_cast<uint8_t>(p.kind) +
              static_cast<uint8_t>(p.path_kind);
-    consume(fmt::to_string(p.path_kind));
+    consume(formats::to_string(p.path_kind));
   }
-  for (const fmt::ThreadInfo& t : r.threads()) {
+  for (const formats::ThreadInfo& t : r.threads()) {
     consume(t.name);
     g_sink = g_sink + t.tid + t.pid + t.first_ts + t.last_ts + t.events;
   }
@@ -72,7 +72,7 @@ void read_all(const std::string& path) {
   uint64_t sums[2] = {0, 0};
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) r.rewind();
-    fmt::Event ev;
+    formats::Event ev;
     uint64_t last_ts = 0;
     while (r.next(ev)) {
       // A well-formed file gives events in time order. A crafted one (blocks
@@ -90,7 +90,7 @@ void read_all(const std::string& path) {
       counted[pass]++;
       sums[pass] = sums[pass] * 1099511628211ull + ev.ts + ev.pid + ev.tid + ev.id +
                    ev.cpu + static_cast<uint8_t>(ev.kind);
-      consume(fmt::to_string(ev.kind));
+      consume(formats::to_string(ev.kind));
     }
   }
   if (counted[0] != counted[1] || sums[0] != sums[1]) {
@@ -122,7 +122,7 @@ void read_bytes(const uint8_t* data, size_t size) {
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   try {
     read_all(path);
-  } catch (const fmt::TraceError& e) {
+  } catch (const formats::TraceError& e) {
     // Expected for a bad file; the message must still be a readable string.
     consume(e.what());
   }

@@ -10,19 +10,19 @@
 
 using namespace atrace;
 using analysis::CallEnd;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
 enum { MAIN = 1, A = 2, B = 3 };
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   for (uint32_t id = 1; id <= 3; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = "f" + std::to_string(id);
-    p.path_kind = fmt::ProbePath::Emulated;
+    p.path_kind = formats::ProbePath::Emulated;
     out.push_back(p);
   }
   return out;
@@ -30,10 +30,10 @@ std::vector<fmt::ProbeInfo> probes() {
 
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& push(uint64_t ts, EventKind k, uint32_t id = 0, uint64_t a0 = 0, uint64_t a1 = 0,
             uint8_t flags = 0) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -100,8 +100,8 @@ class Log : public analysis::ReplayListener {
   void on_syscall(const analysis::ClosedSyscall& c) override {
     add("syscall nr=" + n(c.nr) + " ns=" + n(c.ns) + " key=" + n(c.key));
   }
-  void on_event(const fmt::Event& ev, const analysis::ReplayThread* t) override {
-    add(std::string("event ") + fmt::to_string(ev.kind) + (t ? "" : " (no thread)"));
+  void on_event(const formats::Event& ev, const analysis::ReplayThread* t) override {
+    add(std::string("event ") + formats::to_string(ev.kind) + (t ? "" : " (no thread)"));
   }
 
   std::vector<std::string> lines;
@@ -283,7 +283,7 @@ TEST(CallReplay, CompensationTakesOutTheProbesOfNestedCalls) {
 TEST(CallReplay, EveryEventReachesListenersAfterItsCalls) {
   Seq s;
   s.E(10, A).push(12, EventKind::Usdt, 3).X(20, A);
-  fmt::Event detach;
+  formats::Event detach;
   detach.ts = 15;
   detach.kind = EventKind::Detach;
   detach.id = B;
@@ -295,12 +295,12 @@ TEST(CallReplay, EveryEventReachesListenersAfterItsCalls) {
   r.finish(0);
   EXPECT_EQ(log.lines, (Lines{
                            "begin f2 tid=100 at=10 depth=0",
-                           std::string("event ") + fmt::to_string(EventKind::FuncEntry),
-                           std::string("event ") + fmt::to_string(EventKind::Detach) +
+                           std::string("event ") + formats::to_string(EventKind::FuncEntry),
+                           std::string("event ") + formats::to_string(EventKind::Detach) +
                                " (no thread)",
-                           std::string("event ") + fmt::to_string(EventKind::Usdt),
+                           std::string("event ") + formats::to_string(EventKind::Usdt),
                            "end f2 returned index=0 dur=10 self=10",
-                           std::string("event ") + fmt::to_string(EventKind::FuncExit),
+                           std::string("event ") + formats::to_string(EventKind::FuncExit),
                        }));
   ASSERT_EQ(r.threads().size(), 1u);  // DETACH (tid 0) makes no thread
   EXPECT_EQ(r.threads().at(100).events, 3u);

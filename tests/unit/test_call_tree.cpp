@@ -15,28 +15,28 @@
 using namespace atrace;
 using analysis::CallNode;
 using analysis::CallTree;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
 enum { MAIN = 1, A = 2, B = 3, C = 4 };
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "main", "a", "b", "c"};
   for (uint32_t id = 1; id <= 4; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = id == C ? "libc.so.6" : "demo";
-    p.path_kind = fmt::ProbePath::Emulated;
+    p.path_kind = formats::ProbePath::Emulated;
     out.push_back(p);
   }
   return out;
 }
 
-fmt::TraceHeader header(const std::string& kernel = "") {
-  fmt::TraceHeader h;
+formats::TraceHeader header(const std::string& kernel = "") {
+  formats::TraceHeader h;
   h.target_command = "demo";
   h.kernel_events = kernel;
   return h;
@@ -44,7 +44,7 @@ fmt::TraceHeader header(const std::string& kernel = "") {
 
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& on(uint32_t t) {
     tid = t;
     return *this;
@@ -54,7 +54,7 @@ struct Seq {
   Seq& T(uint64_t ts) { return push(ts, EventKind::ThreadExit, 0); }
   Seq& U(uint64_t ts, uint32_t id) { return push(ts, EventKind::Unwind, id, 0, 1); }
   Seq& push(uint64_t ts, EventKind k, uint32_t id, uint64_t arg0 = 0, uint8_t flags = 0) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -249,7 +249,7 @@ TEST(CallTree, ThreadsMergeOrSplit) {
   analysis::CallTreeBuilder b(header(), probes(), opt);
   s.on(9).push(40, EventKind::PageFault, 0);  // a thread that calls nothing: no node
   for (const auto& e : s.events) b.add(e);
-  fmt::ThreadInfo named;
+  formats::ThreadInfo named;
   named.tid = 8;
   named.name = "worker";
   auto split = b.finish(0, {named});
@@ -277,8 +277,8 @@ TEST(CallTree, KernelTimesPerNodeInclusiveAndSelf) {
   s.E(0, MAIN).E(100, A).push(200, EventKind::SyscallEnter, 0, kNanosleep);
   s.push(250, EventKind::SchedSwitchOut, 0, 0, 1).push(750, EventKind::SchedSwitchIn, 0);
   s.push(800, EventKind::SyscallExit, 0, kNanosleep);
-  s.push(850, EventKind::PageFault, 0, 0x1000, fmt::kFaultUser).X(900, A);
-  s.push(950, EventKind::PageFault, 0, 0x2000, fmt::kFaultUser).X(1000, MAIN);
+  s.push(850, EventKind::PageFault, 0, 0x1000, formats::kFaultUser).X(900, A);
+  s.push(950, EventKind::PageFault, 0, 0x2000, formats::kFaultUser).X(1000, MAIN);
   auto t = build(s, 1000, {}, "sched,syscalls,faults");
   ASSERT_TRUE(t.has_kernel());
   const auto& a = at(t, "main/a");
@@ -310,7 +310,7 @@ TEST(CallTree, UnknownKindsAndDetachChangeNothing) {
 
 TEST(CallTree, SizeIsBoundedByCallPathsNotEvents) {
   analysis::CallTreeBuilder b(header(), probes());
-  fmt::Event e;
+  formats::Event e;
   e.tid = 1;
   uint64_t ts = 0;
   for (int i = 0; i < 200000; i++) {

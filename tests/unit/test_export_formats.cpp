@@ -15,7 +15,7 @@
 #include "output/export.h"
 
 using namespace atrace;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
@@ -27,18 +27,18 @@ const std::string kWeirdNameUtf8 = "wei\"rd\n\xef\xbf\xbd";
 class ExportFormats : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto probes = fmt::testing::sample_probes();  // 1 compute(int) [demo], 2 deflate [libz]
-    fmt::ProbeInfo usdt;
+    auto probes = formats::testing::sample_probes();  // 1 compute(int) [demo], 2 deflate [libz]
+    formats::ProbeInfo usdt;
     usdt.id = 3;
-    usdt.kind = fmt::ProbeKind::Usdt;
+    usdt.kind = formats::ProbeKind::Usdt;
     usdt.name = "app:request";
     usdt.module = "demo";
     probes.push_back(usdt);
 
-    std::vector<fmt::Event> evs;
+    std::vector<formats::Event> evs;
     auto add = [&](uint64_t ts, EventKind k, uint32_t id = 0, uint64_t a0 = 0, uint64_t a1 = 0,
                    uint8_t flags = 0, uint32_t tid = kTid) {
-      fmt::Event e = fmt::testing::ev(ts, tid, k, id);
+      formats::Event e = formats::testing::ev(ts, tid, k, id);
       e.arg0 = a0;
       e.arg1 = a1;
       e.flags = flags;
@@ -54,41 +54,41 @@ class ExportFormats : public ::testing::Test {
     add(4500, EventKind::FuncExit, 2);
     add(5000, EventKind::FuncExit, 1);
     add(6000, EventKind::FuncEntry, 1);                        // never returns
-    fmt::Event* u = add(6500, EventKind::Usdt, 3);
-    fmt::ProbeArg code, path;
+    formats::Event* u = add(6500, EventKind::Usdt, 3);
+    formats::ProbeArg code, path;
     code.size = 4;
     code.is_signed = true;
     code.value = static_cast<uint64_t>(int64_t{-2});
     path.is_string = true;
     path.str = "/index";
     u->args = {code, path};
-    add(7000, EventKind::Detach, 2, 10, 2000, static_cast<uint8_t>(fmt::DetachReason::Absolute), 0);
+    add(7000, EventKind::Detach, 2, 10, 2000, static_cast<uint8_t>(formats::DetachReason::Absolute), 0);
     evs.back().tid = 0;
 
-    fmt::TraceHeader h = fmt::testing::sample_header();
+    formats::TraceHeader h = formats::testing::sample_header();
     h.end_mono_ns = 9000;
-    fmt::ThreadInfo t;
+    formats::ThreadInfo t;
     t.tid = kTid;
     t.pid = kPid;
     t.name = kWeirdName;
     t.events = evs.size();
-    fmt::TraceWriter w(file_.path());
+    formats::TraceWriter w(file_.path());
     w.write_header(h);
     w.write_probes(probes);
     w.write_events(evs);
     w.finish(h, {t}, {});
   }
 
-  std::string convert(void (*exporter)(fmt::TraceReader&, std::ostream&,
+  std::string convert(void (*exporter)(formats::TraceReader&, std::ostream&,
                                        const analysis::ExportOptions&)) {
-    fmt::TraceReader reader(file_.path());
+    formats::TraceReader reader(file_.path());
     std::ostringstream out;
     exporter(reader, out, {});
     EXPECT_TRUE(out.good());
     return out.str();
   }
 
-  fmt::testing::TempFile file_;
+  formats::testing::TempFile file_;
 };
 
 const nlohmann::json* find(const nlohmann::json& events, const std::string& ph,

@@ -16,7 +16,7 @@ using analysis::Span;
 using analysis::SpanClose;
 using analysis::SpanEnd;
 using analysis::SpanKind;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
@@ -50,14 +50,14 @@ class Collect : public analysis::TimelineSink {
 
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& on(uint32_t t) {
     tid = t;
     return *this;
   }
   Seq& push(uint64_t ts, EventKind k, uint32_t id = 0, uint64_t a0 = 0, uint64_t a1 = 0,
             uint8_t flags = 0) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -170,7 +170,7 @@ TEST(ExportTimeline, TheProbesOwnSystemCallsAreNotSpans) {
 TEST(ExportTimeline, NonBoundaryEventsAreLeftForInstants) {
   Collect c;
   analysis::Timeline t(c);
-  fmt::Event e;
+  formats::Event e;
   e.tid = 1;
   e.kind = EventKind::PageFault;
   EXPECT_FALSE(t.add(e));
@@ -187,9 +187,9 @@ TEST(ExportTimeline, NonBoundaryEventsAreLeftForInstants) {
 // the outermost activations and the self times equal the profile's.
 TEST(ExportTimeline, AddsUpToTheProfile) {
   std::mt19937 rng(7);
-  std::vector<fmt::ProbeInfo> probes;
+  std::vector<formats::ProbeInfo> probes;
   for (uint32_t id = 1; id <= 4; ++id) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = "f" + std::to_string(id);
     probes.push_back(p);

@@ -7,7 +7,7 @@ namespace atrace {
 namespace {
 
 FunctionSample fn(uint32_t id, uint64_t calls, uint64_t mean_ns,
-                  fmt::ProbePath path = fmt::ProbePath::Emulated) {
+                  formats::ProbePath path = formats::ProbePath::Emulated) {
   FunctionSample s;
   s.id = id;
   s.calls = calls;
@@ -47,11 +47,11 @@ TEST(FilterPolicy, KeptFunctionsAreNeverDetached) {
 TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
   FilterOptions o;
   std::vector<uint64_t> floor(5, 0);
-  floor[static_cast<size_t>(fmt::ProbePath::SingleStep)] = 9000;
+  floor[static_cast<size_t>(formats::ProbePath::SingleStep)] = 9000;
   RelevanceFilter f(o, floor);
   // 10.5 us measured on the single-step path is 1.5 us of the function's own.
-  auto d = f.decide({fn(1, 2000, 10500, fmt::ProbePath::SingleStep),
-                     fn(2, 2000, 10500, fmt::ProbePath::Emulated)});
+  auto d = f.decide({fn(1, 2000, 10500, formats::ProbePath::SingleStep),
+                     fn(2, 2000, 10500, formats::ProbePath::Emulated)});
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
   // The decision carries the mean it judged: net of the floor.
   EXPECT_EQ(d[0].net_mean_ns, 1500u);
@@ -60,31 +60,31 @@ TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
 // The calibrated costs by path, typical ones where a path was not
 // measured, and the floors: inside cost, or half the cost.
 TEST(FilterPolicy, FilterCostsFromTheCalibration) {
-  fmt::ProbeCosts c;
+  formats::ProbeCosts c;
   c.nop5 = 400;
   c.emulated = 900;
   c.inside_emulated = 300;
   const FilterCosts f = filter_costs(c);
-  auto at = [](const std::vector<uint64_t>& v, fmt::ProbePath p) {
+  auto at = [](const std::vector<uint64_t>& v, formats::ProbePath p) {
     return v.at(static_cast<size_t>(p));
   };
   ASSERT_EQ(f.cost_ns.size(), 5u);
   ASSERT_EQ(f.floor_ns.size(), 5u);
-  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Nop5), 400u);
-  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Emulated), 900u);
-  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::SingleStep), 15000u);  // not measured: typical
-  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Unknown), 900u);        // taken as emulated
-  EXPECT_EQ(at(f.cost_ns, fmt::ProbePath::Refused), 0u);
-  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Emulated), 300u);
-  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Unknown), 300u);
-  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Nop5), 200u);         // no inside cost: half
-  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::SingleStep), 7500u);
-  EXPECT_EQ(at(f.floor_ns, fmt::ProbePath::Refused), 0u);
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Nop5), 400u);
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Emulated), 900u);
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::SingleStep), 15000u);  // not measured: typical
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Unknown), 900u);        // taken as emulated
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Refused), 0u);
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Emulated), 300u);
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Unknown), 300u);
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Nop5), 200u);         // no inside cost: half
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::SingleStep), 7500u);
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Refused), 0u);
   // Nothing measured: this machine's typical numbers.
   const FilterCosts none = filter_costs({});
-  EXPECT_EQ(at(none.cost_ns, fmt::ProbePath::Nop5), 650u);
-  EXPECT_EQ(at(none.cost_ns, fmt::ProbePath::Emulated), 1000u);
-  EXPECT_EQ(at(none.floor_ns, fmt::ProbePath::Emulated), 500u);
+  EXPECT_EQ(at(none.cost_ns, formats::ProbePath::Nop5), 650u);
+  EXPECT_EQ(at(none.cost_ns, formats::ProbePath::Emulated), 1000u);
+  EXPECT_EQ(at(none.floor_ns, formats::ProbePath::Emulated), 500u);
 }
 
 TEST(FilterPolicy, AbsoluteRuleAllowsAQuarterOfTheFloorForTheProbesVariance) {
@@ -92,10 +92,10 @@ TEST(FilterPolicy, AbsoluteRuleAllowsAQuarterOfTheFloorForTheProbesVariance) {
   EXPECT_EQ(absolute_limit_ns(2000, 9000), 2000u + 9000u + 2250u);
   EXPECT_EQ(absolute_limit_ns(2000, 0), 2000u);
   std::vector<uint64_t> floor(5, 0);
-  floor[static_cast<size_t>(fmt::ProbePath::SingleStep)] = 9000;
+  floor[static_cast<size_t>(formats::ProbePath::SingleStep)] = 9000;
   RelevanceFilter f(o, floor);
-  auto d = f.decide({fn(1, 2000, 13200, fmt::ProbePath::SingleStep),
-                     fn(2, 2000, 13300, fmt::ProbePath::SingleStep)});
+  auto d = f.decide({fn(1, 2000, 13200, formats::ProbePath::SingleStep),
+                     fn(2, 2000, 13300, formats::ProbePath::SingleStep)});
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
 }
 
@@ -151,7 +151,7 @@ TEST(FilterPolicy, BudgetDetachesTheCostliestUntilUnder) {
   o.budget_pct = 10;
   RelevanceFilter f(o);
   std::vector<uint64_t> cost(5, 0);
-  cost[static_cast<size_t>(fmt::ProbePath::Emulated)] = 1000;
+  cost[static_cast<size_t>(formats::ProbePath::Emulated)] = 1000;
   // 1 s of CPU; hits cost 1 us each: 300 ms, 50 ms and 20 ms of probes,
   // so the program's own time was 630 ms. Allowed 63 ms: the 300 ms one
   // goes (370 -> 70 ms), then the 50 ms one (-> 20 ms); the last stays.
@@ -166,7 +166,7 @@ TEST(FilterPolicy, BudgetIsAShareOfTheProgramsOwnTime) {
   o.budget_pct = 100;  // tracing may at most double the program's CPU time
   RelevanceFilter f(o);
   std::vector<uint64_t> cost(5, 0);
-  cost[static_cast<size_t>(fmt::ProbePath::Emulated)] = 1000;
+  cost[static_cast<size_t>(formats::ProbePath::Emulated)] = 1000;
   // 1 s of CPU, 700 ms of it probes: the program's own 300 ms allow 300 ms
   // of probes, so the 600 ms function goes. (As a share of the CPU time
   // probes included, 100 % would allow any overhead.)

@@ -13,8 +13,8 @@
 #include "formats/metadata_codec.h"
 #include "tests/unit/test_formats_util.h"
 
-using namespace atrace::fmt;
-using namespace atrace::fmt::testing;
+using namespace atrace::formats;
+using namespace atrace::formats::testing;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "formats/metadata_codec.h"
 #include "formats/varint.h"
 
-namespace atrace::fmt {
+namespace atrace::formats {
 namespace {
 
 TEST(FormatsProbePlace, EntryDeltaRoundTrips) {
@@ -53,4 +53,4 @@ TEST(FormatsProbePlace, OlderEntriesReadAsAtTheEntry) {
 }
 
 }  // namespace
-}  // namespace atrace::fmt
+}  // namespace atrace::formats

@@ -14,8 +14,8 @@
 
 #include "tests/unit/test_formats_util.h"
 
-using namespace atrace::fmt;
-using namespace atrace::fmt::testing;
+using namespace atrace::formats;
+using namespace atrace::formats::testing;
 
 TEST(FormatsStreaming, EmptyBatchesFlushBlocksByAge) {
   TempFile f;

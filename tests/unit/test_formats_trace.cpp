@@ -10,8 +10,8 @@
 #include "formats/frame.h"
 #include "tests/unit/test_formats_util.h"
 
-using namespace atrace::fmt;
-using namespace atrace::fmt::testing;
+using namespace atrace::formats;
+using namespace atrace::formats::testing;
 
 namespace {
 

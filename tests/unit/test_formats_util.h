@@ -14,7 +14,7 @@
 #include "formats/trace_writer.h"
 #include "temp_file.h"
 
-namespace atrace::fmt::testing {
+namespace atrace::formats::testing {
 
 using atrace::testing::TempFile;
 
@@ -106,4 +106,4 @@ inline bool has_warning(const TraceReader& r, const std::string& part) {
   return false;
 }
 
-}  // namespace atrace::fmt::testing
+}  // namespace atrace::formats::testing

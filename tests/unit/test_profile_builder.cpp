@@ -5,15 +5,15 @@
 #include "analysis/profile.h"
 
 using namespace atrace;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "main", "a", "b", "c"};
   for (uint32_t id = 1; id <= 4; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = id == 4 ? "libc.so.6" : "demo";
@@ -27,7 +27,7 @@ enum { MAIN = 1, A = 2, B = 3, C = 4 };
 // A little language for sequences: E(ts, id) enters, X(ts, id) exits.
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& on(uint32_t t) {
     tid = t;
     return *this;
@@ -37,7 +37,7 @@ struct Seq {
   Seq& T(uint64_t ts) { return push(ts, 0, EventKind::ThreadExit); }
   Seq& U(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::Unwind); }
   Seq& push(uint64_t ts, uint32_t id, EventKind k) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -49,8 +49,8 @@ struct Seq {
 };
 
 analysis::Profile build(const Seq& s, uint64_t end_ts = 0,
-                        const std::vector<fmt::ThreadInfo>& threads = {},
-                        fmt::LostCounts lost = {}) {
+                        const std::vector<formats::ThreadInfo>& threads = {},
+                        formats::LostCounts lost = {}) {
   analysis::ProfileBuilder b(probes());
   for (const auto& e : s.events) b.add(e);
   return b.finish(end_ts, threads, lost);
@@ -262,8 +262,8 @@ TEST(ProfileBuilder, PerThreadRowsAndThreadTable) {
   s.on(2).E(0, A).X(10, A);
   s.on(1).E(5, A).X(35, A);
   s.on(1).E(40, B).X(41, B);
-  std::vector<fmt::ThreadInfo> threads = {{1, 100, "main", 5, 41, 4}, {2, 100, "worker", 0, 10, 2}};
-  fmt::LostCounts lost;
+  std::vector<formats::ThreadInfo> threads = {{1, 100, "main", 5, 41, 4}, {2, 100, "worker", 0, 10, 2}};
+  formats::LostCounts lost;
   lost.per_cpu = {3, 4};
   auto p = build(s, 50, threads, lost);
   EXPECT_EQ(p.lost_events, 7u);

@@ -12,20 +12,20 @@
 #include "output/report.h"
 
 using namespace atrace;
-using fmt::EventKind;
-using fmt::ProbePath;
+using formats::EventKind;
+using formats::ProbePath;
 
 namespace {
 
 enum { OUTER = 1, INNER = 2, SLOW = 3, UNKNOWN = 4 };
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "outer", "inner", "slow", "unknown"};
   const ProbePath paths[] = {ProbePath::Unknown, ProbePath::Emulated, ProbePath::Nop5,
                              ProbePath::SingleStep, ProbePath::Unknown};
   for (uint32_t id = 1; id <= 4; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = "demo";
@@ -39,7 +39,7 @@ const analysis::ProbeCosts kCosts{100, 200, 1000};  // nop5, emulated, single-st
 
 struct Seq {
   uint32_t tid = 10;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& on(uint32_t t) {
     tid = t;
     return *this;
@@ -47,7 +47,7 @@ struct Seq {
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::FuncEntry); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, id, EventKind::FuncExit); }
   Seq& push(uint64_t ts, uint32_t id, EventKind k) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 10;
     e.tid = tid;
@@ -180,7 +180,7 @@ TEST(ProfileCompensate, UnfinishedCalls) {
 }
 
 TEST(ProfileCompensate, CostsFromHeader) {
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   h.probe_cost_nop5_ns = 1;
   h.probe_cost_emulated_ns = 2;
   h.probe_cost_singlestep_ns = 3;
@@ -199,12 +199,12 @@ TEST(ProfileCompensate, CostsFromHeader) {
   EXPECT_EQ(c.inside_of(ProbePath::SingleStep), 6u);
   EXPECT_EQ(c.inside_of(ProbePath::Unknown), 0u);
   EXPECT_TRUE(c.any());
-  EXPECT_FALSE(analysis::probe_costs(fmt::TraceHeader{}).any());
+  EXPECT_FALSE(analysis::probe_costs(formats::TraceHeader{}).any());
 }
 
 // The reports state the costs they used, and JSON says whether it was done.
 TEST(ProfileCompensate, ReportsStateTheCosts) {
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   h.probe_cost_nop5_ns = 100;
   h.probe_cost_emulated_ns = 200;
   h.probe_cost_singlestep_ns = 15000;

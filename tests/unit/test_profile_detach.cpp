@@ -9,18 +9,18 @@
 #include "output/report.h"
 
 using namespace atrace;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
 constexpr uint32_t kPid = 500, kTid = 501;
 enum { MAIN = 1, HOT = 2, SLOW = 3, LIBC = 4 };
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "main", "hot(int)", "slow()", "memcpy"};
   for (uint32_t id = 1; id <= 4; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = id == LIBC ? "libc.so.6" : "demo";
@@ -29,8 +29,8 @@ std::vector<fmt::ProbeInfo> probes() {
   return out;
 }
 
-fmt::TraceHeader header() {
-  fmt::TraceHeader h;
+formats::TraceHeader header() {
+  formats::TraceHeader h;
   h.target_command = "./demo";
   h.target_pid = kPid;
   h.start_mono_ns = 1'000'000;
@@ -38,8 +38,8 @@ fmt::TraceHeader header() {
   return h;
 }
 
-fmt::Event call(uint64_t ts, EventKind k, uint32_t id, uint32_t tid = kTid) {
-  fmt::Event e;
+formats::Event call(uint64_t ts, EventKind k, uint32_t id, uint32_t tid = kTid) {
+  formats::Event e;
   e.ts = ts;
   e.pid = kPid;
   e.tid = tid;
@@ -48,8 +48,8 @@ fmt::Event call(uint64_t ts, EventKind k, uint32_t id, uint32_t tid = kTid) {
   return e;
 }
 
-fmt::Event detach(uint64_t ts, uint32_t id, uint8_t reason, uint64_t calls, uint64_t total) {
-  fmt::Event e = call(ts, EventKind::Detach, id, 0);  // tid 0: the recording's
+formats::Event detach(uint64_t ts, uint32_t id, uint8_t reason, uint64_t calls, uint64_t total) {
+  formats::Event e = call(ts, EventKind::Detach, id, 0);  // tid 0: the recording's
   e.flags = reason;
   e.arg0 = calls;
   e.arg1 = total;
@@ -61,7 +61,7 @@ fmt::Event detach(uint64_t ts, uint32_t id, uint8_t reason, uint64_t calls, uint
 // exit never comes. memcpy is detached (max-calls) without a recorded call.
 analysis::Profile sample() {
   analysis::ProfileBuilder b(probes());
-  std::vector<fmt::Event> evs = {
+  std::vector<formats::Event> evs = {
       call(1'000'000, EventKind::FuncEntry, MAIN),
       call(2'000'000, EventKind::FuncEntry, SLOW),
       call(2'100'000, EventKind::FuncEntry, HOT),
@@ -99,7 +99,7 @@ TEST(ProfileDetach, DecisionsAreCollectedNamedAndInTimeOrder) {
   EXPECT_EQ(d.name, "hot(int)");
   EXPECT_EQ(d.module, "demo");
   EXPECT_EQ(d.ts, 2'500'000u);
-  EXPECT_EQ(d.reason, fmt::DetachReason::Absolute);
+  EXPECT_EQ(d.reason, formats::DetachReason::Absolute);
   EXPECT_EQ(d.calls, 3u);
   EXPECT_EQ(d.total_ns, 600u);
   EXPECT_EQ(d.mean_ns(), 200u);
@@ -107,7 +107,7 @@ TEST(ProfileDetach, DecisionsAreCollectedNamedAndInTimeOrder) {
   EXPECT_EQ(p.detached[1].module, "libc.so.6");
   EXPECT_EQ(p.detached[1].mean_ns(), 0u);  // no calls: no division by zero
   EXPECT_EQ(p.detached[2].name, "<probe 9>");
-  EXPECT_STREQ(fmt::to_string(p.detached[2].reason), "unknown");
+  EXPECT_STREQ(formats::to_string(p.detached[2].reason), "unknown");
   // No thread 0: the events belong to the recording.
   ASSERT_EQ(p.threads.size(), 1u);
   EXPECT_EQ(p.threads[0].tid, kTid);
@@ -155,7 +155,7 @@ TEST(ProfileDetach, OpenRecursionOfADetachedFunctionEndsUnfinished) {
 
 TEST(ProfileDetach, JsonReport) {
   auto p = sample();
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings;
   auto doc = nlohmann::json::parse(analysis::render_json({h, p, warnings}, {}));
   ASSERT_EQ(doc["detached"].size(), 3u);
@@ -172,7 +172,7 @@ TEST(ProfileDetach, JsonReport) {
 
 TEST(ProfileDetach, TextReportMarksAndListsThem) {
   auto p = sample();
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings;
   std::string text = analysis::render_text({h, p, warnings}, {});
   EXPECT_NE(text.find("hot(int) (detached)\n"), std::string::npos) << text;

@@ -10,7 +10,7 @@
 #include "output/report.h"
 
 using namespace atrace;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
@@ -18,11 +18,11 @@ enum { MAIN = 1, A = 2, B = 3 };
 constexpr uint64_t kRead = 0, kNanosleep = 35, kGetppid = 110, kExitGroup = 231;
 constexpr uint8_t kBlocked = 1, kDead = 0x80;
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "main", "a", "b"};
   for (uint32_t id = 1; id <= 3; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = id == B ? "libx.so" : "demo";
@@ -34,7 +34,7 @@ std::vector<fmt::ProbeInfo> probes() {
 // Event sequences of one or more threads, in time order.
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& on(uint32_t t) {
     tid = t;
     return *this;
@@ -58,7 +58,7 @@ struct Seq {
     return *this;
   }
   Seq& Fault(uint64_t ts) {
-    push(ts, EventKind::PageFault).events.back().flags = fmt::kFaultUser;
+    push(ts, EventKind::PageFault).events.back().flags = formats::kFaultUser;
     return *this;
   }
   Seq& K(uint64_t ts, EventKind k) { return push(ts, k); }
@@ -68,7 +68,7 @@ struct Seq {
   }
 
   Seq& push(uint64_t ts, EventKind k) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -83,7 +83,7 @@ struct Seq {
 };
 
 analysis::Profile build(const Seq& s, uint64_t end_ts,
-                        const std::vector<fmt::ThreadInfo>& threads = {}) {
+                        const std::vector<formats::ThreadInfo>& threads = {}) {
   analysis::ProfileBuilder b(probes());
   for (const auto& e : s.events) b.add(e);
   return b.finish(end_ts, threads, {});
@@ -147,7 +147,7 @@ TEST(ProfileKernel, SleepIsBlockedOffCpuOfTheSleeperAndItsCallersInclusive) {
 TEST(ProfileKernel, PreemptedTimeIsRunnable) {
   // a [0,100] preempted at 30, back at 70; b [120,200] blocked [130,150].
   Seq s;
-  s.E(0, A).Out(30, fmt::kSwitchRunnable).In(70).X(100, A);
+  s.E(0, A).Out(30, formats::kSwitchRunnable).In(70).X(100, A);
   s.E(120, B).Out(130, kBlocked).In(150).X(200, B);
   auto p = build(s, 200);
   EXPECT_EQ(fn(p, "a").kernel, K(0, 40, 0, 0, 0));
@@ -428,8 +428,8 @@ TEST(ProfileKernel, SortByKernelNumbers) {
 
 namespace {
 
-fmt::TraceHeader header(const std::string& kernel_events) {
-  fmt::TraceHeader h;
+formats::TraceHeader header(const std::string& kernel_events) {
+  formats::TraceHeader h;
   h.atrace_version = "0.1.0";
   h.target_command = "./demo";
   h.target_pid = 100;
@@ -450,7 +450,7 @@ analysis::Profile sample() {
 
 struct Rendered {
   analysis::Profile p = sample();
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   std::vector<std::string> warnings;
   explicit Rendered(const std::string& kernel_events) : h(header(kernel_events)) {}
   std::string text(analysis::ReportOptions opt = {}) { return render_text({h, p, warnings}, opt); }
@@ -602,7 +602,7 @@ TEST(ProfileKernelReport, JsonFieldsAreZeroWithoutKernelEvents) {
   Seq s;
   s.E(0, MAIN).E(10, A).X(20, A).X(30, MAIN);
   analysis::Profile p = build(s, 30);
-  fmt::TraceHeader h = header("");
+  formats::TraceHeader h = header("");
   std::vector<std::string> warnings;
   analysis::ReportOptions opt;
   opt.threads = true;

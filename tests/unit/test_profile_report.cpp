@@ -11,12 +11,12 @@
 #include "output/report.h"
 
 using namespace atrace;
-using fmt::EventKind;
+using formats::EventKind;
 
 namespace {
 
-fmt::TraceHeader header() {
-  fmt::TraceHeader h;
+formats::TraceHeader header() {
+  formats::TraceHeader h;
   h.atrace_version = "0.1.0";
   h.target_command = "/opt/demo --n 3";
   h.target_pid = 321;
@@ -25,20 +25,20 @@ fmt::TraceHeader header() {
   return h;
 }
 
-std::vector<fmt::ProbeInfo> probes() {
-  fmt::ProbeInfo a;
+std::vector<formats::ProbeInfo> probes() {
+  formats::ProbeInfo a;
   a.id = 1;
   a.name = "compute";
   a.module = "demo";
-  fmt::ProbeInfo b;
+  formats::ProbeInfo b;
   b.id = 2;
   b.name = "deflate";
   b.module = "libz.so.1";
   return {a, b};
 }
 
-fmt::Event ev(uint64_t ts, uint32_t tid, EventKind k, uint32_t id) {
-  fmt::Event e;
+formats::Event ev(uint64_t ts, uint32_t tid, EventKind k, uint32_t id) {
+  formats::Event e;
   e.ts = ts;
   e.pid = 321;
   e.tid = tid;
@@ -57,7 +57,7 @@ analysis::Profile profile() {
   b.add(ev(1'001'000, 321, EventKind::FuncExit, 1));
   b.add(ev(1'200'000, 322, EventKind::FuncExit, 2));
   b.add(ev(1'501'000, 322, EventKind::FuncEntry, 1));
-  fmt::LostCounts lost;
+  formats::LostCounts lost;
   lost.per_cpu = {0, 12};
   return b.finish(2'001'000, {{321, 321, "demo", 0, 0, 4}, {322, 321, "worker", 0, 0, 2}}, lost);
 }
@@ -79,7 +79,7 @@ TEST(ProfileReport, FormatDuration) {
 
 TEST(ProfileReport, JsonFields) {
   auto p = profile();
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings = {"x: something"};
   analysis::ReportInput in{h, p, warnings};
   auto doc = nlohmann::json::parse(analysis::render_json(in, {}));
@@ -120,7 +120,7 @@ TEST(ProfileReport, JsonFields) {
 
 TEST(ProfileReport, JsonPerThreadAndSort) {
   auto p = profile();
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings;
   analysis::ReportInput in{h, p, warnings};
   analysis::ReportOptions opt;
@@ -140,7 +140,7 @@ TEST(ProfileReport, JsonPerThreadAndSort) {
 
 TEST(ProfileReport, Text) {
   auto p = profile();
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings;
   analysis::ReportInput in{h, p, warnings};
   std::string text = analysis::render_text(in, {});
@@ -166,7 +166,7 @@ TEST(ProfileReport, Text) {
 TEST(ProfileReport, EmptyProfileSaysSo) {
   analysis::ProfileBuilder b(probes());
   auto p = b.finish(0, {}, {});
-  fmt::TraceHeader h = header();
+  formats::TraceHeader h = header();
   std::vector<std::string> warnings;
   std::string text = analysis::render_text({h, p, warnings}, {});
   EXPECT_NE(text.find("No function calls recorded"), std::string::npos) << text;
@@ -177,13 +177,13 @@ TEST(ProfileReport, BuildProfileFromFile) {
                       ("atrace-test-" + std::to_string(getpid()) + "-report.data"))
                          .string();
   {
-    fmt::TraceWriter w(path);
+    formats::TraceWriter w(path);
     w.write_header(header());
     w.write_probes(probes());
     // Written per thread, not in time order.
-    std::vector<fmt::Event> t2 = {ev(50'000, 2, EventKind::FuncEntry, 1),
+    std::vector<formats::Event> t2 = {ev(50'000, 2, EventKind::FuncEntry, 1),
                                   ev(80'000, 2, EventKind::FuncExit, 1)};
-    std::vector<fmt::Event> t1 = {ev(10'000, 1, EventKind::FuncEntry, 1),
+    std::vector<formats::Event> t1 = {ev(10'000, 1, EventKind::FuncEntry, 1),
                                   ev(60'000, 1, EventKind::FuncEntry, 2),
                                   ev(70'000, 1, EventKind::FuncExit, 2),
                                   ev(90'000, 1, EventKind::FuncExit, 1)};
@@ -191,7 +191,7 @@ TEST(ProfileReport, BuildProfileFromFile) {
     w.write_events(t1);
     w.finish(header(), {}, {});
   }
-  fmt::TraceReader r(path);
+  formats::TraceReader r(path);
   auto p = analysis::build_profile(r);
   std::filesystem::remove(path);
   EXPECT_EQ(p.events, 6u);

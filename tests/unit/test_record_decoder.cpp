@@ -33,8 +33,8 @@ TEST(RecordDecoder, FunctionEntryAndExit) {
   for (uint16_t kind : {uint16_t{ATRACE_REC_FUNC_ENTRY}, uint16_t{ATRACE_REC_FUNC_EXIT}}) {
     DecodedRecord r = decode(hdr(kind, 17));
     ASSERT_EQ(r.type, Type::Event);
-    EXPECT_EQ(r.event.kind, kind == ATRACE_REC_FUNC_ENTRY ? fmt::EventKind::FuncEntry
-                                                          : fmt::EventKind::FuncExit);
+    EXPECT_EQ(r.event.kind, kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
+                                                          : formats::EventKind::FuncExit);
     EXPECT_EQ(r.event.ts, 123456789u);
     EXPECT_EQ(r.event.pid, 4242u);
     EXPECT_EQ(r.event.tid, 4243u);
@@ -50,7 +50,7 @@ TEST(RecordDecoder, ThreadNamesFromExitAndRename) {
   std::memcpy(c.comm, "worker-1", 9);
   DecodedRecord r = decode(c);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::Comm);
+  EXPECT_EQ(r.event.kind, formats::EventKind::Comm);
   EXPECT_EQ(r.event.text, "worker-1");
   EXPECT_TRUE(r.names_thread);
   EXPECT_EQ(r.thread_name, "worker-1");
@@ -61,7 +61,7 @@ TEST(RecordDecoder, ThreadNamesFromExitAndRename) {
   std::memset(c.comm, 'x', sizeof c.comm);
   r = decode(c);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::ThreadExit);
+  EXPECT_EQ(r.event.kind, formats::EventKind::ThreadExit);
   EXPECT_TRUE(r.event.text.empty());
   EXPECT_EQ(r.thread_name, std::string(ATRACE_COMM_LEN, 'x'));
 }
@@ -73,17 +73,17 @@ TEST(RecordDecoder, KernelEventsKeepTheirNumbers) {
   a.arg1 = static_cast<uint64_t>(-11);  // -EAGAIN
   DecodedRecord r = decode(a);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::SyscallExit);
+  EXPECT_EQ(r.event.kind, formats::EventKind::SyscallExit);
   EXPECT_EQ(r.event.arg0, 1u);
   EXPECT_EQ(r.event.sarg1(), -11);
 
-  a.hdr = hdr(ATRACE_REC_FAULT, fmt::kFaultWrite | fmt::kFaultUser);  // flags in the id
+  a.hdr = hdr(ATRACE_REC_FAULT, formats::kFaultWrite | formats::kFaultUser);  // flags in the id
   a.arg0 = 0x7fff0000;
   a.arg1 = 0x401000;
   r = decode(a);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::PageFault);
-  EXPECT_EQ(r.event.flags, fmt::kFaultWrite | fmt::kFaultUser);
+  EXPECT_EQ(r.event.kind, formats::EventKind::PageFault);
+  EXPECT_EQ(r.event.flags, formats::kFaultWrite | formats::kFaultUser);
   EXPECT_EQ(r.event.id, 0u);
   EXPECT_EQ(r.event.arg0, 0x7fff0000u);
   EXPECT_EQ(r.event.arg1, 0x401000u);
@@ -95,17 +95,17 @@ TEST(RecordDecoder, ExecAndUnwind) {
   std::memcpy(e.filename, "/usr/bin/true", 14);
   DecodedRecord r = decode(e);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::ProcExec);
+  EXPECT_EQ(r.event.kind, formats::EventKind::ProcExec);
   EXPECT_EQ(r.event.text, "/usr/bin/true");
 
   atrace_rec_args u{};
   u.hdr = hdr(ATRACE_REC_UNWIND, 5);
-  u.arg0 = static_cast<uint64_t>(fmt::UnwindHow::Caught);
+  u.arg0 = static_cast<uint64_t>(formats::UnwindHow::Caught);
   r = decode(u);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::Unwind);
+  EXPECT_EQ(r.event.kind, formats::EventKind::Unwind);
   EXPECT_EQ(r.event.id, 5u);
-  EXPECT_EQ(r.event.flags, static_cast<uint8_t>(fmt::UnwindHow::Caught));
+  EXPECT_EQ(r.event.flags, static_cast<uint8_t>(formats::UnwindHow::Caught));
 }
 
 // Integers at the size and sign of the probe's note; strings as copied.
@@ -126,7 +126,7 @@ TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
   std::memcpy(s.str[0], "GET /", 6);
   DecodedRecord r = d.decode(&s, sizeof s);
   ASSERT_EQ(r.type, Type::Event);
-  EXPECT_EQ(r.event.kind, fmt::EventKind::Usdt);
+  EXPECT_EQ(r.event.kind, formats::EventKind::Usdt);
   EXPECT_EQ(r.event.id, 9u);
   ASSERT_EQ(r.event.args.size(), 3u);
   EXPECT_EQ(r.event.args[0].size, 4u);

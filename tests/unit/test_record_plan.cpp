@@ -22,25 +22,25 @@ TEST(RecordPlan, FunctionProbeRowCarriesEverySiteField) {
   s.address = 0x1130;
   s.offset = 0x1134;
   s.entry_delta = 4;
-  s.entry_path = fmt::ProbePath::Emulated;
+  s.entry_path = formats::ProbePath::Emulated;
   s.build_id = "abcd";
-  const fmt::ProbeInfo p = probe_info(s);
+  const formats::ProbeInfo p = probe_info(s);
   EXPECT_EQ(p.id, 7u);
-  EXPECT_EQ(p.kind, fmt::ProbeKind::Function);
+  EXPECT_EQ(p.kind, formats::ProbeKind::Function);
   EXPECT_EQ(p.name, "ns::f(int)");
   EXPECT_EQ(p.module, "demo");
   EXPECT_EQ(p.path, "/opt/demo");
   EXPECT_EQ(p.address, 0x1130u);
   EXPECT_EQ(p.offset, 0x1134u);
   EXPECT_EQ(p.entry_delta, 4u);
-  EXPECT_EQ(p.path_kind, fmt::ProbePath::Emulated);
+  EXPECT_EQ(p.path_kind, formats::ProbePath::Emulated);
   EXPECT_EQ(p.build_id, "abcd");
 }
 
 TEST(RecordPlan, UsdtProbeRowFromItsFirstSite) {
   uprobes::UsdtTarget t;
   t.id = 12;
-  t.kind = fmt::ProbeKind::Interval;
+  t.kind = formats::ProbeKind::Interval;
   t.provider = "app";
   t.name = "request";
   t.module = "libapp.so";
@@ -49,17 +49,17 @@ TEST(RecordPlan, UsdtProbeRowFromItsFirstSite) {
   t.sites.resize(2);
   t.sites[0].address = 0x2000;
   t.sites[0].offset = 0x1000;
-  t.sites[0].path_kind = fmt::ProbePath::Nop5;
+  t.sites[0].path_kind = formats::ProbePath::Nop5;
   t.sites[1].address = 0x3000;
-  const fmt::ProbeInfo p = probe_info(t);
+  const formats::ProbeInfo p = probe_info(t);
   EXPECT_EQ(p.id, 12u);
-  EXPECT_EQ(p.kind, fmt::ProbeKind::Interval);
+  EXPECT_EQ(p.kind, formats::ProbeKind::Interval);
   EXPECT_EQ(p.name, "app:request");
   EXPECT_EQ(p.module, "libapp.so");
   EXPECT_EQ(p.path, "/usr/lib/libapp.so");
   EXPECT_EQ(p.address, 0x2000u);
   EXPECT_EQ(p.offset, 0x1000u);
-  EXPECT_EQ(p.path_kind, fmt::ProbePath::Nop5);
+  EXPECT_EQ(p.path_kind, formats::ProbePath::Nop5);
   EXPECT_EQ(p.build_id, "ef01");
   EXPECT_EQ(p.entry_delta, 0u);
 }
@@ -77,7 +77,7 @@ TEST(RecordPlan, HeaderFromOptionsKernelAndCalibration) {
   c.nop5_inside_ns = 100;
   c.emulated_inside_ns = 200;
   c.single_step_inside_ns = 4000;
-  const fmt::TraceHeader h = trace_header(o, f, c, 4242, "./demo --fast");
+  const formats::TraceHeader h = trace_header(o, f, c, 4242, "./demo --fast");
   EXPECT_EQ(h.atrace_version, ATRACE_VERSION);
   EXPECT_EQ(h.command_line, "atrace record -- ./demo");
   EXPECT_EQ(h.target_command, "./demo --fast");
@@ -89,13 +89,13 @@ TEST(RecordPlan, HeaderFromOptionsKernelAndCalibration) {
   EXPECT_EQ(h.start_mono_ns, 0u);  // stamped when the recording starts
   EXPECT_EQ(h.end_mono_ns, 0u);    // and ends
   // The costs land where the reports read them back (one table).
-  const fmt::ProbeCosts back = fmt::probe_costs(h);
-  EXPECT_EQ(back.of(fmt::ProbePath::Nop5), 370u);
-  EXPECT_EQ(back.of(fmt::ProbePath::Emulated), 500u);
-  EXPECT_EQ(back.of(fmt::ProbePath::SingleStep), 9500u);
-  EXPECT_EQ(back.inside_of(fmt::ProbePath::Nop5), 100u);
-  EXPECT_EQ(back.inside_of(fmt::ProbePath::Emulated), 200u);
-  EXPECT_EQ(back.inside_of(fmt::ProbePath::SingleStep), 4000u);
+  const formats::ProbeCosts back = formats::probe_costs(h);
+  EXPECT_EQ(back.of(formats::ProbePath::Nop5), 370u);
+  EXPECT_EQ(back.of(formats::ProbePath::Emulated), 500u);
+  EXPECT_EQ(back.of(formats::ProbePath::SingleStep), 9500u);
+  EXPECT_EQ(back.inside_of(formats::ProbePath::Nop5), 100u);
+  EXPECT_EQ(back.inside_of(formats::ProbePath::Emulated), 200u);
+  EXPECT_EQ(back.inside_of(formats::ProbePath::SingleStep), 4000u);
   EXPECT_EQ(h.kernel_limits, f.limits());
 }
 

@@ -5,8 +5,8 @@
 #include "record/reorder.h"
 
 using atrace::Reorderer;
-using atrace::fmt::Event;
-using atrace::fmt::EventKind;
+using atrace::formats::Event;
+using atrace::formats::EventKind;
 
 namespace {
 Event ev(uint64_t ts, uint32_t tid, EventKind k = EventKind::FuncEntry, uint32_t id = 1) {

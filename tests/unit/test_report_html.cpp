@@ -23,15 +23,15 @@ using namespace atrace;
 using analysis::DownsampledTimeline;
 using analysis::KeptSpan;
 using analysis::SpanKind;
-using fmt::EventKind;
+using formats::EventKind;
 using json = nlohmann::json;
 
 namespace {
 
-std::vector<fmt::ProbeInfo> probes(uint32_t n = 4) {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes(uint32_t n = 4) {
+  std::vector<formats::ProbeInfo> out;
   for (uint32_t id = 1; id <= n; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = "f" + std::to_string(id);
     p.module = "demo";
@@ -40,8 +40,8 @@ std::vector<fmt::ProbeInfo> probes(uint32_t n = 4) {
   return out;
 }
 
-fmt::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0, uint64_t arg0 = 0) {
-  fmt::Event e;
+formats::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0, uint64_t arg0 = 0) {
+  formats::Event e;
   e.ts = ts;
   e.pid = 100;
   e.tid = tid;
@@ -52,10 +52,10 @@ fmt::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0, uin
 }
 
 // Feeds events through a Timeline into a downsampler.
-DownsampledTimeline sample(const std::vector<fmt::Event>& events, size_t max_spans,
+DownsampledTimeline sample(const std::vector<formats::Event>& events, size_t max_spans,
                            uint32_t buckets, uint64_t t0, uint64_t t1,
                            size_t max_cells = 200000) {
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   analysis::TraceNames names(h, probes(), {});
   analysis::DownsampleOptions opt;
   opt.max_spans = max_spans;
@@ -83,8 +83,8 @@ uint64_t cell_spans(const DownsampledTimeline& t) {
 
 // One outer call [0, 10000] of f1 with 100 calls of f2 inside, the i-th
 // lasting 10 + i ns from 100 i + 1: each of the first 90 within its 100 ns.
-std::vector<fmt::Event> outer_with_short_calls() {
-  std::vector<fmt::Event> ev{event(0, 7, EventKind::FuncEntry, 1)};
+std::vector<formats::Event> outer_with_short_calls() {
+  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1)};
   for (uint64_t i = 0; i < 100; i++) {
     ev.push_back(event(100 * i + 1, 7, EventKind::FuncEntry, 2));
     ev.push_back(event(100 * i + 1 + 10 + i, 7, EventKind::FuncExit, 2));
@@ -140,7 +140,7 @@ TEST(TimelineDownsample, KeepsTheLongestAndCountsTheRestInCells) {
 
 TEST(TimelineDownsample, EqualDurationsKeepTheCaller) {
   // f1 [0,50] calls f2 [0,50] calls f3 [0,50]: with room for one, the outermost.
-  std::vector<fmt::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(0, 7, EventKind::FuncEntry, 2),
+  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(0, 7, EventKind::FuncEntry, 2),
                              event(0, 7, EventKind::FuncEntry, 3), event(50, 7, EventKind::FuncExit, 3),
                              event(50, 7, EventKind::FuncExit, 2), event(50, 7, EventKind::FuncExit, 1)};
   DownsampledTimeline t = sample(ev, 1, 10, 0, 100);
@@ -155,7 +155,7 @@ TEST(TimelineDownsample, EqualDurationsKeepTheCaller) {
 
 TEST(TimelineDownsample, ADroppedSpanIsSpreadOverItsBuckets) {
   // f2 [150, 420] inside f1 [0, 1000], buckets of 100 ns, room for f1 only.
-  std::vector<fmt::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(150, 7, EventKind::FuncEntry, 2),
+  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(150, 7, EventKind::FuncEntry, 2),
                              event(420, 7, EventKind::FuncExit, 2), event(1000, 7, EventKind::FuncExit, 1)};
   DownsampledTimeline t = sample(ev, 1, 10, 0, 1000);
   EXPECT_EQ(t.bucket_ns, 100u);
@@ -170,7 +170,7 @@ TEST(TimelineDownsample, ADroppedSpanIsSpreadOverItsBuckets) {
 
 TEST(TimelineDownsample, KernelRowsAndNoRoomAtAll) {
   // f1 [0,1000]: read() [100,600] blocked off-CPU [200,500], then preempted [700,800].
-  std::vector<fmt::Event> ev{event(0, 7, EventKind::FuncEntry, 1),
+  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1),
                              event(100, 7, EventKind::SyscallEnter, 0, 0),
                              event(200, 7, EventKind::SchedSwitchOut),
                              event(500, 7, EventKind::SchedSwitchIn),
@@ -179,7 +179,7 @@ TEST(TimelineDownsample, KernelRowsAndNoRoomAtAll) {
                              event(800, 7, EventKind::SchedSwitchIn),
                              event(1000, 7, EventKind::FuncExit, 1)};
   ev[2].flags = 1;  // TASK_INTERRUPTIBLE: blocked
-  ev[5].flags = fmt::kSwitchRunnable;
+  ev[5].flags = formats::kSwitchRunnable;
   DownsampledTimeline t = sample(ev, 100, 10, 0, 1000);
   ASSERT_EQ(t.spans.size(), 4u);
   EXPECT_TRUE(t.threads[0].syscalls);
@@ -206,12 +206,12 @@ TEST(TimelineDownsample, KernelRowsAndNoRoomAtAll) {
 TEST(TimelineDownsample, TooManyCellsWidenTheBuckets) {
   // 100 calls of f2, one per 100 ns bucket, none kept: 100 cells; room for
   // 30 makes the buckets 400 ns wide (100 -> 50 -> 25 cells).
-  std::vector<fmt::Event> ev;
+  std::vector<formats::Event> ev;
   for (uint64_t i = 0; i < 100; i++) {
     ev.push_back(event(100 * i + 10, 7, EventKind::FuncEntry, 2));
     ev.push_back(event(100 * i + 60, 7, EventKind::FuncExit, 2));
   }
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   analysis::TraceNames names(h, probes(), {});
   analysis::DownsampleOptions opt;
   opt.max_spans = 0;
@@ -239,7 +239,7 @@ TEST(TimelineDownsample, TooManyCellsWidenTheBuckets) {
 TEST(TimelineDownsample, RandomTracesKeepCallersAndAccountForEverything) {
   std::mt19937_64 rng(12345);
   for (int round = 0; round < 40; round++) {
-    std::vector<fmt::Event> ev;
+    std::vector<formats::Event> ev;
     std::map<uint32_t, std::vector<uint32_t>> open;
     uint64_t ts = 1000;
     for (int i = 0; i < 600; i++) {
@@ -342,18 +342,18 @@ TEST(HtmlEscaping, HostileNamesStayInsideTheDataElement) {
 // ---- the data against the profile -----------------------------------------
 
 TEST(HtmlData, FunctionsTreeAndTimelineMatchTheProfile) {
-  fmt::testing::TempFile file;
-  fmt::TraceHeader h;
+  formats::testing::TempFile file;
+  formats::TraceHeader h;
   h.atrace_version = "0.1.0";
   h.target_command = "/bin/demo";
   h.target_pid = 100;
   h.kernel_events = "sched,syscalls";
   h.start_mono_ns = 1000;
-  std::vector<fmt::ProbeInfo> p = probes();
+  std::vector<formats::ProbeInfo> p = probes();
   p[2].name = kHostile;  // f3
   // Thread 7: f1 [1000, 9000] calls f2 twice ([2000,3000], [4000,6000]) and
   // f3 [7000, 7500]; thread 8: f2 [1500, 2500] with a read() inside.
-  std::vector<fmt::Event> ev{
+  std::vector<formats::Event> ev{
       event(1000, 7, EventKind::FuncEntry, 1), event(1500, 8, EventKind::FuncEntry, 2),
       event(1600, 8, EventKind::SyscallEnter, 0, 0), event(1800, 8, EventKind::SyscallExit, 0, 0),
       event(2000, 7, EventKind::FuncEntry, 2), event(2500, 8, EventKind::FuncExit, 2),
@@ -361,15 +361,15 @@ TEST(HtmlData, FunctionsTreeAndTimelineMatchTheProfile) {
       event(6000, 7, EventKind::FuncExit, 2), event(7000, 7, EventKind::FuncEntry, 3),
       event(7500, 7, EventKind::FuncExit, 3), event(9000, 7, EventKind::FuncExit, 1)};
   {
-    fmt::TraceWriter w(file.path());
+    formats::TraceWriter w(file.path());
     w.write_header(h);
     w.write_probes(p);
     w.write_events(ev);
-    fmt::TraceHeader end = h;
+    formats::TraceHeader end = h;
     end.end_mono_ns = 10000;
     w.finish(end, {{7, 100, "main", 1000, 9000, 9}, {8, 100, "worker", 1500, 2500, 4}}, {});
   }
-  fmt::TraceReader reader(file.path());
+  formats::TraceReader reader(file.path());
   analysis::Profile profile = analysis::build_profile(reader);
   analysis::ReportInput in{reader.header(), profile, reader.warnings()};
   analysis::ReportOptions opt;

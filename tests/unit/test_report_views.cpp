@@ -14,18 +14,18 @@
 
 using namespace atrace;
 using analysis::CallTree;
-using fmt::EventKind;
+using formats::EventKind;
 using json = nlohmann::json;
 
 namespace {
 
 enum { MAIN = 1, A = 2, B = 3, C = 4 };
 
-std::vector<fmt::ProbeInfo> probes() {
-  std::vector<fmt::ProbeInfo> out;
+std::vector<formats::ProbeInfo> probes() {
+  std::vector<formats::ProbeInfo> out;
   const char* names[] = {"", "main", "a", "int ns::b<int>(int, long)", "c"};
   for (uint32_t id = 1; id <= 4; id++) {
-    fmt::ProbeInfo p;
+    formats::ProbeInfo p;
     p.id = id;
     p.name = names[id];
     p.module = id == C ? "libc.so.6" : "demo";
@@ -37,11 +37,11 @@ std::vector<fmt::ProbeInfo> probes() {
 
 struct Seq {
   uint32_t tid = 100;
-  std::vector<fmt::Event> events;
+  std::vector<formats::Event> events;
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncEntry, id); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncExit, id); }
   Seq& push(uint64_t ts, EventKind k, uint32_t id) {
-    fmt::Event e;
+    formats::Event e;
     e.ts = ts;
     e.pid = 100;
     e.tid = tid;
@@ -62,7 +62,7 @@ Seq two_callers() {
 
 // What a report is built from, kept together.
 struct Trace {
-  fmt::TraceHeader header;
+  formats::TraceHeader header;
   analysis::Profile profile;
   std::vector<std::string> warnings;
   CallTree tree;
@@ -279,10 +279,10 @@ TEST(FoldedExport, ThreadPrefixAndNoZeroLines) {
   s.E(0, A).E(0, B).X(10, B).X(10, A);  // a has no self time
   analysis::CallTreeOptions opt;
   opt.per_thread = true;
-  fmt::TraceHeader h;
+  formats::TraceHeader h;
   analysis::CallTreeBuilder b(h, probes(), opt);
   for (const auto& e : s.events) b.add(e);
-  fmt::ThreadInfo th;
+  formats::ThreadInfo th;
   th.tid = 7;
   th.name = "work;er";
   CallTree t = b.finish(0, {th});
@@ -341,7 +341,7 @@ TEST(DotExport, NodesEdgesAndPruning) {
   // Names are quoted for DOT: quotes and backslashes escaped, bad UTF-8 gone.
   auto odd = probes();
   odd[0].name = "say\"hi\\\xff";
-  analysis::CallTreeBuilder b(fmt::TraceHeader{}, odd);
+  analysis::CallTreeBuilder b(formats::TraceHeader{}, odd);
   Seq s1;
   s1.E(0, MAIN).X(5, MAIN);
   for (const auto& e : s1.events) b.add(e);

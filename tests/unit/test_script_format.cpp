@@ -8,8 +8,8 @@
 #include "tests/unit/test_formats_util.h"
 #include "output/script_format.h"
 
-using namespace atrace::fmt;
-using namespace atrace::fmt::testing;
+using namespace atrace::formats;
+using namespace atrace::formats::testing;
 using atrace::analysis::ScriptField;
 using atrace::analysis::ScriptFormatter;
 

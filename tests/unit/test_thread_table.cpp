@@ -7,12 +7,12 @@
 namespace atrace {
 namespace {
 
-fmt::Event at(uint64_t ts, uint32_t tid) {
-  fmt::Event e;
+formats::Event at(uint64_t ts, uint32_t tid) {
+  formats::Event e;
   e.ts = ts;
   e.pid = 999999;  // no such process: nothing read from /proc
   e.tid = tid;
-  e.kind = fmt::EventKind::Comm;
+  e.kind = formats::EventKind::Comm;
   return e;
 }
 

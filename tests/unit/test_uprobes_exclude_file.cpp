@@ -11,8 +11,8 @@
 #include "uprobes/exclude_file.h"
 #include "uprobes/selector.h"
 
-using atrace::fmt::ProbeInfo;
-using atrace::fmt::testing::TempFile;
+using atrace::formats::ProbeInfo;
+using atrace::formats::testing::TempFile;
 using namespace atrace::uprobes;
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include "uprobes/insn_class.h"
 
-using atrace::fmt::ProbePath;
+using atrace::formats::ProbePath;
 using atrace::uprobes::classify_entry;
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include "uprobes/placement.h"
 
-using atrace::fmt::ProbePath;
+using atrace::formats::ProbePath;
 using atrace::uprobes::EntryPlacement;
 using atrace::uprobes::place_entry;
 
@@ -20,7 +20,7 @@ EntryPlacement place(const std::vector<uint8_t>& code, bool nop5 = true, uint64_
 
 void expect(const EntryPlacement& p, uint64_t delta, ProbePath path) {
   EXPECT_EQ(p.delta, delta);
-  EXPECT_EQ(p.path, path) << atrace::fmt::to_string(p.path);
+  EXPECT_EQ(p.path, path) << atrace::formats::to_string(p.path);
 }
 
 // Encodings used below.

@@ -13,7 +13,7 @@
 #include "uprobes/elf_symbols.h"
 #include "uprobes/resolve.h"
 
-using atrace::fmt::ProbePath;
+using atrace::formats::ProbePath;
 using atrace::uprobes::ElfError;
 using atrace::uprobes::Module;
 using atrace::uprobes::parse_selectors;

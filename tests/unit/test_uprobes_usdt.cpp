@@ -57,7 +57,7 @@ TEST(UprobesUsdt, HeaderProbesAreFoundWithTheirNop5AndSemaphore) {
     ASSERT_NE(p, nullptr) << name;
     ASSERT_LT(p->offset + 5, bytes.size());
     EXPECT_EQ(std::memcmp(bytes.data() + p->offset, "\x0f\x1f\x44\x00\x00", 5), 0) << name;
-    EXPECT_EQ(p->path_kind, fmt::ProbePath::Nop5) << name;
+    EXPECT_EQ(p->path_kind, formats::ProbePath::Nop5) << name;
     EXPECT_NE(p->semaphore, 0u) << name;
     // Nobody traces this process: its semaphore, read through /proc, is 0.
     auto sem = read_semaphore(getpid(), exe, p->semaphore_offset);
@@ -122,7 +122,7 @@ TEST(UprobesUsdt, ResolvePairsBeginAndEndIntoIntervals) {
   int intervals = 0;
   for (const auto& t : targets) {
     EXPECT_GE(t.id, 10u);
-    if (t.kind == fmt::ProbeKind::Interval) {
+    if (t.kind == formats::ProbeKind::Interval) {
       intervals++;
       EXPECT_EQ(t.name, "span");
       EXPECT_EQ(t.display_name(), "unittest:span");
@@ -137,7 +137,7 @@ TEST(UprobesUsdt, ResolvePairsBeginAndEndIntoIntervals) {
   // Only the begin: an ordinary probe, no interval.
   auto begin_only = resolve_usdt(parse_usdt_specs("unittest:span__begin"), {self}, 1);
   ASSERT_EQ(begin_only.size(), 1u);
-  EXPECT_EQ(begin_only[0].kind, fmt::ProbeKind::Usdt);
+  EXPECT_EQ(begin_only[0].kind, formats::ProbeKind::Usdt);
   try {
     resolve_usdt(parse_usdt_specs("unittest:nosuch"), {self}, 1);
     ADD_FAILURE() << "a spec matching nothing was accepted";
