@@ -7,7 +7,7 @@
 # kernel style (bpf/, include/atrace/probe.h, *.c), which .clang-format does
 # not describe. Rewrites the files in place (`make format`); with --check,
 # changes nothing, names each file that differs and fails if any does
-# (`make format-check`; not run in CI yet).
+# (`make format-check`, run by .ci/run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -136,7 +136,9 @@ void CallReplay::kernel_event(ReplayThread& t, const formats::Event& ev) {
       syscall(k.syscall_enter(ev.ts, ev.arg0, key));
       break;
     }
-    case formats::EventKind::SyscallExit: syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1())); break;
+    case formats::EventKind::SyscallExit:
+      syscall(k.syscall_exit(ev.ts, ev.arg0, ev.sarg1()));
+      break;
     case formats::EventKind::PageFault: k.fault(ev.ts); break;
     case formats::EventKind::ProcExit: syscall(k.exit(ev.ts)); break;
     case formats::EventKind::Comm: t.comm = ev.text; break;

@@ -47,9 +47,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/compensation.h"
 #include "analysis/kernel_attribution.h"
+#include "formats/trace_types.h"
 
 namespace atrace::analysis {
 
@@ -78,24 +78,24 @@ struct OpenCall {
 // A call that ended.
 struct ClosedCall {
   uint32_t id = 0, slot = 0;
-  size_t index = 0;  // its place on the stack when it closed (0: outermost)
+  size_t index = 0;             // its place on the stack when it closed (0: outermost)
   uint64_t start = 0, end = 0;  // end: the closing event's time (may precede start in a bad file)
-  uint64_t dur = 0;      // end - start (0 if negative), compensated when asked
-  uint64_t self_ns = 0;  // dur minus its callees' (clamped at 0)
-  KernelTimes kernel;       // inclusive
-  KernelTimes self_kernel;  // while innermost
-  bool outermost = true;    // no other activation of its function open below it
+  uint64_t dur = 0;             // end - start (0 if negative), compensated when asked
+  uint64_t self_ns = 0;         // dur minus its callees' (clamped at 0)
+  KernelTimes kernel;           // inclusive
+  KernelTimes self_kernel;      // while innermost
+  bool outermost = true;        // no other activation of its function open below it
   CallEnd how = CallEnd::Returned;
 };
 
 // One thread as the replay knows it.
 struct ReplayThread {
   uint32_t tid = 0;
-  uint32_t pid = 0;      // of its last event
-  uint32_t index = 0;    // dense thread number, in order of first event
-  uint64_t events = 0;   // events of this thread seen so far
+  uint32_t pid = 0;     // of its last event
+  uint32_t index = 0;   // dense thread number, in order of first event
+  uint64_t events = 0;  // events of this thread seen so far
   uint64_t first_ts = 0;
-  std::string comm;      // its last Comm event's name ("" if none)
+  std::string comm;  // its last Comm event's name ("" if none)
   std::vector<OpenCall> stack;
   std::vector<uint32_t> active;  // slot -> open activations (recursion)
   KernelTracker kernel;
@@ -111,7 +111,8 @@ class ReplayListener {
   virtual void on_call_end(const ReplayThread&, const ClosedCall&) {}
   // A kernel interval of the thread opened or closed.
   virtual void on_interval_open(const ReplayThread&, const KernelInterval&) {}
-  virtual void on_interval_close(const ReplayThread&, const KernelInterval&, const IntervalClose&) {}
+  virtual void on_interval_close(const ReplayThread&, const KernelInterval&, const IntervalClose&) {
+  }
   // A system call ended (or was closed for want of its exit); its key is
   // the slot + 1 of the innermost call open when it began (0: none).
   virtual void on_syscall(const ClosedSyscall&) {}
@@ -161,7 +162,9 @@ class CallReplay {
   void add_self_kernel(ReplayThread& t, const KernelTimes& before);
   // Frame `index` of `t` (the innermost but for an unwound call) ends at `ts`.
   void close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how);
-  void close_top(ReplayThread& t, uint64_t ts, CallEnd how) { close(t, t.stack.size() - 1, ts, how); }
+  void close_top(ReplayThread& t, uint64_t ts, CallEnd how) {
+    close(t, t.stack.size() - 1, ts, how);
+  }
   // The innermost open call of `slot` on `t`, if any.
   std::optional<size_t> find(const ReplayThread& t, uint32_t slot) const;
   uint64_t compensated(OpenCall* caller, const OpenCall& f, uint64_t dur);

@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "formats/trace_reader.h"
 #include "analysis/function_names.h"
+#include "formats/trace_reader.h"
 
 namespace atrace::analysis {
 

@@ -40,10 +40,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/call_replay.h"
 #include "analysis/kernel_attribution.h"
 #include "analysis/profile.h"
+#include "formats/trace_types.h"
 
 namespace atrace::formats {
 class TraceReader;
@@ -65,12 +65,12 @@ struct CallNode {
   uint32_t parent = 0;  // the root's parent is itself
   uint32_t depth = 0;   // the root is 0, its children 1
   uint64_t calls = 0;
-  uint64_t unfinished = 0;  // of `calls`: closed at a thread's exit or the end
-  uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (call_replay.h)
-  uint64_t total_ns = 0;    // inclusive
-  uint64_t self_ns = 0;     // not inside traced callees
-  KernelTimes kernel;       // during the calls, callees included
-  KernelTimes self_kernel;  // while this node was the innermost open call
+  uint64_t unfinished = 0;         // of `calls`: closed at a thread's exit or the end
+  uint64_t unwound = 0;            // of `calls`: closed by an Unwind event (call_replay.h)
+  uint64_t total_ns = 0;           // inclusive
+  uint64_t self_ns = 0;            // not inside traced callees
+  KernelTimes kernel;              // during the calls, callees included
+  KernelTimes self_kernel;         // while this node was the innermost open call
   std::vector<uint32_t> children;  // largest total first, then by name
 };
 

@@ -20,8 +20,8 @@ namespace atrace::analysis {
 
 // By the path of the entry probe, in ns; 0: not measured. The recorder's
 // filters read the same table (formats/trace_types.h).
-using formats::ProbeCosts;
 using formats::probe_costs;
+using formats::ProbeCosts;
 
 // Calls whose measured duration was below what their probes account for:
 // how many, and the ns below zero summed (how far the calibration was off).

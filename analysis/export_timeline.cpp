@@ -46,7 +46,9 @@ Span span_of(const KernelInterval& i) {
 }  // namespace
 
 Timeline::Timeline(TimelineSink& sink)
-    : own_(std::make_unique<CallReplay>(std::vector<formats::ProbeInfo>{})), replay_(*own_), sink_(sink) {
+    : own_(std::make_unique<CallReplay>(std::vector<formats::ProbeInfo>{})),
+      replay_(*own_),
+      sink_(sink) {
   replay_.listen(*this);
 }
 
@@ -115,7 +117,8 @@ void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
   sink_.end(t.pid, t.tid, s, at);
 }
 
-TraceNames::TraceNames(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
+TraceNames::TraceNames(const formats::TraceHeader& header,
+                       const std::vector<formats::ProbeInfo>& probes,
                        const std::vector<formats::ThreadInfo>& threads)
     : target_pid_(header.target_pid) {
   for (const auto& p : probes) functions_[p.id] = Function{p.name, p.module};
@@ -226,15 +229,12 @@ void describe_instant(const formats::Event& ev, TraceNames& names, Instant& out)
       for (size_t i = 0; i < ev.args.size(); ++i) {
         const formats::ProbeArg& a = ev.args[i];
         std::string key = "arg" + std::to_string(i + 1);
-        if (a.is_string)
-          add_arg(out, "", T::Text, 0, a.str);
-        else
-          add_arg(out, "", a.is_signed ? T::Int : T::Uint, a.value);
+        if (a.is_string) add_arg(out, "", T::Text, 0, a.str);
+        else add_arg(out, "", a.is_signed ? T::Int : T::Uint, a.value);
         out.args.back().key = std::move(key);
       }
       return;
-    default:
-      break;
+    default: break;
   }
   // A kind this exporter does not know in detail: its raw fields.
   out.category = "other";

@@ -28,8 +28,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/call_replay.h"
+#include "formats/trace_types.h"
 
 namespace atrace::analysis {
 
@@ -157,9 +157,9 @@ struct InstantArg {
   std::string text;
 };
 struct Instant {
-  std::string name;            // "fault", "detach: FUNCTION", ...
+  std::string name;           // "fault", "detach: FUNCTION", ...
   const char* category = "";  // "kernel", "atrace", "usdt"
-  bool global = false;         // about the recording, not a thread (DETACH: tid 0)
+  bool global = false;        // about the recording, not a thread (DETACH: tid 0)
   std::vector<InstantArg> args;
 };
 // Fills `out` for an event that is not a span boundary (Timeline::add

@@ -30,7 +30,8 @@ void KernelTracker::end_offcpu(uint64_t ts, IntervalEnd how) {
   uint64_t ns = ts > off_since_ ? ts - off_since_ : 0;
   (off_state_ != 0 ? totals_.offcpu_blocked_ns : totals_.offcpu_runnable_ns) += ns;
   state_ &= static_cast<uint8_t>(~kOff);
-  if (sink_) sink_->closed(KernelInterval{IntervalKind::OffCpu, off_since_, 0, off_state_}, {ts, how});
+  if (sink_)
+    sink_->closed(KernelInterval{IntervalKind::OffCpu, off_since_, 0, off_state_}, {ts, how});
 }
 
 void KernelTracker::switch_out(uint64_t ts, uint8_t prev_state) {

@@ -32,7 +32,7 @@ struct KernelTimes {
   uint64_t offcpu_runnable_ns = 0;  // switched out while still runnable (preempted)
   uint64_t syscall_ns = 0;          // inside system calls, blocked time included
   uint64_t syscalls = 0;
-  uint64_t faults = 0;              // user page faults, minor and major
+  uint64_t faults = 0;  // user page faults, minor and major
 
   uint64_t offcpu_ns() const { return offcpu_blocked_ns + offcpu_runnable_ns; }
   KernelTimes& operator+=(const KernelTimes& o) {

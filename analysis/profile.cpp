@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "formats/trace_reader.h"
 #include "analysis/syscall_names.h"
+#include "formats/trace_reader.h"
 
 namespace atrace::analysis {
 
@@ -202,8 +202,9 @@ std::vector<ProbeHits> ProfileBuilder::probe_rows() {
 
 // Profile.detached, named, and the `detached` marks of the rows.
 void ProfileBuilder::mark_detached(Profile& p) {
-  std::stable_sort(detached_.begin(), detached_.end(),
-                   [](const DetachedFunction& a, const DetachedFunction& b) { return a.ts < b.ts; });
+  std::stable_sort(
+      detached_.begin(), detached_.end(),
+      [](const DetachedFunction& a, const DetachedFunction& b) { return a.ts < b.ts; });
   std::map<uint32_t, uint64_t> first;  // id -> its first decision
   for (auto& d : detached_) {
     FunctionStats named;

@@ -23,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/call_replay.h"
 #include "analysis/compensation.h"
 #include "analysis/kernel_attribution.h"
 #include "analysis/syscall_stats.h"
+#include "formats/trace_types.h"
 
 namespace atrace::formats {
 class TraceReader;
@@ -63,7 +63,7 @@ struct DetachedFunction {
   uint32_t id = 0;
   std::string name;
   std::string module;
-  uint64_t ts = 0;  // CLOCK_MONOTONIC ns
+  uint64_t ts = 0;                                                 // CLOCK_MONOTONIC ns
   formats::DetachReason reason = formats::DetachReason::Absolute;  // may be a value unknown here
   uint64_t calls = 0;
   uint64_t total_ns = 0;
@@ -109,12 +109,12 @@ struct SyscallStats {
 };
 
 struct Profile {
-  std::vector<FunctionStats> functions;            // all threads merged
-  std::vector<FunctionStats> per_thread;           // one row per (tid, function)
+  std::vector<FunctionStats> functions;   // all threads merged
+  std::vector<FunctionStats> per_thread;  // one row per (tid, function)
   std::vector<ThreadSummary> threads;
-  std::vector<SyscallStats> syscalls;  // by total_ns, largest first
+  std::vector<SyscallStats> syscalls;      // by total_ns, largest first
   std::vector<DetachedFunction> detached;  // in time order
-  std::vector<ProbeHits> probes;  // USDT probes that fired, most hits first
+  std::vector<ProbeHits> probes;           // USDT probes that fired, most hits first
   uint64_t events = 0;
   uint64_t orphan_exits = 0;  // exits whose entry was not recorded
   uint64_t lost_events = 0;

@@ -185,7 +185,8 @@ DownsampledTimeline TimelineDownsampler::finish() {
     out.cells.back().row.thread = index[cell.row.thread];
   }
   std::sort(out.cells.begin(), out.cells.end(), [](const BusyCell& a, const BusyCell& b) {
-    return std::make_tuple(row_order(a.row), a.bucket) < std::make_tuple(row_order(b.row), b.bucket);
+    return std::make_tuple(row_order(a.row), a.bucket) <
+           std::make_tuple(row_order(b.row), b.bucket);
   });
   return out;
 }

@@ -34,7 +34,7 @@ struct DownsampleOptions {
   // Busy cells in all, at most: past it, the buckets are made twice as
   // wide (neighbours merged) until they fit, or until each row has one.
   size_t max_cells = 200000;
-  uint64_t t0 = 0, t1 = 0;    // the recording's time range (CLOCK_MONOTONIC ns)
+  uint64_t t0 = 0, t1 = 0;  // the recording's time range (CLOCK_MONOTONIC ns)
 };
 
 // A row of the timeline: a thread's calls at one depth, its system calls,
@@ -49,14 +49,14 @@ struct KeptSpan {
   SpanRow row;
   uint64_t start = 0;  // CLOCK_MONOTONIC ns
   uint64_t dur = 0;
-  uint32_t name = 0;   // index into DownsampledTimeline::names
+  uint32_t name = 0;  // index into DownsampledTimeline::names
   SpanEnd how = SpanEnd::Closed;
 };
 
 // Time of the spans left out, in one bucket of one row.
 struct BusyCell {
   SpanRow row;
-  uint32_t bucket = 0;  // [t0 + bucket * bucket_ns, + bucket_ns)
+  uint32_t bucket = 0;   // [t0 + bucket * bucket_ns, + bucket_ns)
   uint64_t busy_ns = 0;  // inside the bucket only
   uint64_t spans = 0;    // spans that started in the bucket
 };
@@ -69,7 +69,7 @@ struct TimelineThread {
 
 struct DownsampledTimeline {
   uint64_t t0 = 0, t1 = 0;
-  uint64_t bucket_ns = 1;  // the last bucket reaches t1
+  uint64_t bucket_ns = 1;               // the last bucket reaches t1
   std::vector<TimelineThread> threads;  // by pid, then tid
   std::vector<std::string> names;       // TraceNames::span() of the kept spans
   std::vector<KeptSpan> spans;          // by thread, kind, depth, start

@@ -94,7 +94,8 @@ void BM_Write(benchmark::State& state) {
     state.counters["bytes_per_event"] =
         static_cast<double>(w.bytes_written()) / static_cast<double>(events ? events : 1);
     state.counters["events_per_block"] =
-        static_cast<double>(events) / static_cast<double>(w.blocks_written() ? w.blocks_written() : 1);
+        static_cast<double>(events) /
+        static_cast<double>(w.blocks_written() ? w.blocks_written() : 1);
   }
   state.SetItemsProcessed(static_cast<int64_t>(events));
   std::remove(path.c_str());
@@ -117,7 +118,8 @@ std::string read_file(uint64_t n, unsigned threads) {
   static std::vector<std::pair<std::pair<uint64_t, unsigned>, std::string>> files;
   for (auto& [k, f] : files)
     if (k.first == n && k.second == threads) return f;
-  std::string path = bench_path(("read-" + std::to_string(n) + "-" + std::to_string(threads)).c_str());
+  std::string path =
+      bench_path(("read-" + std::to_string(n) + "-" + std::to_string(threads)).c_str());
   StreamParams sp;
   sp.threads = threads;
   EventStream s(sp);

@@ -56,7 +56,8 @@ class EventStream {
         ev.kind = formats::EventKind::FuncEntry;
         // Callee ids depend on the caller, as in a real call graph: a few hot
         // pairs rather than uniform noise.
-        uint32_t id = st.empty() ? 1 + (fn(rng_) % 2) : (st.back() * 3 + pct(rng_) % 3) % p_.functions + 1;
+        uint32_t id =
+            st.empty() ? 1 + (fn(rng_) % 2) : (st.back() * 3 + pct(rng_) % 3) % p_.functions + 1;
         ev.id = id;
         st.push_back(id);
       } else {

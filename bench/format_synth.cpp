@@ -44,9 +44,12 @@ uint64_t parse_count(const char* s) {
   double v = std::strtod(s, &end);
   if (end && *end) {
     switch (*end) {
-      case 'k': case 'K': v *= 1e3; break;
-      case 'm': case 'M': v *= 1e6; break;
-      case 'g': case 'G': v *= 1e9; break;
+      case 'k':
+      case 'K': v *= 1e3; break;
+      case 'm':
+      case 'M': v *= 1e6; break;
+      case 'g':
+      case 'G': v *= 1e9; break;
       default: std::fprintf(stderr, "format_synth: bad count '%s'\n", s); std::exit(2);
     }
   }
@@ -86,9 +89,10 @@ int main(int argc, char** argv) {
     else if (const char* v7 = arg("-k")) opts.block_bytes = parse_count(v7);
     else if (const char* v8 = arg("-i")) in = v8;
     else {
-      std::fprintf(stderr,
-                   "usage: format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]\n"
-                   "                    [-z ZSTD_LEVEL] [-k BLOCK_BYTES] [-i TRACE]\n");
+      std::fprintf(
+          stderr,
+          "usage: format_synth [-n EVENTS] [-t THREADS] [-f FUNCTIONS] [-b BATCH] [-o FILE]\n"
+          "                    [-z ZSTD_LEVEL] [-k BLOCK_BYTES] [-i TRACE]\n");
       return 2;
     }
   }
@@ -99,10 +103,8 @@ int main(int argc, char** argv) {
 
   atrace::bench::EventStream stream(p);
   uint64_t in_now = 0;
-  if (in.empty())
-    opts.now = [&stream] { return stream.now(); };
-  else
-    opts.now = [&in_now] { return in_now; };
+  if (in.empty()) opts.now = [&stream] { return stream.now(); };
+  else opts.now = [&in_now] { return in_now; };
   try {
     std::unique_ptr<atrace::formats::TraceReader> r;
     if (!in.empty()) r = std::make_unique<atrace::formats::TraceReader>(in);
@@ -135,8 +137,7 @@ int main(int argc, char** argv) {
       written += k;
     }
     t0 = cpu_seconds();
-    if (r)
-      w.finish(r->header(), r->threads(), r->lost());
+    if (r) w.finish(r->header(), r->threads(), r->lost());
     else
       w.finish(stream.header(), stream.threads(w.events_written() / p.threads),
                atrace::formats::LostCounts{std::vector<uint64_t>(8, 0)});
@@ -144,13 +145,15 @@ int main(int argc, char** argv) {
     uint64_t events = w.events_written();
     uint64_t bytes = w.bytes_written();
     std::error_code ec;
-    if (out != "-" && std::filesystem::is_regular_file(out, ec)) bytes = std::filesystem::file_size(out);
-    std::printf("events=%llu bytes=%llu bytes_per_event=%.3f blocks=%llu writer_cpu_s=%.3f "
-                "writer_events_per_s=%.1fM file=%s\n",
-                static_cast<unsigned long long>(events), static_cast<unsigned long long>(bytes),
-                events ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0,
-                static_cast<unsigned long long>(w.blocks_written()), cpu,
-                cpu > 0 ? static_cast<double>(events) / cpu / 1e6 : 0.0, out.c_str());
+    if (out != "-" && std::filesystem::is_regular_file(out, ec))
+      bytes = std::filesystem::file_size(out);
+    std::printf(
+        "events=%llu bytes=%llu bytes_per_event=%.3f blocks=%llu writer_cpu_s=%.3f "
+        "writer_events_per_s=%.1fM file=%s\n",
+        static_cast<unsigned long long>(events), static_cast<unsigned long long>(bytes),
+        events ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0,
+        static_cast<unsigned long long>(w.blocks_written()), cpu,
+        cpu > 0 ? static_cast<double>(events) / cpu / 1e6 : 0.0, out.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "format_synth: %s\n", e.what());
     return 1;

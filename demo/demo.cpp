@@ -128,11 +128,12 @@ int main() {
   const long batches = long{demo::kWorkers} * demo::kBatches;
   std::printf("atrace-demo: %d workers, %ld batches, %ld records\n", demo::kWorkers, batches,
               records);
-  std::printf("expected calls: run=1 run_worker=%d process_batch=%ld parse_record=%ld "
-              "checksum=%ld accumulate<long>=%ld accumulate<double>=%ld wait_for_io=%ld "
-              "write_log=%ld (write(2) calls: %ld)\n",
-              demo::kWorkers, batches, records, records, records, batches, batches, batches,
-              batches * demo::kLogWritesPerCall);
+  std::printf(
+      "expected calls: run=1 run_worker=%d process_batch=%ld parse_record=%ld "
+      "checksum=%ld accumulate<long>=%ld accumulate<double>=%ld wait_for_io=%ld "
+      "write_log=%ld (write(2) calls: %ld)\n",
+      demo::kWorkers, batches, records, records, records, batches, batches, batches,
+      batches * demo::kLogWritesPerCall);
   close(demo::null_fd);
   return 0;
 }

@@ -110,7 +110,8 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       for (const auto& a : ev.args) {
         out.u8(usdt_arg_spec(a));
         if (a.is_string) out.str(a.str);
-        else for (unsigned i = 0; i < a.size; i++) out.u8(static_cast<uint8_t>(a.value >> (8 * i)));
+        else
+          for (unsigned i = 0; i < a.size; i++) out.u8(static_cast<uint8_t>(a.value >> (8 * i)));
       }
       break;
     case EventKind::FuncEntry:
@@ -126,7 +127,8 @@ void BlockBuilder::add(const Event& ev) {
     encode_payload(ev, payload_);
   }
   size_t need = kMaxEventBytes + (with_payload ? 10 + payload_.size() : 0);
-  if (len_ + need > buf_.size()) buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
+  if (len_ + need > buf_.size())
+    buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
   if (meta_.count == 0) {
     meta_.tid = ev.tid;
     meta_.pid = ev.pid;
@@ -161,7 +163,8 @@ void BlockBuilder::add(const Event& ev) {
   if (with_id) put_varint(ev.id);
   if (with_payload) {
     put_varint(payload_.size());
-    std::copy(payload_.buf().begin(), payload_.buf().end(), buf_.begin() + static_cast<ptrdiff_t>(len_));
+    std::copy(payload_.buf().begin(), payload_.buf().end(),
+              buf_.begin() + static_cast<ptrdiff_t>(len_));
     len_ += payload_.size();
   }
   cpu_ = ev.cpu;

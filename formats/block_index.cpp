@@ -35,7 +35,7 @@ class Mapper {
       scan();
       if (!map_.footer)
         map_.warnings.push_back("no index (recorder did not finish): rebuilt by scanning " +
-                              std::to_string(map_.blocks.size()) + " blocks");
+                                std::to_string(map_.blocks.size()) + " blocks");
     }
     return std::move(map_);
   }
@@ -55,7 +55,8 @@ class Mapper {
     ByteReader r(std::span<const uint8_t>(t, 8));
     uint64_t at = r.u64();
     Frame f;
-    FrameStatus s = at >= kPreambleSize && at < size ? read_frame(src_, at, f) : FrameStatus::NoSync;
+    FrameStatus s =
+        at >= kPreambleSize && at < size ? read_frame(src_, at, f) : FrameStatus::NoSync;
     if (s == FrameStatus::Ok && f.head.type == kFrameFooter) {
       try {
         decoder_.payload(f, raw_);
@@ -126,11 +127,11 @@ class Mapper {
   }
 
   void bad_frame(uint8_t type, uint64_t offset, FrameStatus s) {
-    std::string what = type == kFrameEvents ? "block " + std::to_string(block_no_)
-                                            : std::string("table");
+    std::string what =
+        type == kFrameEvents ? "block " + std::to_string(block_no_) : std::string("table");
     if (type != kFrameEvents) map_.damaged_tables++;
-    damage("damaged " + what + " at byte offset " + std::to_string(offset) + " (" +
-           status_text(s) + "): skipped, the rest of the file is read");
+    damage("damaged " + what + " at byte offset " + std::to_string(offset) + " (" + status_text(s) +
+           "): skipped, the rest of the file is read");
   }
 
   // Walks frames from the preamble on; after damage, looks for the next
@@ -164,8 +165,8 @@ class Mapper {
       }
       block_no_++;
       damage("damaged block " + std::to_string(block_no_) + " at byte offset " +
-             std::to_string(off) + " (" + status_text(s) + "): " +
-             std::to_string(next - off) + " bytes skipped, the rest of the file is read");
+             std::to_string(off) + " (" + status_text(s) + "): " + std::to_string(next - off) +
+             " bytes skipped, the rest of the file is read");
       off = next;
     }
   }
@@ -179,14 +180,15 @@ class Mapper {
         (h[6] | h[7] << 8) >= static_cast<int>(kEventsExtSize) &&
         std::memcmp(h, kFrameSync, sizeof kFrameSync) == 0) {
       try {
-        BlockMeta m = decode_block_meta(std::span<const uint8_t>(h + kFrameHeadSize, kEventsExtSize));
+        BlockMeta m =
+            decode_block_meta(std::span<const uint8_t>(h + kFrameHeadSize, kEventsExtSize));
         what = "an incomplete block of " + std::to_string(m.count) + " events of thread " +
                std::to_string(m.tid);
       } catch (const Malformed&) {
       }
     }
-    map_.warnings.push_back("truncated: the last " + std::to_string(end - off) + " bytes (" +
-                            what + ") are lost");
+    map_.warnings.push_back("truncated: the last " + std::to_string(end - off) + " bytes (" + what +
+                            ") are lost");
   }
 
   // Offset of the next good frame at or after `from`, or `end`.

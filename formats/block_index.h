@@ -23,8 +23,8 @@ struct TablePayload {
 };
 
 struct FileMap {
-  std::optional<Footer> footer;       // when the file was finished and the footer is good
-  std::vector<IndexEntry> blocks;     // verified EVENTS frames, in file order
+  std::optional<Footer> footer;    // when the file was finished and the footer is good
+  std::vector<IndexEntry> blocks;  // verified EVENTS frames, in file order
   std::vector<TablePayload> tables;
   uint64_t damaged_tables = 0;        // table frames that failed their checksum
   std::vector<std::string> warnings;  // without the file name

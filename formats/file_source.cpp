@@ -60,7 +60,8 @@ int spool(int in, const std::string& name) {
     // Not a trace (/dev/zero, text): said at once, nothing spooled.
     bool ours = true;
     if (total < sizeof v2::kMagic) {
-      const size_t n = std::min(sizeof v2::kMagic - static_cast<size_t>(total), static_cast<size_t>(r));
+      const size_t n =
+          std::min(sizeof v2::kMagic - static_cast<size_t>(total), static_cast<size_t>(r));
       ours = std::memcmp(buf, v2::kMagic + total, n) == 0;
     }
     total += static_cast<uint64_t>(r);
@@ -86,7 +87,8 @@ FileSource::FileSource(const std::string& path) : name_(path == "-" ? "stdin" : 
   fd_ = path == "-" ? spool(STDIN_FILENO, name_) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) fail(name_, "cannot open", errno);
   struct stat st;
-  if (::fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode))) {
+  if (::fstat(fd_, &st) == 0 &&
+      (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode))) {
     // A pipe given by name (/dev/stdin, <(...)): spooled like stdin.
     int pipe_fd = fd_;
     try {

@@ -62,9 +62,7 @@ struct Frame {
   FrameHead head;
   uint64_t offset = 0;
   std::vector<uint8_t> bytes;  // the whole frame
-  std::span<const uint8_t> ext() const {
-    return {bytes.data() + v2::kFrameHeadSize, head.ext_len};
-  }
+  std::span<const uint8_t> ext() const { return {bytes.data() + v2::kFrameHeadSize, head.ext_len}; }
   std::span<const uint8_t> stored() const {
     return {bytes.data() + v2::kFrameHeadSize + head.ext_len, head.stored_len};
   }

@@ -29,7 +29,7 @@ void encode_header(const TraceHeader& h, ByteWriter& out) {
   out.str(h.atrace_version);
   out.str(h.command_line);
   out.str(h.target_command);
-  out.str(h.kernel_events);  // 2.0: appended field (older readers skip it)
+  out.str(h.kernel_events);          // 2.0: appended field (older readers skip it)
   out.varint(h.probe_cost_nop5_ns);  // appended after kernel_events, likewise
   out.varint(h.probe_cost_emulated_ns);
   out.varint(h.probe_cost_singlestep_ns);
@@ -95,8 +95,7 @@ void decode_strings(ByteReader in, std::vector<std::string>& table) {
   for (uint64_t i = 0; i < n; i++) table.push_back(in.str());
 }
 
-void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings,
-                   ByteWriter& out) {
+void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings, ByteWriter& out) {
   out.varint(probes.size());
   for (const auto& p : probes) {
     entry(out, [&](ByteWriter& e) {

@@ -178,8 +178,8 @@ void TraceReader::Impl::check_preamble() {
     fail("trace format version " + version + " is newer than this atrace (" + ours +
          "); update atrace to read it");
   if (major < kMajor)
-    fail("trace format version " + version + " is no longer supported (this atrace reads " +
-         ours + "); record the trace again");
+    fail("trace format version " + version + " is no longer supported (this atrace reads " + ours +
+         "); record the trace again");
 }
 
 void TraceReader::Impl::load_tables(FileMap& map) {
@@ -194,9 +194,7 @@ void TraceReader::Impl::load_tables(FileMap& map) {
           if (!have_header) header = decode_header(in);
           have_header = true;
           break;
-        case kFrameStrings:
-          decode_strings(in, strings);
-          break;
+        case kFrameStrings: decode_strings(in, strings); break;
         case kFrameProbes: {
           auto more = decode_probes(in, strings);
           probes.insert(probes.end(), more.begin(), more.end());
@@ -247,8 +245,7 @@ bool TraceReader::Impl::load_next_block(ThreadStream& s) {
       s.cursor.reset(decode_block_meta(frame.ext()), s.block->raw);
       return true;
     } catch (const Malformed&) {
-      damage("damaged block at byte offset " + std::to_string(x.offset) +
-             ": unreadable, skipped");
+      damage("damaged block at byte offset " + std::to_string(x.offset) + ": unreadable, skipped");
       s.block.reset();
     }
   }

@@ -157,9 +157,9 @@ enum class ProbePath : uint8_t {
 struct ProbeInfo {
   uint32_t id = 0;
   ProbeKind kind = ProbeKind::Function;
-  std::string name;    // demangled
-  std::string module;  // file name of the module (e.g. "libc.so.6", "demo")
-  std::string path;    // full path of the module
+  std::string name;      // demangled
+  std::string module;    // file name of the module (e.g. "libc.so.6", "demo")
+  std::string path;      // full path of the module
   uint64_t address = 0;  // ELF virtual address (st_value) in the module
   uint64_t offset = 0;   // file offset where the uprobe sits
   ProbePath path_kind = ProbePath::Unknown;
@@ -184,7 +184,7 @@ struct ThreadInfo {
 
 struct TraceHeader {
   std::string atrace_version;
-  std::string command_line;  // atrace's own command line
+  std::string command_line;    // atrace's own command line
   std::string target_command;  // the traced program's command line
   // Kernel event groups recorded, comma-separated ("sched,syscalls,faults,
   // proc"); empty when none were. A report shows kernel columns only then.
@@ -217,7 +217,7 @@ struct TraceHeader {
 // ns (0: not measured), as a header carries them: the one mapping from a
 // path to its costs, for the recorder's filters and `report --compensate`.
 struct ProbeCosts {
-  uint64_t nop5 = 0, emulated = 0, single_step = 0;                     // whole call
+  uint64_t nop5 = 0, emulated = 0, single_step = 0;                       // whole call
   uint64_t inside_nop5 = 0, inside_emulated = 0, inside_single_step = 0;  // inside its interval
   bool any() const { return nop5 || emulated || single_step; }
   uint64_t of(ProbePath p) const;         // 0 for Unknown/Refused

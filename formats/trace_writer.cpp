@@ -53,7 +53,7 @@ struct TraceWriter::Impl {
     BlockBuilder* block = nullptr;
   };
   std::array<CacheSlot, 64> cache{};
-  std::vector<uint8_t> out;                           // frames not yet written
+  std::vector<uint8_t> out;  // frames not yet written
   std::vector<IndexEntry> index;
   StringInterner strings;
   uint64_t offset = 0;  // bytes handed to the kernel
@@ -131,7 +131,8 @@ struct TraceWriter::Impl {
     bool erased = false;
     for (auto it = open.begin(); it != open.end();) {
       BlockBuilder& b = *it->second;
-      bool old = !b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns;
+      bool old =
+          !b.empty() && now >= b.meta().first_ts && now - b.meta().first_ts >= opts.max_age_ns;
       if (old) emit(b);
       if (b.empty()) {
         // An idle (or exited) thread gives its buffer back: a program that
@@ -160,8 +161,9 @@ struct TraceWriter::Impl {
 TraceWriter::TraceWriter(const std::string& path, WriterOptions opts)
     : impl_(std::make_unique<Impl>(std::move(opts))) {
   impl_->path = path;
-  impl_->fd = path == "-" ? STDOUT_FILENO
-                          : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, Impl::kMode);
+  impl_->fd = path == "-"
+                  ? STDOUT_FILENO
+                  : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, Impl::kMode);
   if (impl_->fd < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
 }
 

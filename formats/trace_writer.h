@@ -53,8 +53,7 @@ class TraceWriter {
   void write_probes(const std::vector<ProbeInfo>& probes);
   void write_events(std::span<const Event> events);
   // End clocks, thread table, loss counts and the block index; closes the file.
-  void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads,
-              const LostCounts& lost);
+  void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads, const LostCounts& lost);
 
   uint64_t events_written() const { return events_written_; }
   uint64_t bytes_written() const { return bytes_written_; }

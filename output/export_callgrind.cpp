@@ -69,8 +69,7 @@ class Writer {
            << "event: Syscalls : System calls\n"
            << "event: Faults : Page faults\n";
     // "events:" ends the header (callgrind_annotate stops reading it there).
-    out_ << "events: Time" << (tree_.has_kernel() ? " OffCPU SysTime Syscalls Faults" : "")
-         << "\n";
+    out_ << "events: Time" << (tree_.has_kernel() ? " OffCPU SysTime Syscalls Faults" : "") << "\n";
   }
 
   void body() {
@@ -142,8 +141,8 @@ class Writer {
   void cost(const Cost& c) {
     out_ << "0 " << c.time;
     if (tree_.has_kernel())
-      out_ << " " << c.kernel.offcpu_ns() << " " << c.kernel.syscall_ns << " "
-           << c.kernel.syscalls << " " << c.kernel.faults;
+      out_ << " " << c.kernel.offcpu_ns() << " " << c.kernel.syscall_ns << " " << c.kernel.syscalls
+           << " " << c.kernel.faults;
     out_ << "\n";
   }
 

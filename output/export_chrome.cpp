@@ -13,10 +13,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/analysis.h"
 #include "formats/trace_reader.h"
 #include "output/export.h"
 #include "output/text_escape.h"
-#include "analysis/analysis.h"
 
 namespace atrace::analysis {
 
@@ -119,7 +119,9 @@ class ChromeWriter : public TimelineSink {
     b += ",\"name\":";
     b += quoted_name(s);
     b += ",\"cat\":\"";
-    b += s.kind == SpanKind::Function ? "function" : s.kind == SpanKind::Syscall ? "syscall" : "sched";
+    b += s.kind == SpanKind::Function  ? "function"
+         : s.kind == SpanKind::Syscall ? "syscall"
+                                       : "sched";
     b += "\",\"ts\":";
     append_us(b, ts);
     ids(b, pid, tid);
@@ -157,7 +159,7 @@ class ChromeWriter : public TimelineSink {
 
   // JSON-quoted names, built once per function or system call.
   const std::string& quoted_name(const Span& s) {
-    uint64_t key = s.kind == SpanKind::Function ? s.id
+    uint64_t key = s.kind == SpanKind::Function  ? s.id
                    : s.kind == SpanKind::Syscall ? (uint64_t{1} << 40) + s.nr
                                                  : (uint64_t{2} << 40) + (s.blocked() ? 1 : 0);
     auto [it, fresh] = names_cache_.try_emplace(key);

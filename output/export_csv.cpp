@@ -13,10 +13,10 @@
 #include <ostream>
 #include <unordered_map>
 
+#include "analysis/analysis.h"
 #include "formats/trace_reader.h"
 #include "output/export.h"
 #include "output/text_escape.h"
-#include "analysis/analysis.h"
 
 namespace atrace::analysis {
 
@@ -94,24 +94,17 @@ class CsvWriter {
     b += ',';
     append_uint(b, ev.flags);
     b += ',';
-    if (ev.kind == K::ProcExit)
-      append_int(b, ev.sarg0());
-    else
-      append_uint(b, ev.arg0);
+    if (ev.kind == K::ProcExit) append_int(b, ev.sarg0());
+    else append_uint(b, ev.arg0);
     b += ',';
-    if (ev.kind == K::SyscallExit)
-      append_int(b, ev.sarg1());
-    else
-      append_uint(b, ev.arg1);
+    if (ev.kind == K::SyscallExit) append_int(b, ev.sarg1());
+    else append_uint(b, ev.arg1);
     b += ',';
-    if (ev.kind == K::Detach)
-      b += formats::to_string(formats::detach_reason(ev.flags));
+    if (ev.kind == K::Detach) b += formats::to_string(formats::detach_reason(ev.flags));
     else if (ev.kind == K::Unwind)
       b += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
-    else if (ev.kind == K::Usdt)
-      append_csv_field(b, usdt_args(ev));
-    else
-      append_csv_field(b, ev.text);
+    else if (ev.kind == K::Usdt) append_csv_field(b, usdt_args(ev));
+    else append_csv_field(b, ev.text);
     b += '\n';
     w_.maybe_flush();
   }

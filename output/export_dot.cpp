@@ -23,7 +23,11 @@ std::string quoted(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
     bool ok = len > 0 && i + len <= s.size();
     for (size_t k = 1; ok && k < len; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
     if (!ok) {
@@ -41,7 +45,8 @@ std::string quoted(const std::string& s) {
 
 std::string percent(uint64_t part, uint64_t whole) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return buf;
 }
 
@@ -50,7 +55,8 @@ std::string heat(double f) {
   f = std::clamp(f, 0.0, 1.0);
   auto mix = [f](int a, int b) { return static_cast<int>(a + (b - a) * f + 0.5); };
   char buf[8];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", mix(0xff, 0xcb), mix(0xf5, 0x18), mix(0xeb, 0x1d));
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", mix(0xff, 0xcb), mix(0xf5, 0x18),
+                mix(0xeb, 0x1d));
   return buf;
 }
 
@@ -103,8 +109,10 @@ void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream
     std::string label = tree.name(node);
     if (!tree.module(node).empty() && tree.module(node) != tree.main_module())
       label += "\n[" + tree.module(node) + "]";
-    label += "\nself " + format_duration(f.self_ns) + " (" + percent(f.self_ns, tree.root().total_ns) + ")";
-    label += "\ntotal " + format_duration(f.total_ns) + " (" + percent(f.total_ns, tree.root().total_ns) + ")";
+    label += "\nself " + format_duration(f.self_ns) + " (" +
+             percent(f.self_ns, tree.root().total_ns) + ")";
+    label += "\ntotal " + format_duration(f.total_ns) + " (" +
+             percent(f.total_ns, tree.root().total_ns) + ")";
     label += "\n" + std::to_string(f.calls) + (f.calls == 1 ? " call" : " calls");
     double hot = static_cast<double>(f.self_ns) / static_cast<double>(max_self);
     // Label lines are joined by "\n" escapes after quoting the parts.

@@ -24,7 +24,8 @@ void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, s
   write_folded(export_tree(reader, opt), opt, out);
 }
 
-void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {
+void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt,
+                     std::ostream& out) {
   write_callgrind(export_tree(reader, opt), reader.header(), out);
 }
 
@@ -46,7 +47,8 @@ void export_folded(formats::TraceReader& reader, std::ostream& out, const Export
   write_folded(reader, graph_options(options), out);
 }
 
-void export_callgrind(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+void export_callgrind(formats::TraceReader& reader, std::ostream& out,
+                      const ExportOptions& options) {
   write_callgrind(reader, graph_options(options), out);
 }
 

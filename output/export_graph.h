@@ -45,7 +45,8 @@ struct GraphExportOptions {
 };
 
 void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
-void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
+void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt,
+                     std::ostream& out);
 void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);
 
 void write_folded(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
@@ -60,7 +61,8 @@ CallTree export_tree(formats::TraceReader& reader, const GraphExportOptions& opt
 // The same three in the signature of `atrace convert`'s table (export.h).
 struct ExportOptions;
 void export_folded(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
-void export_callgrind(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+void export_callgrind(formats::TraceReader& reader, std::ostream& out,
+                      const ExportOptions& options);
 void export_dot(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
 
 }  // namespace atrace::analysis

@@ -26,10 +26,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/analysis.h"
 #include "formats/trace_reader.h"
 #include "output/export.h"
 #include "output/text_escape.h"
-#include "analysis/analysis.h"
 
 namespace atrace::analysis {
 

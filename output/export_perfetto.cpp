@@ -54,11 +54,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "analysis/analysis.h"
 #include "formats/trace_reader.h"
 #include "output/export.h"
-#include "output/text_escape.h"
-#include "analysis/analysis.h"
 #include "output/proto_wire.h"
+#include "output/text_escape.h"
 
 namespace atrace::analysis {
 
@@ -118,17 +118,17 @@ class PerfettoWriter : public TimelineSink {
   // The first packet: the sequence starts with a clean incremental state.
   void start() {
     packet_.clear();
-    packet_.uint(field::kSequenceId, kSequenceId).uint(field::kSequenceFlags, kIncrementalStateCleared);
+    packet_.uint(field::kSequenceId, kSequenceId)
+        .uint(field::kSequenceFlags, kIncrementalStateCleared);
     emit();
   }
 
   void begin(uint32_t pid, uint32_t tid, const Span& s) override {
     start_event(s.start, thread_track(pid, tid), kSliceBegin);
     event_.uint(field::kNameIid, span_name(s));
-    event_.uint(field::kCategoryIids, category(s.kind == SpanKind::Function
-                                                   ? names_.module(s.id)
-                                                   : s.kind == SpanKind::Syscall ? "syscall"
-                                                                                 : "sched"));
+    event_.uint(field::kCategoryIids, category(s.kind == SpanKind::Function  ? names_.module(s.id)
+                                               : s.kind == SpanKind::Syscall ? "syscall"
+                                                                             : "sched"));
     if (s.kind == SpanKind::Syscall) annotate_uint("nr", s.nr);
     finish_event();
   }
@@ -219,7 +219,9 @@ class PerfettoWriter : public TimelineSink {
         thread.bytes(field::kThreadName, name);
       }
       proto::Message track;
-      track.uint(field::kUuid, uuid).uint(field::kParentUuid, parent).message(field::kThread, thread);
+      track.uint(field::kUuid, uuid)
+          .uint(field::kParentUuid, parent)
+          .message(field::kThread, thread);
       packet_.clear();
       packet_.uint(field::kSequenceId, kSequenceId).message(field::kTrackDescriptor, track);
       emit();
@@ -246,7 +248,7 @@ class PerfettoWriter : public TimelineSink {
   }
 
   uint64_t span_name(const Span& s) {
-    uint64_t key = s.kind == SpanKind::Function ? s.id
+    uint64_t key = s.kind == SpanKind::Function  ? s.id
                    : s.kind == SpanKind::Syscall ? (uint64_t{1} << 40) + s.nr
                                                  : (uint64_t{2} << 40) + (s.blocked() ? 1 : 0);
     auto it = span_iids_.find(key);

@@ -34,8 +34,8 @@ std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
                              const std::string& member, nlohmann::ordered_json value);
 
 struct TreeView {
-  int max_depth = 0;     // levels of calls shown; 0: all
-  double min_pct = 0;    // call paths under this share of the tree's time are hidden
+  int max_depth = 0;   // levels of calls shown; 0: all
+  double min_pct = 0;  // call paths under this share of the tree's time are hidden
 };
 
 // --tree: the report's summary line, the tree as an indented table (calls,

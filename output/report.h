@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/analysis.h"
+#include "formats/trace_types.h"
 
 namespace atrace::analysis {
 

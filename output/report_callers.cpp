@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "output/render_views.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
-#include "output/render_views.h"
 
 namespace atrace::analysis {
 
@@ -129,12 +129,13 @@ json view_json(const CallTree& tree, const std::vector<FunctionTotals>& all,
   for (uint32_t id : functions_named(tree, func, option)) {
     const FunctionTotals* f = totals_of(all, id);
     uint32_t node = node_of(tree, id);
-    out.push_back(json{{"name", tree.name(node)},
-                       {"module", tree.module(node)},
-                       {"calls", f->calls},
-                       {"total_ns", f->total_ns},
-                       {"self_ns", f->self_ns},
-                       {callers ? "callers" : "callees", rows_json(tree, rows_of(tree, id, callers))}});
+    out.push_back(
+        json{{"name", tree.name(node)},
+             {"module", tree.module(node)},
+             {"calls", f->calls},
+             {"total_ns", f->total_ns},
+             {"self_ns", f->self_ns},
+             {callers ? "callers" : "callees", rows_json(tree, rows_of(tree, id, callers))}});
   }
   return out;
 }
@@ -170,16 +171,17 @@ std::string render_callers_text(const ReportInput& in, const CallTree& tree,
       uint32_t node = node_of(tree, id);
       if (!first) out << "\n";
       first = false;
-      out << (want_callers ? "Callers of " : "Callees of ") << tree.label(node) << " ("
-          << f->calls << (f->calls == 1 ? " call" : " calls") << ", total "
-          << format_duration(f->total_ns) << ", self " << format_duration(f->self_ns) << "):\n";
+      out << (want_callers ? "Callers of " : "Callees of ") << tree.label(node) << " (" << f->calls
+          << (f->calls == 1 ? " call" : " calls") << ", total " << format_duration(f->total_ns)
+          << ", self " << format_duration(f->self_ns) << "):\n";
       auto rows = rows_of(tree, id, want_callers);
       if (rows.empty()) out << "  none: it called no traced function\n";
       else print_rows(out, tree, rows, want_callers ? "Caller" : "Callee");
     }
   }
   out << "\nCalls, Total, Self: the calls along that caller -> callee pair and their time";
-  if (in.profile.lost_events) out << "\n" << in.profile.lost_events << " events lost: figures may be incomplete";
+  if (in.profile.lost_events)
+    out << "\n" << in.profile.lost_events << " events lost: figures may be incomplete";
   out << "\n";
   return out.str();
 }

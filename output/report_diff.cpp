@@ -7,9 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include "output/render_views.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
-#include "output/render_views.h"
 
 namespace atrace::analysis {
 
@@ -27,7 +27,9 @@ int64_t change(uint64_t base, uint64_t other) {
   return static_cast<int64_t>(other) - static_cast<int64_t>(base);
 }
 
-uint64_t magnitude(int64_t v) { return v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v); }
+uint64_t magnitude(int64_t v) {
+  return v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v);
+}
 
 std::vector<DiffRow> join(const DiffInput& in, SortKey key) {
   std::map<std::pair<std::string, std::string>, DiffRow> rows;
@@ -64,8 +66,9 @@ std::vector<DiffRow> join(const DiffInput& in, SortKey key) {
 std::string relative(uint64_t base, uint64_t other) {
   if (base == 0) return other ? "new" : "";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%",
-                100.0 * (static_cast<double>(other) - static_cast<double>(base)) / static_cast<double>(base));
+  std::snprintf(
+      buf, sizeof buf, "%+.1f%%",
+      100.0 * (static_cast<double>(other) - static_cast<double>(base)) / static_cast<double>(base));
   return buf;
 }
 
@@ -95,10 +98,11 @@ json side(const ReportInput& in, const std::string& file) {
 }
 
 json compared(uint64_t base, uint64_t other) {
-  json c = {{"base", base}, {"other", other}, {"change", change(base, other)}, {"change_pct", nullptr}};
+  json c = {
+      {"base", base}, {"other", other}, {"change", change(base, other)}, {"change_pct", nullptr}};
   if (base)
-    c["change_pct"] =
-        100.0 * (static_cast<double>(other) - static_cast<double>(base)) / static_cast<double>(base);
+    c["change_pct"] = 100.0 * (static_cast<double>(other) - static_cast<double>(base)) /
+                      static_cast<double>(base);
   return c;
 }
 
@@ -132,7 +136,8 @@ std::string render_diff_text(const DiffInput& in, const ReportOptions& opt) {
   for (const auto& r : rows) {
     const auto &a = r.base, &b = r.other;
     if (a.calls != b.calls || a.total_ns != b.total_ns || a.self_ns != b.self_ns) changed++;
-    t.add({std::to_string(a.calls) + " -> " + std::to_string(b.calls), count_change(a.calls, b.calls),
+    t.add({std::to_string(a.calls) + " -> " + std::to_string(b.calls),
+           count_change(a.calls, b.calls),
            format_duration(a.total_ns) + " -> " + format_duration(b.total_ns),
            time_change(a.total_ns, b.total_ns),
            format_duration(a.self_ns) + " -> " + format_duration(b.self_ns),
@@ -140,7 +145,8 @@ std::string render_diff_text(const DiffInput& in, const ReportOptions& opt) {
   }
   out << "\n";
   t.print(out);
-  out << "\n" << changed << " of " << rows.size() << " functions changed; "
+  out << "\n"
+      << changed << " of " << rows.size() << " functions changed; "
       << "X -> Y: the first trace, then the second; new: not called in the first\n";
   if (in.base.profile.lost_events || in.other.profile.lost_events)
     out << "events were lost while recording (" << in.base.profile.lost_events << ", "

@@ -32,10 +32,8 @@ std::string script_safe(std::string json) {
   std::string out;
   out.reserve(json.size() + json.size() / 64);
   for (char c : json) {
-    if (c == '<')
-      out += "\\u003c";
-    else
-      out += c;
+    if (c == '<') out += "\\u003c";
+    else out += c;
   }
   return out;
 }

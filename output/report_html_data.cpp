@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "formats/trace_reader.h"
 #include "analysis/analysis.h"
-#include "output/text_escape.h"
+#include "formats/trace_reader.h"
 #include "output/report_html.h"
+#include "output/text_escape.h"
 
 namespace atrace::analysis {
 
@@ -201,11 +201,11 @@ void append_timeline(std::string& b, const DownsampledTimeline& t, TraceNames& n
   b += ",\"span_stride\":7,\"spans\":[";
   bool first = true;
   for (const KeptSpan& s : t.spans)
-    append_numbers(b,
-                   {s.row.thread, static_cast<uint64_t>(s.row.kind), s.row.depth,
-                    s.start >= t.t0 ? s.start - t.t0 : 0, s.dur, s.name,
-                    static_cast<uint64_t>(s.how)},
-                   first);
+    append_numbers(
+        b,
+        {s.row.thread, static_cast<uint64_t>(s.row.kind), s.row.depth,
+         s.start >= t.t0 ? s.start - t.t0 : 0, s.dur, s.name, static_cast<uint64_t>(s.how)},
+        first);
   b += "],\"cell_stride\":6,\"cells\":[";
   first = true;
   for (const BusyCell& c : t.cells)
@@ -227,8 +227,8 @@ std::pair<uint64_t, uint64_t> timeline_range(const formats::TraceHeader& h, cons
 
 }  // namespace
 
-HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader, const ReportOptions& opt,
-                     const HtmlOptions& html)
+HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader,
+                     const ReportOptions& opt, const HtmlOptions& html)
     : html_(html),
       tree_(replay, reader.header(), reader.probes(), CallTreeOptions{opt.threads, {}}),
       names_(reader.header(), reader.probes(), reader.threads()) {

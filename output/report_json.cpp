@@ -54,9 +54,11 @@ json thread_row(const ThreadSummary& t) {
 }
 
 json syscall_row(const SyscallStats& r) {
-  return json{{"function", r.function}, {"module", r.module},     {"syscall", r.name},
-              {"nr", r.nr},             {"count", r.count},       {"total_ns", r.total_ns},
-              {"avg_ns", r.avg_ns()},   {"max_ns", r.max_ns},     {"errors", r.errors}};
+  return json{{"function", r.function}, {"module", r.module},
+              {"syscall", r.name},      {"nr", r.nr},
+              {"count", r.count},       {"total_ns", r.total_ns},
+              {"avg_ns", r.avg_ns()},   {"max_ns", r.max_ns},
+              {"errors", r.errors}};
 }
 
 // A relevance filter's decision; its time since the recording's start.
@@ -131,7 +133,9 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   }
   json probes = json::array();
   for (const auto& hits : p.probes) {
-    json row = {{"provider", hits.provider}, {"name", hits.name}, {"module", hits.module},
+    json row = {{"provider", hits.provider},
+                {"name", hits.name},
+                {"module", hits.module},
                 {"count", hits.count}};
     if (hits.has_values) row["values"] = hits.values;
     probes.push_back(std::move(row));

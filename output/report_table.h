@@ -27,12 +27,9 @@ class Table {
       for (size_t i = 0; i < r.size(); i++) {
         if (i) line += "  ";
         std::string pad(width[i] - r[i].size(), ' ');
-        if (i + 1 == r.size())
-          line += r[i];
-        else if (std::find(left_.begin(), left_.end(), i) != left_.end())
-          line += r[i] + pad;
-        else
-          line += pad + r[i];
+        if (i + 1 == r.size()) line += r[i];
+        else if (std::find(left_.begin(), left_.end(), i) != left_.end()) line += r[i] + pad;
+        else line += pad + r[i];
       }
       out << line << '\n';
     }

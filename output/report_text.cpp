@@ -80,9 +80,9 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const s
       row.insert(row.end(), {format_duration(f.kernel.offcpu_ns()),
                              format_duration(f.self_kernel.offcpu_ns())});
       if (syscalls)
-        row.insert(row.end(), {format_duration(f.kernel.syscall_ns),
-                               format_duration(f.self_kernel.syscall_ns),
-                               std::to_string(f.kernel.syscalls)});
+        row.insert(row.end(),
+                   {format_duration(f.kernel.syscall_ns), format_duration(f.self_kernel.syscall_ns),
+                    std::to_string(f.kernel.syscalls)});
       row.push_back(std::to_string(f.kernel.faults));
     }
     row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : ""));
@@ -106,8 +106,8 @@ void print_summary(std::ostream& out, const ReportInput& in) {
   const auto& p = in.profile;
   out << "Trace of ";
   if (!h.target_command.empty()) out << h.target_command << " ";
-  out << "(pid " << h.target_pid << "): " << format_duration(recording_duration_ns(h, p))
-      << ", " << p.events << " events, "
+  out << "(pid " << h.target_pid << "): " << format_duration(recording_duration_ns(h, p)) << ", "
+      << p.events << " events, "
       << (p.lost_known ? std::to_string(p.lost_events) + " lost" : std::string("lost: unknown"))
       << "\n";
 }
@@ -143,8 +143,8 @@ void print_detached(std::ostream& out, const ReportInput& in, const std::string&
   Table t({1});
   t.add({"After", "Rule", "Calls", "Mean", "Function"});
   for (const auto& d : p.detached)
-    t.add({format_duration(d.ts > start ? d.ts - start : 0),
-           formats::to_string(d.reason), std::to_string(d.calls), format_duration(d.mean_ns()),
+    t.add({format_duration(d.ts > start ? d.ts - start : 0), formats::to_string(d.reason),
+           std::to_string(d.calls), format_duration(d.mean_ns()),
            display_name(d.name, d.module, main)});
   std::ostringstream table;
   t.print(table);

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "output/render_views.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
-#include "output/render_views.h"
 
 namespace atrace::analysis {
 
@@ -127,18 +127,17 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
     std::string calls = std::to_string(n.calls);
     if (n.unfinished) calls += " (" + std::to_string(n.unfinished) + " unfinished)";
     if (n.unwound) calls += " (" + std::to_string(n.unwound) + " unwound)";
-    std::vector<std::string> row = {calls, format_duration(n.total_ns),
-                                    share(n.total_ns, tree.root().total_ns),
-                                    n.kind == CallNode::Kind::Function ? format_duration(n.self_ns)
-                                                                      : ""};
+    std::vector<std::string> row = {
+        calls, format_duration(n.total_ns), share(n.total_ns, tree.root().total_ns),
+        n.kind == CallNode::Kind::Function ? format_duration(n.self_ns) : ""};
     if (kernel)
-      row.insert(row.end(), {format_duration(n.kernel.offcpu_ns()),
-                             format_duration(n.self_kernel.offcpu_ns()),
-                             format_duration(n.kernel.syscall_ns),
-                             format_duration(n.self_kernel.syscall_ns),
-                             std::to_string(n.kernel.syscalls), std::to_string(n.kernel.faults)});
+      row.insert(row.end(),
+                 {format_duration(n.kernel.offcpu_ns()), format_duration(n.self_kernel.offcpu_ns()),
+                  format_duration(n.kernel.syscall_ns), format_duration(n.self_kernel.syscall_ns),
+                  std::to_string(n.kernel.syscalls), std::to_string(n.kernel.faults)});
     std::string indent(2 * static_cast<size_t>(depth - 1), ' ');
-    row.push_back(indent + (n.kind == CallNode::Kind::Thread ? thread_line(tree, i) : tree.label(i)));
+    row.push_back(indent +
+                  (n.kind == CallNode::Kind::Thread ? thread_line(tree, i) : tree.label(i)));
     t.add(std::move(row));
     return true;
   });
@@ -149,20 +148,24 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
   if (prune.hidden) {
     std::string why;
     if (view.max_depth > 0)
-      why += "deeper than " + std::to_string(view.max_depth) + (view.max_depth == 1 ? " level" : " levels");
+      why += "deeper than " + std::to_string(view.max_depth) +
+             (view.max_depth == 1 ? " level" : " levels");
     if (view.min_pct > 0) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%g%%", view.min_pct);
       why += std::string(why.empty() ? "" : " or ") + "under " + pct + " of the time";
     }
-    notes.push_back(std::to_string(prune.hidden) + (prune.hidden == 1 ? " call path " : " call paths ") + why +
+    notes.push_back(std::to_string(prune.hidden) +
+                    (prune.hidden == 1 ? " call path " : " call paths ") + why +
                     " not shown\n  (their time is in their callers' totals)");
   }
-  notes.push_back("%: share of the time in traced calls (all threads added); a recursive call's\n"
-                  "  time is also in the outer call's line");
+  notes.push_back(
+      "%: share of the time in traced calls (all threads added); a recursive call's\n"
+      "  time is also in the outer call's line");
   if (tree.root().unfinished)
-    notes.push_back("unfinished: calls still running when the recording stopped or their thread\n"
-                    "  exited; closed at that time, so their times are lower bounds");
+    notes.push_back(
+        "unfinished: calls still running when the recording stopped or their thread\n"
+        "  exited; closed at that time, so their times are lower bounds");
   if (tree.orphan_exits())
     notes.push_back(std::to_string(tree.orphan_exits()) +
                     " exits without a recorded entry ignored\n"
@@ -178,14 +181,12 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
 std::string render_tree_json(const ReportInput& in, const ReportOptions& opt, const CallTree& tree,
                              const TreeView& view) {
   TreeView bounded = view;
-  if (bounded.max_depth <= 0 || bounded.max_depth > kMaxJsonDepth) bounded.max_depth = kMaxJsonDepth;
+  if (bounded.max_depth <= 0 || bounded.max_depth > kMaxJsonDepth)
+    bounded.max_depth = kMaxJsonDepth;
   Pruning prune{tree, bounded};
-  json root = {{"per_thread", tree.per_thread()},
-               {"calls", tree.root().calls},
-               {"total_ns", tree.root().total_ns},
-               {"max_depth", view.max_depth},
-               {"min_pct", view.min_pct},
-               {"hidden", 0},
+  json root = {{"per_thread", tree.per_thread()},  {"calls", tree.root().calls},
+               {"total_ns", tree.root().total_ns}, {"max_depth", view.max_depth},
+               {"min_pct", view.min_pct},          {"hidden", 0},
                {"children", json::array()}};
   // The open JSON objects along the path being walked: [0] is the root.
   std::vector<json*> open{&root};

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <map>
 
+#include "analysis/analysis.h"
 #include "output/report.h"
 #include "output/report_text.h"
-#include "analysis/analysis.h"
 
 namespace atrace::analysis {
 
@@ -23,8 +23,8 @@ struct FieldName {
   ScriptField field;
 };
 constexpr FieldName kFieldNames[] = {
-    {"comm", ScriptField::Comm}, {"tid", ScriptField::Tid},   {"pid", ScriptField::Pid},
-    {"cpu", ScriptField::Cpu},   {"time", ScriptField::Time}, {"kind", ScriptField::Kind},
+    {"comm", ScriptField::Comm},       {"tid", ScriptField::Tid},   {"pid", ScriptField::Pid},
+    {"cpu", ScriptField::Cpu},         {"time", ScriptField::Time}, {"kind", ScriptField::Kind},
     {"details", ScriptField::Details},
 };
 
@@ -472,10 +472,9 @@ void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
         out += kind;
         out += ':';
         // Padded only when something follows, so no line ends in blanks.
-        bool more = std::any_of(fields_.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields_.end(),
-                                [&](ScriptField g) {
-                                  return g != ScriptField::Details || !details_.empty();
-                                });
+        bool more = std::any_of(
+            fields_.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields_.end(),
+            [&](ScriptField g) { return g != ScriptField::Details || !details_.empty(); });
         if (more) out.append(kKindWidth - std::min(kKindWidth, std::strlen(kind) + 1), ' ');
         break;
       }

@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/trace_types.h"
 #include "analysis/analysis.h"
+#include "formats/trace_types.h"
 
 namespace atrace::analysis {
 

@@ -24,8 +24,8 @@ size_t utf8_length(std::string_view s, size_t i) {
   if (c >= 0xC2 && c <= 0xDF) return left >= 2 && continuation(b(1)) ? 2 : 0;
   if (c >= 0xE0 && c <= 0xEF) {
     if (left < 3 || !continuation(b(1)) || !continuation(b(2))) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) > 0x9F) return 0;   // surrogate
+    if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && b(1) > 0x9F) return 0;  // surrogate
     return 3;
   }
   if (c >= 0xF0 && c <= 0xF4) {
@@ -100,12 +100,9 @@ void append_csv_field(std::string& out, std::string_view s) {
 void append_paje_string(std::string& out, std::string_view s) {
   out += '"';
   for_each_char(out, s, [&](unsigned char c) {
-    if (c == '"')
-      out += '\'';
-    else if (c < 0x20 || c == 0x7f)
-      out += ' ';
-    else
-      out += static_cast<char>(c);
+    if (c == '"') out += '\'';
+    else if (c < 0x20 || c == 0x7f) out += ' ';
+    else out += static_cast<char>(c);
   });
   out += '"';
 }

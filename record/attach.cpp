@@ -2,7 +2,6 @@
 
 #include <bpf/libbpf.h>
 
-
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -120,9 +119,9 @@ int FunctionProbes::group_of(uint32_t id) const {
   return -1;
 }
 
-RetiredLinks FunctionProbes::rebuild_without(int gi, const std::function<bool(uint32_t)>& drop,
-                                             const std::function<void(uint32_t, uint32_t)>& switch_gen,
-                                             std::string& error) {
+RetiredLinks FunctionProbes::rebuild_without(
+    int gi, const std::function<bool(uint32_t)>& drop,
+    const std::function<void(uint32_t, uint32_t)>& switch_gen, std::string& error) {
   RetiredLinks retired;
   if (gi < 0 || static_cast<size_t>(gi) >= groups_.size()) return retired;
   Group& old = groups_[static_cast<size_t>(gi)];

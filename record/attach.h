@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "uprobes/probe_site.h"
 #include "base/unique_fd.h"
+#include "uprobes/probe_site.h"
 
 struct bpf_link;
 struct bpf_program;

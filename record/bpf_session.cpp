@@ -55,8 +55,8 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
   const size_t record = s.kernel_groups ? kRingKernelRecordBytes : kRingRecordBytes;
   const double fill_s = static_cast<double>(ring_bytes_ / record) / kMaxRecordsPerSecPerCpu;
-  drain_period_ns_ = std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs,
-                                kMaxDrainPeriodNs);
+  drain_period_ns_ =
+      std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs, kMaxDrainPeriodNs);
   select_kernel_programs(s, f);
   load(s);
 }

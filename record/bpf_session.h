@@ -30,11 +30,11 @@ struct BpfSettings {
   size_t buffer_bytes = 8u << 20;  // per CPU (rounded up to a ring size)
   unsigned kernel_groups = 0;      // kernel_groups.h
   bool follow_forks = false;
-  bool launch = false;     // a launched target: its events start at its exec
-  bool multi = false;      // function probes on uprobe_multi links
-  FilterOptions filter;    // the programs' part of the relevance filters
-  uint32_t max_id = 0;     // largest function id (filter maps' size)
-  bool verbose = false;    // calibration problems on stderr
+  bool launch = false;   // a launched target: its events start at its exec
+  bool multi = false;    // function probes on uprobe_multi links
+  FilterOptions filter;  // the programs' part of the relevance filters
+  uint32_t max_id = 0;   // largest function id (filter maps' size)
+  bool verbose = false;  // calibration problems on stderr
 };
 
 class BpfSession {

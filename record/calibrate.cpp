@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
-#include "uprobes/probe_site.h"
-#include "record/attach.h"
 #include "base/clock.h"
+#include "record/attach.h"
+#include "uprobes/probe_site.h"
 
 extern "C" {
 long atrace_calibrate_nop5(long);
@@ -33,7 +33,8 @@ std::optional<MappedCode> mapping_of(std::string_view maps, uint64_t address) {
     char perms[8] = {};
     int path_at = 0;
     if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
-                    &path_at) < 4 || path_at == 0)
+                    &path_at) < 4 ||
+        path_at == 0)
       continue;
     if (address < start || address >= end) continue;
     std::string path = line.substr(static_cast<size_t>(path_at));
@@ -198,7 +199,8 @@ void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, 
     paths.push_back({"single-step", atrace_calibrate_mov, formats::ProbePath::SingleStep, 8,
                      calls_per_batch(opts.ring_bytes, 32), &cost.single_step_ns,
                      &cost.single_step_inside_ns});
-  for (size_t i = 0; i < paths.size(); ++i) paths[i].id = kCalibrationProbeId + static_cast<uint32_t>(i);
+  for (size_t i = 0; i < paths.size(); ++i)
+    paths[i].id = kCalibrationProbeId + static_cast<uint32_t>(i);
 
   const std::string maps = read_self_maps();
   std::vector<uprobes::ProbeSite> sites;
@@ -240,8 +242,8 @@ void run(bpf_program* entry, bpf_program* exit, const CalibrationOptions& opts, 
     if (*p->result == 0) add_error(cost.error, std::string(p->name) + ": no measurable cost");
     // The interval minus what the empty function itself takes.
     if (opts.records)
-      *p->inside = added_cost_ns(static_cast<double>(opts.records->median_interval(p->id)),
-                                 p->baseline);
+      *p->inside =
+          added_cost_ns(static_cast<double>(opts.records->median_interval(p->id)), p->baseline);
   }
   detach_in_background(std::move(probes));
 }

@@ -50,8 +50,8 @@ struct ProbeCost {
   std::string error;     // why something is 0; empty when all were measured
   // The costs by path, as the header stores them and the filters read them.
   formats::ProbeCosts table() const {
-    return {nop5_ns, emulated_ns, single_step_ns, nop5_inside_ns, emulated_inside_ns,
-            single_step_inside_ns};
+    return {nop5_ns,        emulated_ns,        single_step_ns,
+            nop5_inside_ns, emulated_inside_ns, single_step_inside_ns};
   }
 };
 
@@ -76,8 +76,8 @@ class CalibrationRecords {
 };
 
 struct CalibrationOptions {
-  bool multi = true;       // uprobe_multi links (as loaded), else perf-event links
-  size_t ring_bytes = 0;   // per-CPU ring size; 0: assume 64 KiB
+  bool multi = true;      // uprobe_multi links (as loaded), else perf-event links
+  size_t ring_bytes = 0;  // per-CPU ring size; 0: assume 64 KiB
   // Empties the rings, handing the calibration probes' records to `records`.
   // Called between batches, outside the timed calls, so that no ring fills
   // and no record is counted lost.

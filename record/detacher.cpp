@@ -94,7 +94,9 @@ void Detacher::detach(const std::vector<uint32_t>& ids, uint64_t now, std::strin
     }
     if (g < 0) continue;
     // 2. the group again, without every function that is off by now.
-    auto drop = [this](uint32_t id) { return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST); };
+    auto drop = [this](uint32_t id) {
+      return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST);
+    };
     auto switch_gen = [this](uint32_t id, uint32_t gen) {
       if (id < n_) store(state_[id].gen, gen);
     };

@@ -64,10 +64,10 @@ class Detacher {
  public:
   struct Timing {
     uint32_t id = 0;
-    uint64_t decided = 0;      // the filter's decision
-    uint64_t entry_gone = 0;   // entry link close started
-    uint64_t exit_gone = 0;    // return link close started: the breakpoint goes
-    uint64_t closed = 0;       // return link closed (grace period over)
+    uint64_t decided = 0;     // the filter's decision
+    uint64_t entry_gone = 0;  // entry link close started
+    uint64_t exit_gone = 0;   // return link close started: the breakpoint goes
+    uint64_t closed = 0;      // return link closed (grace period over)
   };
   static constexpr uint64_t kMaxWaitNs = 1'000'000'000;
 

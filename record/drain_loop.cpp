@@ -9,9 +9,9 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/unique_fd.h"
 #include "record/record_error.h"
 #include "record/stop_signals.h"
-#include "base/unique_fd.h"
 
 namespace atrace {
 
@@ -42,9 +42,7 @@ void run_until_stop(const DrainLoop& loop) {
     if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
     for (int i = 0; i < n; ++i) {
       switch (evs[i].data.u64) {
-        case kSignal:
-          stop = loop.stop->take() != 0;
-          break;
+        case kSignal: stop = loop.stop->take() != 0; break;
         case kTarget:
           // Followed children may outlive the first process.
           if (!loop.follow_forks) stop = true;

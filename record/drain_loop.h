@@ -11,10 +11,10 @@ namespace atrace {
 class StopSignals;
 
 struct DrainLoop {
-  int rings_fd = -1;       // readable when a program forces a wake-up
-  int target_fd = -1;      // the target's pidfd: readable once it exited
+  int rings_fd = -1;   // readable when a program forces a wake-up
+  int target_fd = -1;  // the target's pidfd: readable once it exited
   StopSignals* stop = nullptr;
-  uint64_t period_ns = 0;  // the timer
+  uint64_t period_ns = 0;             // the timer
   uint64_t deadline_ns = UINT64_MAX;  // --duration (CLOCK_MONOTONIC)
   // --follow-forks: the recording ends when no traced process is left,
   // not when the first one exits.

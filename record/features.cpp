@@ -92,7 +92,8 @@ KernelFeatures detect_kernel_features() {
 
 bool release_at_least(const std::string& release, const std::string& minimum) {
   unsigned a = 0, b = 0, x = 0, y = 0;
-  if (std::sscanf(release.c_str(), "%u.%u", &a, &b) != 2) return true;  // unknown: let probing decide
+  if (std::sscanf(release.c_str(), "%u.%u", &a, &b) != 2)
+    return true;  // unknown: let probing decide
   if (std::sscanf(minimum.c_str(), "%u.%u", &x, &y) != 2) return true;
   return a != x ? a > x : b >= y;
 }
@@ -100,9 +101,11 @@ bool release_at_least(const std::string& release, const std::string& minimum) {
 std::string KernelFeatures::missing_requirement() const {
   const std::string need = std::string(": atrace needs Linux ") + kMinimumKernel + " or later";
   const std::string kernel = "kernel " + release;
-  if (!release_at_least(release, kMinimumKernel)) return kernel + " is too old" + need + " with BTF";
+  if (!release_at_least(release, kMinimumKernel))
+    return kernel + " is too old" + need + " with BTF";
   if (!btf)
-    return kernel + " has no BTF (/sys/kernel/btf/vmlinux)" + need + " built with CONFIG_DEBUG_INFO_BTF=y";
+    return kernel + " has no BTF (/sys/kernel/btf/vmlinux)" + need +
+           " built with CONFIG_DEBUG_INFO_BTF=y";
   if (!uprobe_pmu)
     return kernel + " has no uprobe PMU (/sys/bus/event_source/devices/uprobe)" + need +
            " built with CONFIG_UPROBE_EVENTS=y";
@@ -146,14 +149,17 @@ std::vector<KernelFeatures::Line> KernelFeatures::describe() const {
 std::vector<std::string> KernelFeatures::limits() const {
   std::vector<std::string> out;
   if (!uretprobe_syscall)
-    out.push_back("no uretprobe syscall: return probes trap, so durations of traced functions "
-                  "include a larger probe cost (see report --compensate)");
+    out.push_back(
+        "no uretprobe syscall: return probes trap, so durations of traced functions "
+        "include a larger probe cost (see report --compensate)");
   if (!uprobe_syscall)
-    out.push_back("no NOP5 optimization: entry probes on NOP5 sites trap and are emulated, "
-                  "so durations include a larger probe cost");
+    out.push_back(
+        "no NOP5 optimization: entry probes on NOP5 sites trap and are emulated, "
+        "so durations include a larger probe cost");
   if (!faulting_string_copy())
-    out.push_back("no sleepable string copy: a USDT string argument on a page the program has "
-                  "not touched yet is recorded empty");
+    out.push_back(
+        "no sleepable string copy: a USDT string argument on a page the program has "
+        "not touched yet is recorded empty");
   if (!uprobe_multi)
     out.push_back("no uprobe_multi links: one perf-event link per probe (counts are the same)");
   return out;

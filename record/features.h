@@ -17,17 +17,17 @@ constexpr const char* kMinimumKernel = "5.15";
 
 struct KernelFeatures {
   // Required: without one of these atrace cannot record.
-  bool btf = false;             // /sys/kernel/btf/vmlinux, loadable (5.4)
-  bool uprobe_pmu = false;      // perf_event_open uprobe PMU (4.17)
-  bool ringbuf = false;         // BPF_MAP_TYPE_RINGBUF (5.8)
-  bool bpf_cookie = false;      // bpf_get_attach_cookie() in uprobe programs (5.15)
-  bool task_storage = false;    // BPF_MAP_TYPE_TASK_STORAGE (5.11)
-  bool tp_btf = false;          // btf_trace_* types for tp_btf programs (5.5)
+  bool btf = false;           // /sys/kernel/btf/vmlinux, loadable (5.4)
+  bool uprobe_pmu = false;    // perf_event_open uprobe PMU (4.17)
+  bool ringbuf = false;       // BPF_MAP_TYPE_RINGBUF (5.8)
+  bool bpf_cookie = false;    // bpf_get_attach_cookie() in uprobe programs (5.15)
+  bool task_storage = false;  // BPF_MAP_TYPE_TASK_STORAGE (5.11)
+  bool tp_btf = false;        // btf_trace_* types for tp_btf programs (5.5)
   // Optional: atrace falls back without them (describe() says how).
-  bool uprobe_multi = false;       // 6.6+: many uprobes per link
-  bool uretprobe_syscall = false;  // 6.11+: cheaper return probes
-  bool uprobe_syscall = false;     // 6.18+: optimized uprobes on NOP5
-  bool sleepable_uprobe = false;   // 6.0+: uprobe programs that may fault
+  bool uprobe_multi = false;        // 6.6+: many uprobes per link
+  bool uretprobe_syscall = false;   // 6.11+: cheaper return probes
+  bool uprobe_syscall = false;      // 6.18+: optimized uprobes on NOP5
+  bool sleepable_uprobe = false;    // 6.0+: uprobe programs that may fault
   bool copy_from_user_str = false;  // 6.12+: kfunc bpf_copy_from_user_str
   // Tracepoint signatures that changed (the programs exist in both forms).
   bool switch_prev_state = false;  // sched_switch(..., prev_state): 5.18+
@@ -43,10 +43,10 @@ struct KernelFeatures {
 
   // One entry per feature, for `atrace info --kernel` and `record -v`.
   struct Line {
-    std::string name;      // "uprobe_multi links"
+    std::string name;  // "uprobe_multi links"
     bool required;
     bool present;
-    std::string without;   // what atrace does, and what the user loses, without it
+    std::string without;  // what atrace does, and what the user loses, without it
   };
   std::vector<Line> describe() const;
   // What this kernel costs a recording, one line per missing optional

@@ -26,7 +26,8 @@ std::optional<uint64_t> parse_duration_ns(std::string_view s) {
   if (number.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(number.c_str(), &end);
-  if (!end || *end != '\0' || !std::isfinite(v) || v < 0 || v * scale >= 9.2e18) return std::nullopt;
+  if (!end || *end != '\0' || !std::isfinite(v) || v < 0 || v * scale >= 9.2e18)
+    return std::nullopt;
   return static_cast<uint64_t>(std::llround(v * scale));
 }
 

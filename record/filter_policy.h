@@ -27,9 +27,9 @@ struct FilterOptions {
   FilterMode mode = FilterMode::Absolute;
   uint64_t threshold_ns = 2000;
   uint64_t min_calls = 1000;
-  uint64_t max_calls = 0;   // 0: no limit
-  double budget_pct = 0;    // 0: no budget controller
-  std::string keep;         // selectors never filtered
+  uint64_t max_calls = 0;  // 0: no limit
+  double budget_pct = 0;   // 0: no budget controller
+  std::string keep;        // selectors never filtered
   bool active() const { return mode != FilterMode::Off || max_calls > 0 || budget_pct > 0; }
 };
 
@@ -43,9 +43,9 @@ using formats::DetachReason;
 
 struct FunctionSample {
   uint32_t id = 0;
-  uint64_t calls = 0;   // returned calls with a measured duration
-  uint64_t sum_ns = 0;  // their summed durations, probe cost included
-  uint64_t entries = 0; // entries counted (max-calls rule), 0 if not counted
+  uint64_t calls = 0;    // returned calls with a measured duration
+  uint64_t sum_ns = 0;   // their summed durations, probe cost included
+  uint64_t entries = 0;  // entries counted (max-calls rule), 0 if not counted
   // The programs already stopped recording it, and why: MaxCalls or
   // Absolute (threshold crossed on one CPU); nullopt while it is on.
   std::optional<DetachReason> off;

@@ -50,8 +50,9 @@ void check_output_path(const std::string& path) {
     case 0:
     case S_IFREG: return;
     case S_IFLNK:
-      fail(path, "is a symbolic link: atrace does not write through links (give the file it "
-                 "points to, or another name)");
+      fail(path,
+           "is a symbolic link: atrace does not write through links (give the file it "
+           "points to, or another name)");
     case S_IFDIR: fail(path, "is a directory, not a trace file name");
     case S_IFCHR:
     case S_IFBLK: fail(path, "is a device, not a trace file (use -o - for stdout)");

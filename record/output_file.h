@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "record/record_error.h"
 #include "base/unique_fd.h"
+#include "record/record_error.h"
 
 namespace atrace {
 

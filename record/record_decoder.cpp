@@ -109,7 +109,8 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
     case ATRACE_REC_THREAD_EXIT:
     case ATRACE_REC_COMM: {
       if (size < sizeof(atrace_rec_comm)) return out;
-      ev.kind = h->kind == ATRACE_REC_COMM ? formats::EventKind::Comm : formats::EventKind::ThreadExit;
+      ev.kind =
+          h->kind == ATRACE_REC_COMM ? formats::EventKind::Comm : formats::EventKind::ThreadExit;
       out.thread_name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
       out.names_thread = true;
       if (ev.kind == formats::EventKind::Comm) ev.text = out.thread_name;
@@ -126,9 +127,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
       break;
     }
-    case ATRACE_REC_FILTER_HINT:
-      out.type = DecodedRecord::Type::FilterHint;
-      return out;
+    case ATRACE_REC_FILTER_HINT: out.type = DecodedRecord::Type::FilterHint; return out;
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return out;
       ev.kind = formats::EventKind::ProcExec;

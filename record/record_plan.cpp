@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <utility>
 
-#include "uprobes/resolve.h"
-#include "uprobes/selector.h"
 #include "record/calibrate.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
 #include "record/unwind_guard.h"
+#include "uprobes/resolve.h"
+#include "uprobes/selector.h"
 
 namespace atrace {
 
@@ -39,8 +39,8 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
   if (!o.filter.keep.empty()) {
     // Same modules, same matching: a keep selector names functions the
     // way --select does (and one that matches nothing is an error).
-    auto keep = uprobes::resolve_probe_sites(uprobes::parse_selectors(o.filter.keep), {},
-                                             plan.modules, ro);
+    auto keep =
+        uprobes::resolve_probe_sites(uprobes::parse_selectors(o.filter.keep), {}, plan.modules, ro);
     for (const auto& k : keep)
       for (const auto& site : sites)
         if (site.path == k.path && site.offset == k.offset) plan.keep_ids.push_back(site.id);
@@ -57,10 +57,12 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f) {
   // program's loader would load.
   if (o.pid <= 0) plan.exe_path = uprobes::find_executable(o.command.at(0));
   if (probes)
-    plan.modules = o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
+    plan.modules =
+        o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
   if (!o.usdt.empty())
-    plan.usdt = uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), plan.modules, plan.max_id + 1);
+    plan.usdt =
+        uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), plan.modules, plan.max_id + 1);
   return plan;
 }
 
@@ -93,7 +95,7 @@ formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
 }
 
 formats::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
-                              const ProbeCost& cost, pid_t pid, std::string target_command) {
+                                  const ProbeCost& cost, pid_t pid, std::string target_command) {
   formats::TraceHeader h;
   h.atrace_version = ATRACE_VERSION;
   h.command_line = o.atrace_command_line;

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "record/recorder.h"
 #include "uprobes/probe_site.h"
 #include "uprobes/proc_maps.h"
 #include "uprobes/usdt_select.h"
-#include "record/recorder.h"
 
 namespace atrace {
 
@@ -43,6 +43,6 @@ formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
 // The trace's header: who recorded what, on which kernel, at what probe
 // cost. Its start and end times are stamped when they happen.
 formats::TraceHeader trace_header(const RecordOptions& o, const KernelFeatures& f,
-                              const ProbeCost& cost, pid_t pid, std::string target_command);
+                                  const ProbeCost& cost, pid_t pid, std::string target_command);
 
 }  // namespace atrace

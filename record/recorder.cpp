@@ -13,14 +13,13 @@
 #include <map>
 #include <memory>
 
+#include "base/clock.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "formats/trace_writer.h"
-#include "uprobes/exclude_file.h"
 #include "record/attach.h"
 #include "record/bpf_session.h"
 #include "record/bpf_variants.h"
-#include "base/clock.h"
 #include "record/drain_loop.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
@@ -35,6 +34,7 @@
 #include "record/thread_table.h"
 #include "record/unwind_guard.h"
 #include "record/usdt_attach.h"
+#include "uprobes/exclude_file.h"
 
 namespace atrace {
 
@@ -118,7 +118,8 @@ void Recorder::check_request() {
   // Kernel events alone are a recording too (like perf trace); nothing at
   // all is not.
   if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
-    throw RecordError("nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
+    throw RecordError(
+        "nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
   check_output_path(opts_.output);  // a bad -o first, before any work
   if (!has_tracing_privileges())
     throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
@@ -150,8 +151,9 @@ void Recorder::load_unwind_guard() {
     for (const auto& p : unwind_points_)
       for (const auto& m : plan_.modules)
         if (p.path == m.path && p.role == uprobes::UnwindRole::Start)
-          throw RecordError(std::string(e.what()) + ": a C++ exception through a traced function of " +
-                            m.name + " would abort it");
+          throw RecordError(std::string(e.what()) +
+                            ": a C++ exception through a traced function of " + m.name +
+                            " would abort it");
     std::fprintf(stderr,
                  "atrace: warning: return probes are not exception-safe here (%s): a thread "
                  "that calls pthread_exit or is cancelled inside a traced function will crash\n",
@@ -173,7 +175,8 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
   for (const auto& site : plan_.sites) {
     atrace_fn_state st{};
     const auto path = static_cast<size_t>(site.entry_path);
-    st.keep = std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
+    st.keep =
+        std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
     if (opts_.filter.mode == FilterMode::Absolute)
       st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns,
                                       costs.floor_ns[path % costs.floor_ns.size()]);
@@ -226,7 +229,8 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
     if (table.empty())
       throw RecordError("no USDT probe could be attached (" + failures.front() + ")");
   } else if (!failures.empty()) {
-    std::fprintf(stderr, "atrace: warning: %zu of %zu USDT probes could not be attached (first: %s)\n",
+    std::fprintf(stderr,
+                 "atrace: warning: %zu of %zu USDT probes could not be attached (first: %s)\n",
                  failures.size(), plan_.usdt.size(), failures.front().c_str());
   }
   std::map<uint32_t, const uprobes::UsdtTarget*> by_id;
@@ -258,10 +262,9 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
     if (p.kind == formats::ProbeKind::Function) functions.push_back(p);
   if (opts_.filter.active() && !functions.empty()) {
     try {
-      relevance_ = std::make_unique<RelevanceRun>(opts_.filter, *probes_, bpf_->fd_of_fn_state(),
-                                                  bpf_->fd_of_fn_stat(), bpf_->ncpus(), pid,
-                                                  functions, plan_.keep_ids, costs.floor_ns,
-                                                  costs.cost_ns);
+      relevance_ = std::make_unique<RelevanceRun>(
+          opts_.filter, *probes_, bpf_->fd_of_fn_state(), bpf_->fd_of_fn_stat(), bpf_->ncpus(), pid,
+          functions, plan_.keep_ids, costs.floor_ns, costs.cost_ns);
     } catch (const std::exception& e) {
       throw RecordError(std::string("relevance filters: ") + e.what());
     }
@@ -335,7 +338,8 @@ void Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
   writer_->write_events(reorder_.take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
   // The loss counters cost a map read per kind: only for a visible line.
   if (status_.enabled())
-    status_.show(nprobes, events_, bpf_->read_lost().total(), static_cast<double>(now - start) / 1e9);
+    status_.show(nprobes, events_, bpf_->read_lost().total(),
+                 static_cast<double>(now - start) / 1e9);
 }
 
 // OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
@@ -347,7 +351,8 @@ void Recorder::write_exclude_list(const std::vector<formats::ProbeInfo>& detache
   std::string exe = plan_.exe_path;
   if (exe.empty() && opts_.pid > 0) {
     char buf[4096];
-    ssize_t n = readlink(("/proc/" + std::to_string(opts_.pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    ssize_t n =
+        readlink(("/proc/" + std::to_string(opts_.pid) + "/exe").c_str(), buf, sizeof buf - 1);
     if (n > 0) exe.assign(buf, static_cast<size_t>(n));
   }
   const std::string main_module = exe.substr(exe.rfind('/') + 1);
@@ -359,7 +364,8 @@ void Recorder::write_exclude_list(const std::vector<formats::ProbeInfo>& detache
         "functions detached by atrace's relevance filters while recording " + opts_.output +
             "\nuse: atrace record --exclude=@" + path + " ..."));
     file.commit();
-    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(), path.c_str());
+    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(),
+                 path.c_str());
   } catch (const OutputError& e) {
     std::fprintf(stderr, "atrace: warning: %s\n", e.what());
   }
@@ -412,9 +418,8 @@ RecordResult Recorder::run() {
 
   if (!target) {
     bpf_->before_exec();
-    target = std::make_unique<Target>(Target::launch_held(plan_.exe_path, opts_.command,
-                                                          opts_.output == "-",
-                                                          stop_.inherited_ignored()));
+    target = std::make_unique<Target>(Target::launch_held(
+        plan_.exe_path, opts_.command, opts_.output == "-", stop_.inherited_ignored()));
   }
   const pid_t pid = target->pid();
   bpf_->trace(pid);
@@ -423,8 +428,9 @@ RecordResult Recorder::run() {
 
   // Built before the probes go in: from there to the target's release,
   // as little as possible happens (a stop signal ends the run until then).
-  formats::TraceHeader header = trace_header(opts_, features_, cost, pid,
-                                         target->launched() ? join(opts_.command) : target->command_line());
+  formats::TraceHeader header =
+      trace_header(opts_, features_, cost, pid,
+                   target->launched() ? join(opts_.command) : target->command_line());
   const std::vector<formats::ProbeInfo> table = attach_probes(pid, filter_costs(cost.table()));
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);

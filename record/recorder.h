@@ -28,14 +28,14 @@ enum class AttachMode { Auto, Multi, Perf };
 
 struct RecordOptions {
   std::string output = "atrace.data";
-  pid_t pid = 0;                      // attach mode when > 0
-  std::vector<std::string> command;   // launch mode when not empty
-  std::string select;                 // selector list (required)
+  pid_t pid = 0;                     // attach mode when > 0
+  std::vector<std::string> command;  // launch mode when not empty
+  std::string select;                // selector list (required)
   std::string exclude;
-  std::string usdt;                   // --usdt specs (uprobes/usdt_select.h)
-  double duration_s = 0;              // 0: until the target exits or a signal
-  size_t buffer_bytes = 8u << 20;     // per CPU
-  std::string atrace_command_line;    // for the trace header
+  std::string usdt;                 // --usdt specs (uprobes/usdt_select.h)
+  double duration_s = 0;            // 0: until the target exits or a signal
+  size_t buffer_bytes = 8u << 20;   // per CPU
+  std::string atrace_command_line;  // for the trace header
   bool verbose = false;
   AttachMode attach_mode = AttachMode::Auto;
   // Kernel event groups of the traced threads (kernel_groups.h).

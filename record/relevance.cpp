@@ -31,8 +31,12 @@ RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int s
                            const std::vector<formats::ProbeInfo>& table,
                            const std::vector<uint32_t>& keep, std::vector<uint64_t> floor_ns,
                            std::vector<uint64_t> cost_ns)
-    : o_(o), policy_(o, std::move(floor_ns)), cost_ns_(std::move(cost_ns)), stat_fd_(stat_fd),
-      ncpus_(ncpus), pid_(pid) {
+    : o_(o),
+      policy_(o, std::move(floor_ns)),
+      cost_ns_(std::move(cost_ns)),
+      stat_fd_(stat_fd),
+      ncpus_(ncpus),
+      pid_(pid) {
   uint32_t max_id = 0;
   for (const auto& p : table) max_id = std::max(max_id, p.id);
   table_.resize(max_id + 1);
@@ -41,7 +45,8 @@ RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int s
   state_len_ = max_id + 1;
   long page = sysconf(_SC_PAGESIZE);
   size_t bytes = state_len_ * sizeof(atrace_fn_state);
-  map_bytes_ = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) * static_cast<size_t>(page);
+  map_bytes_ = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) *
+               static_cast<size_t>(page);
   void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
   if (m == MAP_FAILED) throw std::runtime_error("cannot map the filter state map");
   state_ = static_cast<atrace_fn_state*>(m);
@@ -122,8 +127,8 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
     const auto& p = table_[d.id];
     detached_.push_back(p);
     std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s net of probe cost)\n",
-                 p.name.c_str(), formats::to_string(d.reason), static_cast<unsigned long long>(d.calls),
-                 us(d.net_mean_ns).c_str());
+                 p.name.c_str(), formats::to_string(d.reason),
+                 static_cast<unsigned long long>(d.calls), us(d.net_mean_ns).c_str());
   }
   std::string error;
   detacher_->detach(ids, now, error);

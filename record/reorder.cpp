@@ -14,7 +14,7 @@ std::vector<formats::Event> Reorderer::take_until(uint64_t cutoff) {
   auto split = std::stable_partition(held_.begin(), held_.end(),
                                      [cutoff](const formats::Event& e) { return e.ts <= cutoff; });
   std::vector<formats::Event> out(std::make_move_iterator(held_.begin()),
-                              std::make_move_iterator(split));
+                                  std::make_move_iterator(split));
   held_.erase(held_.begin(), split);
   std::stable_sort(out.begin(), out.end(),
                    [](const formats::Event& a, const formats::Event& b) { return a.ts < b.ts; });

@@ -64,7 +64,8 @@ StopSignals::StopSignals() {
 int StopSignals::take() {
   struct signalfd_siginfo si {};
   ssize_t n;
-  do n = read(fd_.get(), &si, sizeof si); while (n < 0 && errno == EINTR);
+  do n = read(fd_.get(), &si, sizeof si);
+  while (n < 0 && errno == EINTR);
   return n == static_cast<ssize_t>(sizeof si) ? static_cast<int>(si.ssi_signo) : 0;
 }
 

@@ -63,7 +63,8 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
     close(err[0]);
     char go = 0;
     ssize_t n;
-    do n = read(hold[0], &go, 1); while (n < 0 && errno == EINTR);
+    do n = read(hold[0], &go, 1);
+    while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // atrace went away before releasing us
     // atrace ignores SIGPIPE for its own writes; the target gets what
     // atrace inherited, ignored signals included (stop_signals.h).
@@ -100,7 +101,8 @@ void Target::release() {
   // The error pipe closes on a successful exec; a failed one sends errno.
   int e = 0;
   ssize_t n;
-  do n = read(err_.get(), &e, sizeof e); while (n < 0 && errno == EINTR);
+  do n = read(err_.get(), &e, sizeof e);
+  while (n < 0 && errno == EINTR);
   err_.reset();
   if (n == sizeof e) {
     wait_exit();

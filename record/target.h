@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "record/record_error.h"
 #include "base/unique_fd.h"
+#include "record/record_error.h"
 
 namespace atrace {
 
@@ -61,8 +61,8 @@ class Target {
   bool reaped_ = false;
   int status_ = 0;
   UniqueFd pidfd_;
-  UniqueFd go_;      // launch: write end of the hold pipe
-  UniqueFd err_;     // launch: read end of the exec-error pipe (CLOEXEC)
+  UniqueFd go_;   // launch: write end of the hold pipe
+  UniqueFd err_;  // launch: read end of the exec-error pipe (CLOEXEC)
   std::vector<std::string> argv_;
 };
 

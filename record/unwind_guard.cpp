@@ -44,7 +44,8 @@ bool key_of(const uprobes::ProbeSite& s, atrace_unwind_key& key) {
 bool kernel_has_task_work() {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return false;
-  bool has = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0;
+  bool has =
+      btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0;
   btf__free(vmlinux);
   return has;
 }
@@ -66,7 +67,8 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
     reuse(skel_->maps.rings, maps.rings);
     reuse(skel_->maps.lost, maps.lost);
     reuse(skel_->maps.traced_tgids, maps.traced_tgids);
-    bpf_map__set_max_entries(skel_->maps.probe_ids, static_cast<__u32>(std::max<size_t>(sites.size(), 1)));
+    bpf_map__set_max_entries(skel_->maps.probe_ids,
+                             static_cast<__u32>(std::max<size_t>(sites.size(), 1)));
     if (multi_) {
       auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
       bpf_program__set_expected_attach_type(skel_->progs.unwind_start, t);
@@ -196,7 +198,8 @@ void UnwindGuard::release(std::chrono::milliseconds budget) {
     std::lock_guard<std::mutex> lock(mu_);
     releasing_ = true;
   }
-  const char* consequence = "an exception through a call that was open at the stop would abort the program";
+  const char* consequence =
+      "an exception through a call that was open at the stop would abort the program";
   if (!can_release_) {
     // Before Linux 6.18 nothing can hold a thread without a signal
     // (docs/exceptions.md, Limits): said there, not on every run.
@@ -211,11 +214,14 @@ void UnwindGuard::release(std::chrono::milliseconds budget) {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (left < 0)
-    std::fprintf(stderr, "atrace: warning: cannot scan the traced threads for open calls (%s): %s\n",
+    std::fprintf(stderr,
+                 "atrace: warning: cannot scan the traced threads for open calls (%s): %s\n",
                  errno_text(static_cast<int>(left)).c_str(), consequence);
   else if (left > 0)
-    std::fprintf(stderr, "atrace: warning: %ld thread(s) could not be reached to restore their "
-                 "return addresses: %s\n", left, consequence);
+    std::fprintf(stderr,
+                 "atrace: warning: %ld thread(s) could not be reached to restore their "
+                 "return addresses: %s\n",
+                 left, consequence);
 }
 
 void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {
@@ -242,7 +248,8 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
       int fd = uprobe_multi_link_create(bpf_program__fd(prog), path, offsets,
                                         std::vector<uint64_t>(offsets.size(), 0), false,
                                         pid > 0 ? pid : 0);
-      if (fd < 0) throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(fd));
+      if (fd < 0)
+        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(fd));
       OwnedLink l;
       l.fd.reset(fd);
       links_.push_back(std::move(l));
@@ -250,8 +257,10 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
     }
     for (uint64_t off : offsets) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = false);
-      bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path.c_str(), off, &opts);
-      if (!link) throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(errno));
+      bpf_link* link =
+          bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path.c_str(), off, &opts);
+      if (!link)
+        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(errno));
       OwnedLink l;
       l.link.reset(link);
       links_.push_back(std::move(l));
@@ -269,7 +278,8 @@ void refuse_go_programs(const std::vector<uprobes::ProbeSite>& sites) {
     auto [it, fresh] = go.try_emplace(s.path, false);
     if (fresh) it->second = uprobes::is_go_program(s.path);
     if (it->second)
-      throw UnwindGuardError(s.module + " is a Go program: its goroutine stacks move, so return "
+      throw UnwindGuardError(s.module +
+                             " is a Go program: its goroutine stacks move, so return "
                              "probes on its functions would crash it; select functions of other "
                              "modules");
   }

@@ -31,14 +31,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "uprobes/probe_site.h"
-#include "uprobes/unwind_points.h"
 #include "record/attach.h"
 #include "record/record_error.h"
+#include "uprobes/probe_site.h"
+#include "uprobes/unwind_points.h"
 
 struct unwind_bpf;
 struct ring_buffer;
@@ -97,7 +97,7 @@ class UnwindGuard {
   bool can_release_ = false;     // release_scan loaded (Linux 6.18)
   std::string release_refused_;  // why a kernel with task work refused it
   std::vector<OwnedLink> links_;
-  std::mutex mu_;  // one writer at a time: the server's requests, release()
+  std::mutex mu_;                     // one writer at a time: the server's requests, release()
   std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
   bool releasing_ = false;            // under mu_: re-arming requests are not served
   std::atomic<bool> stop_{false};

@@ -10,8 +10,8 @@ namespace atrace {
 
 namespace {
 
-constexpr int kBpfLinkCreate = 28;           // BPF_LINK_CREATE
-constexpr uint32_t kUprobeMultiReturn = 1;   // BPF_F_UPROBE_MULTI_RETURN
+constexpr int kBpfLinkCreate = 28;          // BPF_LINK_CREATE
+constexpr uint32_t kUprobeMultiReturn = 1;  // BPF_F_UPROBE_MULTI_RETURN
 
 // union bpf_attr, link_create variant for uprobe_multi (include/uapi/linux/bpf.h).
 struct LinkCreateUprobeMulti {

@@ -21,8 +21,8 @@
 #include <string>
 
 #include "formats/trace_reader.h"
-#include "tools/commands.h"
 #include "output/output.h"
+#include "tools/commands.h"
 
 namespace atrace::tools {
 namespace {
@@ -153,7 +153,8 @@ class Output {
 
 void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
-  for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+  for (size_t i = first; i < w.size(); ++i)
+    std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
 }
 
 int run_convert(const ConvertArgs& args) {
@@ -203,8 +204,8 @@ int run_convert(const ConvertArgs& args) {
   if (buf.error() || !stream || !out.close()) {
     int err = buf.error() ? buf.error() : errno;
     std::string removed = out.discard();
-    std::fprintf(stderr, "atrace: %s: write failed: %s%s\n", out.name().c_str(),
-                 std::strerror(err), removed.c_str());
+    std::fprintf(stderr, "atrace: %s: write failed: %s%s\n", out.name().c_str(), std::strerror(err),
+                 removed.c_str());
     return 1;
   }
   warn_from(*reader, warned);
@@ -215,13 +216,11 @@ int run_convert(const ConvertArgs& args) {
 
 void add_convert(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ConvertArgs>();
-  cli::Command cmd = app.subcommand(
-      "convert", "Write a trace in a format other tools read (docs/convert.md)");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      .capture_default();
+  cli::Command cmd =
+      app.subcommand("convert", "Write a trace in a format other tools read (docs/convert.md)");
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
   cmd.option("--to", args->to, "Output format: " + format_names(", ")).required();
-  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
-      .capture_default();
+  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)").capture_default();
   cmd.option("--weight", args->options.weight,
              "What the weighted formats count: time (ns) or calls")
       .one_of({"time", "calls"})

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "formats/trace_reader.h"
-#include "tools/commands.h"
-#include "record/record.h"
 #include "output/output.h"
+#include "record/record.h"
+#include "tools/commands.h"
 
 namespace atrace::tools {
 namespace {
@@ -44,16 +44,16 @@ void print_header(const formats::TraceReader& r, const std::string& input) {
   std::printf("Target:          %s (pid %u)\n",
               h.target_command.empty() ? "?" : h.target_command.c_str(), h.target_pid);
   std::printf("Host:            %s, kernel %s\n", h.host.c_str(), h.kernel.c_str());
-  std::printf("Clock:           %s\n",
-              h.clock_id == 1 ? "CLOCK_MONOTONIC" : ("clock id " + std::to_string(h.clock_id)).c_str());
+  std::printf("Clock:           %s\n", h.clock_id == 1
+                                           ? "CLOCK_MONOTONIC"
+                                           : ("clock id " + std::to_string(h.clock_id)).c_str());
   std::printf("Started:         %s\n", iso8601_local(h.start_real_ns).c_str());
   // Calibrated by the recorder at start (record/calibrate.h); 0: not measured.
   if (h.probe_cost_nop5_ns || h.probe_cost_emulated_ns || h.probe_cost_singlestep_ns)
     std::printf("Probe cost:      %" PRIu64 " ns nop5, %" PRIu64 " ns emulated, %" PRIu64
                 " ns single-step (per call: entry + return)\n",
                 h.probe_cost_nop5_ns, h.probe_cost_emulated_ns, h.probe_cost_singlestep_ns);
-  else
-    std::printf("Probe cost:      not measured\n");
+  else std::printf("Probe cost:      not measured\n");
   // What the recording kernel lacked (record/features.h).
   for (const auto& l : h.kernel_limits) std::printf("Kernel limit:    %s\n", l.c_str());
 }
@@ -75,8 +75,7 @@ void print_duration(formats::TraceReader& r) {
   if (last > h.start_mono_ns && h.start_mono_ns)
     std::printf("Duration:        at least %s (end not recorded)\n",
                 analysis::format_duration(last - h.start_mono_ns).c_str());
-  else
-    std::printf("Duration:        unknown (end not recorded)\n");
+  else std::printf("Duration:        unknown (end not recorded)\n");
 }
 
 // Events per kind need a pass over the events (streamed: bounded memory);
@@ -96,8 +95,9 @@ void print_events(formats::TraceReader& r, std::vector<formats::Event>& detached
   std::string kinds;
   for (size_t k = 0; k < per_kind.size(); k++)
     if (per_kind[k])
-      kinds += (kinds.empty() ? "" : ", ") + std::string(formats::to_string(static_cast<formats::EventKind>(k))) +
-               " " + std::to_string(per_kind[k]);
+      kinds += (kinds.empty() ? "" : ", ") +
+               std::string(formats::to_string(static_cast<formats::EventKind>(k))) + " " +
+               std::to_string(per_kind[k]);
   if (!kinds.empty()) std::printf("By kind:         %s\n", kinds.c_str());
   const auto& lost = r.lost();
   if (lost.per_cpu.empty()) {
@@ -130,8 +130,9 @@ void print_probes(const formats::TraceReader& r) {
   std::printf("  %6s  %-8s  %-15s  %18s  %-20s  %s\n", "ID", "Kind", "Path", "Address", "Module",
               "Name");
   for (const auto& p : r.probes()) {
-    std::string path = p.kind == formats::ProbeKind::Function ? formats::probe_place(p.path_kind, p.entry_delta)
-                                                          : formats::to_string(p.path_kind);
+    std::string path = p.kind == formats::ProbeKind::Function
+                           ? formats::probe_place(p.path_kind, p.entry_delta)
+                           : formats::to_string(p.path_kind);
     std::printf("  %6u  %-8s  %-15s  %#18" PRIx64 "  %-20s  %s\n", p.id, formats::to_string(p.kind),
                 path.c_str(), p.address, p.module.c_str(), p.name.c_str());
   }
@@ -154,7 +155,8 @@ void print_detached(const formats::TraceReader& r, const std::vector<formats::Ev
     std::printf("  %10s  %-9s  %10" PRIu64 "  %10s  %6u  %s\n",
                 analysis::format_duration(start && d.ts > start ? d.ts - start : 0).c_str(),
                 formats::to_string(formats::detach_reason(d.flags)), d.arg0,
-                analysis::format_duration(d.arg0 ? d.arg1 / d.arg0 : 0).c_str(), d.id, name.c_str());
+                analysis::format_duration(d.arg0 ? d.arg1 / d.arg0 : 0).c_str(), d.id,
+                name.c_str());
   }
 }
 
@@ -169,7 +171,8 @@ void print_threads(const formats::TraceReader& r) {
 int run_info(const std::string& input) {
   try {
     formats::TraceReader reader(input);
-    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    for (const auto& w : reader.warnings())
+      std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     print_header(reader, input == "-" ? "stdin" : input);
     print_duration(reader);
     std::vector<formats::Event> detached;
@@ -193,7 +196,8 @@ int run_info(const std::string& input) {
 void add_info(cli::Command app, int& exit_status) {
   auto input = std::make_shared<std::string>("atrace.data");
   cli::Command cmd = app.subcommand(
-      "info", "What a trace file holds: header, probes and their kernel paths, filter decisions, "
+      "info",
+      "What a trace file holds: header, probes and their kernel paths, filter decisions, "
       "threads, losses");
   cmd.option("-i,--input", *input, "Trace file to read ('-' reads stdin)").capture_default();
   auto kernel = std::make_shared<bool>(false);

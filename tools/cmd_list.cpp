@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "record/record.h"
 #include "tools/commands.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/proc_maps.h"
@@ -15,7 +16,6 @@
 #include "uprobes/selector.h"
 #include "uprobes/usdt_notes.h"
 #include "uprobes/usdt_semaphore.h"
-#include "record/record.h"
 
 namespace atrace::tools {
 
@@ -67,8 +67,10 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
   std::printf("\n%zu USDT probe sites: %zu nop5 (optimized uprobe), %zu with a semaphore\n", sites,
               fast, with_sem);
   if (a.pid > 0 && with_sem)
-    std::printf("SEM: the semaphore's value in process %d now: on(N) while N uprobes use it "
-                "(a tracer adds one per site of the probe)\n", a.pid);
+    std::printf(
+        "SEM: the semaphore's value in process %d now: on(N) while N uprobes use it "
+        "(a tracer adds one per site of the probe)\n",
+        a.pid);
   return 0;
 }
 
@@ -107,8 +109,8 @@ int run_list(const ListArgs& a) {
   for (const auto& k : notes.skipped) {
     const auto& s = k.site;
     std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
-                formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size, "none",
-                s.module.c_str(), s.name.c_str(), k.reason.c_str());
+                formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
+                "none", s.module.c_str(), s.name.c_str(), k.reason.c_str());
   }
   auto n = [&](formats::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
   std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
@@ -116,11 +118,12 @@ int run_list(const ListArgs& a) {
               n(formats::ProbePath::SingleStep));
   if (n(formats::ProbePath::Refused))
     std::printf(", %zu refused by the kernel (cannot be traced)", n(formats::ProbePath::Refused));
-  if (moved)
-    std::printf("; %zu probed past their first instruction, where it is cheaper", moved);
+  if (moved) std::printf("; %zu probed past their first instruction, where it is cheaper", moved);
   if (!notes.skipped.empty())
-    std::printf("; %zu more matched get no probe (PROBES none: a probe there would break the "
-                "program)", notes.skipped.size());
+    std::printf(
+        "; %zu more matched get no probe (PROBES none: a probe there would break the "
+        "program)",
+        notes.skipped.size());
   std::printf("\n");
   for (const auto& line : notes.lines({}))  // the unresolved IFUNCs, if any
     std::printf("%s\n", line.c_str());
@@ -134,8 +137,8 @@ int run_list(const ListArgs& a) {
 
 void add_list(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ListArgs>();
-  cli::Command cmd = app.subcommand(
-      "list", "List the functions a selector matches and how each would be probed");
+  cli::Command cmd =
+      app.subcommand("list", "List the functions a selector matches and how each would be probed");
   cmd.option("-p,--pid", args->pid, "A running process (its executable and libraries)");
   cmd.option("binary", args->binary, "An executable (and the libraries it loads)");
   cmd.option("pattern", args->pattern,

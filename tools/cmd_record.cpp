@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "record/record.h"
 #include "tools/commands.h"
 #include "tools/option_values.h"
-#include "record/record.h"
 
 namespace atrace::tools {
 
@@ -46,18 +46,20 @@ void parse_values(RecordArgs& a) {
     o.pid = static_cast<pid_t>(parse_count("-p", a.pid, INT32_MAX));
     if (o.pid == 0) throw OptionError("-p: '0' is not a process id");
   }
-  o.attach_mode = a.attach == "multi" ? AttachMode::Multi
+  o.attach_mode = a.attach == "multi"  ? AttachMode::Multi
                   : a.attach == "perf" ? AttachMode::Perf
                                        : AttachMode::Auto;  // CLI11 checked the name
-  if (!a.duration.empty()) o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
+  if (!a.duration.empty())
+    o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
   o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
   o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
   // An empty list is a mistake (often a shell variable), not "everything".
-  const std::pair<const char*, const std::string*> lists[] = {
-      {"--select", &o.select}, {"--exclude", &o.exclude}, {"--usdt", &o.usdt},
-      {"--filter-keep", &o.filter.keep}};
+  const std::pair<const char*, const std::string*> lists[] = {{"--select", &o.select},
+                                                              {"--exclude", &o.exclude},
+                                                              {"--usdt", &o.usdt},
+                                                              {"--filter-keep", &o.filter.keep}};
   for (const auto& [name, value] : lists)
     if (a.given.count(name) && value->find_first_not_of(" \t") == std::string::npos)
       throw OptionError(std::string(name) + ": empty value");
@@ -68,8 +70,7 @@ void parse_values(RecordArgs& a) {
 void add_record(cli::Command app, int& exit_status) {
   auto args = std::make_shared<RecordArgs>();
   cli::Command cmd = app.subcommand(
-      "record",
-      "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
+      "record", "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
   cmd.option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
       .default_text("atrace.data");
   cli::Option pid = cmd.option("-p,--pid", args->pid, "Attach to this running process");
@@ -192,9 +193,9 @@ void add_record(cli::Command app, int& exit_status) {
         return;
       }
       if (r.lost)
-        std::fprintf(stderr,
-                     "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
-                     static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
+        std::fprintf(
+            stderr, "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
+            static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
       if (r.probes)
         std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",

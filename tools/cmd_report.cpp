@@ -6,12 +6,12 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/analysis.h"
 #include "formats/trace_reader.h"
+#include "output/output.h"
 #include "tools/commands.h"
 #include "tools/report_html_option.h"
 #include "tools/report_view_options.h"
-#include "analysis/analysis.h"
-#include "output/output.h"
 
 namespace atrace::tools {
 namespace {
@@ -34,8 +34,9 @@ int run_report(const ReportArgs& args) {
     // (older traces, failed calibration) the report stays raw and says so.
     const bool compensate = args.compensate && analysis::probe_costs(reader.header()).any();
     if (args.compensate && !compensate)
-      std::fprintf(stderr, "atrace: warning: --compensate: the trace has no calibrated probe "
-                           "costs; durations are not compensated\n");
+      std::fprintf(stderr,
+                   "atrace: warning: --compensate: the trace has no calibrated probe "
+                   "costs; durations are not compensated\n");
     analysis::ReportOptions opt;
     opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
     opt.threads = args.threads;
@@ -57,12 +58,15 @@ int run_report(const ReportArgs& args) {
     analysis::Profile profile = profile_builder.result(reader.threads(), reader.lost());
 
     // After reading: damage found in the events is warned about too.
-    for (const auto& w : reader.warnings()) std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    for (const auto& w : reader.warnings())
+      std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
     analysis::ReportInput in{reader.header(), profile, reader.warnings()};
     if (html)
-      return !write_report_html(args.html, html->data(reader, in, opt)) ? 1 : reader.damaged() ? 3 : 0;
+      return !write_report_html(args.html, html->data(reader, in, opt)) ? 1
+             : reader.damaged()                                         ? 3
+                                                                        : 0;
     auto rendered = view.render(args.input, reader, in, opt, args.format == "json");
-    std::string out = rendered                 ? *rendered
+    std::string out = rendered                ? *rendered
                       : args.format == "json" ? analysis::render_json(in, opt)
                                               : analysis::render_text(in, opt);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
@@ -82,8 +86,7 @@ void add_report(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ReportArgs>();
   cli::Command cmd = app.subcommand(
       "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      .capture_default();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
   cmd.option("--sort", args->sort,
              "Order of the rows: calls, total, self, avg, max or name; with kernel events "
              "also offcpu, systime, syscalls or faults (inclusive)")

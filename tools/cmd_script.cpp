@@ -12,8 +12,8 @@
 #include <string>
 
 #include "formats/trace_reader.h"
-#include "tools/commands.h"
 #include "output/output.h"
+#include "tools/commands.h"
 
 namespace atrace::tools {
 namespace {
@@ -46,7 +46,8 @@ WriteStatus write_all(const std::string& buf) {
 
 void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
-  for (size_t i = first; i < w.size(); ++i) std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+  for (size_t i = first; i < w.size(); ++i)
+    std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
 }
 
 int run_script(const ScriptArgs& args) {
@@ -107,8 +108,7 @@ void add_script(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ScriptArgs>();
   cli::Command cmd = app.subcommand(
       "script", "Every event in time order, one a line (perf script style; docs/script.md)");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
-      .capture_default();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
   cmd.option("-F,--fields", args->fields,
              "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
              "+FIELD/-FIELD edit the default");

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     }
   }
   cli::CommandLine line{"atrace: trace user functions and kernel events of a process with eBPF",
-                       ATRACE_VERSION};
+                        ATRACE_VERSION};
   int status = 0;
   atrace::tools::add_record(line.root(), status);
   atrace::tools::add_report(line.root(), status);

@@ -39,7 +39,8 @@ uint64_t parse_bytes(const std::string& option, const std::string& text, uint64_
   else if (unit == "m" || unit == "M" || unit == "MiB") shift = 20;
   else if (unit == "g" || unit == "G" || unit == "GiB") shift = 30;
   else if (!unit.empty()) bad(option, text, "has an unknown unit " + range);
-  if (ec == std::errc::result_out_of_range || v > (max >> shift)) bad(option, text, "is too large " + range);
+  if (ec == std::errc::result_out_of_range || v > (max >> shift))
+    bad(option, text, "is too large " + range);
   v <<= shift;
   if (v < min) bad(option, text, "is too small " + range);
   return v;
@@ -49,7 +50,8 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   const std::string range = "(a whole number from 0 to " + std::to_string(max) + ")";
-  if (end != text.data() + text.size() || text.empty()) bad(option, text, "is not a count " + range);
+  if (end != text.data() + text.size() || text.empty())
+    bad(option, text, "is not a count " + range);
   if (ec == std::errc::result_out_of_range || v > max) bad(option, text, "is too large " + range);
   return v;
 }
@@ -60,8 +62,8 @@ double parse_number(const std::string& option, const std::string& text, double m
                             show_number(min) + (positive ? " up to " : " to ") + show_number(max) +
                             ")";
   double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v,
-                                   std::chars_format::fixed);
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::fixed);
   if (text.empty() || end != text.data() + text.size() || ec != std::errc() || !std::isfinite(v))
     bad(option, text, "is not a number " + range);
   if (v < min || v > max || (positive && v == min)) bad(option, text, "is out of range " + range);

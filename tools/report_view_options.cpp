@@ -19,14 +19,15 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v) {
   report.option("--depth", v.depth, "--tree: show this many levels of calls")
       .positive()
       .needs(tree);
-  report.option("--min-pct", v.min_pct,
-                "--tree: hide call paths under this percentage of the time in traced calls")
+  report
+      .option("--min-pct", v.min_pct,
+              "--tree: hide call paths under this percentage of the time in traced calls")
       .range(0.0, 100.0)
       .needs(tree);
-  cli::Option callers = report.option(
-      "--callers", v.callers, "Who calls FUNC: calls, total and self time per caller");
-  cli::Option callees =
-      report.option("--callees", v.callees, "What FUNC calls: calls, total and self time per callee");
+  cli::Option callers = report.option("--callers", v.callers,
+                                      "Who calls FUNC: calls, total and self time per caller");
+  cli::Option callees = report.option("--callees", v.callees,
+                                      "What FUNC calls: calls, total and self time per callee");
   cli::Option diff = report.option(
       "--diff", v.diff,
       "Compare with trace OTHER: calls, total and self time of each function in both, with the "

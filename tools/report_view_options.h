@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "formats/trace_reader.h"
-#include "tools/cli.h"
 #include "analysis/analysis.h"
+#include "formats/trace_reader.h"
 #include "output/output.h"
+#include "tools/cli.h"
 
 namespace atrace::tools {
 
@@ -29,8 +29,8 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v);
 // to it), rendered after.
 class ReportView {
  public:
-  ReportView(const ReportViewArgs& v, analysis::CallReplay& replay, const formats::TraceReader& reader,
-             const analysis::ReportOptions& opt);
+  ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
+             const formats::TraceReader& reader, const analysis::ReportOptions& opt);
   // After the replay's finish(): the view rendered from the trace `in` was
   // built from (named `input`) as text or JSON; nullopt when none was asked
   // for. Bad arguments throw std::runtime_error with a line for the user.

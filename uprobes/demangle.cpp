@@ -52,7 +52,8 @@ bool strip_trailers(std::string_view* s) {
       std::string_view rest = s->substr(0, s->size() - q.size());
       // A qualifier follows ')' or a space ("f() const", "f() &"), never an
       // identifier character (that would be a name ending in "const").
-      if (rest.empty() || is_ident_char(rest.back()) || (q[0] == '&' && rest.back() == '&')) continue;
+      if (rest.empty() || is_ident_char(rest.back()) || (q[0] == '&' && rest.back() == '&'))
+        continue;
       *s = rest;
       changed = true;
       break;

@@ -30,12 +30,9 @@ struct Candidate {
 int binding_rank(unsigned bind) {
   switch (bind) {
     case STB_GLOBAL:
-    case STB_GNU_UNIQUE:
-      return 0;
-    case STB_WEAK:
-      return 1;
-    default:
-      return 2;
+    case STB_GNU_UNIQUE: return 0;
+    case STB_WEAK: return 1;
+    default: return 2;
   }
 }
 
@@ -180,8 +177,8 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
     for (size_t k = i; k < end; ++k) f.ifunc |= cands[k].ifunc;
     f.entry_point = entry != 0 && c.address == entry && eh.e_type != ET_REL;
     f.in_plt = in_plt_section(elf, c.shndx);
-    f.first_len = file.read_code(f.offset, f.first_bytes,
-                                 std::min<uint64_t>(sizeof f.first_bytes, c.size));
+    f.first_len =
+        file.read_code(f.offset, f.first_bytes, std::min<uint64_t>(sizeof f.first_bytes, c.size));
     funcs.push_back(std::move(f));
     i = end;
   }

@@ -16,17 +16,17 @@ class ElfError : public Error {
 };
 
 struct ElfFunction {
-  std::string mangled;    // the public name (see read_functions)
+  std::string mangled;  // the public name (see read_functions)
   std::string demangled;
   // The other names of the same address, demangled ("__libc_calloc" beside
   // "calloc", "__getpid" beside "getpid"): selectors match them too.
   std::vector<std::string> aliases;
-  uint64_t address = 0;  // st_value
-  uint64_t size = 0;     // st_size
-  uint64_t offset = 0;   // file offset: address - (p_vaddr - p_offset) of its PT_LOAD
-  bool ifunc = false;    // STT_GNU_IFUNC: the code at `address` is the resolver
-  bool entry_point = false;  // the ELF entry point (e_entry: _start), never called
-  bool in_plt = false;       // in .plt/.plt.got/.plt.sec: a stub, jumped through
+  uint64_t address = 0;          // st_value
+  uint64_t size = 0;             // st_size
+  uint64_t offset = 0;           // file offset: address - (p_vaddr - p_offset) of its PT_LOAD
+  bool ifunc = false;            // STT_GNU_IFUNC: the code at `address` is the resolver
+  bool entry_point = false;      // the ELF entry point (e_entry: _start), never called
+  bool in_plt = false;           // in .plt/.plt.got/.plt.sec: a stub, jumped through
   uint8_t first_bytes[16] = {};  // code at the entry as on disk, for classify_entry()
   size_t first_len = 0;
 };

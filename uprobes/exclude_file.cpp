@@ -121,7 +121,8 @@ void write_exclude_file(const std::string& path, const std::vector<formats::Prob
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (out) out.flush();
-  if (!out) throw ExcludeFileError("cannot write exclude file '" + path + "': " + std::strerror(errno));
+  if (!out)
+    throw ExcludeFileError("cannot write exclude file '" + path + "': " + std::strerror(errno));
 }
 
 }  // namespace atrace::uprobes

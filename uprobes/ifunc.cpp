@@ -16,7 +16,7 @@ struct Search {
   std::string name;
   ElfW(Addr) base = 0;
   // The loaded segments, to turn an address back into a file offset.
-  const ElfW(Phdr)* phdr = nullptr;
+  const ElfW(Phdr) * phdr = nullptr;
   ElfW(Half) phnum = 0;
 };
 

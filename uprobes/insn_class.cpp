@@ -30,12 +30,21 @@ bool is_multibyte_nop(const uint8_t* code, size_t len) {
 bool kernel_refuses(const uint8_t* code, size_t len) {
   for (size_t i = 0; i < len; ++i) {
     switch (code[i]) {
-      case 0x26: case 0x2e: case 0x36: case 0x3e: case 0xf0:
-        return true;  // refused prefixes
-      case 0x64: case 0x65: case 0x66: case 0x67: case 0xf2: case 0xf3:
-        continue;  // other legacy prefixes: look at the next byte
-      case 0xcc: case 0xcd: case 0xce: case 0xf4:
-        return true;  // int3, int n, into, hlt
+      case 0x26:
+      case 0x2e:
+      case 0x36:
+      case 0x3e:
+      case 0xf0: return true;  // refused prefixes
+      case 0x64:
+      case 0x65:
+      case 0x66:
+      case 0x67:
+      case 0xf2:
+      case 0xf3: continue;  // other legacy prefixes: look at the next byte
+      case 0xcc:
+      case 0xcd:
+      case 0xce:
+      case 0xf4: return true;  // int3, int n, into, hlt
       case 0x0f:
         return i + 1 < len && (code[i + 1] == 0x05 || code[i + 1] == 0x34);  // syscall, sysenter
       case 0x62:
@@ -45,8 +54,7 @@ bool kernel_refuses(const uint8_t* code, size_t len) {
         // makes printf print its format string; bpftrace does the same:
         // kernel-notes/evex-single-step.md). Not probed.
         return true;
-      default:
-        return false;
+      default: return false;
     }
   }
   return false;
@@ -62,7 +70,7 @@ ProbePath classify_entry(const uint8_t* code, size_t len) {
       code[4] == 0x00)
     return ProbePath::Nop5;
 
-  if (b0 == 0x90) return ProbePath::Emulated;                             // nop
+  if (b0 == 0x90) return ProbePath::Emulated;                                 // nop
   if (b0 == 0x66 && len >= 2 && code[1] == 0x90) return ProbePath::Emulated;  // xchg ax,ax
   if (is_multibyte_nop(code, len)) return ProbePath::Emulated;
 

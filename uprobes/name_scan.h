@@ -25,9 +25,9 @@ inline size_t skip_operator(std::string_view s, size_t i) {
   // Longest operator token first, so "operator<," is "<" followed by a comma
   // while "operator," is the comma operator.
   static constexpr std::string_view tokens[] = {
-      "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-      "++",  "--",  "+=",  "-=",  "*=", "/=", "%=", "^=", "&=", "|=", "->", "+",  "-",  "*",
-      "/",   "%",   "^",   "&",   "|",  "~",  "!",  "=",  "<",  ">",  ","};
+      "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+      "||",  "++",  "--",  "+=",  "-=", "*=", "/=", "%=", "^=", "&=", "|=", "->", "+",
+      "-",   "*",   "/",   "%",   "^",  "&",  "|",  "~",  "!",  "=",  "<",  ">",  ","};
   for (std::string_view t : tokens)
     if (s.substr(j, t.size()) == t) return j + t.size();
   return j;

@@ -67,10 +67,8 @@ bool changes_flow(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand
     case ZYDIS_CATEGORY_INTERRUPT:
     case ZYDIS_CATEGORY_SYSCALL:
     case ZYDIS_CATEGORY_SYSRET:
-    case ZYDIS_CATEGORY_SYSTEM:
-      return true;
-    default:
-      break;
+    case ZYDIS_CATEGORY_SYSTEM: return true;
+    default: break;
   }
   switch (insn.mnemonic) {
     case ZYDIS_MNEMONIC_UD0:
@@ -79,10 +77,8 @@ bool changes_flow(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand
     case ZYDIS_MNEMONIC_HLT:
     case ZYDIS_MNEMONIC_XBEGIN:
     case ZYDIS_MNEMONIC_XABORT:
-    case ZYDIS_MNEMONIC_XEND:
-      return true;
-    default:
-      break;
+    case ZYDIS_MNEMONIC_XEND: return true;
+    default: break;
   }
   for (uint8_t i = 0; i < insn.operand_count; ++i)
     if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_RIP &&
@@ -181,7 +177,8 @@ CodeEntries::CodeEntries(const std::string& path, std::vector<uint64_t> function
   std::vector<uint8_t> buf;
   for (size_t i = 0; i < nph; ++i) {
     GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD ||
+        !(ph.p_flags & PF_X))
       continue;
     exec.push_back({ph.p_vaddr, ph.p_memsz});
     buf.resize(ph.p_filesz);
@@ -192,8 +189,8 @@ CodeEntries::CodeEntries(const std::string& path, std::vector<uint64_t> function
     for (size_t at = 0; at < buf.size();) {
       const uint64_t va = ph.p_vaddr + at;
       ZydisDecodedInstruction insn;
-      if (!ZYAN_SUCCESS(
-              ZydisDecoderDecodeInstruction(&dec.d, nullptr, buf.data() + at, buf.size() - at, &insn))) {
+      if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec.d, nullptr, buf.data() + at,
+                                                      buf.size() - at, &insn))) {
         ++at;
         continue;
       }
@@ -228,8 +225,9 @@ CodeEntries::CodeEntries(const std::string& path, std::vector<uint64_t> function
       if (a >= e.vaddr && a - e.vaddr < e.size) return true;
     return false;
   };
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](uint64_t a) { return !in_code(a); }),
-                 entries_.end());
+  entries_.erase(
+      std::remove_if(entries_.begin(), entries_.end(), [&](uint64_t a) { return !in_code(a); }),
+      entries_.end());
   std::sort(entries_.begin(), entries_.end());
   entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
   ok_ = true;

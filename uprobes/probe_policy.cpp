@@ -61,7 +61,8 @@ bool is_cold_fragment(const std::string& name) {
   size_t dot = s.find('.');
   while (dot != std::string_view::npos) {
     size_t next = s.find('.', dot + 1);
-    std::string_view part = s.substr(dot + 1, next == std::string_view::npos ? next : next - dot - 1);
+    std::string_view part =
+        s.substr(dot + 1, next == std::string_view::npos ? next : next - dot - 1);
     if (part == "cold") return true;
     dot = next;
   }

@@ -21,7 +21,7 @@ struct ProbeSite {
   uint64_t offset = 0;       // file offset of the probed instruction
   uint64_t entry_delta = 0;  // bytes from the function's first instruction to it (placement.h)
   formats::ProbePath entry_path = formats::ProbePath::Unknown;  // the kernel's path there
-  std::string build_id;      // of the module, hex ("" if it has none)
+  std::string build_id;  // of the module, hex ("" if it has none)
 };
 
 }  // namespace atrace::uprobes

@@ -35,7 +35,8 @@ std::string basename_of(const std::string& path) {
 
 std::string strip_deleted(std::string path) {
   constexpr std::string_view suffix = " (deleted)";
-  if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+  if (path.size() > suffix.size() &&
+      path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
     path.resize(path.size() - suffix.size());
   return path;
 }
@@ -46,9 +47,11 @@ std::string canonical(const std::string& path) {
 }
 
 [[noreturn]] void proc_error(pid_t pid, const std::string& what, int err) {
-  if (err == ENOENT || err == ESRCH) throw TargetError("no process with pid " + std::to_string(pid));
+  if (err == ENOENT || err == ESRCH)
+    throw TargetError("no process with pid " + std::to_string(pid));
   if (err == EACCES || err == EPERM)
-    throw TargetError("cannot read " + what + ": permission denied (run as root or with CAP_SYS_PTRACE)");
+    throw TargetError("cannot read " + what +
+                      ": permission denied (run as root or with CAP_SYS_PTRACE)");
   throw TargetError("cannot read " + what + ": " + std::strerror(err));
 }
 
@@ -63,7 +66,8 @@ std::string read_exe_link(pid_t pid) {
     int err = errno;
     // /proc/PID exists but exe does not: a kernel thread or a zombie.
     if (err == ENOENT)
-      throw TargetError("process " + std::to_string(pid) + " has no executable (kernel thread or exited?)");
+      throw TargetError("process " + std::to_string(pid) +
+                        " has no executable (kernel thread or exited?)");
     proc_error(pid, link, err);
   }
   buf.resize(static_cast<size_t>(n));
@@ -161,8 +165,8 @@ bool parse_list_line(const std::string& exe, std::string_view line, std::string*
   if (arrow != std::string_view::npos) {
     std::string_view target = head.substr(arrow + 4);
     if (target == "not found")
-      throw TargetError("cannot launch " + exe + ": shared library " + std::string(head.substr(0, arrow)) +
-                        " not found (check LD_LIBRARY_PATH)");
+      throw TargetError("cannot launch " + exe + ": shared library " +
+                        std::string(head.substr(0, arrow)) + " not found (check LD_LIBRARY_PATH)");
     *reported = std::string(head.substr(0, arrow));
     *path = std::string(target);
     return !path->empty() && path->front() == '/';
@@ -203,7 +207,8 @@ std::vector<Module> launch_modules(const std::string& exe_path) {
   int status = 0;
   const std::string out = run_capture({interp, "--list", exe_path}, &status);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw TargetError("cannot list the libraries of " + exe_path + ": " + interp + " --list failed");
+    throw TargetError("cannot list the libraries of " + exe_path + ": " + interp +
+                      " --list failed");
 
   std::set<std::string> seen{exe};
   size_t pos = 0;

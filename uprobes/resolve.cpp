@@ -59,13 +59,16 @@ class ModulePlacer {
       : path_(path), funcs_(funcs), opts_(opts) {}
 
   void place(ProbeSite& site, const ElfFunction& f) {
-    EntryPlacement pl = place_entry(f.first_bytes, f.first_len, f.offset, opts_.nop5_supported, false);
-    if (opts_.move_probes && f.size > 0 && pl.path != formats::ProbePath::Nop5 && !unwind_role(f.mangled)) {
+    EntryPlacement pl =
+        place_entry(f.first_bytes, f.first_len, f.offset, opts_.nop5_supported, false);
+    if (opts_.move_probes && f.size > 0 && pl.path != formats::ProbePath::Nop5 &&
+        !unwind_role(f.mangled)) {
       if (!file_) file_ = std::make_unique<detail::ElfFile>(path_);
       std::vector<uint8_t> code(f.size);
       if (file_->status() == detail::ElfFile::Status::Ok &&
           file_->read_code(f.offset, code.data(), code.size()) == code.size()) {
-        EntryPlacement moved = place_entry(code.data(), code.size(), f.offset, opts_.nop5_supported);
+        EntryPlacement moved =
+            place_entry(code.data(), code.size(), f.offset, opts_.nop5_supported);
         if (moved.delta > 0 && !entries().any_in(f.address, f.address + moved.delta)) pl = moved;
       }
     }
@@ -121,7 +124,8 @@ std::vector<std::string> ResolveNotes::lines(const std::vector<Selector>& includ
     for (const auto& n : unresolved_ifuncs) names += (names.empty() ? "" : ", ") + n;
     out.push_back(std::to_string(unresolved_ifuncs.size()) +
                   " IFUNC symbol(s) matched are not traced: their implementation is chosen at "
-                  "load time and atrace cannot tell which (" + names + ")");
+                  "load time and atrace cannot tell which (" +
+                  names + ")");
   }
   return out;
 }
@@ -133,12 +137,12 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
   ResolveNotes local_notes;
   if (!notes) notes = &local_notes;
   std::vector<ProbeSite> sites;
-  std::vector<size_t> matched(include.size(), 0);         // functions per include selector
-  std::vector<size_t> modules_hit(include.size(), 0);     // modules per include selector
+  std::vector<size_t> matched(include.size(), 0);          // functions per include selector
+  std::vector<size_t> modules_hit(include.size(), 0);      // modules per include selector
   std::vector<std::string> module_errors(include.size());  // first unreadable module per selector
-  std::vector<std::string> ifunc_seen(include.size());     // first unresolved IFUNC a selector matched
-  std::vector<std::string> skipped_seen(include.size());   // first skipped function, with why
-  std::set<std::string> done;  // each path is read and probed once
+  std::vector<std::string> ifunc_seen(include.size());  // first unresolved IFUNC a selector matched
+  std::vector<std::string> skipped_seen(include.size());  // first skipped function, with why
+  std::set<std::string> done;                             // each path is read and probed once
 
   for (const auto& mod : modules) {
     if (!done.insert(mod.path).second) continue;
@@ -168,7 +172,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       continue;
     }
 
-    std::string build_id;  // read once per module, only if something matched
+    std::string build_id;                // read once per module, only if something matched
     std::map<uint64_t, size_t> site_at;  // file offset -> index in sites: one probe per place
     ModulePlacer placer(mod.path, funcs, opts);
     for (auto& f : funcs) {
@@ -233,10 +237,12 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     if (matched[i] > 0) continue;
     const Selector& s = include[i];
     if (!s.module_glob.empty() && modules_hit[i] == 0)
-      throw SelectorError("selector '" + s.text + "': no loaded module matches '" + s.module_glob + "'");
+      throw SelectorError("selector '" + s.text + "': no loaded module matches '" + s.module_glob +
+                          "'");
     if (!skipped_seen[i].empty())
-      throw SelectorError("selector '" + s.text + "' matches only functions atrace does not probe (" +
-                          skipped_seen[i] + ")");
+      throw SelectorError("selector '" + s.text +
+                          "' matches only functions atrace does not probe (" + skipped_seen[i] +
+                          ")");
     std::string where = s.module_glob.empty()
                             ? main_description(modules)
                             : "any loaded module matching '" + s.module_glob + "'";

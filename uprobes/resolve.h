@@ -19,8 +19,8 @@ struct ResolveOptions {
 
 // A function a selector matched that gets no probe (probe_policy.h).
 struct SkippedFunction {
-  ProbeSite site;      // id 0: never attached
-  std::string reason;  // ProbePolicy::reason
+  ProbeSite site;       // id 0: never attached
+  std::string reason;   // ProbePolicy::reason
   size_t selector = 0;  // index of the first include selector that matched it
 };
 
@@ -42,11 +42,11 @@ struct ResolveNotes {
 // name; ids dense from 1 in a stable order (module order, then address).
 // Functions probe_policy() refuses go to notes->skipped instead; an IFUNC
 // becomes a site at the implementation this machine's loader picks
-// (uprobes/ifunc.h), or, when that cannot be known, a notes entry. Throws SelectorError "selector 'X' matches no function in M"
-// for the first include selector that matched nothing (matches are counted
-// before excludes apply); ElfError if the main executable has no symbols and a
-// plain selector needs it. Libraries that cannot be read are skipped unless a
-// selector then matches nothing (the reason joins the message).
+// (uprobes/ifunc.h), or, when that cannot be known, a notes entry. Throws SelectorError "selector
+// 'X' matches no function in M" for the first include selector that matched nothing (matches are
+// counted before excludes apply); ElfError if the main executable has no symbols and a plain
+// selector needs it. Libraries that cannot be read are skipped unless a selector then matches
+// nothing (the reason joins the message).
 std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
                                            const std::vector<Selector>& exclude,
                                            const std::vector<Module>& modules,

@@ -93,7 +93,8 @@ Selector parse_one(std::string_view text) {
     rest = rest.substr(3);
   }
   sel.pattern = std::string(rest);
-  if (sel.pattern.empty()) bad(text, sel.is_regex ? "empty regular expression" : "empty function pattern");
+  if (sel.pattern.empty())
+    bad(text, sel.is_regex ? "empty regular expression" : "empty function pattern");
   if (sel.is_regex) {
     RE2::Options o;
     o.set_log_errors(false);
@@ -150,7 +151,8 @@ void read_selector_file(const std::string& file, std::vector<Selector>& out) {
     for (std::string_view item : split_list(text)) {
       item = trim(item);
       if (!item.empty() && item.front() == '@')
-        throw SelectorError(where + "'" + std::string(item) + "': a selector file cannot name another");
+        throw SelectorError(where + "'" + std::string(item) +
+                            "': a selector file cannot name another");
       try {
         out.push_back(parse_one(item));
       } catch (const SelectorError& e) {
@@ -158,7 +160,8 @@ void read_selector_file(const std::string& file, std::vector<Selector>& out) {
       }
     }
   }
-  if (in.bad()) throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
+  if (in.bad())
+    throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
 }
 
 }  // namespace

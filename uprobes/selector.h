@@ -32,12 +32,11 @@ struct Selector {
   std::string text;         // as the user wrote it, for messages
   std::string module_glob;  // empty: the main executable
   bool is_regex = false;
-  std::string pattern;      // glob or regex source
+  std::string pattern;                    // glob or regex source
   std::shared_ptr<const re2::RE2> regex;  // compiled when is_regex
 
   // file_name is the basename ("libc.so.6"), path the full path.
-  bool matches_module(const std::string& file_name, const std::string& path,
-                      bool is_main) const;
+  bool matches_module(const std::string& file_name, const std::string& path, bool is_main) const;
   // Matches the full demangled name ("ns::f(int)") or the name without its
   // parameter list and return type ("ns::f").
   bool matches_name(const std::string& demangled) const;

@@ -21,12 +21,9 @@ struct Named {
 // _Unwind_Resume of libgcc_s; _Unwind_DeleteException ends a foreign
 // (non-C++) exception's handling, as __cxa_begin_catch starts a C++ one's.
 constexpr Named kPoints[] = {
-    {"_Unwind_RaiseException", UnwindRole::Start},
-    {"_Unwind_Resume", UnwindRole::Start},
-    {"_Unwind_Resume_or_Rethrow", UnwindRole::Start},
-    {"_Unwind_ForcedUnwind", UnwindRole::Start},
-    {"_Unwind_Backtrace", UnwindRole::Walk},
-    {"__cxa_begin_catch", UnwindRole::Catch},
+    {"_Unwind_RaiseException", UnwindRole::Start},    {"_Unwind_Resume", UnwindRole::Start},
+    {"_Unwind_Resume_or_Rethrow", UnwindRole::Start}, {"_Unwind_ForcedUnwind", UnwindRole::Start},
+    {"_Unwind_Backtrace", UnwindRole::Walk},          {"__cxa_begin_catch", UnwindRole::Catch},
     {"_Unwind_DeleteException", UnwindRole::Catch},
 };
 

@@ -19,8 +19,8 @@ enum class UnwindRole {
 };
 
 struct UnwindPoint {
-  std::string path;    // module file
-  std::string name;    // symbol
+  std::string path;     // module file
+  std::string name;     // symbol
   uint64_t offset = 0;  // file offset of its entry
   UnwindRole role = UnwindRole::Start;
 };

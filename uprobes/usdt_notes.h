@@ -21,7 +21,7 @@
 namespace atrace::uprobes {
 
 struct UsdtArg {
-  int size = 8;          // bytes: 1, 2, 4 or 8
+  int size = 8;  // bytes: 1, 2, 4 or 8
   bool is_signed = false;
   std::string location;  // as written after '@': "%rdi", "-4(%rbp)", "$5"
 };
@@ -29,11 +29,11 @@ struct UsdtArg {
 struct UsdtProbe {
   std::string provider;
   std::string name;
-  std::string args;        // the note's argument string, e.g. "-4@%edi 8@%rsi"
+  std::string args;  // the note's argument string, e.g. "-4@%edi 8@%rsi"
   std::vector<UsdtArg> arg_list;
-  uint64_t address = 0;    // ELF virtual address of the probe instruction
-  uint64_t offset = 0;     // its file offset (where the uprobe sits)
-  uint64_t semaphore = 0;  // virtual address of the semaphore; 0: none
+  uint64_t address = 0;           // ELF virtual address of the probe instruction
+  uint64_t offset = 0;            // its file offset (where the uprobe sits)
+  uint64_t semaphore = 0;         // virtual address of the semaphore; 0: none
   uint64_t semaphore_offset = 0;  // its file offset (the uprobe's ref_ctr_offset)
   formats::ProbePath path_kind = formats::ProbePath::Unknown;  // by the probe instruction
 };

@@ -88,7 +88,8 @@ bool glob(const std::string& pattern, const std::string& s) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // "app:a, app:b, ..." (the first few distinct probes of a module).
@@ -204,8 +205,9 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
       auto matches = [&](const std::string& name) {
         return glob(s.provider_glob, t.provider) && glob(s.name_glob, name);
       };
-      if (module_ok && (matches(t.name) || (t.kind == formats::ProbeKind::Interval &&
-                                            (matches(t.name + "__begin") || matches(t.name + "__end")))))
+      if (module_ok &&
+          (matches(t.name) || (t.kind == formats::ProbeKind::Interval &&
+                               (matches(t.name + "__begin") || matches(t.name + "__end")))))
         found = true;
     }
     if (found) continue;
@@ -223,10 +225,11 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
       }
     }
     if (where.empty())
-      throw SelectorError("USDT spec '" + s.text + "': no loaded module matches '" + s.module_glob + "'");
-    std::string has = there.empty() ? "it has no USDT probes"
-                                    : "it has " + probe_names(there);
-    throw SelectorError("USDT spec '" + s.text + "' matches no probe in " + where + " (" + has + ")");
+      throw SelectorError("USDT spec '" + s.text + "': no loaded module matches '" + s.module_glob +
+                          "'");
+    std::string has = there.empty() ? "it has no USDT probes" : "it has " + probe_names(there);
+    throw SelectorError("USDT spec '" + s.text + "' matches no probe in " + where + " (" + has +
+                        ")");
   }
   return out;
 }

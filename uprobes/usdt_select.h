@@ -29,7 +29,7 @@ inline constexpr unsigned kUsdtMaxArgs = 6;
 inline constexpr unsigned kUsdtMaxStrings = 2;
 
 struct UsdtSpec {
-  std::string text;  // as written, for messages
+  std::string text;         // as written, for messages
   std::string module_glob;  // empty: the main executable
   std::string provider_glob, name_glob;
   uint32_t string_mask = 0;  // bit i: argument i is a string

@@ -27,7 +27,8 @@ std::optional<uint16_t> read_semaphore(pid_t pid, const std::string& module_path
     uint64_t start = std::stoull(range.substr(0, dash), nullptr, 16);
     uint64_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
     if (file_offset < offset || file_offset + 2 > offset + (end - start)) continue;
-    atrace::UniqueFd mem(open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+    atrace::UniqueFd mem(
+        open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
     if (mem.get() < 0) return std::nullopt;
     uint16_t v = 0;
     off_t at = static_cast<off_t>(start + (file_offset - offset));

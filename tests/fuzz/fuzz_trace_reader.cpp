@@ -51,8 +51,8 @@ void read_all(const std::string& path) {
   consume(h.target_command);
   consume(h.host);
   consume(h.kernel);
-  g_sink = g_sink + h.target_pid + h.clock_id + h.start_mono_ns + h.start_real_ns +
-           h.end_mono_ns + h.end_real_ns + r.version_major() + r.version_minor();
+  g_sink = g_sink + h.target_pid + h.clock_id + h.start_mono_ns + h.start_real_ns + h.end_mono_ns +
+           h.end_real_ns + r.version_major() + r.version_minor();
   for (const formats::ProbeInfo& p : r.probes()) {
     consume(p.name);
     consume(p.module);
@@ -88,8 +88,8 @@ void read_all(const std::string& path) {
       }
       last_ts = ev.ts;
       counted[pass]++;
-      sums[pass] = sums[pass] * 1099511628211ull + ev.ts + ev.pid + ev.tid + ev.id +
-                   ev.cpu + static_cast<uint8_t>(ev.kind);
+      sums[pass] = sums[pass] * 1099511628211ull + ev.ts + ev.pid + ev.tid + ev.id + ev.cpu +
+                   static_cast<uint8_t>(ev.kind);
       consume(formats::to_string(ev.kind));
     }
   }

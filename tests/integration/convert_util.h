@@ -53,7 +53,7 @@ inline bool tool_present(const std::string& name) {
 // One field of protoc --decode_raw's output: "N: value" or "N { ... }".
 struct RawField {
   int number = 0;
-  std::string value;  // the scalar as printed (strings with their quotes)
+  std::string value;             // the scalar as printed (strings with their quotes)
   std::vector<RawField> fields;  // a nested message
   bool is_message = false;
 

@@ -63,10 +63,10 @@ std::string expect_one_error_line(const Result& r) {
   EXPECT_GT(r.exit_code, 0) << "bad input must give a non-zero exit\n" << r.describe();
   std::string err = r.err;
   while (!err.empty() && err.back() == '\n') err.pop_back();
-  EXPECT_EQ(err.find('\n'), std::string::npos)
-      << "bad input must give exactly one line on stderr\n" << r.describe();
-  EXPECT_EQ(err.rfind("atrace: ", 0), 0u)
-      << "the error line must start with \"atrace: \"\n" << r.describe();
+  EXPECT_EQ(err.find('\n'), std::string::npos) << "bad input must give exactly one line on stderr\n"
+                                               << r.describe();
+  EXPECT_EQ(err.rfind("atrace: ", 0), 0u) << "the error line must start with \"atrace: \"\n"
+                                          << r.describe();
   return err;
 }
 
@@ -78,7 +78,8 @@ void expect_no_uprobe_events_left() {
 
 ForeverTarget::ForeverTarget(const std::string& tag, int seconds)
     : child_({Paths::target_threads, "--forever",
-              std::to_string(scaled(milliseconds(seconds * 1000)).count() / 1000), "--tag=" + tag}) {
+              std::to_string(scaled(milliseconds(seconds * 1000)).count() / 1000),
+              "--tag=" + tag}) {
   if (!child_.wait_for_line("ready", milliseconds(10000))) return;
   auto addr = printed_value(child_.out(), "tick_addr");
   if (!addr) return;
@@ -90,7 +91,8 @@ ForeverTarget::ForeverTarget(const std::string& tag, int seconds)
 }
 
 std::vector<std::uint8_t> ForeverTarget::code_now() const {
-  return read_process_memory(pid(), tick_addr_, original_.size()).value_or(std::vector<std::uint8_t>{});
+  return read_process_memory(pid(), tick_addr_, original_.size())
+      .value_or(std::vector<std::uint8_t>{});
 }
 
 bool ForeverTarget::wait_until_probed(milliseconds timeout, Child& tracer) const {

@@ -68,8 +68,7 @@ const nlohmann::json* find_function(const nlohmann::json& report, std::string_vi
   return found;
 }
 
-long long function_field(const nlohmann::json& report, std::string_view name,
-                         const char* field) {
+long long function_field(const nlohmann::json& report, std::string_view name, const char* field) {
   const nlohmann::json* f = find_function(report, name);
   if (f == nullptr || !f->contains(field) || !(*f)[field].is_number_integer()) return -1;
   return (*f)[field].get<long long>();

@@ -27,8 +27,7 @@ std::string base_name(std::string_view demangled);
 const nlohmann::json* find_function(const nlohmann::json& report, std::string_view name);
 
 // find_function(...)[field] as an integer, -1 when the function is missing.
-long long function_field(const nlohmann::json& report, std::string_view name,
-                         const char* field);
+long long function_field(const nlohmann::json& report, std::string_view name, const char* field);
 inline long long calls_of(const nlohmann::json& report, std::string_view name) {
   return function_field(report, name, "calls");
 }

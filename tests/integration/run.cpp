@@ -10,10 +10,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -30,7 +30,6 @@ milliseconds scaled(milliseconds t) {
 }
 
 namespace {
-
 
 using Clock = std::chrono::steady_clock;
 
@@ -65,12 +64,10 @@ std::string join_command(const std::vector<std::string>& argv) {
 
 std::string Result::describe() const {
   std::string s = "command: " + join_command(argv) + "\nstatus: ";
-  if (timed_out)
-    s += "timed out (killed)";
+  if (timed_out) s += "timed out (killed)";
   else if (term_signal != 0)
     s += "killed by signal " + std::to_string(term_signal) + " (" + strsignal(term_signal) + ")";
-  else
-    s += "exit " + std::to_string(exit_code);
+  else s += "exit " + std::to_string(exit_code);
   s += "\nstdout:\n" + out + "\nstderr:\n" + err + "\n";
   if (!hang_report.empty()) s += "processes at the timeout:\n" + hang_report;
   return s;

@@ -19,9 +19,9 @@ using std::chrono::milliseconds;
 // How a finished command ended and what it printed.
 struct Result {
   std::vector<std::string> argv;
-  int exit_code = -1;      // valid when term_signal == 0 and !timed_out
-  int term_signal = 0;     // the signal that killed it, 0 if it exited
-  bool timed_out = false;  // killed by us after the timeout
+  int exit_code = -1;       // valid when term_signal == 0 and !timed_out
+  int term_signal = 0;      // the signal that killed it, 0 if it exited
+  bool timed_out = false;   // killed by us after the timeout
   std::string hang_report;  // on a timeout: each process's state and kernel stack
   std::string out;
   std::string err;

@@ -42,8 +42,8 @@ TEST_F(Attach, MidRunUntilSigint) {
   std::this_thread::sleep_for(milliseconds(300));  // well into its run
 
   std::string out = file("attach.data");
-  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick",
-                "-o", out});
+  Child atrace(
+      {Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick", "-o", out});
   // The int3 appearing in tick() says the probe is in: from then on, record
   // for half a second. (If atrace patches some other site, go on after 10 s.)
   bool probed = target.wait_until_probed(milliseconds(10000), atrace);
@@ -88,8 +88,8 @@ TEST_F(Attach, SigtermEndsRecordingToo) {
   ForeverTarget target(tag_);
   ASSERT_TRUE(target.ok()) << target.startup_output();
   std::string out = file("sigterm.data");
-  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick",
-                "-o", out});
+  Child atrace(
+      {Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick", "-o", out});
   target.wait_until_probed(milliseconds(10000), atrace);
   std::this_thread::sleep_for(milliseconds(300));
   atrace.signal(SIGTERM);
@@ -105,8 +105,8 @@ TEST_F(Attach, EndsWhenTargetExits) {
   ForeverTarget target(tag_, 3);  // exits by itself after 3 s
   ASSERT_TRUE(target.ok()) << target.startup_output();
   std::string out = file("exit.data");
-  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick",
-                "-o", out});
+  Child atrace(
+      {Paths::atrace, "record", "-p", std::to_string(target.pid()), "--select=tick", "-o", out});
   // Reap the target as soon as it exits, as a real parent would: a zombie
   // left by this test must not be what atrace waits for.
   auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));

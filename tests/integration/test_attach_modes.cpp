@@ -2,9 +2,9 @@
 // same exact counts, across the executable and a shared library at once. On
 // a kernel without uprobe_multi links (before 6.6), --attach=multi is one
 // clear error instead (tests/kernels/run.sh runs these on such kernels).
+#include "record/features.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
-#include "record/features.h"
 
 namespace atrace::it {
 namespace {

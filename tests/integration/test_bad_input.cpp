@@ -23,8 +23,8 @@ std::string lower(std::string s) {
 }
 
 TEST_F(BadInput, PidThatDoesNotExist) {
-  Result r = run({Paths::atrace, "record", "-o", file("x.data"), "--select=tick", "-p",
-                  "999999999"});
+  Result r =
+      run({Paths::atrace, "record", "-o", file("x.data"), "--select=tick", "-p", "999999999"});
   std::string line = expect_one_error_line(r);
   EXPECT_NE(line.find("999999999"), std::string::npos) << "name the pid: " << line;
   expect_no_uprobe_events_left();

@@ -9,12 +9,12 @@
 
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
-#include "tests/integration/fixture.h"
 #include "record/bpf_variants.h"
 #include "record/calibrate.h"
 #include "record/features.h"
 #include "record/rings.h"
 #include "record/uprobe_multi.h"
+#include "tests/integration/fixture.h"
 
 namespace atrace::it {
 namespace {
@@ -61,10 +61,11 @@ TEST_F(Calibrate, PlausibleCostsAndOnlyReservedRecords) {
   opts.records = &records;
   ProbeCost c = calibrate_probe_cost(skel->progs.func_entry, skel->progs.func_exit, opts);
   rings.drain();
-  std::printf("calibration (%s): nop5 %llu ns, emulated %llu ns, single-step %llu ns, took %.1f ms\n",
-              multi ? "multi" : "perf", static_cast<unsigned long long>(c.nop5_ns),
-              static_cast<unsigned long long>(c.emulated_ns),
-              static_cast<unsigned long long>(c.single_step_ns), c.took_ns / 1e6);
+  std::printf(
+      "calibration (%s): nop5 %llu ns, emulated %llu ns, single-step %llu ns, took %.1f ms\n",
+      multi ? "multi" : "perf", static_cast<unsigned long long>(c.nop5_ns),
+      static_cast<unsigned long long>(c.emulated_ns),
+      static_cast<unsigned long long>(c.single_step_ns), c.took_ns / 1e6);
   EXPECT_TRUE(c.error.empty()) << c.error;
   EXPECT_GT(c.nop5_ns, 0u);
   EXPECT_GT(c.emulated_ns, 0u);

@@ -30,9 +30,9 @@ TEST_F(CommandLine, BadValuesAreOneLineNamingTheOption) {
   };
   for (const auto& [arg, option] : cases) {
     SCOPED_TRACE(arg);
-    Result r = run({Paths::atrace, "record", "-o", file("x.data"), arg, "--", Paths::target_c, "1",
-                    tag_arg()},
-                   milliseconds(20000));
+    Result r = run(
+        {Paths::atrace, "record", "-o", file("x.data"), arg, "--", Paths::target_c, "1", tag_arg()},
+        milliseconds(20000));
     std::string line = expect_one_error_line(r);
     EXPECT_NE(line.find(option), std::string::npos) << line;
     EXPECT_LT(line.size(), 200u) << "one short line: " << line;
@@ -43,8 +43,8 @@ TEST_F(CommandLine, BadValuesAreOneLineNamingTheOption) {
 TEST_F(CommandLine, PidZeroAndEmptyOutputAreNamed) {
   Result p = run({Paths::atrace, "record", "-o", file("x.data"), "--select=tick", "-p", "0"});
   EXPECT_NE(expect_one_error_line(p).find("'0' is not a process id"), std::string::npos);
-  Result o = run({Paths::atrace, "record", "-o", "", "--select=leaf", "--", Paths::target_c, "1",
-                  tag_arg()});
+  Result o = run(
+      {Paths::atrace, "record", "-o", "", "--select=leaf", "--", Paths::target_c, "1", tag_arg()});
   EXPECT_NE(expect_one_error_line(o).find("-o needs a file name"), std::string::npos);
 }
 

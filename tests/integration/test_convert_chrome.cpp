@@ -64,8 +64,8 @@ class ChromeTrace {
         iv.end = ns(e.at("ts"));
         intervals.push_back(iv);
       } else if (ph == "M") {
-        metadata[e.at("name").get<std::string>() + ":" + std::to_string(e.at("tid").get<long long>())] =
-            e.at("args").at("name");
+        metadata[e.at("name").get<std::string>() + ":" +
+                 std::to_string(e.at("tid").get<long long>())] = e.at("args").at("name");
       } else if (ph == "i") {
         instants.push_back(e);
       } else {
@@ -102,8 +102,8 @@ class ChromeTrace {
         const Interval& p = intervals[stack.back()];
         if (iv.end > p.end) {
           ++crossings;
-          ADD_FAILURE() << "tid " << iv.tid << ": " << iv.name << " [" << iv.start << ", "
-                        << iv.end << "] overlaps " << p.name << " [" << p.start << ", " << p.end
+          ADD_FAILURE() << "tid " << iv.tid << ": " << iv.name << " [" << iv.start << ", " << iv.end
+                        << "] overlaps " << p.name << " [" << p.start << ", " << p.end
                         << "] without nesting";
         }
         iv.parent = stack.back();
@@ -205,9 +205,9 @@ TEST_F(ConvertChrome, CallsAndTimesMatchTheReport) {
 TEST_F(ConvertChrome, RecursionCountsOutermostActivationsLikeTheReport) {
   std::string trace = file("deep.data"), json = file("deep.json");
   // 20 iterations of deep(5): 6 nested activations of deep each.
-  Result r = record(trace, "deep,hot",
-                    {Paths::target_filter, "20", "--recurse=5", "--work=0", tag_arg()},
-                    {"--filter=off"});
+  Result r =
+      record(trace, "deep,hot", {Paths::target_filter, "20", "--recurse=5", "--work=0", tag_arg()},
+             {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);
@@ -228,7 +228,8 @@ TEST_F(ConvertChrome, RecursionCountsOutermostActivationsLikeTheReport) {
 
 TEST_F(ConvertChrome, FourThreadsEachOnItsOwnTrack) {
   std::string trace = file("t.data"), json = file("t.json");
-  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
+  Result r =
+      record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);

@@ -20,7 +20,7 @@ TEST_F(ConvertCsv, OneRowPerEventAndItParses) {
   std::string error;
   ASSERT_TRUE(parse_csv(read_whole(csv), rows, error)) << error;
   ASSERT_FALSE(rows.empty());
-  const std::vector<std::string> header = {"ts_ns", "pid",  "tid",  "cpu",  "kind", "name",
+  const std::vector<std::string> header = {"ts_ns",  "pid",   "tid",  "cpu",  "kind", "name",
                                            "module", "flags", "arg0", "arg1", "text"};
   EXPECT_EQ(rows[0], header);
   EXPECT_EQ(static_cast<long long>(rows.size()) - 1, info_event_count(trace));

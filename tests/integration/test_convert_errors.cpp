@@ -51,8 +51,8 @@ TEST_F(ConvertErrors, UnknownFormatNamesTheKnownOnes) {
 
 TEST_F(ConvertErrors, UnwritableOutputs) {
   std::string trace = good_trace();
-  Result dir = run({Paths::atrace, "convert", "-i", trace, "--to=csv", "-o",
-                    file("no/such/dir/out.csv")});
+  Result dir =
+      run({Paths::atrace, "convert", "-i", trace, "--to=csv", "-o", file("no/such/dir/out.csv")});
   std::string line = expect_one_error_line(dir);
   EXPECT_NE(line.find("no/such/dir/out.csv"), std::string::npos) << line;
 

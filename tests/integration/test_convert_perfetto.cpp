@@ -15,8 +15,8 @@ namespace atrace::it {
 namespace {
 
 struct Decoded {
-  std::map<long long, std::string> names;       // interned EventName iid -> name
-  std::map<long long, long long> thread_tracks;  // track uuid -> tid
+  std::map<long long, std::string> names;                        // interned EventName iid -> name
+  std::map<long long, long long> thread_tracks;                  // track uuid -> tid
   std::map<long long, std::map<std::string, long long>> begins;  // tid -> name -> count
   long long ends = 0, begin_total = 0, instants = 0;
   std::map<long long, long long> depth;  // track -> open slices
@@ -112,7 +112,8 @@ TEST_F(ConvertPerfetto, ProtocDecodesItAndSlicesEqualCalls) {
 TEST_F(ConvertPerfetto, OneTrackPerThread) {
   REQUIRE_TOOL("protoc");
   std::string trace = file("t.data"), pb = file("t.perfetto-trace");
-  Result r = record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
+  Result r =
+      record(trace, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "perfetto", pb));
   Decoded d;

@@ -89,7 +89,8 @@ TEST_F(Counts, CppClassGlob) {
 TEST_F(Counts, PieWithFourThreads) {
   std::string out = file("threads.data");
   // worker_step takes nanoseconds: the default filter would detach it.
-  Result r = record(out, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
+  Result r =
+      record(out, "worker_step", {Paths::target_threads, "2000", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto rep = report_json(out, {"--threads"});
   ASSERT_TRUE(rep);
@@ -177,8 +178,9 @@ TEST_F(Counts, DemoProgram) {
   for (const bool defaults : {false, true}) {
     SCOPED_TRACE(defaults ? "defaults" : "--filter=off");
     std::string out = file("demo.data");
-    Result r = record(out, "demo::*", {Paths::demo},
-                      defaults ? std::vector<std::string>{} : std::vector<std::string>{"--filter=off"});
+    Result r =
+        record(out, "demo::*", {Paths::demo},
+               defaults ? std::vector<std::string>{} : std::vector<std::string>{"--filter=off"});
     ASSERT_TRUE(r.exited(0)) << r.describe();
     auto rep = report_json(out);
     ASSERT_TRUE(rep);

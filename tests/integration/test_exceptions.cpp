@@ -32,10 +32,9 @@ class Exceptions : public IntegrationTest {
  protected:
   // Runs `args` untraced, then traced with `select` (and `extra`): the same
   // output and exit status; returns the report of the traced run.
-  std::optional<nlohmann::json> traced_like_untraced(const std::vector<std::string>& args,
-                                                     const std::string& select,
-                                                     const std::vector<std::string>& extra = {},
-                                                     const char* program = Paths::target_exceptions) {
+  std::optional<nlohmann::json> traced_like_untraced(
+      const std::vector<std::string>& args, const std::string& select,
+      const std::vector<std::string>& extra = {}, const char* program = Paths::target_exceptions) {
     std::vector<std::string> cmd = {program};
     cmd.insert(cmd.end(), args.begin(), args.end());
     cmd.push_back(tag_arg());
@@ -87,8 +86,9 @@ TEST_F(Exceptions, ThrowCatchRethrowNestedAllTraced) {
 
 // The same through perf-event links (the attach path of older kernels).
 TEST_F(Exceptions, ThrowWithPerfLinks) {
-  auto rep = traced_like_untraced({"throw", "6"}, "thrower,mid,catch_top,deep,rethrower,outer_catch,"
-                                                  "nested,with_cleaner,driver",
+  auto rep = traced_like_untraced({"throw", "6"},
+                                  "thrower,mid,catch_top,deep,rethrower,outer_catch,"
+                                  "nested,with_cleaner,driver",
                                   {"--attach=perf"});
   ASSERT_TRUE(rep);
   expect_counts(*rep, 9);
@@ -187,7 +187,7 @@ class OpenAtStop : public Exceptions {
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     Child target({Paths::target_exceptions, "hold", "traced", fifo, tag_arg()});
     std::vector<std::string> argv = {Paths::atrace, "record", "-p", std::to_string(target.pid()),
-                                     "--select=*", "-o", out};
+                                     "--select=*",  "-o",     out};
     argv.insert(argv.end(), extra.begin(), extra.end());
     Child atrace(argv);
     ASSERT_TRUE(target.wait_for_line("ready", scaled(milliseconds(30000))))
@@ -251,12 +251,14 @@ TEST_F(OpenAtStop, AttachSigintThenThrowExitCancel) {
 // Launch mode with --duration: atrace waits for the program, which unwinds
 // once the probes are gone.
 TEST_F(OpenAtStop, LaunchDurationThenThrowExitCancel) {
-  std::vector<std::string> plain_cmd = {Paths::target_exceptions, "hold", "now", "untraced", tag_arg()};
+  std::vector<std::string> plain_cmd = {Paths::target_exceptions, "hold", "now", "untraced",
+                                        tag_arg()};
   Result plain = run(plain_cmd);
   ASSERT_TRUE(plain.exited(0)) << plain.describe();
   std::string out = file("launch.data");
-  Result traced = record(out, "*", {Paths::target_exceptions, "hold", "traced", "untraced", tag_arg()},
-                         {"--duration=2"});
+  Result traced =
+      record(out, "*", {Paths::target_exceptions, "hold", "traced", "untraced", tag_arg()},
+             {"--duration=2"});
   EXPECT_EQ(traced.term_signal, 0) << traced.describe();
   EXPECT_EQ(traced.exit_code, plain.exit_code) << traced.describe();
   EXPECT_EQ(traced.out, plain.out) << traced.describe();
@@ -276,8 +278,8 @@ TEST_F(Exceptions, GoProgramIsOneClearError) {
   std::string note = file("note"), go = file("fake_go"), out = file("go.data");
   Result mk = run({"sh", "-c", "printf go > " + note});
   ASSERT_TRUE(mk.exited(0)) << mk.describe();
-  Result cp = run({"/usr/bin/objcopy", "--add-section", ".note.go.buildid=" + note,
-                   Paths::target_c, go});
+  Result cp =
+      run({"/usr/bin/objcopy", "--add-section", ".note.go.buildid=" + note, Paths::target_c, go});
   ASSERT_TRUE(cp.exited(0)) << cp.describe();
   Result r = record(out, "*", {go, "3", tag_arg()});
   std::string line = expect_one_error_line(r);

@@ -123,7 +123,8 @@ class Filters : public IntegrationTest {
     EXPECT_EQ(detached_entry(rep, fn), nullptr) << fn << " detached: " << rep["detached"].dump();
     EXPECT_FALSE(marked_detached(rep, fn)) << fn;
     EXPECT_EQ(printed_count(run_.out, key).value_or(-1), expected)
-        << "the target itself disagrees: a broken target\n" << run_.describe();
+        << "the target itself disagrees: a broken target\n"
+        << run_.describe();
   }
 
   // Lines of `atrace script` whose kind is "detach:".
@@ -153,8 +154,8 @@ class Filters : public IntegrationTest {
     // of the calls is 30 000 calls per thread, 60 to 100 ms of this run).
     long long hot = calls_of(*rep, "hot");
     EXPECT_GE(hot, 1000) << "detached before --filter-min-calls";
-    EXPECT_LT(hot, hot_calls / 10) << "hot detached late: " << hot << " of " << hot_calls
-                                   << " calls recorded";
+    EXPECT_LT(hot, hot_calls / 10)
+        << "hot detached late: " << hot << " of " << hot_calls << " calls recorded";
     const auto* d = expect_detached(*rep, "hot", "absolute");
     if (d != nullptr) {
       EXPECT_GE((*d)["calls"].get<long long>(), 1000) << d->dump();
@@ -220,8 +221,8 @@ TEST_F(Filters, DefaultSettingsDetachSingleSteppedHot) {
   ASSERT_TRUE(list.exited(0)) << list.describe();
   ASSERT_NE(list.out.find("single-step"), std::string::npos)
       << "hot() must be single-stepped for this test: " << list.out;
-  auto rep =
-      record_target(Paths::target_filter_singlestep, {"100", "1000"}, {}, "hot,slow", "f.data", false);
+  auto rep = record_target(Paths::target_filter_singlestep, {"100", "1000"}, {}, "hot,slow",
+                           "f.data", false);
   ASSERT_TRUE(rep);
   const long long hot = calls_of(*rep, "hot");
   EXPECT_GE(hot, 1000) << "detached before --filter-min-calls";
@@ -337,9 +338,9 @@ TEST_F(Filters, ExcludeFileRoundTrips) {
   EXPECT_TRUE(sel == "hot" || (sel.size() > 4 && sel.compare(sel.size() - 4, 4, ":hot") == 0))
       << sel;
 
-  auto second = record_target(Paths::target_filter, args,
-                              {"--filter=absolute", "--exclude=@" + exclude}, "hot,slow",
-                              "second.data");
+  auto second =
+      record_target(Paths::target_filter, args, {"--filter=absolute", "--exclude=@" + exclude},
+                    "hot,slow", "second.data");
   ASSERT_TRUE(second);
   EXPECT_EQ(find_function(*second, "hot"), nullptr)
       << "hot was probed despite the exclude file: " << function_names(*second);
@@ -353,7 +354,8 @@ TEST_F(Filters, ExcludeFileRoundTrips) {
   std::istringstream table(info.out.substr(probes + 1, info.out.find("\n\n", probes + 1) - probes));
   for (std::string row; std::getline(table, row);) {
     EXPECT_FALSE(row.size() >= 4 && row.compare(row.size() - 4, 4, " hot") == 0)
-        << "hot among the probes:\n" << info.out;
+        << "hot among the probes:\n"
+        << info.out;
   }
 }
 

@@ -41,13 +41,15 @@ TEST_F(ReadBack, InfoShowsPidAndProbes) {
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto pid = printed_count(target_.out, "pid");
   ASSERT_TRUE(pid);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("pid\\D{0,20}\\b" + std::to_string(*pid) + "\\b",
-                                                  std::regex::icase)))
-      << "pid " << *pid << " not shown:\n" << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("pid\\D{0,20}\\b" + std::to_string(*pid) + "\\b", std::regex::icase)))
+      << "pid " << *pid << " not shown:\n"
+      << r.out;
   // "probes: 4", "4 probes", "Probes (4)": a line that counts the four probes.
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("probes?[^0-9\\n]{0,20}\\b4\\b|\\b4\\s+probes?", std::regex::icase)))
-      << "probe count 4 not shown:\n" << r.out;
+      << "probe count 4 not shown:\n"
+      << r.out;
   for (const char* fn : {"leaf", "middle", "outer", "sleeper"})
     EXPECT_NE(r.out.find(fn), std::string::npos) << fn << " not in the probe list:\n" << r.out;
   EXPECT_NE(r.out.find("target_c"), std::string::npos) << "command line not shown:\n" << r.out;

@@ -19,10 +19,12 @@ class KernelEvents : public IntegrationTest {
  protected:
   // Records every function of target_kernel with every kernel group (or
   // `extra`), and reads the JSON report.
-  std::optional<nlohmann::json> record_target(const std::vector<std::string>& extra = {"--kernel=all"}) {
+  std::optional<nlohmann::json> record_target(const std::vector<std::string>& extra = {
+                                                  "--kernel=all"}) {
     std::string out = file("k.data");
-    run_ = record(out, "sleeper,syscall_caller,getppid_1000,toucher,spinner,start_worker,"
-                       "worker_main,worker_job,fork_child,child_job,main",
+    run_ = record(out,
+                  "sleeper,syscall_caller,getppid_1000,toucher,spinner,start_worker,"
+                  "worker_main,worker_job,fork_child,child_job,main",
                   {Paths::target_kernel, tag_arg()}, extra);
     if (!run_.exited(0)) {
       ADD_FAILURE() << run_.describe();
@@ -70,8 +72,9 @@ TEST_F(KernelEvents, SleepIsBlockedOffCpu) {
   // main called it: main's inclusive off-CPU contains it, its self does not
   // (what main's callees spent blocked is at least the sleeper's).
   EXPECT_GE(field(*rep, "main", "offcpu_blocked_ns"), blocked);
-  EXPECT_GE(field(*rep, "main", "offcpu_blocked_ns") - field(*rep, "main", "self_offcpu_blocked_ns"),
-            blocked);
+  EXPECT_GE(
+      field(*rep, "main", "offcpu_blocked_ns") - field(*rep, "main", "self_offcpu_blocked_ns"),
+      blocked);
 }
 
 // Exactly 1000 getppid calls: all attributed to getppid_1000, none to the

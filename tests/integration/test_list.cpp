@@ -15,9 +15,9 @@ TEST(List, NamesEveryMatchedFunctionWithItsProbePath) {
     ASSERT_NE(pos, std::string::npos) << fn << "\n" << r.out;
     std::string line = r.out.substr(r.out.rfind('\n', pos) + 1, pos - r.out.rfind('\n', pos) - 1);
     // "+N PATH": where the probe sits in the function, and its kernel path.
-    EXPECT_TRUE(line.rfind("+", 0) == 0 &&
-                (line.find(" single-step ") != std::string::npos ||
-                 line.find(" emulated ") != std::string::npos || line.find(" nop5 ") != std::string::npos))
+    EXPECT_TRUE(line.rfind("+", 0) == 0 && (line.find(" single-step ") != std::string::npos ||
+                                            line.find(" emulated ") != std::string::npos ||
+                                            line.find(" nop5 ") != std::string::npos))
         << "no probe place on: " << line;
   }
   EXPECT_NE(r.out.find("4 functions:"), std::string::npos) << r.out;

@@ -22,10 +22,10 @@ class OutputPath : public IntegrationTest {
   // A run that would write a trace: leaf is called 3 times.
   Result record_to(const std::string& out, const std::vector<std::string>& pre = {}) {
     std::vector<std::string> argv = pre;
-    for (const std::string& a : {std::string(Paths::atrace), std::string("record"),
-                                 std::string("-o"), out, std::string("--select=leaf"),
-                                 std::string("--"), std::string(Paths::target_c),
-                                 std::string("1"), tag_arg()})
+    for (const std::string& a :
+         {std::string(Paths::atrace), std::string("record"), std::string("-o"), out,
+          std::string("--select=leaf"), std::string("--"), std::string(Paths::target_c),
+          std::string("1"), tag_arg()})
       argv.push_back(a);
     return run(argv);
   }
@@ -149,10 +149,10 @@ TEST_F(OutputPath, ExcludeListIsPrivateAndNeverWrittenThroughALink) {
   std::string out = file("f.data"), real = file("precious.txt");
   write_file(real, "precious contents\n");
   ASSERT_EQ(symlink(real.c_str(), (out + ".exclude").c_str()), 0);
-  const std::vector<std::string> argv = {"env", "SUDO_UID=65534", "SUDO_GID=65533", Paths::atrace,
-                                         "record", "-o", out, "--select=leaf",
-                                         "--filter-max-calls=1", "--", Paths::target_c, "2",
-                                         tag_arg()};
+  const std::vector<std::string> argv = {
+      "env",    "SUDO_UID=65534", "SUDO_GID=65533",       Paths::atrace, "record",        "-o",
+      out,      "--select=leaf",  "--filter-max-calls=1", "--",          Paths::target_c, "2",
+      tag_arg()};
   Result r = run(argv);
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_NE(r.err.find("warning"), std::string::npos) << "the link is refused\n" << r.describe();

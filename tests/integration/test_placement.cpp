@@ -19,15 +19,15 @@ namespace {
 // Where `atrace list` must put each probe. pl_mov_nop5 is "+3 nop5" where
 // the kernel has optimized uprobes, "+3 emulated" elsewhere.
 const std::map<std::string, std::string> kPlaces = {
-    {"pl_endbr_push", "+4 emulated"},         // endbr64; push
-    {"pl_mov_push", "+3 emulated"},           // single-stepped first, emulated second
-    {"pl_loop_to_probe", "+0 single-step"},   // the push is a loop's target
+    {"pl_endbr_push", "+4 emulated"},           // endbr64; push
+    {"pl_mov_push", "+3 emulated"},             // single-stepped first, emulated second
+    {"pl_loop_to_probe", "+0 single-step"},     // the push is a loop's target
     {"pl_loop_into_prefix", "+0 single-step"},  // a loop comes back into the prefix
-    {"pl_loop_to_start", "+4 emulated"},      // a jump back to +0 still passes the probe
-    {"pl_shared_tail", "+0 single-step"},     // another function jumps into the prefix
-    {"pl_side_door", "+4 emulated"},          // lea, then a tail jmp: the probe on the jmp
-    {"pl_red_zone", "+0 single-step"},        // the first instruction touches %rsp
-    {"pl_indirect", "+0 single-step"},        // an indirect jump
+    {"pl_loop_to_start", "+4 emulated"},        // a jump back to +0 still passes the probe
+    {"pl_shared_tail", "+0 single-step"},       // another function jumps into the prefix
+    {"pl_side_door", "+4 emulated"},            // lea, then a tail jmp: the probe on the jmp
+    {"pl_red_zone", "+0 single-step"},          // the first instruction touches %rsp
+    {"pl_indirect", "+0 single-step"},          // an indirect jump
     // -fcf-protection -fno-omit-frame-pointer: endbr64; push %rbp (not in leaves)
     {"c_leaf", "+0 single-step"},  // a leaf: endbr64; lea; ret
     {"c_outer", "+4 emulated"},
@@ -78,7 +78,8 @@ class Placement : public IntegrationTest {
     }
     EXPECT_EQ(checked, 13u);
     // c_leaf runs only inside c_outer; pl_endbr_push never inside another.
-    EXPECT_LE(function_field(rep, "c_leaf", "total_ns"), function_field(rep, "c_outer", "total_ns"));
+    EXPECT_LE(function_field(rep, "c_leaf", "total_ns"),
+              function_field(rep, "c_outer", "total_ns"));
     EXPECT_EQ(function_field(rep, "pl_endbr_push", "self_ns"),
               function_field(rep, "pl_endbr_push", "total_ns"));
   }
@@ -149,10 +150,9 @@ TEST_F(Placement, CountsExactWithPerfLinks) {
 // functions not judged (fewer calls than --filter-min-calls) stay exact.
 TEST_F(Placement, FilterDetachesMovedProbes) {
   const std::string trace = file("filter.data");
-  ComparedRun c = run_untraced_and_traced(
-      {Paths::target_placement, "50", tag_arg()}, trace,
-      {"--select=" + std::string(kSelect), "--filter=absolute", "--filter-threshold=1s",
-       "--filter-min-calls=100"});
+  ComparedRun c = run_untraced_and_traced({Paths::target_placement, "50", tag_arg()}, trace,
+                                          {"--select=" + std::string(kSelect), "--filter=absolute",
+                                           "--filter-threshold=1s", "--filter-min-calls=100"});
   ASSERT_TRUE(behaves_as_untraced(c));
   auto rep = report_json(trace);
   ASSERT_TRUE(rep);
@@ -164,8 +164,8 @@ TEST_F(Placement, FilterDetachesMovedProbes) {
     EXPECT_GE(calls_of(*rep, fn), 100) << fn;
   }
   // 50 calls each: never judged, every call recorded.
-  for (const char* fn : {"pl_loop_to_probe", "pl_loop_into_prefix", "pl_shared_tail", "pl_side_door",
-                         "pl_red_zone", "pl_indirect"}) {
+  for (const char* fn : {"pl_loop_to_probe", "pl_loop_into_prefix", "pl_shared_tail",
+                         "pl_side_door", "pl_red_zone", "pl_indirect"}) {
     EXPECT_FALSE(detached.count(fn)) << fn;
     EXPECT_EQ(calls_of(*rep, fn), 50) << fn;
     EXPECT_EQ(function_field(*rep, fn, "unfinished"), 0) << fn;

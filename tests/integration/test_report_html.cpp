@@ -74,12 +74,12 @@ class ReportHtml : public IntegrationTest {
   // away from crash reporting, with a profile of its own. `what` is
   // --dump-dom or --screenshot=FILE.
   Result chromium(const std::string& page, const std::string& what) {
-    return run({"chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
-                "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
-                "--no-first-run", "--disable-background-networking", "--disable-crash-reporter",
-                "--disable-extensions", "--disable-sync", "--user-data-dir=" + file("chromium"),
-                "--window-size=1400,1000", what, "file://" + page},
-               milliseconds(120000));
+    return run(
+        {"chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+         "--v=0", "--virtual-time-budget=5000", "--no-first-run", "--disable-background-networking",
+         "--disable-crash-reporter", "--disable-extensions", "--disable-sync",
+         "--user-data-dir=" + file("chromium"), "--window-size=1400,1000", what, "file://" + page},
+        milliseconds(120000));
   }
 
   // Chromium loaded the page, ran its script to the end and printed no
@@ -130,8 +130,8 @@ TEST_F(ReportHtml, TargetCPageSaysWhatTheReportSaysAndChromiumDrawsIt) {
   std::string page = read_file(page_path);
 
   // Self-contained: nothing to fetch.
-  for (const char* ref : {"src=\"http", "href=\"http", "@import", "url(http", "src=\"//",
-                          "<link", "<iframe"})
+  for (const char* ref :
+       {"src=\"http", "href=\"http", "@import", "url(http", "src=\"//", "<link", "<iframe"})
     EXPECT_EQ(page.find(ref), std::string::npos) << ref;
 
   json d = json::parse(data_blob(page));  // throws (fails the test) if it does not parse
@@ -248,8 +248,9 @@ const char* kInteractions = R"js(
 )js";
 
 std::string html_unescape(std::string s) {
-  const std::pair<const char*, const char*> entities[] = {
-      {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&#39;", "'"}, {"&nbsp;", "\u00a0"}, {"&amp;", "&"}};
+  const std::pair<const char*, const char*> entities[] = {{"&quot;", "\""},     {"&lt;", "<"},
+                                                          {"&gt;", ">"},        {"&#39;", "'"},
+                                                          {"&nbsp;", "\u00a0"}, {"&amp;", "&"}};
   for (const auto& [from, to] : entities)
     for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + std::strlen(to)))
       s.replace(at, std::strlen(from), to);
@@ -326,8 +327,9 @@ TEST_F(ReportHtml, ThreadsHaveTheirOwnRowsAndTheFlameGraphSplitsByThread) {
     std::string name = th["name"];
     if (name.rfind("worker", 0) == 0) by_name[name] = calls_by_tid[th["tid"].get<long long>()];
   }
-  EXPECT_EQ(by_name, (std::map<std::string, long long>{
-                         {"worker0", 2000}, {"worker1", 2000}, {"worker2", 2000}, {"worker3", 2000}}))
+  EXPECT_EQ(by_name,
+            (std::map<std::string, long long>{
+                {"worker0", 2000}, {"worker1", 2000}, {"worker2", 2000}, {"worker3", 2000}}))
       << tl["threads"].dump();
 
   // --threads: a Thread node per worker under the root, 2000 calls under each.

@@ -105,7 +105,8 @@ TEST_F(Safety, ForkReturnsInBothProcesses) {
 }
 
 TEST_F(Safety, ForkUnderLibcFollowingForks) {
-  ASSERT_TRUE(expect_unchanged({Paths::target_safety, "fork", tag_arg()}, {kLibc, "--follow-forks"}));
+  ASSERT_TRUE(
+      expect_unchanged({Paths::target_safety, "fork", tag_arg()}, {kLibc, "--follow-forks"}));
 }
 
 // GCC moved the unlikely paths of checked() and scaled() to .cold
@@ -154,8 +155,8 @@ TEST_F(Safety, SortOnRealInput) {
 }
 
 TEST_F(Safety, Sqlite3OnRealInput) {
-  const std::vector<std::string> cmd = {"/usr/bin/sqlite3", ":memory:",
-                                        ".read " + input("queries.sql")};
+  const std::vector<std::string> cmd = {"/usr/bin/sqlite3",
+                                        ":memory:", ".read " + input("queries.sql")};
   ASSERT_TRUE(expect_unchanged(cmd, {kLibc}));
   ASSERT_TRUE(expect_unchanged(cmd, {"--select=libsqlite3.so*:*"}));
 }
@@ -166,7 +167,8 @@ TEST_F(Safety, BpftraceThenAtraceOnOneFunction) {
   Child bpftrace({"bpftrace", "-e",
                   std::string("uprobe:") + Paths::target_safety + ":step { @calls = count(); }"});
   ASSERT_TRUE(bpftrace.wait_for_line("Attaching", milliseconds(30000)))
-      << "bpftrace did not attach\n" << bpftrace.wait(milliseconds(1000)).describe();
+      << "bpftrace did not attach\n"
+      << bpftrace.wait(milliseconds(1000)).describe();
   const std::string trace = file("two.atrace");
   Result r = record(trace, "step", {Paths::target_safety, "jmp", "6", tag_arg()});
   bpftrace.signal(SIGINT);
@@ -215,7 +217,8 @@ TEST_F(Safety, FollowForksThenPidOnOneFunction) {
   const size_t first_entry = script.out.find("entry:");
   ASSERT_NE(first_entry, std::string::npos);
   long exits_before = 0;
-  for (size_t at = script.out.find("exit:"); at < first_entry; at = script.out.find("exit:", at + 1))
+  for (size_t at = script.out.find("exit:"); at < first_entry;
+       at = script.out.find("exit:", at + 1))
     ++exits_before;
   EXPECT_EQ((*rep_b)["orphan_exits"].get<long>(), exits_before) << script.out.substr(0, 2000);
 }
@@ -254,7 +257,8 @@ TEST_F(Safety, LaunchRecordsFromTheExec) {
   const std::string first = s.out.substr(0, s.out.find('\n'));
   EXPECT_NE(first.find("exec:"), std::string::npos) << s.out.substr(0, 2000);
   EXPECT_EQ(s.out.find("rt_sigprocmask"), std::string::npos)
-      << "atrace's own pre-exec system calls were recorded\n" << s.out.substr(0, 2000);
+      << "atrace's own pre-exec system calls were recorded\n"
+      << s.out.substr(0, 2000);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ class Signals : public IntegrationTest {};
 int fds_of_kind(pid_t pid, const std::string& kind) {
   int n = 0;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
     std::error_code ec2;
     if (std::filesystem::read_symlink(e.path(), ec2).string() == kind) ++n;
   }
@@ -76,7 +77,8 @@ TEST_F(Signals, DuringStartupEndTheRunCleanly) {
     std::string out = file("start.data");
     Child atrace({Paths::atrace, "record", "-o", out, "--select=leaf", "--", Paths::target_c, "1",
                   tag_arg()});
-    ASSERT_TRUE(signal_during_startup(atrace, sig, tag_)) << atrace.wait(milliseconds(20000)).describe();
+    ASSERT_TRUE(signal_during_startup(atrace, sig, tag_))
+        << atrace.wait(milliseconds(20000)).describe();
     expect_interrupted_before_start(atrace.wait(milliseconds(30000)), sig, out);
   }
 }
@@ -85,7 +87,8 @@ TEST_F(Signals, InheritedIgnoredSigintStillStops) {
   std::string out = file("ignored.data");
   Child atrace({"/bin/sh", "-c", "trap '' INT; exec \"$0\" \"$@\"", Paths::atrace, "record", "-o",
                 out, "--select=leaf", "--", Paths::target_c, "1", tag_arg()});
-  ASSERT_TRUE(signal_during_startup(atrace, SIGINT, tag_)) << atrace.wait(milliseconds(20000)).describe();
+  ASSERT_TRUE(signal_during_startup(atrace, SIGINT, tag_))
+      << atrace.wait(milliseconds(20000)).describe();
   expect_interrupted_before_start(atrace.wait(milliseconds(30000)), SIGINT, out);
 }
 

@@ -153,8 +153,8 @@ TEST_F(Usdt, TogetherWithFunctions) {
 }
 
 TEST_F(Usdt, SpecsThatMatchNothingAreOneError) {
-  for (const char* spec : {"app:nosuch", "libp:hit", "nosuchlib.so:libp:hit", "app:tick(float)",
-                           "app"}) {
+  for (const char* spec :
+       {"app:nosuch", "libp:hit", "nosuchlib.so:libp:hit", "app:tick(float)", "app"}) {
     Result r = record(file("bad.data"), "", {Paths::target_usdt, "1", tag_arg()},
                       {std::string("--usdt=") + spec});
     std::string line = expect_one_error_line(r);
@@ -168,7 +168,8 @@ TEST_F(Usdt, SpecsThatMatchNothingAreOneError) {
 TEST_F(Usdt, SemaphoreIsOnOnlyWhileRecording) {
   Child target({Paths::target_usdt, "--watch", "3", tag_arg()});
   ASSERT_TRUE(target.wait_for_line("disabled", milliseconds(5000)));
-  Result listed = run({Paths::atrace, "list", "-p", std::to_string(target.pid()), "--usdt", "app:tick"});
+  Result listed =
+      run({Paths::atrace, "list", "-p", std::to_string(target.pid()), "--usdt", "app:tick"});
   EXPECT_NE(listed.out.find(" off "), std::string::npos) << listed.out;
   std::string out = file("w.data");
   Child tracer({Paths::atrace, "record", "-p", std::to_string(target.pid()), "-o", out,

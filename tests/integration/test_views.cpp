@@ -71,8 +71,8 @@ class Views : public IntegrationTest {
   // target_c N, its four functions traced, with every kernel group.
   std::string record_c(const std::string& name, int n) {
     std::string out = file(name);
-    Result r = record(out, "leaf,middle,outer,sleeper", {Paths::target_c, std::to_string(n), tag_arg()},
-                      {"--kernel=all"});
+    Result r = record(out, "leaf,middle,outer,sleeper",
+                      {Paths::target_c, std::to_string(n), tag_arg()}, {"--kernel=all"});
     EXPECT_TRUE(r.exited(0)) << r.describe();
     return out;
   }
@@ -92,12 +92,12 @@ class Views : public IntegrationTest {
 };
 
 // The consumers must be there; in CI their absence is a failure.
-#define REQUIRE_TOOL(tool)                                                    \
-  do {                                                                        \
-    if (!have(tool)) {                                                        \
+#define REQUIRE_TOOL(tool)                                                        \
+  do {                                                                            \
+    if (!have(tool)) {                                                            \
       if (in_ci()) FAIL() << tool << " is not installed (make deps installs it)"; \
-      GTEST_SKIP() << tool << " is not installed (make deps installs it)";    \
-    }                                                                         \
+      GTEST_SKIP() << tool << " is not installed (make deps installs it)";        \
+    }                                                                             \
   } while (0)
 
 TEST_F(Views, TreeNumbersAreTheReportsPerFunctionNumbers) {
@@ -144,9 +144,9 @@ TEST_F(Views, TreeNumbersAreTheReportsPerFunctionNumbers) {
 // outermost rule they are the report's numbers.
 TEST_F(Views, RecursionTreeMatchesTheReport) {
   std::string data = file("deep.data");
-  Result r = record(data, "deep,hot",
-                    {Paths::target_filter, "4", "--recurse=5", "--work=0", tag_arg()},
-                    {"--filter=off"});
+  Result r =
+      record(data, "deep,hot", {Paths::target_filter, "4", "--recurse=5", "--work=0", tag_arg()},
+             {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   json rep = parse(atrace({"report", "-i", data, "--tree", "--format=json"}));
   ASSERT_EQ(calls_of(rep, "deep"), 24) << rep["functions"].dump();
@@ -180,7 +180,8 @@ TEST_F(Views, TreeTextAndPruning) {
   std::string data = record_c("c.data", 50);
   Result full = atrace({"report", "-i", data, "--tree"});
   ASSERT_TRUE(full.exited(0)) << full.describe();
-  EXPECT_TRUE(std::regex_search(full.out, std::regex(R"(\n *1 .* outer\n *50 .*   middle\n *150 .*     leaf\n)")))
+  EXPECT_TRUE(std::regex_search(
+      full.out, std::regex(R"(\n *1 .* outer\n *50 .*   middle\n *150 .*     leaf\n)")))
       << full.out;
   EXPECT_NE(full.out.find("Off-CPU"), std::string::npos) << "kernel columns with kernel events";
 
@@ -208,7 +209,8 @@ TEST_F(Views, TreeTextAndPruning) {
 
 TEST_F(Views, TreePerThreadOnFourWorkers) {
   std::string data = file("threads.data");
-  Result r = record(data, "worker_step", {Paths::target_threads, "500", tag_arg()}, {"--filter=off"});
+  Result r =
+      record(data, "worker_step", {Paths::target_threads, "500", tag_arg()}, {"--filter=off"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   json merged = parse(atrace({"report", "-i", data, "--tree", "--format=json"}));
   ASSERT_EQ(merged["tree"]["children"].size(), 1u) << merged["tree"].dump(1);
@@ -237,7 +239,8 @@ TEST_F(Views, TreePerThreadOnFourWorkers) {
 
 TEST_F(Views, CallersAndCalleesAreExact) {
   std::string data = record_c("c.data", 100);
-  json rep = parse(atrace({"report", "-i", data, "--callers=leaf", "--callees=middle", "--format=json"}));
+  json rep =
+      parse(atrace({"report", "-i", data, "--callers=leaf", "--callees=middle", "--format=json"}));
   ASSERT_EQ(rep["callers"].size(), 1u) << rep.dump(1);
   const json& of_leaf = rep["callers"][0];
   EXPECT_EQ(of_leaf["name"], "leaf");
@@ -257,9 +260,11 @@ TEST_F(Views, CallersAndCalleesAreExact) {
   // outer and sleeper: called by no traced function (main is not traced).
   Result top = atrace({"report", "-i", data, "--callers=sleeper", "--callees=outer"});
   ASSERT_TRUE(top.exited(0)) << top.describe();
-  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(Callers of sleeper \(3 calls.*\n.*\n +3 .* \(no traced caller\)\n)")))
+  EXPECT_TRUE(std::regex_search(
+      top.out, std::regex(R"(Callers of sleeper \(3 calls.*\n.*\n +3 .* \(no traced caller\)\n)")))
       << top.out;
-  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(Callees of outer \(1 call,.*\n.*\n +100 .* middle\n)")))
+  EXPECT_TRUE(std::regex_search(
+      top.out, std::regex(R"(Callees of outer \(1 call,.*\n.*\n +100 .* middle\n)")))
       << top.out;
   Result none = atrace({"report", "-i", data, "--callees=leaf"});
   ASSERT_TRUE(none.exited(0)) << none.describe();
@@ -284,7 +289,8 @@ TEST_F(Views, DiffAgainstItselfAndADoubledWorkload) {
   ASSERT_TRUE(same_text.exited(0)) << same_text.describe();
   EXPECT_NE(same_text.out.find("0 of 4 functions changed"), std::string::npos) << same_text.out;
 
-  json diff = parse(atrace({"report", "-i", one, "--diff=" + two, "--format=json", "--sort=calls"}));
+  json diff =
+      parse(atrace({"report", "-i", one, "--diff=" + two, "--format=json", "--sort=calls"}));
   std::map<std::string, json> by_name;
   for (const auto& f : diff["functions"]) by_name[f["name"].get<std::string>()] = f;
   EXPECT_EQ(by_name["leaf"]["calls"]["base"], 300);
@@ -302,7 +308,8 @@ TEST_F(Views, DiffAgainstItselfAndADoubledWorkload) {
 
   Result text = atrace({"report", "-i", one, "--diff=" + two, "--sort=calls"});
   ASSERT_TRUE(text.exited(0)) << text.describe();
-  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n300 -> 600 +\+300 \(\+100\.0%\) .* leaf\n)")))
+  EXPECT_TRUE(
+      std::regex_search(text.out, std::regex(R"(\n300 -> 600 +\+300 \(\+100\.0%\) .* leaf\n)")))
       << text.out;
 
   Result bad = atrace({"report", "-i", one, "--diff=" + file("missing.data")});
@@ -368,7 +375,8 @@ TEST_F(Views, CallgrindAnnotateReadsItAndItsTotalsMatch) {
   const std::pair<const char*, const char*> events[] = {
       {"Time", "self_ns"}, {"OffCPU", "self_offcpu_ns"}, {"Syscalls", "self_syscalls"}};
   for (const auto& [event, field] : events) {
-    Result ann = run({"callgrind_annotate", "--threshold=100", std::string("--show=") + event, out});
+    Result ann =
+        run({"callgrind_annotate", "--threshold=100", std::string("--show=") + event, out});
     ASSERT_TRUE(ann.exited(0)) << ann.describe();
     EXPECT_TRUE(ann.err.empty()) << ann.err;
     long long sum = 0;
@@ -384,7 +392,8 @@ TEST_F(Views, CallgrindAnnotateReadsItAndItsTotalsMatch) {
     }
   }
   // Inclusive: from the call lines (outer: its self plus its callees').
-  Result inc = run({"callgrind_annotate", "--threshold=100", "--show=Time", "--inclusive=yes", out});
+  Result inc =
+      run({"callgrind_annotate", "--threshold=100", "--show=Time", "--inclusive=yes", out});
   ASSERT_TRUE(inc.exited(0)) << inc.describe();
   for (const char* name : {"outer", "middle", "leaf", "sleeper"})
     EXPECT_EQ(figure(inc.out, name), function_field(rep, name, "total_ns")) << name;
@@ -398,8 +407,8 @@ TEST_F(Views, CallgrindAnnotateReadsItAndItsTotalsMatch) {
 TEST_F(Views, DotRendersWithoutWarnings) {
   REQUIRE_TOOL("dot");
   std::string data = record_c("c.data", 100);
-  for (std::vector<std::string> extra : {std::vector<std::string>{}, {"--weight=calls"},
-                                         {"--min-pct=50"}}) {
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{}, {"--weight=calls"}, {"--min-pct=50"}}) {
     std::vector<std::string> args = {"convert", "-i", data, "--to=dot", "-o", file("g.dot")};
     args.insert(args.end(), extra.begin(), extra.end());
     Result conv = atrace(args);

@@ -21,7 +21,8 @@ class WriteErrors : public IntegrationTest {};
 int bpf_objects_of(pid_t pid) {
   int n = 0;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
     std::error_code ec2;
     std::string what = std::filesystem::read_symlink(e.path(), ec2).string();
     n += what == "anon_inode:bpf_link" || what == "anon_inode:bpf-prog";

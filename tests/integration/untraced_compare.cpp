@@ -50,14 +50,16 @@ ComparedRun run_untraced_and_traced(const std::vector<std::string>& cmd, const s
   if (r.untraced.timed_out || r.untraced.term_signal)
     why << "the untraced run itself did not finish normally: " << how_it_ended(r.untraced) << "\n";
   if (how_it_ended(r.untraced) != how_it_ended(r.traced))
-    why << "untraced: " << how_it_ended(r.untraced) << ", traced: " << how_it_ended(r.traced) << "\n";
+    why << "untraced: " << how_it_ended(r.untraced) << ", traced: " << how_it_ended(r.traced)
+        << "\n";
   if (r.untraced.out != r.traced.out)
     why << "stdout differs\n--- untraced\n" << r.untraced.out << "--- traced\n" << r.traced.out;
   if (r.untraced.err != r.traced.err)
     why << "stderr differs\n--- untraced\n" << r.untraced.err << "--- traced\n" << r.traced.err;
   if (why.str().empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << join_command(r.traced.argv) << "\n"
-                                       << why.str() << "--- atrace said\n" << r.atrace_lines;
+                                       << why.str() << "--- atrace said\n"
+                                       << r.atrace_lines;
 }
 
 }  // namespace atrace::it

@@ -14,7 +14,7 @@ namespace atrace::it {
 
 struct ComparedRun {
   Result untraced;
-  Result traced;  // atrace's run; its own "atrace: " lines taken out of err
+  Result traced;             // atrace's run; its own "atrace: " lines taken out of err
   std::string atrace_lines;  // those lines, for messages
 };
 

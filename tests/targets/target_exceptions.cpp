@@ -26,9 +26,9 @@
 //                               longer has it: the probes are gone), or a
 //                               FIFO to read one byte from. A system call
 //                               that fails (EINTR) says so on stdout.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/epoll.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -42,9 +42,20 @@
 
 // calls[i], returns[i] of function i. The traced functions are global, so
 // reports name them plainly ("thrower(int)").
-enum Fn { kThrower, kMid, kCatchTop, kDeep, kRethrower, kOuterCatch, kNested, kWithCleaner,
-          kDriver, kLevel, kNfn };
-const char* const kNames[kNfn] = {"thrower", "mid", "catch_top", "deep", "rethrower",
+enum Fn {
+  kThrower,
+  kMid,
+  kCatchTop,
+  kDeep,
+  kRethrower,
+  kOuterCatch,
+  kNested,
+  kWithCleaner,
+  kDriver,
+  kLevel,
+  kNfn
+};
+const char* const kNames[kNfn] = {"thrower",     "mid",    "catch_top",    "deep",   "rethrower",
                                   "outer_catch", "nested", "with_cleaner", "driver", "level"};
 volatile long calls[kNfn], returns[kNfn];
 volatile long guards, dtor_caught, rethrown;
@@ -58,11 +69,11 @@ struct Guard {
 };
 
 #define ENTER(f) (calls[f] = calls[f] + 1)
-#define RETURN(f, v) \
-  do {               \
-    auto r_ = (v);   \
+#define RETURN(f, v)             \
+  do {                           \
+    auto r_ = (v);               \
     returns[f] = returns[f] + 1; \
-    return r_;       \
+    return r_;                   \
   } while (0)
 
 TRACED int thrower(int x) {
@@ -281,7 +292,9 @@ TRACED int cancel_frame() {
 
 void* spin_main(void*) { return reinterpret_cast<void*>(static_cast<long>(spin_catch())); }
 void* read_main(void*) { return reinterpret_cast<void*>(static_cast<long>(read_catch())); }
-void* epoll_main(void* ep) { return reinterpret_cast<void*>(static_cast<long>(epoll_frame(*static_cast<int*>(ep)))); }
+void* epoll_main(void* ep) {
+  return reinterpret_cast<void*>(static_cast<long>(epoll_frame(*static_cast<int*>(ep))));
+}
 void* cancel_main(void*) { return reinterpret_cast<void*>(static_cast<long>(cancel_frame())); }
 
 void print_end(const char* name, pthread_t t) {
@@ -342,7 +355,8 @@ int main(int argc, char** argv) {
   }
   std::printf("guards=%ld dtor_caught=%ld rethrown=%ld\n", guards, dtor_caught, rethrown);
   for (int f = 0; f < kNfn; f++)
-    if (calls[f]) std::printf("%s calls=%ld unwound=%ld\n", kNames[f], calls[f], calls[f] - returns[f]);
+    if (calls[f])
+      std::printf("%s calls=%ld unwound=%ld\n", kNames[f], calls[f], calls[f] - returns[f]);
   std::fflush(stdout);
   return target_exit_code(argc, argv);
 }

@@ -49,9 +49,9 @@ TEST(Calibrate, AddedCostRoundsAndNeverNegative) {
 }
 
 TEST(Calibrate, BatchesFitInAQuarterRing) {
-  EXPECT_EQ(calls_per_batch(0, 256), 256u);          // 64 KiB assumed: 256 calls = 16 KiB
+  EXPECT_EQ(calls_per_batch(0, 256), 256u);  // 64 KiB assumed: 256 calls = 16 KiB
   EXPECT_EQ(calls_per_batch(8 << 20, 256), 256u);
-  EXPECT_EQ(calls_per_batch(4096, 256), 16u);        // a one-page ring: 1 KiB per batch
+  EXPECT_EQ(calls_per_batch(4096, 256), 16u);  // a one-page ring: 1 KiB per batch
   EXPECT_EQ(calls_per_batch(4096, 8), 8u);
 }
 

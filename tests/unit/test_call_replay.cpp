@@ -113,8 +113,8 @@ class Log : public analysis::ReplayListener {
 
 // The lines of a replay of `s`, finished at `end_ts`, without the
 // on_event lines (checked on their own below).
-std::vector<std::string> replay(const Seq& s, uint64_t end_ts = 0,
-                                analysis::ProbeCosts costs = {}, uint64_t* orphans = nullptr) {
+std::vector<std::string> replay(const Seq& s, uint64_t end_ts = 0, analysis::ProbeCosts costs = {},
+                                uint64_t* orphans = nullptr) {
   analysis::CallReplay r(probes());
   r.compensate(costs);
   Log log;
@@ -293,15 +293,15 @@ TEST(CallReplay, EveryEventReachesListenersAfterItsCalls) {
   r.listen(log);
   for (const auto& e : s.events) r.add(e);
   r.finish(0);
-  EXPECT_EQ(log.lines, (Lines{
-                           "begin f2 tid=100 at=10 depth=0",
-                           std::string("event ") + formats::to_string(EventKind::FuncEntry),
-                           std::string("event ") + formats::to_string(EventKind::Detach) +
-                               " (no thread)",
-                           std::string("event ") + formats::to_string(EventKind::Usdt),
-                           "end f2 returned index=0 dur=10 self=10",
-                           std::string("event ") + formats::to_string(EventKind::FuncExit),
-                       }));
+  EXPECT_EQ(log.lines,
+            (Lines{
+                "begin f2 tid=100 at=10 depth=0",
+                std::string("event ") + formats::to_string(EventKind::FuncEntry),
+                std::string("event ") + formats::to_string(EventKind::Detach) + " (no thread)",
+                std::string("event ") + formats::to_string(EventKind::Usdt),
+                "end f2 returned index=0 dur=10 self=10",
+                std::string("event ") + formats::to_string(EventKind::FuncExit),
+            }));
   ASSERT_EQ(r.threads().size(), 1u);  // DETACH (tid 0) makes no thread
   EXPECT_EQ(r.threads().at(100).events, 3u);
   EXPECT_EQ(r.end_ts(), 20u);

@@ -219,8 +219,8 @@ TEST(CallTree, MismatchedExitClosesSkippedFrames) {
 
 TEST(CallTree, UnfinishedCallsClosedAtEndAndAtThreadExit) {
   Seq s;
-  s.on(1).E(0, MAIN).E(10, A);              // still open at the end (200)
-  s.on(2).E(20, B).E(30, C).T(70);          // open at its thread's exit
+  s.on(1).E(0, MAIN).E(10, A);      // still open at the end (200)
+  s.on(2).E(20, B).E(30, C).T(70);  // open at its thread's exit
   auto t = build(s, 200);
   EXPECT_EQ(at(t, "main").total_ns, 200u);
   EXPECT_EQ(at(t, "main").unfinished, 1u);

@@ -11,8 +11,8 @@
 
 #include <sstream>
 
-#include "tests/unit/test_formats_util.h"
 #include "output/export.h"
+#include "tests/unit/test_formats_util.h"
 
 using namespace atrace;
 using formats::EventKind;
@@ -47,13 +47,13 @@ class ExportFormats : public ::testing::Test {
     };
     add(2000, EventKind::FuncEntry, 1);
     add(2500, EventKind::FuncEntry, 2);
-    add(3000, EventKind::SyscallEnter, 0, 0);                  // read
-    add(3100, EventKind::SchedSwitchOut, 0, 1, 0, 1);          // asleep (S)
+    add(3000, EventKind::SyscallEnter, 0, 0);          // read
+    add(3100, EventKind::SchedSwitchOut, 0, 1, 0, 1);  // asleep (S)
     add(3900, EventKind::SchedSwitchIn, 0, 1);
-    add(4000, EventKind::SyscallExit, 0, 0, 5);                // read = 5
+    add(4000, EventKind::SyscallExit, 0, 0, 5);  // read = 5
     add(4500, EventKind::FuncExit, 2);
     add(5000, EventKind::FuncExit, 1);
-    add(6000, EventKind::FuncEntry, 1);                        // never returns
+    add(6000, EventKind::FuncEntry, 1);  // never returns
     formats::Event* u = add(6500, EventKind::Usdt, 3);
     formats::ProbeArg code, path;
     code.size = 4;
@@ -62,7 +62,8 @@ class ExportFormats : public ::testing::Test {
     path.is_string = true;
     path.str = "/index";
     u->args = {code, path};
-    add(7000, EventKind::Detach, 2, 10, 2000, static_cast<uint8_t>(formats::DetachReason::Absolute), 0);
+    add(7000, EventKind::Detach, 2, 10, 2000, static_cast<uint8_t>(formats::DetachReason::Absolute),
+        0);
     evs.back().tid = 0;
 
     formats::TraceHeader h = formats::testing::sample_header();
@@ -166,8 +167,9 @@ TEST_F(ExportFormats, Csv) {
       << text;
   EXPECT_NE(text.find("\n2000,4242,4242,0,entry,compute(int),demo,0,0,0,\n"), std::string::npos);
   EXPECT_NE(text.find("\n4000,4242,4242,0,syscall-exit,read,,0,0,5,\n"), std::string::npos);
-  EXPECT_NE(text.find("\n6500,4242,4242,0,usdt,app:request,demo,0,0,0,\"arg1=-2 arg2=\"\"/index\"\"\"\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("\n6500,4242,4242,0,usdt,app:request,demo,0,0,0,\"arg1=-2 arg2=\"\"/index\"\"\"\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("\n7000,4242,0,0,detach,deflate,libz.so.1,1,10,2000,absolute\n"),
             std::string::npos);

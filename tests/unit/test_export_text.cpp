@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "output/text_escape.h"
 #include "output/proto_wire.h"
+#include "output/text_escape.h"
 
 using namespace atrace::analysis;
 
@@ -48,12 +48,15 @@ TEST(ExportJson, EscapesWhatJsonRequires) {
 }
 
 TEST(ExportJson, KeepsValidUtf8AndReplacesInvalid) {
-  EXPECT_EQ(json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
   const std::string r = "\xef\xbf\xbd";  // U+FFFD
-  EXPECT_EQ(json("a\xff" "b"), "\"a" + r + "b\"");
-  EXPECT_EQ(json("\xc3"), "\"" + r + "\"");                    // cut sequence
-  EXPECT_EQ(json("\xc0\xaf"), "\"" + r + r + "\"");            // overlong
-  EXPECT_EQ(json("\xed\xa0\x80"), "\"" + r + r + r + "\"");    // surrogate
+  EXPECT_EQ(json("a\xff"
+                 "b"),
+            "\"a" + r + "b\"");
+  EXPECT_EQ(json("\xc3"), "\"" + r + "\"");                          // cut sequence
+  EXPECT_EQ(json("\xc0\xaf"), "\"" + r + r + "\"");                  // overlong
+  EXPECT_EQ(json("\xed\xa0\x80"), "\"" + r + r + r + "\"");          // surrogate
   EXPECT_EQ(json("\xf4\x90\x80\x80"), "\"" + r + r + r + r + "\"");  // > U+10FFFF
 }
 

@@ -75,7 +75,9 @@ struct Seq {
   Seq& R(uint64_t ts, uint64_t nr, int64_t ret) {
     return push(ts, EventKind::SyscallExit, 0, nr, static_cast<uint64_t>(ret));
   }
-  Seq& Out(uint64_t ts, uint8_t state) { return push(ts, EventKind::SchedSwitchOut, 0, 0, 0, state); }
+  Seq& Out(uint64_t ts, uint8_t state) {
+    return push(ts, EventKind::SchedSwitchOut, 0, 0, 0, state);
+  }
   Seq& In(uint64_t ts) { return push(ts, EventKind::SchedSwitchIn); }
 };
 

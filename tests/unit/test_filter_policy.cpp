@@ -73,11 +73,11 @@ TEST(FilterPolicy, FilterCostsFromTheCalibration) {
   EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Nop5), 400u);
   EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Emulated), 900u);
   EXPECT_EQ(at(f.cost_ns, formats::ProbePath::SingleStep), 15000u);  // not measured: typical
-  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Unknown), 900u);        // taken as emulated
+  EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Unknown), 900u);       // taken as emulated
   EXPECT_EQ(at(f.cost_ns, formats::ProbePath::Refused), 0u);
   EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Emulated), 300u);
   EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Unknown), 300u);
-  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Nop5), 200u);         // no inside cost: half
+  EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Nop5), 200u);  // no inside cost: half
   EXPECT_EQ(at(f.floor_ns, formats::ProbePath::SingleStep), 7500u);
   EXPECT_EQ(at(f.floor_ns, formats::ProbePath::Refused), 0u);
   // Nothing measured: this machine's typical numbers.

@@ -140,7 +140,8 @@ TEST(FormatsBounds, InputThatIsNotATraceIsNotSpooled) {
     FileSource src("/dev/zero");
     FAIL() << "accepted /dev/zero";
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("not an atrace trace file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not an atrace trace file"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -34,12 +34,12 @@ TEST(FormatsProbePlace, EntryDeltaRoundTrips) {
 TEST(FormatsProbePlace, OlderEntriesReadAsAtTheEntry) {
   // One entry as the first 2.0 writers wrote it: no entry_delta at the end.
   ByteWriter entry;
-  entry.varint(3);                                         // id
-  entry.u8(static_cast<uint8_t>(ProbeKind::Function));     // kind
-  entry.u8(static_cast<uint8_t>(ProbePath::SingleStep));   // path_kind
-  entry.u64(0x401000);                                     // address
-  entry.u64(0x1000);                                       // offset
-  for (int s = 0; s < 4; s++) entry.varint(0);             // name, module, path, build_id
+  entry.varint(3);                                        // id
+  entry.u8(static_cast<uint8_t>(ProbeKind::Function));    // kind
+  entry.u8(static_cast<uint8_t>(ProbePath::SingleStep));  // path_kind
+  entry.u64(0x401000);                                    // address
+  entry.u64(0x1000);                                      // offset
+  for (int s = 0; s < 4; s++) entry.varint(0);            // name, module, path, build_id
   ByteWriter payload;
   payload.varint(1);
   payload.varint(entry.size());

@@ -46,7 +46,8 @@ void write_blocks(const std::string& path, bool finish, uint64_t* total = nullpt
     std::vector<Event> batch;
     for (uint32_t t = 1; t <= 4; t++)
       for (int i = 0; i < 60; i++) {
-        uint64_t ts = 1000000 + static_cast<uint64_t>(round) * 100000 + static_cast<uint64_t>(i) * 1000 + t;
+        uint64_t ts =
+            1000000 + static_cast<uint64_t>(round) * 100000 + static_cast<uint64_t>(i) * 1000 + t;
         batch.push_back(ev(ts, t, i % 2 ? EventKind::FuncExit : EventKind::FuncEntry, 1 + i % 2));
       }
     n += batch.size();
@@ -188,7 +189,7 @@ TEST(FormatsRobustness, UnknownFutureEventKindIsSkippedWithAWarning) {
   p.bytes("\x01\x02\x03\x04", 4);
   p.u8(v2::kSyscallEnter);  // known, with a field appended by a newer minor
   p.varint(1);
-  p.varint(3);              // payload length: nr + 2 bytes the reader skips
+  p.varint(3);  // payload length: nr + 2 bytes the reader skips
   p.varint(39);
   p.u16(0xbeef);
   p.u8(v2::kFuncExit);

@@ -25,7 +25,8 @@ TEST(FormatsStreaming, EmptyBatchesFlushBlocksByAge) {
   w.write_probes(sample_probes());
   const uint64_t t0 = 5000000000ull;
   clock.now = t0;
-  std::vector<Event> batch = {ev(t0, 1, EventKind::FuncEntry), ev(t0 + 10, 2, EventKind::FuncEntry)};
+  std::vector<Event> batch = {ev(t0, 1, EventKind::FuncEntry),
+                              ev(t0 + 10, 2, EventKind::FuncEntry)};
   w.write_events(batch);
   EXPECT_EQ(w.blocks_written(), 0u);
   clock.now = t0 + 500000000;  // half a second: kept
@@ -132,7 +133,8 @@ TEST(FormatsStreaming, DISABLED_MeasureSize) {
     ts += 20 + rng() % 180;
     auto& st = stacks[t];
     bool enter = st.empty() || (st.size() < 4 && rng() % 100 < 100 - 20 * st.size());
-    Event e = ev(ts, 100 + t, enter ? EventKind::FuncEntry : EventKind::FuncExit, 0, static_cast<uint16_t>(t));
+    Event e = ev(ts, 100 + t, enter ? EventKind::FuncEntry : EventKind::FuncExit, 0,
+                 static_cast<uint16_t>(t));
     if (enter) {
       st.push_back(static_cast<uint32_t>(1 + st.size() * 3 + rng() % 3));  // 3 functions per depth
       e.id = st.back();
@@ -172,9 +174,11 @@ TEST(FormatsStreaming, DISABLED_MeasureSize) {
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
       double rsec = static_cast<double>(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
       EXPECT_EQ(got, n);
-      std::printf("zstd %2d block %3zu KiB: %.3f bytes/event, writer %.1f M events/s, reader %.1f M events/s\n",
-                  level, block >> 10, static_cast<double>(bytes) / static_cast<double>(n),
-                  static_cast<double>(n) / wsec / 1e6, static_cast<double>(n) / rsec / 1e6);
+      std::printf(
+          "zstd %2d block %3zu KiB: %.3f bytes/event, writer %.1f M events/s, reader %.1f M "
+          "events/s\n",
+          level, block >> 10, static_cast<double>(bytes) / static_cast<double>(n),
+          static_cast<double>(n) / wsec / 1e6, static_cast<double>(n) / rsec / 1e6);
     }
   }
 }
@@ -205,7 +209,7 @@ TEST(FormatsStreaming, WriterKilledWithSigkillLeavesAReadableFile) {
                            k % 2 ? EventKind::FuncExit : EventKind::FuncEntry));
       w.write_events(batch);
       if (i == 200) (void)!::write(ready[1], "r", 1);  // enough written: kill me
-      if (i == 2000) ::pause();  // bounded, should the kill be late
+      if (i == 2000) ::pause();                        // bounded, should the kill be late
     }
   }
   ::close(ready[1]);

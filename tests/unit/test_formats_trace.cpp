@@ -114,12 +114,12 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
   TempFile f;
   std::mt19937_64 rng(7);
   const EventKind kinds[] = {
-      EventKind::FuncEntry,    EventKind::FuncExit,       EventKind::ThreadExit,
+      EventKind::FuncEntry,      EventKind::FuncExit,      EventKind::ThreadExit,
       EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
-      EventKind::SchedMigrate, EventKind::SyscallEnter,   EventKind::SyscallExit,
-      EventKind::PageFault,    EventKind::ProcFork,       EventKind::ProcExec,
-      EventKind::ProcExit,     EventKind::Comm,           EventKind::Detach,
-      EventKind::Usdt,         EventKind::Unwind};
+      EventKind::SchedMigrate,   EventKind::SyscallEnter,  EventKind::SyscallExit,
+      EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
+      EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
+      EventKind::Usdt,           EventKind::Unwind};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -137,19 +137,27 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
     // The fields each kind carries (trace_types.h), at random sizes.
     auto any = [&] { return rng() >> (rng() % 64); };
     switch (e.kind) {
-      case EventKind::SchedSwitchOut: e.flags = static_cast<uint8_t>(rng()); e.arg0 = any(); break;
+      case EventKind::SchedSwitchOut:
+        e.flags = static_cast<uint8_t>(rng());
+        e.arg0 = any();
+        break;
       case EventKind::SchedSwitchIn:
       case EventKind::SyscallEnter: e.arg0 = any(); break;
       case EventKind::SchedWakeup:
       case EventKind::SchedMigrate:
-      case EventKind::SyscallExit: e.arg0 = any(); e.arg1 = any() - (rng() % 2 ? 4096 : 0); break;
+      case EventKind::SyscallExit:
+        e.arg0 = any();
+        e.arg1 = any() - (rng() % 2 ? 4096 : 0);
+        break;
       case EventKind::PageFault:
       case EventKind::ProcFork:
         e.arg0 = any();
         e.arg1 = any();
         e.flags = static_cast<uint8_t>(rng());
         break;
-      case EventKind::ProcExit: e.arg0 = static_cast<uint64_t>(-static_cast<int64_t>(rng() % 300)); break;
+      case EventKind::ProcExit:
+        e.arg0 = static_cast<uint64_t>(-static_cast<int64_t>(rng() % 300));
+        break;
       case EventKind::ProcExec: e.text = "/usr/bin/" + std::string(rng() % 300, 'x'); break;
       case EventKind::Comm: e.text = std::string(rng() % 16, 'c'); break;
       case EventKind::Detach:  // reasons beyond the known ones too
@@ -176,7 +184,8 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
           a.size = static_cast<uint8_t>(1u << (rng() % 4));
           uint64_t v = any();
           if (a.size < 8) v &= (uint64_t{1} << (8 * a.size)) - 1;
-          if (a.is_signed && a.size < 8 && (v >> (8 * a.size - 1)) & 1) v |= ~uint64_t{0} << (8 * a.size);
+          if (a.is_signed && a.size < 8 && (v >> (8 * a.size - 1)) & 1)
+            v |= ~uint64_t{0} << (8 * a.size);
           a.value = v;
         }
         break;
@@ -191,7 +200,8 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
     w.write_header(sample_header());
     w.write_probes(sample_probes());
     for (size_t i = 0; i < written.size(); i += 777)
-      w.write_events(std::span<const Event>(written).subspan(i, std::min<size_t>(777, written.size() - i)));
+      w.write_events(
+          std::span<const Event>(written).subspan(i, std::min<size_t>(777, written.size() - i)));
     EXPECT_GT(w.blocks_written(), 20u);
     w.finish(sample_header(), {}, {});
   }
@@ -209,7 +219,9 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
     ASSERT_TRUE(same(got[i], expect[i]))
         << "event " << i << " ts " << got[i].ts << " vs " << expect[i].ts << ", kind "
         << int(got[i].kind) << " vs " << int(expect[i].kind) << ", tid " << got[i].tid << " vs "
-        << expect[i].tid << ", arg0 " << got[i].arg0 << " vs " << expect[i].arg0 << " arg1 " << got[i].arg1 << " vs " << expect[i].arg1 << " cpu " << got[i].cpu << " vs " << expect[i].cpu << " pid " << got[i].pid << " vs " << expect[i].pid;
+        << expect[i].tid << ", arg0 " << got[i].arg0 << " vs " << expect[i].arg0 << " arg1 "
+        << got[i].arg1 << " vs " << expect[i].arg1 << " cpu " << got[i].cpu << " vs "
+        << expect[i].cpu << " pid " << got[i].pid << " vs " << expect[i].pid;
   }
 }
 
@@ -318,11 +330,11 @@ TEST(FormatsTrace, NewerMajorVersionIsRefused) {
     TraceReader r(f.path());
     FAIL() << "no error";
   } catch (const TraceError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(f.path() +
-                                              ": trace format version 3.1 is newer than this "
-                                              "atrace (2.0)",
-                                          0),
-              0u)
+    EXPECT_EQ(
+        std::string(e.what()).rfind(f.path() + ": trace format version 3.1 is newer than this "
+                                               "atrace (2.0)",
+                                    0),
+        0u)
         << e.what();
   }
 }

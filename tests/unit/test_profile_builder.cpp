@@ -262,7 +262,8 @@ TEST(ProfileBuilder, PerThreadRowsAndThreadTable) {
   s.on(2).E(0, A).X(10, A);
   s.on(1).E(5, A).X(35, A);
   s.on(1).E(40, B).X(41, B);
-  std::vector<formats::ThreadInfo> threads = {{1, 100, "main", 5, 41, 4}, {2, 100, "worker", 0, 10, 2}};
+  std::vector<formats::ThreadInfo> threads = {{1, 100, "main", 5, 41, 4},
+                                              {2, 100, "worker", 0, 10, 2}};
   formats::LostCounts lost;
   lost.per_cpu = {3, 4};
   auto p = build(s, 50, threads, lost);

@@ -130,8 +130,8 @@ TEST(ProfileCompensate, NeverNegativeAndTheShortfallIsCounted) {
 TEST(ProfileCompensate, OwnInsideCostTakenOut) {
   analysis::ProfileBuilder b(probes());
   analysis::ProbeCosts c = kCosts;
-  c.inside_nop5 = 40;        // inner
-  c.inside_emulated = 150;   // outer
+  c.inside_nop5 = 40;          // inner
+  c.inside_emulated = 150;     // outer
   c.inside_single_step = 900;  // slow
   b.compensate(c);
   for (const auto& e : nested().events) b.add(e);

@@ -180,8 +180,10 @@ TEST(ProfileDetach, TextReportMarksAndListsThem) {
   auto list = text.find("\nDetached by the relevance filter:\n");
   ASSERT_NE(list, std::string::npos) << text;
   std::string rest = text.substr(list);
-  EXPECT_NE(rest.find("    After  Rule       Calls     Mean  Function\n"), std::string::npos) << text;
-  EXPECT_NE(rest.find("  1.50 ms  absolute       3   200 ns  hot(int)\n"), std::string::npos) << text;
+  EXPECT_NE(rest.find("    After  Rule       Calls     Mean  Function\n"), std::string::npos)
+      << text;
+  EXPECT_NE(rest.find("  1.50 ms  absolute       3   200 ns  hot(int)\n"), std::string::npos)
+      << text;
   EXPECT_NE(rest.find("  2.50 ms  max-calls      0     0 ns  memcpy [libc.so.6]\n"),
             std::string::npos)
       << text;

@@ -417,10 +417,10 @@ TEST(ProfileKernel, SortByKernelNumbers) {
     for (const auto& f : rows) names += f.name + " ";
     return names;
   };
-  EXPECT_EQ(order("offcpu"), "main a b ");  // 60, 50, 10
-  EXPECT_EQ(order("systime"), "main a b ");  // 63, 60, 3
+  EXPECT_EQ(order("offcpu"), "main a b ");    // 60, 50, 10
+  EXPECT_EQ(order("systime"), "main a b ");   // 63, 60, 3
   EXPECT_EQ(order("syscalls"), "main b a ");  // 4, 3, 1
-  EXPECT_EQ(order("faults"), "main a b ");  // 4, then ties by name
+  EXPECT_EQ(order("faults"), "main a b ");    // 4, then ties by name
   EXPECT_FALSE(analysis::parse_sort_key("sys").has_value());
 }
 
@@ -609,17 +609,25 @@ TEST(ProfileKernelReport, JsonFieldsAreZeroWithoutKernelEvents) {
   auto doc = nlohmann::json::parse(render_json({h, p, warnings}, opt));
   EXPECT_EQ(doc["kernel_events"], "");
   EXPECT_FALSE(doc.contains("syscalls"));
-  const char* fields[] = {"offcpu_ns",          "offcpu_blocked_ns",      "offcpu_runnable_ns",
-                          "syscall_ns",         "syscalls",               "faults",
-                          "self_offcpu_ns",     "self_offcpu_blocked_ns", "self_offcpu_runnable_ns",
-                          "self_syscall_ns",    "self_syscalls",          "self_faults"};
+  const char* fields[] = {"offcpu_ns",
+                          "offcpu_blocked_ns",
+                          "offcpu_runnable_ns",
+                          "syscall_ns",
+                          "syscalls",
+                          "faults",
+                          "self_offcpu_ns",
+                          "self_offcpu_blocked_ns",
+                          "self_offcpu_runnable_ns",
+                          "self_syscall_ns",
+                          "self_syscalls",
+                          "self_faults"};
   for (const auto& f : doc["functions"])
     for (const char* name : fields) {
       EXPECT_EQ(f[name], 0) << name;
       EXPECT_EQ(f["per_thread"][0][name], 0) << name;
     }
-  for (const char* name : {"offcpu_ns", "offcpu_blocked_ns", "offcpu_runnable_ns", "syscall_ns",
-                           "syscalls", "faults"})
+  for (const char* name :
+       {"offcpu_ns", "offcpu_blocked_ns", "offcpu_runnable_ns", "syscall_ns", "syscalls", "faults"})
     EXPECT_EQ(doc["threads"][0][name], 0) << name;
   EXPECT_EQ(doc["threads"][0]["oncpu_ns"], 30);
 

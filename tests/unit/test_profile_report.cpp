@@ -182,11 +182,10 @@ TEST(ProfileReport, BuildProfileFromFile) {
     w.write_probes(probes());
     // Written per thread, not in time order.
     std::vector<formats::Event> t2 = {ev(50'000, 2, EventKind::FuncEntry, 1),
-                                  ev(80'000, 2, EventKind::FuncExit, 1)};
-    std::vector<formats::Event> t1 = {ev(10'000, 1, EventKind::FuncEntry, 1),
-                                  ev(60'000, 1, EventKind::FuncEntry, 2),
-                                  ev(70'000, 1, EventKind::FuncExit, 2),
-                                  ev(90'000, 1, EventKind::FuncExit, 1)};
+                                      ev(80'000, 2, EventKind::FuncExit, 1)};
+    std::vector<formats::Event> t1 = {
+        ev(10'000, 1, EventKind::FuncEntry, 1), ev(60'000, 1, EventKind::FuncEntry, 2),
+        ev(70'000, 1, EventKind::FuncExit, 2), ev(90'000, 1, EventKind::FuncExit, 1)};
     w.write_events(t2);
     w.write_events(t1);
     w.finish(header(), {}, {});

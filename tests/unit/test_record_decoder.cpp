@@ -69,7 +69,7 @@ TEST(RecordDecoder, ThreadNamesFromExitAndRename) {
 TEST(RecordDecoder, KernelEventsKeepTheirNumbers) {
   atrace_rec_args a{};
   a.hdr = hdr(ATRACE_REC_SYS_EXIT);
-  a.arg0 = 1;                       // write
+  a.arg0 = 1;                           // write
   a.arg1 = static_cast<uint64_t>(-11);  // -EAGAIN
   DecodedRecord r = decode(a);
   ASSERT_EQ(r.type, Type::Event);
@@ -119,10 +119,10 @@ TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
   atrace_rec_usdt_str s{};
   s.u.hdr = hdr(ATRACE_REC_USDT, 9);
   s.u.nargs = 3;
-  s.u.str_mask = 1u << 2;  // the third argument is a string
+  s.u.str_mask = 1u << 2;                            // the third argument is a string
   s.u.args[0] = static_cast<uint64_t>(int64_t{-2});  // bpf_usdt_arg() extended it
-  s.u.args[1] = 0xffffffffffff8001ull;             // unsigned 16 bits: 0x8001
-  s.u.args[2] = 0x7ffd0000;                        // the string's address
+  s.u.args[1] = 0xffffffffffff8001ull;               // unsigned 16 bits: 0x8001
+  s.u.args[2] = 0x7ffd0000;                          // the string's address
   std::memcpy(s.str[0], "GET /", 6);
   DecodedRecord r = d.decode(&s, sizeof s);
   ASSERT_EQ(r.type, Type::Event);

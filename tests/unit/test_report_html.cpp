@@ -11,13 +11,13 @@
 #include <map>
 #include <random>
 
-#include "formats/trace_reader.h"
-#include "formats/trace_writer.h"
-#include "tests/unit/test_formats_util.h"
 #include "analysis/export_timeline.h"
 #include "analysis/profile.h"
-#include "output/report_html.h"
 #include "analysis/timeline_downsample.h"
+#include "formats/trace_reader.h"
+#include "formats/trace_writer.h"
+#include "output/report_html.h"
+#include "tests/unit/test_formats_util.h"
 
 using namespace atrace;
 using analysis::DownsampledTimeline;
@@ -40,7 +40,8 @@ std::vector<formats::ProbeInfo> probes(uint32_t n = 4) {
   return out;
 }
 
-formats::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0, uint64_t arg0 = 0) {
+formats::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0,
+                     uint64_t arg0 = 0) {
   formats::Event e;
   e.ts = ts;
   e.pid = 100;
@@ -53,8 +54,7 @@ formats::Event event(uint64_t ts, uint32_t tid, EventKind kind, uint32_t id = 0,
 
 // Feeds events through a Timeline into a downsampler.
 DownsampledTimeline sample(const std::vector<formats::Event>& events, size_t max_spans,
-                           uint32_t buckets, uint64_t t0, uint64_t t1,
-                           size_t max_cells = 200000) {
+                           uint32_t buckets, uint64_t t0, uint64_t t1, size_t max_cells = 200000) {
   formats::TraceHeader h;
   analysis::TraceNames names(h, probes(), {});
   analysis::DownsampleOptions opt;
@@ -140,9 +140,10 @@ TEST(TimelineDownsample, KeepsTheLongestAndCountsTheRestInCells) {
 
 TEST(TimelineDownsample, EqualDurationsKeepTheCaller) {
   // f1 [0,50] calls f2 [0,50] calls f3 [0,50]: with room for one, the outermost.
-  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(0, 7, EventKind::FuncEntry, 2),
-                             event(0, 7, EventKind::FuncEntry, 3), event(50, 7, EventKind::FuncExit, 3),
-                             event(50, 7, EventKind::FuncExit, 2), event(50, 7, EventKind::FuncExit, 1)};
+  std::vector<formats::Event> ev{
+      event(0, 7, EventKind::FuncEntry, 1), event(0, 7, EventKind::FuncEntry, 2),
+      event(0, 7, EventKind::FuncEntry, 3), event(50, 7, EventKind::FuncExit, 3),
+      event(50, 7, EventKind::FuncExit, 2), event(50, 7, EventKind::FuncExit, 1)};
   DownsampledTimeline t = sample(ev, 1, 10, 0, 100);
   ASSERT_EQ(t.spans.size(), 1u);
   EXPECT_EQ(t.names[t.spans[0].name], "f1");
@@ -155,8 +156,9 @@ TEST(TimelineDownsample, EqualDurationsKeepTheCaller) {
 
 TEST(TimelineDownsample, ADroppedSpanIsSpreadOverItsBuckets) {
   // f2 [150, 420] inside f1 [0, 1000], buckets of 100 ns, room for f1 only.
-  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1), event(150, 7, EventKind::FuncEntry, 2),
-                             event(420, 7, EventKind::FuncExit, 2), event(1000, 7, EventKind::FuncExit, 1)};
+  std::vector<formats::Event> ev{
+      event(0, 7, EventKind::FuncEntry, 1), event(150, 7, EventKind::FuncEntry, 2),
+      event(420, 7, EventKind::FuncExit, 2), event(1000, 7, EventKind::FuncExit, 1)};
   DownsampledTimeline t = sample(ev, 1, 10, 0, 1000);
   EXPECT_EQ(t.bucket_ns, 100u);
   ASSERT_EQ(t.cells.size(), 4u);
@@ -170,14 +172,11 @@ TEST(TimelineDownsample, ADroppedSpanIsSpreadOverItsBuckets) {
 
 TEST(TimelineDownsample, KernelRowsAndNoRoomAtAll) {
   // f1 [0,1000]: read() [100,600] blocked off-CPU [200,500], then preempted [700,800].
-  std::vector<formats::Event> ev{event(0, 7, EventKind::FuncEntry, 1),
-                             event(100, 7, EventKind::SyscallEnter, 0, 0),
-                             event(200, 7, EventKind::SchedSwitchOut),
-                             event(500, 7, EventKind::SchedSwitchIn),
-                             event(600, 7, EventKind::SyscallExit, 0, 0),
-                             event(700, 7, EventKind::SchedSwitchOut),
-                             event(800, 7, EventKind::SchedSwitchIn),
-                             event(1000, 7, EventKind::FuncExit, 1)};
+  std::vector<formats::Event> ev{
+      event(0, 7, EventKind::FuncEntry, 1),        event(100, 7, EventKind::SyscallEnter, 0, 0),
+      event(200, 7, EventKind::SchedSwitchOut),    event(500, 7, EventKind::SchedSwitchIn),
+      event(600, 7, EventKind::SyscallExit, 0, 0), event(700, 7, EventKind::SchedSwitchOut),
+      event(800, 7, EventKind::SchedSwitchIn),     event(1000, 7, EventKind::FuncExit, 1)};
   ev[2].flags = 1;  // TASK_INTERRUPTIBLE: blocked
   ev[5].flags = formats::kSwitchRunnable;
   DownsampledTimeline t = sample(ev, 100, 10, 0, 1000);
@@ -261,8 +260,8 @@ TEST(TimelineDownsample, RandomTracesKeepCallersAndAccountForEverything) {
     const size_t cap = rng() % (all.spans.size() + 1);
     const size_t max_cells = 1 + rng() % 200;
     DownsampledTimeline t = sample(ev, cap, 50, 1000, t1, max_cells);
-    SCOPED_TRACE("round " + std::to_string(round) + " cap " + std::to_string(cap) +
-                 " max_cells " + std::to_string(max_cells));
+    SCOPED_TRACE("round " + std::to_string(round) + " cap " + std::to_string(cap) + " max_cells " +
+                 std::to_string(max_cells));
     // Over max_cells only when each row is down to one bucket.
     if (t.cells.size() > max_cells) {
       EXPECT_GE(t.bucket_ns, t1 - 1000);
@@ -354,12 +353,12 @@ TEST(HtmlData, FunctionsTreeAndTimelineMatchTheProfile) {
   // Thread 7: f1 [1000, 9000] calls f2 twice ([2000,3000], [4000,6000]) and
   // f3 [7000, 7500]; thread 8: f2 [1500, 2500] with a read() inside.
   std::vector<formats::Event> ev{
-      event(1000, 7, EventKind::FuncEntry, 1), event(1500, 8, EventKind::FuncEntry, 2),
+      event(1000, 7, EventKind::FuncEntry, 1),       event(1500, 8, EventKind::FuncEntry, 2),
       event(1600, 8, EventKind::SyscallEnter, 0, 0), event(1800, 8, EventKind::SyscallExit, 0, 0),
-      event(2000, 7, EventKind::FuncEntry, 2), event(2500, 8, EventKind::FuncExit, 2),
-      event(3000, 7, EventKind::FuncExit, 2), event(4000, 7, EventKind::FuncEntry, 2),
-      event(6000, 7, EventKind::FuncExit, 2), event(7000, 7, EventKind::FuncEntry, 3),
-      event(7500, 7, EventKind::FuncExit, 3), event(9000, 7, EventKind::FuncExit, 1)};
+      event(2000, 7, EventKind::FuncEntry, 2),       event(2500, 8, EventKind::FuncExit, 2),
+      event(3000, 7, EventKind::FuncExit, 2),        event(4000, 7, EventKind::FuncEntry, 2),
+      event(6000, 7, EventKind::FuncExit, 2),        event(7000, 7, EventKind::FuncEntry, 3),
+      event(7500, 7, EventKind::FuncExit, 3),        event(9000, 7, EventKind::FuncExit, 1)};
   {
     formats::TraceWriter w(file.path());
     w.write_header(h);

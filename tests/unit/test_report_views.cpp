@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "analysis/call_tree.h"
-#include "output/export_graph.h"
 #include "analysis/profile.h"
+#include "output/export_graph.h"
 #include "output/render_views.h"
 
 using namespace atrace;
@@ -103,9 +103,13 @@ TEST(TreeView, TextShowsEveryPathIndented) {
       << out;
   // Columns: Calls, Total, %, Self, Function (indented by depth).
   EXPECT_NE(out.find("    1  100 ns  100.0%  30 ns  main\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("    1   40 ns   40.0%  20 ns    int ns::b<int>(int, long)\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("    1   20 ns   20.0%  20 ns      c [libc.so.6]\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("    1   10 ns   10.0%  10 ns      c [libc.so.6]\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    1   40 ns   40.0%  20 ns    int ns::b<int>(int, long)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("    1   20 ns   20.0%  20 ns      c [libc.so.6]\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("    1   10 ns   10.0%  10 ns      c [libc.so.6]\n"), std::string::npos)
+      << out;
   EXPECT_LT(out.find("int ns::b"), out.find("  a\n")) << "larger total first";
   EXPECT_EQ(out.find("not shown"), std::string::npos) << out;
   EXPECT_EQ(out.find("Off-CPU"), std::string::npos) << "no kernel columns without kernel events";
@@ -306,7 +310,8 @@ TEST(CallgrindExport, SelfCostsCallsAndInclusiveCosts) {
                    "cob=(1)\ncfl=(1)\ncfn=(3) int ns::b<int>(int, long)\ncalls=1 0\n0 40\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("fn=(2)\n0 20\ncob=(2) /lib/libc.so.6\ncfl=(1)\ncfn=(4) c [libc.so.6]\ncalls=1 0\n0 10\n"),
+  EXPECT_NE(s.find("fn=(2)\n0 20\ncob=(2) /lib/libc.so.6\ncfl=(1)\ncfn=(4) c [libc.so.6]\ncalls=1 "
+                   "0\n0 10\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("ob=(2)\nfl=(1)\nfn=(4)\n0 30\n"), std::string::npos) << "c's self: both calls";

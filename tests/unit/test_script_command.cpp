@@ -48,7 +48,9 @@ Outcome shell(const std::string& cmd) {
   return r;
 }
 
-size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 // A small trace: 4 threads, 50 calls each, in small blocks (for damage).
 void write_small(const std::string& path, bool finish = true) {
@@ -59,8 +61,8 @@ void write_small(const std::string& path, bool finish = true) {
   for (uint32_t tid = 1; tid <= 4; tid++) {
     std::vector<Event> batch;
     for (uint64_t i = 0; i < 100; i++)
-      batch.push_back(ev(1000000 + i * 100 + tid, tid,
-                         i % 2 ? EventKind::FuncExit : EventKind::FuncEntry, 1));
+      batch.push_back(
+          ev(1000000 + i * 100 + tid, tid, i % 2 ? EventKind::FuncExit : EventKind::FuncEntry, 1));
     w.write_events(batch);
   }
   if (finish) w.finish(sample_header(), {{1, 4242, "main", 0, 0, 0}}, {});
@@ -159,7 +161,7 @@ TEST_F(ScriptCommand, HeadEndsQuietly) {
   EXPECT_EQ(std::stoull(full.out), 3000000u);
 
   Outcome head = shell("{ " + kAtrace + " script -i " + f.path() + "; echo $? >" + rc.path() +
-                   "; } | head -1");
+                       "; } | head -1");
   EXPECT_EQ(head.status, 0);
   EXPECT_EQ(count_lines(head.out), 1u);
   EXPECT_EQ(head.err, "");  // no "Broken pipe", no write error

@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "tests/unit/test_formats_util.h"
 #include "output/script_format.h"
+#include "tests/unit/test_formats_util.h"
 
 using namespace atrace::formats;
 using namespace atrace::formats::testing;
@@ -76,11 +76,12 @@ TEST(ScriptFormat, DefaultColumnsAreCommTidCpuTimeKindDetails) {
   TempFile f;
   write_trace(f.path(), {ev(kT, 4242, EventKind::FuncEntry, 1, 1),
                          ev(kT + 2500, 4242, EventKind::FuncExit, 1, 12)});
-  EXPECT_EQ(script(f.path()),
-            (std::vector<std::string>{
-                "            demo    4242 [001]  1234.000001000: entry:        compute(int)",
-                "            demo    4242 [012]  1234.000003500: exit:         compute(int) (2.50 us)",
-            }));
+  EXPECT_EQ(
+      script(f.path()),
+      (std::vector<std::string>{
+          "            demo    4242 [001]  1234.000001000: entry:        compute(int)",
+          "            demo    4242 [012]  1234.000003500: exit:         compute(int) (2.50 us)",
+      }));
 }
 
 TEST(ScriptFormat, EntriesAndExitsAreIndentedByCallDepth) {
@@ -175,54 +176,54 @@ TEST(ScriptFormat, RunawayDepthIsIndentedAsTheMaximum) {
 
 TEST(ScriptFormat, EveryKernelKind) {
   TempFile f;
-  write_trace(f.path(), {
-                            kernel(kT + 0, 4242, EventKind::SchedSwitchOut, 4243, 0, 1),
-                            kernel(kT + 1, 4242, EventKind::SchedSwitchOut, 0, 0, 0),
-                            kernel(kT + 2, 4242, EventKind::SchedSwitchOut, 17, 0, 2),
-                            kernel(kT + 3, 4242, EventKind::SchedSwitchOut, 17, 0, 0x81),
-                            kernel(kT + 4, 4242, EventKind::SchedSwitchIn, 4243),
-                            kernel(kT + 5, 4242, EventKind::SchedWakeup, 4243, 1),
-                            kernel(kT + 6, 4242, EventKind::SchedMigrate, 0, 1),
-                            kernel(kT + 7, 4242, EventKind::SyscallEnter, 110),
-                            kernel(kT + 819, 4242, EventKind::SyscallExit, 110, 4241),
-                            kernel(kT + 900, 4242, EventKind::PageFault, 0x7f0000001000, 0x401136,
-                                   kFaultWrite | kFaultUser | kFaultMajor),
-                            kernel(kT + 901, 4242, EventKind::PageFault, 0x1000, 0xffffffff81000000),
-                            kernel(kT + 902, 4242, EventKind::ProcFork, 4242, 4250, kForkThread),
-                            kernel(kT + 903, 4242, EventKind::ProcFork, 4300, 4300, 0),
-                            text_event(kT + 904, 4242, EventKind::ProcExec, "/usr/bin/true"),
-                            kernel(kT + 905, 4242, EventKind::ProcExit, 3 << 8),  // exit(3)
-                            kernel(kT + 905, 4242, EventKind::ProcExit, 9),       // SIGKILL
-                            kernel(kT + 905, 4242, EventKind::ProcExit, 0x80 | 11),
-                            kernel(kT + 905, 4242, EventKind::ProcExit, static_cast<uint64_t>(-1)),
-                            text_event(kT + 906, 4242, EventKind::Comm, "renamed"),
-                            kernel(kT + 907, 4242, EventKind::ThreadExit),
-                            kernel(kT + 908, 4242, EventKind::SchedSwitchOut, 0, 0, 0x80),
-                        });
-  EXPECT_EQ(details(f.path()),
-            (std::vector<std::string>{
-                "switch-out:   state=S next=4243",
-                "switch-out:   state=R next=0",
-                "switch-out:   state=D next=17",
-                "switch-out:   state=0x81 next=17",
-                "switch-in:    prev=4243",
-                "wakeup:       waker=4243 target_cpu=1",
-                "migrate:      orig_cpu=0 dest_cpu=1",
-                "syscall:      getppid",
-                "syscall-exit: getppid = 4241 (812 ns)",
-                "fault:        addr=0x7f0000001000 ip=0x401136 write user major",
-                "fault:        addr=0x1000 ip=0xffffffff81000000 read kernel",
-                "fork:         thread tid=4250",
-                "fork:         process pid=4300",
-                "exec:         /usr/bin/true",
-                "proc-exit:    code=3",
-                "proc-exit:    signal=SIGKILL",
-                "proc-exit:    signal=SIGSEGV core",
-                "proc-exit:    status=-1",
-                "comm:         renamed",
-                "thread-exit:",
-                "switch-out:   state=x next=0",
-            }));
+  write_trace(f.path(),
+              {
+                  kernel(kT + 0, 4242, EventKind::SchedSwitchOut, 4243, 0, 1),
+                  kernel(kT + 1, 4242, EventKind::SchedSwitchOut, 0, 0, 0),
+                  kernel(kT + 2, 4242, EventKind::SchedSwitchOut, 17, 0, 2),
+                  kernel(kT + 3, 4242, EventKind::SchedSwitchOut, 17, 0, 0x81),
+                  kernel(kT + 4, 4242, EventKind::SchedSwitchIn, 4243),
+                  kernel(kT + 5, 4242, EventKind::SchedWakeup, 4243, 1),
+                  kernel(kT + 6, 4242, EventKind::SchedMigrate, 0, 1),
+                  kernel(kT + 7, 4242, EventKind::SyscallEnter, 110),
+                  kernel(kT + 819, 4242, EventKind::SyscallExit, 110, 4241),
+                  kernel(kT + 900, 4242, EventKind::PageFault, 0x7f0000001000, 0x401136,
+                         kFaultWrite | kFaultUser | kFaultMajor),
+                  kernel(kT + 901, 4242, EventKind::PageFault, 0x1000, 0xffffffff81000000),
+                  kernel(kT + 902, 4242, EventKind::ProcFork, 4242, 4250, kForkThread),
+                  kernel(kT + 903, 4242, EventKind::ProcFork, 4300, 4300, 0),
+                  text_event(kT + 904, 4242, EventKind::ProcExec, "/usr/bin/true"),
+                  kernel(kT + 905, 4242, EventKind::ProcExit, 3 << 8),  // exit(3)
+                  kernel(kT + 905, 4242, EventKind::ProcExit, 9),       // SIGKILL
+                  kernel(kT + 905, 4242, EventKind::ProcExit, 0x80 | 11),
+                  kernel(kT + 905, 4242, EventKind::ProcExit, static_cast<uint64_t>(-1)),
+                  text_event(kT + 906, 4242, EventKind::Comm, "renamed"),
+                  kernel(kT + 907, 4242, EventKind::ThreadExit),
+                  kernel(kT + 908, 4242, EventKind::SchedSwitchOut, 0, 0, 0x80),
+              });
+  EXPECT_EQ(details(f.path()), (std::vector<std::string>{
+                                   "switch-out:   state=S next=4243",
+                                   "switch-out:   state=R next=0",
+                                   "switch-out:   state=D next=17",
+                                   "switch-out:   state=0x81 next=17",
+                                   "switch-in:    prev=4243",
+                                   "wakeup:       waker=4243 target_cpu=1",
+                                   "migrate:      orig_cpu=0 dest_cpu=1",
+                                   "syscall:      getppid",
+                                   "syscall-exit: getppid = 4241 (812 ns)",
+                                   "fault:        addr=0x7f0000001000 ip=0x401136 write user major",
+                                   "fault:        addr=0x1000 ip=0xffffffff81000000 read kernel",
+                                   "fork:         thread tid=4250",
+                                   "fork:         process pid=4300",
+                                   "exec:         /usr/bin/true",
+                                   "proc-exit:    code=3",
+                                   "proc-exit:    signal=SIGKILL",
+                                   "proc-exit:    signal=SIGSEGV core",
+                                   "proc-exit:    status=-1",
+                                   "comm:         renamed",
+                                   "thread-exit:",
+                                   "switch-out:   state=x next=0",
+                               }));
 }
 
 // A relevance filter's decision: written by the recorder in a block of tid 0
@@ -262,20 +263,21 @@ TEST(ScriptFormat, DetachLinesNameTheFunctionRuleCallsAndMean) {
 TEST(ScriptFormat, SyscallReturnValues) {
   TempFile f;
   auto neg = [](int64_t v) { return static_cast<uint64_t>(v); };
-  write_trace(f.path(), {
-                            kernel(kT + 0, 4242, EventKind::SyscallEnter, 257),  // openat
-                            kernel(kT + 2000, 4242, EventKind::SyscallExit, 257, neg(-2)),
-                            kernel(kT + 3000, 4242, EventKind::SyscallEnter, 9),  // mmap
-                            kernel(kT + 4000, 4242, EventKind::SyscallExit, 9, 0x7f12345000),
-                            kernel(kT + 5000, 4242, EventKind::SyscallExit, 0, neg(-512)),  // no enter
-                            kernel(kT + 6000, 4242, EventKind::SyscallEnter, 0),
-                            kernel(kT + 7000, 4242, EventKind::SyscallExit, 1, neg(-4000)),  // other nr
-                            kernel(kT + 8000, 4242, EventKind::SyscallExit, 99999, 3),
-                            // rt_sigreturn and uretprobe return with their number set to -1
-                            kernel(kT + 9000, 4242, EventKind::SyscallEnter, 15),
-                            kernel(kT + 9100, 4242, EventKind::SyscallExit, neg(-1), 42),
-                            kernel(kT + 9200, 4242, EventKind::SyscallExit, neg(-1), 0),
-                        });
+  write_trace(f.path(),
+              {
+                  kernel(kT + 0, 4242, EventKind::SyscallEnter, 257),  // openat
+                  kernel(kT + 2000, 4242, EventKind::SyscallExit, 257, neg(-2)),
+                  kernel(kT + 3000, 4242, EventKind::SyscallEnter, 9),  // mmap
+                  kernel(kT + 4000, 4242, EventKind::SyscallExit, 9, 0x7f12345000),
+                  kernel(kT + 5000, 4242, EventKind::SyscallExit, 0, neg(-512)),  // no enter
+                  kernel(kT + 6000, 4242, EventKind::SyscallEnter, 0),
+                  kernel(kT + 7000, 4242, EventKind::SyscallExit, 1, neg(-4000)),  // other nr
+                  kernel(kT + 8000, 4242, EventKind::SyscallExit, 99999, 3),
+                  // rt_sigreturn and uretprobe return with their number set to -1
+                  kernel(kT + 9000, 4242, EventKind::SyscallEnter, 15),
+                  kernel(kT + 9100, 4242, EventKind::SyscallExit, neg(-1), 42),
+                  kernel(kT + 9200, 4242, EventKind::SyscallExit, neg(-1), 0),
+              });
   EXPECT_EQ(details(f.path()), (std::vector<std::string>{
                                    "syscall:      openat",
                                    "syscall-exit: openat = -2 ENOENT (2.00 us)",
@@ -298,15 +300,16 @@ TEST(ScriptFormat, CommFollowsRenamesAndForks) {
   TempFile f;
   Event stranger = ev(kT + 6, 777, EventKind::FuncEntry, 1, 0);
   stranger.pid = 777;
-  write_trace(f.path(), {
-                            ev(kT + 0, 4243, EventKind::FuncEntry, 1, 0),
-                            text_event(kT + 1, 4243, EventKind::Comm, "io\nthread"),
-                            ev(kT + 2, 4243, EventKind::FuncExit, 1, 0),
-                            kernel(kT + 3, 4243, EventKind::ProcFork, 4242, 4250, kForkThread),
-                            ev(kT + 4, 4250, EventKind::FuncEntry, 1, 0),
-                            ev(kT + 5, 4251, EventKind::FuncEntry, 1, 0),  // process known, thread not
-                            stranger,
-                        });
+  write_trace(f.path(),
+              {
+                  ev(kT + 0, 4243, EventKind::FuncEntry, 1, 0),
+                  text_event(kT + 1, 4243, EventKind::Comm, "io\nthread"),
+                  ev(kT + 2, 4243, EventKind::FuncExit, 1, 0),
+                  kernel(kT + 3, 4243, EventKind::ProcFork, 4242, 4250, kForkThread),
+                  ev(kT + 4, 4250, EventKind::FuncEntry, 1, 0),
+                  ev(kT + 5, 4251, EventKind::FuncEntry, 1, 0),  // process known, thread not
+                  stranger,
+              });
   auto lines = script(f.path(), {ScriptField::Comm, ScriptField::Tid, ScriptField::Kind});
   EXPECT_EQ(lines, (std::vector<std::string>{
                        "          worker    4243 entry:",
@@ -323,15 +326,16 @@ TEST(ScriptFormat, FieldsPickAndOrderColumns) {
   TempFile f;
   Event e = ev(kT, 4243, EventKind::FuncEntry, 1, 3);
   write_trace(f.path(), {e});
-  EXPECT_EQ(script(f.path(), {ScriptField::Time, ScriptField::Pid, ScriptField::Tid,
-                              ScriptField::Details}),
+  EXPECT_EQ(script(f.path(),
+                   {ScriptField::Time, ScriptField::Pid, ScriptField::Tid, ScriptField::Details}),
             (std::vector<std::string>{" 1234.000001000:    4242    4243 compute(int)"}));
   EXPECT_EQ(script(f.path(), {ScriptField::Details, ScriptField::Cpu, ScriptField::Kind}),
             (std::vector<std::string>{"compute(int) [003] entry:"}));
   // A kind with nothing after it is not padded, and neither are empty details.
   write_trace(f.path(), {kernel(kT, 4243, EventKind::ThreadExit)});
-  EXPECT_EQ(script(f.path()),
-            (std::vector<std::string>{"          worker    4243 [001]  1234.000001000: thread-exit:"}));
+  EXPECT_EQ(
+      script(f.path()),
+      (std::vector<std::string>{"          worker    4243 [001]  1234.000001000: thread-exit:"}));
 }
 
 TEST(ScriptFormat, ParseFields) {
@@ -348,9 +352,9 @@ TEST(ScriptFormat, ParseFields) {
   // perf's edits of the default list.
   f = parse_script_fields("+pid,-cpu", err);
   ASSERT_TRUE(f);
-  EXPECT_EQ(*f, (std::vector<ScriptField>{ScriptField::Comm, ScriptField::Tid, ScriptField::Pid,
-                                          ScriptField::Time, ScriptField::Kind,
-                                          ScriptField::Details}));
+  EXPECT_EQ(*f,
+            (std::vector<ScriptField>{ScriptField::Comm, ScriptField::Tid, ScriptField::Pid,
+                                      ScriptField::Time, ScriptField::Kind, ScriptField::Details}));
 
   EXPECT_FALSE(parse_script_fields("tid,colour", err));
   EXPECT_EQ(err,

@@ -6,13 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
-#include "temp_file.h"
 #include "record/target.h"
+#include "temp_file.h"
 
 using atrace::Target;
 using atrace::TargetError;
@@ -56,9 +56,7 @@ TEST(Target, SignalDeathMapsTo128PlusSignal) {
   EXPECT_EQ(t.wait_exit(), 128 + 15);
 }
 
-TEST(Target, AttachToMissingPidFails) {
-  EXPECT_THROW(Target::attach(999999999), TargetError);
-}
+TEST(Target, AttachToMissingPidFails) { EXPECT_THROW(Target::attach(999999999), TargetError); }
 
 TEST(Target, AttachWatchesExit) {
   Target child = Target::launch_held("/bin/sleep", {"sleep", "0.2"});

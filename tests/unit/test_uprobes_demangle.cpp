@@ -39,7 +39,8 @@ TEST(UprobesDemangle, BaseNameDropsTemplateReturnType) {
             "ns::make<int>");
   EXPECT_EQ(base_name("unsigned long const& ns::get<unsigned long>(std::pair<int, int>)"),
             "ns::get<unsigned long>");
-  EXPECT_EQ(base_name("std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > >::at(int const&)"),
+  EXPECT_EQ(base_name("std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> "
+                      "> >::at(int const&)"),
             "std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > >::at");
 }
 
@@ -64,7 +65,8 @@ TEST(UprobesDemangle, BaseNameAnonymousNamespacesAndLambdas) {
   EXPECT_EQ(base_name("(anonymous namespace)::helper(int, int)"), "(anonymous namespace)::helper");
   EXPECT_EQ(base_name("main::{lambda(int)#1}::operator()(int) const"),
             "main::{lambda(int)#1}::operator()");
-  EXPECT_EQ(base_name("ns::f()::{lambda()#2}::operator()() const"), "ns::f()::{lambda()#2}::operator()");
+  EXPECT_EQ(base_name("ns::f()::{lambda()#2}::operator()() const"),
+            "ns::f()::{lambda()#2}::operator()");
 }
 
 TEST(UprobesDemangle, BaseNameKeepsAbiTagsAndThunkPrefixes) {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -34,7 +34,8 @@ extern "C" __attribute__((noinline)) int atrace_test_known_function(int x) noexc
 }
 
 // Aliases at the same address: the global one with the shortest name wins.
-extern "C" int atrace_test_w(int) noexcept __attribute__((weak, alias("atrace_test_known_function")));
+extern "C" int atrace_test_w(int) noexcept
+    __attribute__((weak, alias("atrace_test_known_function")));
 extern "C" int atrace_test_known_function_longer_alias(int) noexcept
     __attribute__((alias("atrace_test_known_function")));
 
@@ -68,7 +69,8 @@ std::string error_of(const std::string& path) {
 }
 
 // Removed when the test ends, however it ends.
-std::unique_ptr<atrace::testing::TempFile> temp_file(const std::string& tag, const std::string& content) {
+std::unique_ptr<atrace::testing::TempFile> temp_file(const std::string& tag,
+                                                     const std::string& content) {
   auto f = std::make_unique<atrace::testing::TempFile>("-" + tag);
   f->set_bytes(content);
   return f;
@@ -113,8 +115,9 @@ TEST(UprobesElf, CollapsesAliasesPreferringGlobalThenShortest) {
   const ElfFunction* f = find(funcs, "atrace_test_known_function");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(std::find(f->aliases.begin(), f->aliases.end(), "atrace_test_w"), f->aliases.end());
-  EXPECT_NE(std::find(f->aliases.begin(), f->aliases.end(), "atrace_test_known_function_longer_alias"),
-            f->aliases.end());
+  EXPECT_NE(
+      std::find(f->aliases.begin(), f->aliases.end(), "atrace_test_known_function_longer_alias"),
+      f->aliases.end());
   // One entry per address, sorted.
   for (size_t i = 1; i < funcs.size(); ++i) EXPECT_LT(funcs[i - 1].address, funcs[i].address);
 }
@@ -147,7 +150,9 @@ TEST(UprobesElf, ReadsLibcDynsym) {
   const ElfFunction* fn = find(funcs, "gnu_get_libc_version");
   ASSERT_NE(fn, nullptr);
   EXPECT_EQ(fn->address, at);
-  EXPECT_EQ(std::memcmp(fn->first_bytes, reinterpret_cast<const void*>(&::gnu_get_libc_version), fn->first_len), 0);
+  EXPECT_EQ(std::memcmp(fn->first_bytes, reinterpret_cast<const void*>(&::gnu_get_libc_version),
+                        fn->first_len),
+            0);
   // strlen and memcpy are GNU IFUNCs.
   EXPECT_NE(find(funcs, "fopen"), nullptr);
   EXPECT_NE(find(funcs, "strlen"), nullptr);
@@ -155,7 +160,8 @@ TEST(UprobesElf, ReadsLibcDynsym) {
 }
 
 TEST(UprobesElf, Errors) {
-  EXPECT_EQ(error_of("/nonexistent/atrace"), "/nonexistent/atrace: cannot open: No such file or directory");
+  EXPECT_EQ(error_of("/nonexistent/atrace"),
+            "/nonexistent/atrace: cannot open: No such file or directory");
   const auto text = temp_file("text", "#!/bin/sh\necho not an elf\n");
   EXPECT_EQ(error_of(text->path()), text->path() + ": not an ELF file");
   const auto empty = temp_file("empty", "");
@@ -201,13 +207,15 @@ TEST(UprobesIfunc, LibcMemcpyIsProbedAtItsImplementation) {
     if (f.mangled == "memcpy") resolver = &f;  // the default version only
   ASSERT_NE(resolver, nullptr);
   EXPECT_TRUE(resolver->ifunc) << "memcpy is not an IFUNC in " << libc;
-  auto sites = resolve_probe_sites(parse_selectors("libc.so.6:memcpy"), {}, process_modules(getpid()));
+  auto sites =
+      resolve_probe_sites(parse_selectors("libc.so.6:memcpy"), {}, process_modules(getpid()));
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(sites[0].name, "memcpy");
   Dl_info info{};
   void* impl = dlsym(RTLD_DEFAULT, "memcpy");
   ASSERT_NE(dladdr(impl, &info), 0);
-  EXPECT_EQ(sites[0].address, reinterpret_cast<uintptr_t>(impl) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+  EXPECT_EQ(sites[0].address,
+            reinterpret_cast<uintptr_t>(impl) - reinterpret_cast<uintptr_t>(info.dli_fbase));
   EXPECT_NE(sites[0].address, resolver->address);
 }
 

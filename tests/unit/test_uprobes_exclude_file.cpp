@@ -43,7 +43,8 @@ std::vector<ProbeInfo> neighbours() {
       "f(int) [clone .cold]",
       "f(int) const",
       "ns::f(int)",
-      "ns::g(std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > > const&)",
+      "ns::g(std::map<int, int, std::less<int>, std::allocator<std::pair<int const, int> > > "
+      "const&)",
       "int ns::add<int>(int, int)",
       "double ns::add<double>(double, double)",
       "long ns::add<long>(long, long)",
@@ -86,8 +87,7 @@ std::vector<ProbeInfo> neighbours() {
   out.push_back(probe(id++, "f(int)", "libfoo.so"));
   out.push_back(probe(id++, "f(int)", "libfoo.so.1"));
   out.push_back(probe(id++, "f(double)", "libfoo.so.1"));
-  out.push_back(probe(id++,
-                      "std::vector<int, std::allocator<int> >::push_back(int const&)",
+  out.push_back(probe(id++, "std::vector<int, std::allocator<int> >::push_back(int const&)",
                       "libstdc++.so.6"));
   out.push_back(probe(id++, "deflate", "lib*z[1].so"));
   out.push_back(probe(id++, "deflate", "libaz1.so"));
@@ -177,8 +177,9 @@ TEST(UprobesExcludeFile, FileRoundTripsThroughAtFile) {
 
 TEST(UprobesExcludeFile, CommentsBlankLinesListsAndCarriageReturns) {
   TempFile f(".exclude");
-  f.set_bytes("# functions too short to trace\n\n   \nmain\r\n  # indented comment\n"
-              "libc.so.6:malloc, libc.so.6:free\n\tre:^f\\(int\\)$  \n");
+  f.set_bytes(
+      "# functions too short to trace\n\n   \nmain\r\n  # indented comment\n"
+      "libc.so.6:malloc, libc.so.6:free\n\tre:^f\\(int\\)$  \n");
   auto sels = parse_selectors_with_files("@" + f.path());
   ASSERT_EQ(sels.size(), 4u);
   EXPECT_EQ(sels[0].pattern, "main");
@@ -212,8 +213,9 @@ TEST(UprobesExcludeFile, Errors) {
   try {
     write_exclude_file("/nonexistent/dir/x.exclude", {}, kMain, "");
   } catch (const ExcludeFileError& err) {
-    EXPECT_STREQ(err.what(),
-                 "cannot write exclude file '/nonexistent/dir/x.exclude': No such file or directory");
+    EXPECT_STREQ(
+        err.what(),
+        "cannot write exclude file '/nonexistent/dir/x.exclude': No such file or directory");
   }
 }
 

@@ -44,29 +44,30 @@ TEST(UprobesInsn, RefusedByTheKernel) {
   EXPECT_EQ(classify({0xcc}), ProbePath::Refused);                          // int3
   EXPECT_EQ(classify({0xf4}), ProbePath::Refused);                          // hlt
   EXPECT_EQ(classify({0x0f, 0x05}), ProbePath::Refused);                    // syscall
-  EXPECT_EQ(classify({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}), ProbePath::SingleStep);  // mov %fs:
+  EXPECT_EQ(classify({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}),
+            ProbePath::SingleStep);  // mov %fs:
 }
 
 TEST(UprobesInsn, PushCallJmpJcc) {
-  EXPECT_EQ(classify({0x55}), ProbePath::Emulated);                  // push %rbp
-  EXPECT_EQ(classify({0x53}), ProbePath::Emulated);                  // push %rbx
-  EXPECT_EQ(classify({0x41, 0x57}), ProbePath::Emulated);            // push %r15
-  EXPECT_EQ(classify({0x41, 0x54}), ProbePath::Emulated);            // push %r12
-  EXPECT_EQ(classify({0xe8, 1, 2, 3, 4}), ProbePath::Emulated);      // call rel32
-  EXPECT_EQ(classify({0xe9, 1, 2, 3, 4}), ProbePath::Emulated);      // jmp rel32
-  EXPECT_EQ(classify({0xeb, 0x10}), ProbePath::Emulated);            // jmp rel8
-  EXPECT_EQ(classify({0x74, 0x10}), ProbePath::Emulated);            // je rel8
+  EXPECT_EQ(classify({0x55}), ProbePath::Emulated);                    // push %rbp
+  EXPECT_EQ(classify({0x53}), ProbePath::Emulated);                    // push %rbx
+  EXPECT_EQ(classify({0x41, 0x57}), ProbePath::Emulated);              // push %r15
+  EXPECT_EQ(classify({0x41, 0x54}), ProbePath::Emulated);              // push %r12
+  EXPECT_EQ(classify({0xe8, 1, 2, 3, 4}), ProbePath::Emulated);        // call rel32
+  EXPECT_EQ(classify({0xe9, 1, 2, 3, 4}), ProbePath::Emulated);        // jmp rel32
+  EXPECT_EQ(classify({0xeb, 0x10}), ProbePath::Emulated);              // jmp rel8
+  EXPECT_EQ(classify({0x74, 0x10}), ProbePath::Emulated);              // je rel8
   EXPECT_EQ(classify({0x0f, 0x85, 1, 2, 3, 4}), ProbePath::Emulated);  // jne rel32
 }
 
 TEST(UprobesInsn, SingleStepped) {
-  EXPECT_EQ(classify({0xf3, 0x0f, 0x1e, 0xfa}), ProbePath::SingleStep);        // endbr64
-  EXPECT_EQ(classify({0x48, 0x89, 0xe5}), ProbePath::SingleStep);              // mov %rsp,%rbp
-  EXPECT_EQ(classify({0x48, 0x83, 0xec, 0x08}), ProbePath::SingleStep);        // sub $8,%rsp
-  EXPECT_EQ(classify({0x31, 0xc0}), ProbePath::SingleStep);                    // xor %eax,%eax
-  EXPECT_EQ(classify({0xc3}), ProbePath::SingleStep);                          // ret
-  EXPECT_EQ(classify({0x41, 0x58 + 0x10}), ProbePath::SingleStep);             // not a push
-  EXPECT_EQ(classify({0x41}), ProbePath::SingleStep);                          // truncated prefix
+  EXPECT_EQ(classify({0xf3, 0x0f, 0x1e, 0xfa}), ProbePath::SingleStep);  // endbr64
+  EXPECT_EQ(classify({0x48, 0x89, 0xe5}), ProbePath::SingleStep);        // mov %rsp,%rbp
+  EXPECT_EQ(classify({0x48, 0x83, 0xec, 0x08}), ProbePath::SingleStep);  // sub $8,%rsp
+  EXPECT_EQ(classify({0x31, 0xc0}), ProbePath::SingleStep);              // xor %eax,%eax
+  EXPECT_EQ(classify({0xc3}), ProbePath::SingleStep);                    // ret
+  EXPECT_EQ(classify({0x41, 0x58 + 0x10}), ProbePath::SingleStep);       // not a push
+  EXPECT_EQ(classify({0x41}), ProbePath::SingleStep);                    // truncated prefix
 }
 
 TEST(UprobesInsn, NoBytes) {
@@ -78,6 +79,8 @@ TEST(UprobesInsn, NoBytes) {
 // EVEX first instructions are run wrongly out of line by the kernel
 // (kernel-notes/evex-single-step.md): never probed.
 TEST(UprobesInsn, EvexIsNotProbed) {
-  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}), ProbePath::Refused);  // vpbroadcastb %esi,%ymm17
-  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x48, 0x7a, 0xc6}), ProbePath::Refused);  // vpbroadcastb %esi,%zmm16
+  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}),
+            ProbePath::Refused);  // vpbroadcastb %esi,%ymm17
+  EXPECT_EQ(classify({0x62, 0xe2, 0x7d, 0x48, 0x7a, 0xc6}),
+            ProbePath::Refused);  // vpbroadcastb %esi,%zmm16
 }

@@ -14,7 +14,8 @@ namespace {
 
 constexpr uint64_t kOffset = 0x1140;  // a file offset well inside a page
 
-EntryPlacement place(const std::vector<uint8_t>& code, bool nop5 = true, uint64_t offset = kOffset) {
+EntryPlacement place(const std::vector<uint8_t>& code, bool nop5 = true,
+                     uint64_t offset = kOffset) {
   return place_entry(code.data(), code.size(), offset, nop5);
 }
 
@@ -107,8 +108,8 @@ TEST(UprobesPlacement, IndirectJumpKeepsEntry) {
 TEST(UprobesPlacement, RipRelativeReferenceIntoThePrefixKeepsEntry) {
   // 0: mov; 3: push; 4: lea -8(%rip),%rax: the push's address
   // (a taken label is a possible jump target).
-  expect(place({MOV_RDI_RAX, PUSH_RBX, 0x48, 0x8d, 0x05, 0xf8, 0xff, 0xff, 0xff, POP_RBX, RET}),
-         0, ProbePath::SingleStep);
+  expect(place({MOV_RDI_RAX, PUSH_RBX, 0x48, 0x8d, 0x05, 0xf8, 0xff, 0xff, 0xff, POP_RBX, RET}), 0,
+         ProbePath::SingleStep);
 }
 
 TEST(UprobesPlacement, RefusedFirstInstructionCanMove) {

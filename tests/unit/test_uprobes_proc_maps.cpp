@@ -52,16 +52,12 @@ class ScopedEnv {
       old_ = old;
       had_ = true;
     }
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
   }
   ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
   }
 
  private:
@@ -128,7 +124,7 @@ TEST(UprobesProcMaps, LaunchModulesOfLs) {
   ASSERT_NE(libc, nullptr);
   EXPECT_FALSE(libc->is_main);
   ASSERT_NE(realpath(libc->path.c_str(), real), nullptr);
-  EXPECT_EQ(libc->path, real);  // canonical
+  EXPECT_EQ(libc->path, real);                                // canonical
   EXPECT_NE(by_name(mods, "ld-linux-x86-64.so.2"), nullptr);  // the interpreter
   for (const auto& m : mods) EXPECT_EQ(m.name.find("vdso"), std::string::npos);
 }
@@ -143,7 +139,8 @@ TEST(UprobesProcMaps, LaunchModulesOfStaticProgram) {
 }
 
 TEST(UprobesProcMaps, LaunchModulesErrors) {
-  EXPECT_NE(error_of([] { launch_modules("/nonexistent/prog"); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(error_of([] { launch_modules("/nonexistent/prog"); }).find("cannot open"),
+            std::string::npos);
   atrace::testing::TempFile script("script");
   script.set_bytes("#!/bin/sh\necho hi\n");
   EXPECT_NE(error_of([&] { launch_modules(script.path()); }).find("not an ELF executable"),
@@ -172,8 +169,10 @@ TEST(UprobesProcMaps, FindExecutable) {
   EXPECT_EQ(find_executable("/bin/ls"), "/bin/ls");
   EXPECT_EQ(error_of([] { find_executable("atrace-no-such-command-xyz"); }),
             "command not found: atrace-no-such-command-xyz");
-  EXPECT_EQ(error_of([] { find_executable("/nonexistent/ls"); }), "command not found: /nonexistent/ls");
-  EXPECT_EQ(error_of([] { find_executable("/etc/passwd"); }), "not an executable file: /etc/passwd");
+  EXPECT_EQ(error_of([] { find_executable("/nonexistent/ls"); }),
+            "command not found: /nonexistent/ls");
+  EXPECT_EQ(error_of([] { find_executable("/etc/passwd"); }),
+            "not an executable file: /etc/passwd");
   // Directories are not commands even though they have the x bit.
   EXPECT_EQ(error_of([] { find_executable("/tmp"); }), "not an executable file: /tmp");
 }

@@ -110,9 +110,10 @@ std::vector<Module> self_and_libc() {
 
 std::vector<ProbeSite> resolve(const std::string& inc, const std::string& exc = {},
                                ResolveOptions opts = {}) {
-  return resolve_probe_sites(parse_selectors(inc), exc.empty() ? std::vector<atrace::uprobes::Selector>{}
-                                                               : parse_selectors(exc),
-                             self_and_libc(), opts);
+  return resolve_probe_sites(
+      parse_selectors(inc),
+      exc.empty() ? std::vector<atrace::uprobes::Selector>{} : parse_selectors(exc),
+      self_and_libc(), opts);
 }
 
 std::string error_of(const std::string& inc, const std::vector<Module>& mods = self_and_libc()) {
@@ -167,7 +168,8 @@ TEST(UprobesResolve, ExcludeRemovesButDoesNotCountAsNoMatch) {
 }
 
 TEST(UprobesResolve, SeveralSelectorsDoNotDuplicate) {
-  const auto sites = resolve("atrace_resolve_test::alpha,re:^atrace_resolve_test::,atrace_resolve_push");
+  const auto sites =
+      resolve("atrace_resolve_test::alpha,re:^atrace_resolve_test::,atrace_resolve_push");
   ASSERT_EQ(sites.size(), 3u);
   for (size_t i = 0; i < sites.size(); ++i) EXPECT_EQ(sites[i].id, i + 1);
 }
@@ -192,7 +194,8 @@ TEST(UprobesResolve, EntryPathsFromFirstInstruction) {
 // the push, unless asked not to, and not where another function of the
 // module jumps into the prefix.
 TEST(UprobesResolve, EntryProbePlacement) {
-  volatile int keep = atrace_resolve_endbr_push() + atrace_resolve_shared(1) + atrace_resolve_side();
+  volatile int keep =
+      atrace_resolve_endbr_push() + atrace_resolve_shared(1) + atrace_resolve_side();
   (void)keep;
   auto sites = resolve("atrace_resolve_endbr_push,atrace_resolve_shared,atrace_resolve_side");
   ASSERT_EQ(sites.size(), 3u);
@@ -232,11 +235,14 @@ TEST(UprobesResolve, LibraryAfterMainInModuleOrder) {
 
 TEST(UprobesResolve, SelectorThatMatchesNothing) {
   const std::string exe = self_and_libc()[0].path;
-  EXPECT_EQ(error_of("atrace_resolve_test::alpha,no_such_function_xyz"),
-            "selector 'no_such_function_xyz' matches no function in the main executable (" + exe + ")");
+  EXPECT_EQ(
+      error_of("atrace_resolve_test::alpha,no_such_function_xyz"),
+      "selector 'no_such_function_xyz' matches no function in the main executable (" + exe + ")");
   EXPECT_EQ(error_of("libc.so.6:no_such_function_xyz"),
-            "selector 'libc.so.6:no_such_function_xyz' matches no function in any loaded module matching 'libc.so.6'");
-  EXPECT_EQ(error_of("libnothere*:f"), "selector 'libnothere*:f': no loaded module matches 'libnothere*'");
+            "selector 'libc.so.6:no_such_function_xyz' matches no function in any loaded module "
+            "matching 'libc.so.6'");
+  EXPECT_EQ(error_of("libnothere*:f"),
+            "selector 'libnothere*:f': no loaded module matches 'libnothere*'");
   // Library symbols are not reachable without a module.
   EXPECT_NE(error_of("fopen"), "no error");
 }
@@ -247,12 +253,14 @@ TEST(UprobesResolve, UnreadableModules) {
   // Not needed: skipped silently.
   EXPECT_EQ(error_of("lib*:fopen", mods), "no error");
   // Needed: the reason is part of the message.
-  EXPECT_EQ(error_of("libgone.so:f", mods),
-            "selector 'libgone.so:f' matches no function in any loaded module matching 'libgone.so' "
-            "(/nonexistent/libgone.so: cannot open: No such file or directory)");
+  EXPECT_EQ(
+      error_of("libgone.so:f", mods),
+      "selector 'libgone.so:f' matches no function in any loaded module matching 'libgone.so' "
+      "(/nonexistent/libgone.so: cannot open: No such file or directory)");
   // A main executable without symbols is an ElfError.
   std::vector<Module> stripped{{"/nonexistent/prog", "prog", true}};
-  EXPECT_EQ(error_of("main", stripped), "ElfError: /nonexistent/prog: cannot open: No such file or directory");
+  EXPECT_EQ(error_of("main", stripped),
+            "ElfError: /nonexistent/prog: cannot open: No such file or directory");
 }
 
 TEST(UprobesResolve, NoIncludeSelectorsGiveNothing) {

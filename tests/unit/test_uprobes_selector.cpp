@@ -20,7 +20,8 @@ TEST(UprobesSelector, SplitsOnTopLevelCommasAndTrims) {
 }
 
 TEST(UprobesSelector, CommasInsideBracketsBelongToTheName) {
-  auto s = parse_selectors("std::map<int, int>::at(int const&),f(int, char),a[1,2],g{x,y},re:a{1,3}");
+  auto s =
+      parse_selectors("std::map<int, int>::at(int const&),f(int, char),a[1,2],g{x,y},re:a{1,3}");
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[0].pattern, "std::map<int, int>::at(int const&)");
   EXPECT_EQ(s[1].pattern, "f(int, char)");
