@@ -3,7 +3,7 @@
 # most 8000 bytes (some compilers cap one literal), to be included inside an
 # array initializer:
 #   constexpr const char* kScript[] = {
-#   #include "generated/html/report.js.inc"
+#   #include "generated/html/report_base.js.inc"
 #   };
 # Fails when the file holds the raw string's delimiter or a text that would
 # end its HTML element early (FORBID, e.g. "</script").

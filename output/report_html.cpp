@@ -14,8 +14,14 @@ namespace {
 constexpr const char* kErrorsJs[] = {
 #include "generated/html/errors.js.inc"
 };
-constexpr const char* kReportJs[] = {
-#include "generated/html/report.js.inc"
+constexpr const char* kBaseJs[] = {
+#include "generated/html/report_base.js.inc"
+};
+constexpr const char* kFlameJs[] = {
+#include "generated/html/report_flame.js.inc"
+};
+constexpr const char* kTimelineJs[] = {
+#include "generated/html/report_timeline.js.inc"
 };
 constexpr const char* kReportCss[] = {
 #include "generated/html/report.css.inc"
@@ -88,10 +94,15 @@ std::string html_page(const std::string& data) {
       "</div></section>\n"
       "<script type=\"application/json\" id=\"atrace-data\">";
   page += script_safe(data);
-  page +=
-      "</script>\n"
-      "<script>\n";
-  append_asset(page, kReportJs);
+  page += "</script>\n";
+  // One <script> each, in order: each sees the names of the ones before
+  // (output/html/report_base.js says what each holds).
+  page += "<script>\n";
+  append_asset(page, kBaseJs);
+  page += "</script>\n<script>\n";
+  append_asset(page, kFlameJs);
+  page += "</script>\n<script>\n";
+  append_asset(page, kTimelineJs);
   page +=
       "</script>\n"
       "</body>\n"
