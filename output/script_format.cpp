@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "output/report.h"
 #include "output/report_text.h"
+#include "output/text_escape.h"
 
 namespace atrace::analysis {
 
@@ -65,13 +66,6 @@ void append_int(std::string& out, Int v, size_t width, char fill) {
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   auto len = static_cast<size_t>(r.ptr - buf);
   if (len < width) out.append(width - len, fill);
-  out.append(buf, r.ptr);
-}
-
-void append_hex(std::string& out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
-  out += "0x";
   out.append(buf, r.ptr);
 }
 
