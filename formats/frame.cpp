@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
+#include "formats/error.h"
 #include "formats/varint.h"
 
 namespace atrace::formats {
@@ -12,7 +14,7 @@ namespace atrace::formats {
 using namespace v2;  // NOLINT: the format's constants
 
 FrameEncoder::FrameEncoder(int zstd_level) : cctx_(ZSTD_createCCtx()), level_(zstd_level) {
-  if (!cctx_) throw std::runtime_error("zstd: cannot create a compression context");
+  if (!cctx_) throw Error("zstd: cannot create a compression context");
 }
 
 void FrameEncoder::append(std::vector<uint8_t>& out, uint8_t type, std::span<const uint8_t> ext,
@@ -23,7 +25,7 @@ void FrameEncoder::append(std::vector<uint8_t>& out, uint8_t type, std::span<con
     scratch_.resize(ZSTD_compressBound(payload.size()));
     size_t n = ZSTD_compressCCtx(cctx_.get(), scratch_.data(), scratch_.size(), payload.data(),
                                  payload.size(), level_);
-    if (ZSTD_isError(n)) throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (ZSTD_isError(n)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(n));
     // Better than kMaxExpansion: stored as is, so readers can bound memory.
     if (n < payload.size() && n * kMaxExpansion >= payload.size()) {
       stored = {scratch_.data(), n};
@@ -79,7 +81,7 @@ FrameStatus read_frame(const FileSource& src, uint64_t off, Frame& f) {
 }
 
 FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx()) {
-  if (!dctx_) throw std::runtime_error("zstd: cannot create a decompression context");
+  if (!dctx_) throw Error("zstd: cannot create a decompression context");
 }
 
 void FrameDecoder::payload(const Frame& f, std::vector<uint8_t>& raw) {

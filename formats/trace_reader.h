@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "formats/error.h"
 #include "formats/trace_types.h"
 
 namespace atrace::formats {
 
-class TraceError : public std::runtime_error {
+// The file cannot be read (not a trace, newer major version, unreadable).
+class TraceError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 class TraceReader {

@@ -164,14 +164,14 @@ TraceWriter::TraceWriter(const std::string& path, WriterOptions opts)
   impl_->fd = path == "-"
                   ? STDOUT_FILENO
                   : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, Impl::kMode);
-  if (impl_->fd < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  if (impl_->fd < 0) throw WriteError(path + ": cannot create: " + std::strerror(errno));
 }
 
 TraceWriter::TraceWriter(int fd, const std::string& name, WriterOptions opts)
     : impl_(std::make_unique<Impl>(std::move(opts))) {
   impl_->path = name;
   impl_->fd = fd;
-  if (fd < 0) throw std::runtime_error(name + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) throw WriteError(name + ": cannot create: " + std::strerror(errno));
 }
 
 // Without finish() (the recorder failed or was interrupted), open blocks are

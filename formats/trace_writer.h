@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/error.h"
 #include "formats/trace_types.h"
 
 namespace atrace::formats {
@@ -32,15 +33,15 @@ struct WriterOptions {
 
 // The file could not be written (disk full, reader of stdout gone, ...):
 // the bytes before the failed write stay readable.
-class WriteError : public std::runtime_error {
+class WriteError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 class TraceWriter {
  public:
-  // path "-" writes to stdout. Throws std::runtime_error naming the path;
-  // the write calls throw WriteError.
+  // path "-" writes to stdout. Throws WriteError naming the path,
+  // as do the write calls.
   explicit TraceWriter(const std::string& path, WriterOptions opts = {});
   // Writes to `fd`, which it takes over (closed by finish() or the
   // destructor); `name` is for messages.

@@ -46,10 +46,12 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   ring_bytes_ = ring_size_for(s.buffer_bytes);
   try {
     rings_ = std::make_unique<PerCpuRings>(ncpus_, ring_bytes_);
-  } catch (const std::exception& e) {
+  } catch (const RecordError&) {
+    // The rings' own message, unless the cause is one the user fixes by
+    // running as root.
     if (errno == EPERM || errno == EACCES)
       throw RecordError("permission denied creating BPF maps: run atrace as root");
-    throw RecordError(e.what());
+    throw;
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());

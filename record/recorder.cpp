@@ -266,6 +266,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
           opts_.filter, *probes_, bpf_->fd_of_fn_state(), bpf_->fd_of_fn_stat(), bpf_->ncpus(), pid,
           functions, plan_.keep_ids, costs.floor_ns, costs.cost_ns);
     } catch (const std::exception& e) {
+      // Kept: the prefix tells the user which part of the recording failed.
       throw RecordError(std::string("relevance filters: ") + e.what());
     }
   }

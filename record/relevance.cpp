@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
+#include <string>
+
+#include "record/record_error.h"
 
 namespace atrace {
 
@@ -48,7 +50,7 @@ RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int s
   map_bytes_ = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) *
                static_cast<size_t>(page);
   void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
-  if (m == MAP_FAILED) throw std::runtime_error("cannot map the filter state map");
+  if (m == MAP_FAILED) throw RecordError("cannot map the filter state map");
   state_ = static_cast<atrace_fn_state*>(m);
   detacher_ = std::make_unique<Detacher>(probes, state_, state_len_, stat_fd, ncpus);
   last_cpu_ = traced_cpu_ns();

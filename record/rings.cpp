@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <stdexcept>
 #include <string>
+
+#include "record/record_error.h"
 
 namespace atrace {
 
@@ -22,9 +23,9 @@ PerCpuRings::PerCpuRings(int ncpus, size_t bytes) {
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "atrace_ring", 0, 0, static_cast<__u32>(bytes),
                             nullptr);
     if (fd < 0)
-      throw std::runtime_error("cannot create a " + std::to_string(bytes >> 10) +
-                               " KiB ring buffer for CPU " + std::to_string(cpu) + ": " +
-                               std::strerror(errno));
+      throw RecordError("cannot create a " + std::to_string(bytes >> 10) +
+                        " KiB ring buffer for CPU " + std::to_string(cpu) + ": " +
+                        std::strerror(errno));
     rings_.emplace_back(fd);
   }
 }
@@ -35,12 +36,12 @@ void PerCpuRings::install(int outer_map_fd, Handler handler) {
     int fd = rings_[cpu].get();
     __u32 key = static_cast<__u32>(cpu);
     if (bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
-      throw std::runtime_error("cannot install ring buffer for CPU " + std::to_string(cpu) + ": " +
-                               std::strerror(errno));
+      throw RecordError("cannot install ring buffer for CPU " + std::to_string(cpu) + ": " +
+                        std::strerror(errno));
     int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this) : 0;
     if (!rb_) rb_ = ring_buffer__new(fd, on_record, this, nullptr);
     if (!rb_ || err)
-      throw std::runtime_error(std::string("cannot map ring buffer: ") + std::strerror(errno));
+      throw RecordError(std::string("cannot map ring buffer: ") + std::strerror(errno));
   }
 }
 

@@ -21,7 +21,7 @@ class PerCpuRings {
   using Handler = std::function<void(const void* data, size_t size)>;
 
   // Creates `ncpus` rings of `bytes` each (a power of two, multiple of the
-  // page size). Throws std::runtime_error.
+  // page size). Throws RecordError.
   PerCpuRings(int ncpus, size_t bytes);
   ~PerCpuRings();
   PerCpuRings(const PerCpuRings&) = delete;

@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
+#include "record/record_error.h"
 #include "record/target.h"
 
 namespace atrace {
@@ -58,7 +58,7 @@ StopSignals::StopSignals() {
     if (ignored_ & (1ull << (sig - 1)))
       signal(sig, SIG_DFL);  // an ignored signal would never reach the signalfd
   fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd_) throw std::runtime_error(std::string("signalfd: ") + std::strerror(errno));
+  if (!fd_) throw RecordError(std::string("signalfd: ") + std::strerror(errno));
 }
 
 int StopSignals::take() {

@@ -58,7 +58,7 @@ std::optional<std::string> ReportView::render(const std::string& input,
     std::unique_ptr<formats::TraceReader> other_reader;
     try {
       other_reader = std::make_unique<formats::TraceReader>(v_.diff);
-    } catch (const formats::TraceError& e) {
+    } catch (const formats::TraceError& e) {  // kept: says it is the --diff trace
       throw std::runtime_error("--diff: " + std::string(e.what()));
     }
     formats::TraceReader& other = *other_reader;

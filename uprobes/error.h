@@ -1,6 +1,6 @@
 // The probe-site layer's one error type: a module, selector, process or
 // file that cannot give probe sites, said in one line. The kinds below
-// (ElfError, SelectorError, TargetError, ExcludeFileError) derive from it,
+// (ElfError, SelectorError, ProcessError, ExcludeFileError) derive from it,
 // so that a caller catches one type unless it does something different
 // for one kind.
 #pragma once

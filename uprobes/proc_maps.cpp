@@ -48,11 +48,11 @@ std::string canonical(const std::string& path) {
 
 [[noreturn]] void proc_error(pid_t pid, const std::string& what, int err) {
   if (err == ENOENT || err == ESRCH)
-    throw TargetError("no process with pid " + std::to_string(pid));
+    throw ProcessError("no process with pid " + std::to_string(pid));
   if (err == EACCES || err == EPERM)
-    throw TargetError("cannot read " + what +
-                      ": permission denied (run as root or with CAP_SYS_PTRACE)");
-  throw TargetError("cannot read " + what + ": " + std::strerror(err));
+    throw ProcessError("cannot read " + what +
+                       ": permission denied (run as root or with CAP_SYS_PTRACE)");
+  throw ProcessError("cannot read " + what + ": " + std::strerror(err));
 }
 
 std::string read_exe_link(pid_t pid) {
@@ -66,8 +66,8 @@ std::string read_exe_link(pid_t pid) {
     int err = errno;
     // /proc/PID exists but exe does not: a kernel thread or a zombie.
     if (err == ENOENT)
-      throw TargetError("process " + std::to_string(pid) +
-                        " has no executable (kernel thread or exited?)");
+      throw ProcessError("process " + std::to_string(pid) +
+                         " has no executable (kernel thread or exited?)");
     proc_error(pid, link, err);
   }
   buf.resize(static_cast<size_t>(n));
@@ -100,9 +100,9 @@ bool is_executable_file(const std::string& path) {
 // PT_INTERP of an executable, empty for a static one.
 std::string interpreter_of(const std::string& exe) {
   detail::ElfFile file(exe);
-  if (file.status() == detail::ElfFile::Status::CannotOpen) throw TargetError(file.error());
+  if (file.status() == detail::ElfFile::Status::CannotOpen) throw ProcessError(file.error());
   if (file.status() == detail::ElfFile::Status::NotElf)
-    throw TargetError(exe + ": not an ELF executable (for a script, trace its interpreter)");
+    throw ProcessError(exe + ": not an ELF executable (for a script, trace its interpreter)");
   size_t n = 0;
   if (elf_getphdrnum(file.elf(), &n) != 0) return {};
   for (size_t i = 0; i < n; ++i) {
@@ -120,7 +120,8 @@ std::string interpreter_of(const std::string& exe) {
 // Runs ARGV (no shell, inherited environment) and returns its stdout.
 std::string run_capture(const std::vector<std::string>& argv, int* exit_status) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw TargetError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw ProcessError(std::string("pipe: ") + std::strerror(errno));
   detail::UniqueFd rd(fds[0]), wr(fds[1]);
 
   posix_spawn_file_actions_t actions;
@@ -133,7 +134,7 @@ std::string run_capture(const std::vector<std::string>& argv, int* exit_status) 
   pid_t child = -1;
   int rc = ::posix_spawn(&child, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw TargetError("cannot run " + argv[0] + ": " + std::strerror(rc));
+  if (rc != 0) throw ProcessError("cannot run " + argv[0] + ": " + std::strerror(rc));
   wr.reset();  // our copy: EOF once the child exits
 
   std::string out;
@@ -165,8 +166,8 @@ bool parse_list_line(const std::string& exe, std::string_view line, std::string*
   if (arrow != std::string_view::npos) {
     std::string_view target = head.substr(arrow + 4);
     if (target == "not found")
-      throw TargetError("cannot launch " + exe + ": shared library " +
-                        std::string(head.substr(0, arrow)) + " not found (check LD_LIBRARY_PATH)");
+      throw ProcessError("cannot launch " + exe + ": shared library " +
+                         std::string(head.substr(0, arrow)) + " not found (check LD_LIBRARY_PATH)");
     *reported = std::string(head.substr(0, arrow));
     *path = std::string(target);
     return !path->empty() && path->front() == '/';
@@ -207,8 +208,8 @@ std::vector<Module> launch_modules(const std::string& exe_path) {
   int status = 0;
   const std::string out = run_capture({interp, "--list", exe_path}, &status);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw TargetError("cannot list the libraries of " + exe_path + ": " + interp +
-                      " --list failed");
+    throw ProcessError("cannot list the libraries of " + exe_path + ": " + interp +
+                       " --list failed");
 
   std::set<std::string> seen{exe};
   size_t pos = 0;
@@ -226,11 +227,11 @@ std::vector<Module> launch_modules(const std::string& exe_path) {
 }
 
 std::string find_executable(const std::string& cmd) {
-  if (cmd.empty()) throw TargetError("command not found: ''");
+  if (cmd.empty()) throw ProcessError("command not found: ''");
   if (cmd.find('/') != std::string::npos) {
     struct stat st;
-    if (::stat(cmd.c_str(), &st) != 0) throw TargetError("command not found: " + cmd);
-    if (!is_executable_file(cmd)) throw TargetError("not an executable file: " + cmd);
+    if (::stat(cmd.c_str(), &st) != 0) throw ProcessError("command not found: " + cmd);
+    if (!is_executable_file(cmd)) throw ProcessError("not an executable file: " + cmd);
     return cmd;
   }
   const char* env = std::getenv("PATH");
@@ -244,7 +245,7 @@ std::string find_executable(const std::string& cmd) {
     if (colon == std::string_view::npos) break;
     search.remove_prefix(colon + 1);
   }
-  throw TargetError("command not found: " + cmd);
+  throw ProcessError("command not found: " + cmd);
 }
 
 }  // namespace atrace::uprobes

@@ -12,7 +12,9 @@
 
 namespace atrace::uprobes {
 
-class TargetError : public Error {
+// A process or program whose modules cannot be listed (no such pid, no
+// permission, not an executable, command not found).
+class ProcessError : public Error {
  public:
   using Error::Error;
 };
@@ -25,18 +27,18 @@ struct Module {
 };
 
 // Main executable first (from /proc/PID/exe), then every other file with an
-// executable mapping, each once. Throws TargetError ("no process with pid N",
+// executable mapping, each once. Throws ProcessError ("no process with pid N",
 // "... permission denied ...", a kernel thread has no executable).
 std::vector<Module> process_modules(pid_t pid);
 
 // For launch mode, before the program runs: the executable itself, then the
 // shared libraries its dynamic loader would load (asks the program's own
 // PT_INTERP loader with --list, as ldd does; nothing of the program runs).
-// Static executables give just themselves. Throws TargetError when the file
+// Static executables give just themselves. Throws ProcessError when the file
 // is not ELF, or a needed library is "not found" (LD_LIBRARY_PATH applies).
 std::vector<Module> launch_modules(const std::string& exe_path);
 
-// Resolves a command name like execvp would (PATH search); throws TargetError
+// Resolves a command name like execvp would (PATH search); throws ProcessError
 // "command not found: NAME".
 std::string find_executable(const std::string& cmd);
 

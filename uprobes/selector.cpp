@@ -155,7 +155,7 @@ void read_selector_file(const std::string& file, std::vector<Selector>& out) {
                             "': a selector file cannot name another");
       try {
         out.push_back(parse_one(item));
-      } catch (const SelectorError& e) {
+      } catch (const SelectorError& e) {  // kept: adds the file and line
         throw SelectorError(where + e.what());
       }
     }

@@ -18,7 +18,7 @@ using atrace::uprobes::find_executable;
 using atrace::uprobes::launch_modules;
 using atrace::uprobes::Module;
 using atrace::uprobes::process_modules;
-using atrace::uprobes::TargetError;
+using atrace::uprobes::ProcessError;
 
 namespace {
 
@@ -38,7 +38,7 @@ template <typename F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const TargetError& e) {
+  } catch (const ProcessError& e) {
     return e.what();
   }
   return "no error";
