@@ -79,6 +79,8 @@ void CallReplay::add(const formats::Event& ev) {
   ReplayThread& t = thread(ev.tid);
   if (t.events++ == 0) t.first_ts = ev.ts;
   t.pid = ev.pid;
+  if (ev.cpu >= t.cpus.size()) t.cpus.resize(ev.cpu + size_t{1}, false);
+  t.cpus[ev.cpu] = true;
 
   switch (ev.kind) {
     case formats::EventKind::FuncEntry: {

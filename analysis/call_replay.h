@@ -96,6 +96,10 @@ struct ReplayThread {
   uint64_t events = 0;  // events of this thread seen so far
   uint64_t first_ts = 0;
   std::string comm;  // its last Comm event's name ("" if none)
+  // The CPUs its events were recorded on (index = CPU): the kernel counts
+  // lost events per CPU, so a thread that ran where events were lost may
+  // lack some of its own (ProfileBuilder marks it partial).
+  std::vector<bool> cpus;
   std::vector<OpenCall> stack;
   std::vector<uint32_t> active;  // slot -> open activations (recursion)
   KernelTracker kernel;

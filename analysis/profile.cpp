@@ -90,6 +90,18 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
   m.max_ns = std::max(m.max_ns, s.max_ns);
   m.kernel += s.kernel;
   m.self_kernel += s.self_kernel;
+  m.partial = m.partial || s.partial;
+}
+
+// Whether events were lost on a CPU the thread ran on. The footer counts
+// losses per CPU, not per thread: a thread that shared a CPU with them may
+// have lost some of its own. Unknown losses (a killed recorder) mark
+// nothing: the headline says "lost: unknown".
+bool lost_where_it_ran(const ReplayThread& t, const formats::LostCounts& lost) {
+  const size_t n = std::min(t.cpus.size(), lost.per_cpu.size());
+  for (size_t cpu = 0; cpu < n; ++cpu)
+    if (t.cpus[cpu] && lost.per_cpu[cpu] > 0) return true;
+  return false;
 }
 
 bool by_total(const FunctionStats& a, const FunctionStats& b) {
@@ -121,11 +133,13 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   for (const auto& [tid, t] : replay_.threads()) {
     if (t.index >= stats_.size()) continue;
     auto& rows = stats_[t.index];
+    const bool partial = lost_where_it_ran(t, lost);
     for (uint32_t slot = 0; slot < rows.size(); ++slot) {
       FunctionStats& s = rows[slot];
       if (s.calls == 0) continue;
       s.id = replay_.id_of_slot(slot);
       s.tid = tid;
+      s.partial = partial;
       name_row_from(probes_, s);
       p.per_thread.push_back(s);
       merge_into(merged, s);
@@ -154,6 +168,7 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
     if (s.pid == 0) s.pid = t.pid;
     if (s.name.empty()) s.name = t.comm;
     s.events = t.events;
+    s.partial = lost_where_it_ran(t, lost);
     s.kernel = t.kernel.totals();
     uint64_t last = t.kernel.exited() ? t.kernel.exit_ts() : end;
     uint64_t span = last > t.first_ts ? last - t.first_ts : 0;

@@ -54,6 +54,10 @@ struct FunctionStats {
   // are partial, counted up to then.
   bool detached = false;
   uint64_t detached_ns = 0;
+  // Events were lost (ring buffer full) on a CPU where its thread ran (in
+  // the all-threads row: one of its threads): some of its calls may lack
+  // their entry or exit, so its numbers may be incomplete.
+  bool partial = false;
   uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
 };
 
@@ -91,6 +95,8 @@ struct ThreadSummary {
   // the end) minus its off-CPU time; 0 for a thread without events.
   uint64_t oncpu_ns = 0;
   KernelTimes kernel;
+  // Events were lost on a CPU it ran on (FunctionStats::partial).
+  bool partial = false;
 };
 
 // One row of `atrace report --syscalls`: a system call number as issued by

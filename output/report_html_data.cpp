@@ -76,7 +76,8 @@ json functions(const ReportInput& in, const ReportOptions& opt) {
                        {"syscall_ns", f.kernel.syscall_ns},
                        {"syscalls", f.kernel.syscalls},
                        {"faults", f.kernel.faults},
-                       {"detached", f.detached}});
+                       {"detached", f.detached},
+                       {"partial", f.partial}});
   return out;
 }
 

@@ -50,7 +50,8 @@ json thread_row(const ThreadSummary& t) {
               {"offcpu_runnable_ns", k.offcpu_runnable_ns},
               {"syscall_ns", k.syscall_ns},
               {"syscalls", k.syscalls},
-              {"faults", k.faults}};
+              {"faults", k.faults},
+              {"partial", t.partial}};
 }
 
 json syscall_row(const SyscallStats& r) {
@@ -76,12 +77,14 @@ json function_row(const FunctionStats& f, const Profile& p, bool threads) {
   json row = {{"name", f.name}, {"module", f.module}};
   row.update(stats_fields(f));
   row["detached"] = f.detached;
+  row["partial"] = f.partial;
   if (threads) {
     json per = json::array();
     for (const auto& t : p.per_thread) {
       if (t.id != f.id) continue;
       json r = {{"tid", t.tid}};
       r.update(stats_fields(t));
+      r["partial"] = t.partial;
       per.push_back(std::move(r));
     }
     row["per_thread"] = std::move(per);

@@ -47,6 +47,7 @@ namespace {
 
 // After the name of a function whose probes a relevance filter removed.
 constexpr const char* kDetachedMark = " (detached)";
+constexpr const char* kPartialMark = " (partial)";
 
 // With kernel events, six columns after the times: inclusive and self
 // off-CPU and system call time, system calls and faults (inclusive); Min
@@ -85,7 +86,8 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const s
                     std::to_string(f.kernel.syscalls)});
       row.push_back(std::to_string(f.kernel.faults));
     }
-    row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : ""));
+    row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : "") +
+                  (f.partial ? kPartialMark : ""));
     t.add(std::move(row));
   }
   t.print(out);
@@ -211,6 +213,11 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
     notes.push_back(std::to_string(p.orphan_exits) +
                     " exits without a recorded entry ignored\n"
                     "  (calls already running when the recording started)");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.partial; }))
+    notes.push_back(
+        "(partial): events were lost on a CPU where the function's thread ran: some of its\n"
+        "  calls may lack their entry or exit, so its numbers may be incomplete");
   if (p.lost_events)
     notes.push_back(std::to_string(p.lost_events) +
                     " events lost (ring buffer full): figures may be incomplete;\n"
@@ -254,7 +261,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
         if (f.tid == th.tid) rows.push_back(f);
       out << "\nThread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
-      out << ": " << th.events << " events\n";
+      out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
       if (kernel) print_thread_kernel(out, th);
       if (rows.empty()) {
         out << "  no function calls\n";

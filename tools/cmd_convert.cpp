@@ -3,11 +3,11 @@
 // gives them all one signature), whether the output is binary, and a line
 // for --help. Adding a format is adding a row.
 //
-// The output goes to stdout or to -o FILE. A conversion that fails half way
-// (unreadable trace, disk full) removes FILE rather than leave a truncated
+// The output goes to stdout or to -o FILE, created by base/new_file.h's
+// rule (0600, the sudo caller's; a link, device or FIFO refused). FILE gets
+// its name only once the conversion is complete: one that fails half way
+// (unreadable trace, disk full) leaves FILE as it was, never a truncated
 // file that looks complete, and says so in its one error line.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,10 +16,12 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <streambuf>
 #include <string>
 
+#include "base/new_file.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
@@ -103,52 +105,41 @@ class FdBuf : public std::streambuf {
   int error_ = 0;
 };
 
-// Where the conversion goes: stdout, or a file opened for it.
+// Where the conversion goes: stdout, or a new file (base/new_file.h: 0600,
+// the sudo caller's, never through a link or into a device or FIFO) that
+// gets the name FILE only once complete.
 class Output {
  public:
-  // Returns false (and prints the error line) when FILE cannot be opened.
+  // Returns false (and prints the error line) when FILE cannot be created.
   bool open(const std::string& path) {
-    path_ = path;
-    if (path == "-") {
-      fd_ = STDOUT_FILENO;
+    try {
+      file_.emplace(path, IfExists::Replace);
       return true;
-    }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      std::fprintf(stderr, "atrace: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    } catch (const NewFileError& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
       return false;
     }
-    struct stat st {};
-    // Only a regular file is removed after a failure: never /dev/full, a
-    // FIFO or a terminal someone named with -o.
-    removable_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
-    return true;
   }
-  ~Output() {
-    if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  int fd() const { return file_->fd(); }
+  bool is_file() const { return !file_->is_stdout(); }
+  std::string name() const { return file_->display(); }
+  // Names FILE; false after printing the error line.
+  bool commit() {
+    try {
+      file_->commit();
+      return true;
+    } catch (const NewFileError& e) {
+      std::fprintf(stderr, "atrace: %s\n", e.what());
+      return false;
+    }
   }
-  int fd() const { return fd_; }
-  bool is_file() const { return path_ != "-"; }
-  const std::string& name() const { return is_file() ? path_ : kStdout; }
-  // Closes a file and says whether everything reached it (errno set if not).
-  bool close() {
-    if (fd_ < 0 || fd_ == STDOUT_FILENO) return true;
-    int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0;
-  }
-  // After a failure: the file goes, and the message says so.
-  std::string discard() {
-    close();
-    if (!is_file() || !removable_) return "";
-    return ::unlink(path_.c_str()) == 0 ? " (" + path_ + " removed)" : "";
+  // After a failure: what the message says of FILE (left as it was).
+  std::string discarded() const {
+    return is_file() ? " (nothing written to " + file_->path() + ")" : "";
   }
 
  private:
-  inline static const std::string kStdout = "stdout";
-  std::string path_;
-  int fd_ = -1;
-  bool removable_ = false;
+  std::optional<NewFile> file_;
 };
 
 void warn_from(const formats::TraceReader& reader, size_t first) {
@@ -196,18 +187,17 @@ int run_convert(const ConvertArgs& args) {
     format->write(*reader, stream, args.options);
     stream.flush();
   } catch (const std::exception& e) {  // TraceError: the trace; anything else: no memory, ...
-    std::string removed = out.discard();
-    std::fprintf(stderr, "atrace: %s%s\n", e.what(), removed.c_str());
+    std::fprintf(stderr, "atrace: %s%s\n", e.what(), out.discarded().c_str());
     return 1;
   }
   if (buf.error() == EPIPE && !out.is_file()) return 0;  // the reader has seen enough
-  if (buf.error() || !stream || !out.close()) {
-    int err = buf.error() ? buf.error() : errno;
-    std::string removed = out.discard();
+  if (buf.error() || !stream) {
+    int err = buf.error() ? buf.error() : EIO;
     std::fprintf(stderr, "atrace: %s: write failed: %s%s\n", out.name().c_str(), std::strerror(err),
-                 removed.c_str());
+                 out.discarded().c_str());
     return 1;
   }
+  if (!out.commit()) return 1;
   warn_from(*reader, warned);
   return reader->damaged() ? 3 : 0;  // every readable event is converted, but the file is damaged
 }

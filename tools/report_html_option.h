@@ -14,8 +14,9 @@ void add_report_html_option(cli::Command report, std::string& path);
 
 // Writes the page of `data` (analysis::HtmlViews::data, built before: an
 // unreadable trace leaves no file behind) to `path` ("-": stdout). The
-// file appears whole or not at all: the page is written to a temporary
-// file beside it and renamed over it. Returns false after printing one
+// file is made by base/new_file.h's rule: 0600, the sudo caller's, a link,
+// device or FIFO refused; it appears whole or not at all (written unnamed,
+// then named, replacing an older page). Returns false after printing one
 // error line.
 bool write_report_html(const std::string& path, const std::string& data);
 

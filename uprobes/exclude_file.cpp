@@ -5,12 +5,10 @@
 // selector.cpp by hand.
 #include "uprobes/exclude_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
 #include <string_view>
 
+#include "base/new_file.h"
 #include "uprobes/selector.h"
 
 namespace atrace::uprobes {
@@ -117,12 +115,14 @@ std::string exclude_file_text(const std::vector<formats::ProbeInfo>& probes,
 
 void write_exclude_file(const std::string& path, const std::vector<formats::ProbeInfo>& probes,
                         const std::string& main_module, const std::string& header) {
-  std::string text = exclude_file_text(probes, main_module, header);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (out) out.flush();
-  if (!out)
-    throw ExcludeFileError("cannot write exclude file '" + path + "': " + std::strerror(errno));
+  try {
+    // Made like the trace (base/new_file.h): private, never through a link.
+    NewFile file(path, IfExists::Replace);
+    file.write(exclude_file_text(probes, main_module, header));
+    file.commit();
+  } catch (const NewFileError& e) {
+    throw ExcludeFileError(std::string("cannot write exclude file: ") + e.what());
+  }
 }
 
 }  // namespace atrace::uprobes

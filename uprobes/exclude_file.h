@@ -32,8 +32,9 @@ std::string exclude_selector(const formats::ProbeInfo& p, bool main_module);
 std::string exclude_file_text(const std::vector<formats::ProbeInfo>& probes,
                               const std::string& main_module, const std::string& header);
 
-// Writes exclude_file_text to `path`; throws ExcludeFileError with one line
-// naming the file when it cannot be written.
+// Writes exclude_file_text to `path` (base/new_file.h: 0600, the sudo
+// caller's, never through a link; an existing file replaced); throws
+// ExcludeFileError with one line naming the file when it cannot be written.
 void write_exclude_file(const std::string& path, const std::vector<formats::ProbeInfo>& probes,
                         const std::string& main_module, const std::string& header);
 

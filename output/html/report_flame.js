@@ -73,6 +73,10 @@ function renderTable() {
             td.classList.add("detached");
             td.title += " (probes detached by a relevance filter: partial counts)";
           }
+          if (r.partial) {
+            td.textContent += " (partial)";
+            td.title += " (events were lost on a CPU where its thread ran: partial counts)";
+          }
         }
         if (c.key === "calls" && r.unfinished) {
           td.textContent += " (" + fmtCount(r.unfinished) + " unfinished)";

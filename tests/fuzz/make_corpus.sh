@@ -9,6 +9,9 @@
 # (as a killed recorder leaves it). Run at fuzz time by tests/fuzz/run.sh, so
 # the seeds always have the current format version; a few of them are also
 # committed in tests/fuzz/corpus/ (refresh with: make_corpus.sh tests/fuzz/corpus).
+# The crafted_*.atrace seeds there (issue 18's crafted files) are written by
+# the unit tests instead: ATRACE_WRITE_SEEDS=tests/fuzz/corpus \
+#   build/tests/unit/atrace_unit_tests --gtest_filter='FormatsBounds.CraftedSeeds*'.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

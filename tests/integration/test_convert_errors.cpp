@@ -65,16 +65,29 @@ TEST_F(ConvertErrors, UnwritableOutputs) {
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
-TEST_F(ConvertErrors, AFileThatFillsUpHalfWayIsRemoved) {
-  std::string trace = good_trace(), out = file("big.json");
-  // A file size limit of a few KiB (SIGXFSZ ignored: write() fails with EFBIG
-  // instead), well under the conversion's size.
-  Result r = run({"sh", "-c",
-                  "ulimit -f 8; trap '' XFSZ; exec \"$0\" convert -i \"$1\" --to=chrome -o \"$2\"",
-                  Paths::atrace, trace, out});
-  std::string line = expect_one_error_line(r);
-  EXPECT_NE(line.find("removed"), std::string::npos) << line;
-  EXPECT_FALSE(std::filesystem::exists(out)) << "a half-written file was left behind";
+// The output gets its name only once complete (base/new_file.h): a
+// conversion failing half way leaves no file, and an older file under the
+// name as it was.
+TEST_F(ConvertErrors, AFileThatFillsUpHalfWayIsNeverNamed) {
+  std::string trace = good_trace();
+  for (bool existed : {false, true}) {
+    SCOPED_TRACE(existed ? "over an existing file" : "a new name");
+    std::string out = file(existed ? "old.json" : "big.json");
+    if (existed) std::ofstream(out) << "an older export\n";
+    // A file size limit of a few KiB (SIGXFSZ ignored: write() fails with
+    // EFBIG instead), well under the conversion's size.
+    Result r =
+        run({"sh", "-c",
+             "ulimit -f 8; trap '' XFSZ; exec \"$0\" convert -i \"$1\" --to=chrome -o \"$2\"",
+             Paths::atrace, trace, out});
+    std::string line = expect_one_error_line(r);
+    EXPECT_NE(line.find("nothing written to " + out), std::string::npos) << line;
+    if (existed) EXPECT_EQ(read_whole(out), "an older export\n");
+    else EXPECT_FALSE(std::filesystem::exists(out)) << "a half-written file was left behind";
+  }
+  for (const auto& e : std::filesystem::directory_iterator(tmp_->path()))
+    EXPECT_EQ(e.path().filename().string().find(".atrace-"), std::string::npos)
+        << "temporary file left: " << e.path();
 }
 
 TEST_F(ConvertErrors, StdoutAndFileGiveTheSameBytesEveryTime) {

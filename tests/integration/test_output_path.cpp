@@ -1,5 +1,6 @@
-// `record -o PATH`: atrace never removes or truncates what it did not
-// create (record/output_file.h). Devices, FIFOs, directories and
+// `record -o PATH`, and the files derived from a trace (OUTPUT.exclude,
+// `report --html`, `convert -o`): atrace never removes or truncates what it
+// did not create (base/new_file.h). Devices, FIFOs, directories and
 // symbolic links are refused with one line and left as they were; an
 // existing trace becomes PATH.old once the new one has its header; a run
 // that fails before that leaves PATH untouched; new traces are 0600 and,
@@ -166,7 +167,86 @@ TEST_F(OutputPath, ExcludeListIsPrivateAndNeverWrittenThroughALink) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_mode & 07777, 0600u);
   EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65533u);
   EXPECT_NE(contents(out + ".exclude").find("leaf"), std::string::npos);
+}
+
+// What `report --html=FILE` and `convert -o FILE` write follows the same
+// rule (base/new_file.h): 0600 whatever the umask, the sudo caller's under
+// sudo, an older file replaced by a new one.
+TEST_F(OutputPath, HtmlAndConvertOutputsArePrivateAndTheSudoCallersFiles) {
+  std::string trace = file("t.data");
+  ASSERT_TRUE(record_to(trace).exited(0));
+  ::umask(022);
+  const std::vector<std::string> sudo = {"env", "SUDO_UID=65534", "SUDO_GID=65533", Paths::atrace};
+  std::string page = file("page.html"), csv = file("out.csv"), json = file("out.json");
+  write_file(json, "an older export\n");
+  ASSERT_EQ(chmod(json.c_str(), 0644), 0);
+  std::vector<std::vector<std::string>> runs = {
+      {"report", "-i", trace, "--html=" + page},
+      {"convert", "-i", trace, "--to=csv", "-o", csv},
+      {"convert", "-i", trace, "--to=chrome", "-o", json}};
+  for (const auto& args : runs) {
+    std::vector<std::string> argv = sudo;
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result r = run(argv);
+    ASSERT_TRUE(r.exited(0)) << r.describe();
+  }
+  for (const std::string& out : {page, csv, json}) {
+    SCOPED_TRACE(out);
+    struct stat st {};
+    ASSERT_EQ(lstat(out.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65533u);
+    EXPECT_GT(st.st_size, 100);
+  }
+  EXPECT_NE(contents(page).find("<html"), std::string::npos);
+  EXPECT_NE(contents(csv).find("leaf"), std::string::npos);
+  // Without sudo: root's, still 0600.
+  Result p = run({"env", "-u", "SUDO_UID", "-u", "SUDO_GID", Paths::atrace, "convert", "-i", trace,
+                  "--to=csv", "-o", csv});
+  ASSERT_TRUE(p.exited(0)) << p.describe();
+  struct stat st {};
+  ASSERT_EQ(stat(csv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+}
+
+// A symbolic link, FIFO or device given as `--html` or `convert -o` is
+// refused with one line and neither it nor what it points to is touched
+// (before, the page was renamed over the link, and convert truncated the
+// file the link pointed to, then removed it after a failure).
+TEST_F(OutputPath, HtmlAndConvertRefuseLinksFifosAndDevices) {
+  std::string trace = file("t.data");
+  ASSERT_TRUE(record_to(trace).exited(0));
+  std::string real = file("precious.txt"), link = file("link.out"), fifo = file("fifo");
+  write_file(real, "precious contents\n");
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& out : {link, fifo, std::string("/dev/null")}) {
+    for (const std::vector<std::string>& argv :
+         {std::vector<std::string>{Paths::atrace, "report", "-i", trace, "--html=" + out},
+          std::vector<std::string>{Paths::atrace, "convert", "-i", trace, "--to=csv", "-o", out}}) {
+      SCOPED_TRACE(argv[1] + " to " + out);
+      Result r = run(argv);
+      std::string line = expect_one_error_line(r);
+      EXPECT_NE(line.find(out), std::string::npos) << line;
+      EXPECT_NE(line.find(out == link   ? "symbolic link"
+                          : out == fifo ? "FIFO"
+                                        : "device"),
+                std::string::npos)
+          << line;
+    }
+  }
+  EXPECT_EQ(kind_of(link), S_IFLNK) << "the link was replaced";
+  EXPECT_EQ(contents(real), "precious contents\n") << "the linked file was written";
+  EXPECT_EQ(kind_of(fifo), S_IFIFO);
+  EXPECT_EQ(kind_of("/dev/null"), S_IFCHR);
+  for (const auto& e : std::filesystem::directory_iterator(tmp_->path()))
+    EXPECT_EQ(e.path().filename().string().find(".atrace-"), std::string::npos)
+        << "temporary file left: " << e.path();
 }
 
 }  // namespace

@@ -4,8 +4,15 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
 
 #include "formats/file_source.h"
 #include "formats/format_v2.h"
@@ -39,9 +46,10 @@ uint64_t footer_offset(const std::string& bytes) {
   return r.u64();
 }
 
-// The file with its footer replaced by `f`.
-std::string with_footer(const std::string& bytes, const Footer& f) {
-  std::string out = bytes.substr(0, footer_offset(bytes));
+// The file with its footer replaced by `f`, and `extra` frames (listed in
+// `f` by the caller) before it.
+std::string with_footer(const std::string& bytes, const Footer& f, const std::string& extra = {}) {
+  std::string out = bytes.substr(0, footer_offset(bytes)) + extra;
   ByteWriter payload;
   encode_footer(f, payload);
   std::vector<uint8_t> frame;
@@ -143,6 +151,168 @@ TEST(FormatsBounds, InputThatIsNotATraceIsNotSpooled) {
     EXPECT_NE(std::string(e.what()).find("not an atrace trace file"), std::string::npos)
         << e.what();
   }
+}
+
+// The crafted cases of the fault campaign (issue 18), as files. They are
+// committed as seeds of the fuzz corpus (tests/fuzz/corpus/crafted_*,
+// replayed by ctest fuzz.corpus_replay and fuzzed from in CI); rewrite them
+// with ATRACE_WRITE_SEEDS=DIR atrace_unit_tests
+// --gtest_filter=FormatsBounds.CraftedSeeds*.
+std::vector<std::pair<std::string, std::string>> crafted_cases(const TempFile& t) {
+  std::vector<std::pair<std::string, std::string>> cases;
+  std::string bytes = small_trace(t.path());
+  Footer f = footer_of(t.path(), bytes);
+  auto listing_strings = [&](int times) {
+    Footer g = f;
+    g.index.clear();
+    for (const auto& x : f.index)
+      for (int i = 0; i < (x.type == v2::kFrameStrings ? times : 1); i++) g.index.push_back(x);
+    return g;
+  };
+  // One strings frame listed 4 and 64 times by the index (3.8 GB before).
+  cases.emplace_back("crafted_index_strings_x4", with_footer(bytes, listing_strings(4)));
+  cases.emplace_back("crafted_index_strings_x64", with_footer(bytes, listing_strings(64)));
+  // Index entries declaring 2^32-1 events and offsets far past the end.
+  Footer huge = f;
+  for (auto& x : huge.index) {
+    x.count = 0xffffffffu;
+    x.last_ts = ~0ull;
+  }
+  cases.emplace_back("crafted_index_huge_counts", with_footer(bytes, huge));
+  Footer past = f;
+  for (auto& x : past.index) x.offset += uint64_t{1} << 40;
+  cases.emplace_back("crafted_index_offsets_past_end", with_footer(bytes, past));
+  // A strings frame declaring 2^62 strings, the first 2^40 bytes long,
+  // listed in the index: lengths checked against the payload read.
+  {
+    uint64_t next_id = 0;
+    FileSource src(t.path());
+    for (const auto& x : f.index) {
+      if (x.type != v2::kFrameStrings) continue;
+      Frame fr;
+      EXPECT_EQ(read_frame(src, x.offset, fr), FrameStatus::Ok);
+      std::vector<uint8_t> raw;
+      FrameDecoder().payload(fr, raw);
+      ByteReader r(raw);
+      uint64_t first = r.varint();
+      next_id = first + r.varint();
+    }
+    ByteWriter payload;
+    payload.varint(next_id);
+    payload.varint(uint64_t{1} << 62);
+    payload.varint(uint64_t{1} << 40);
+    payload.bytes("abcdefgh", 8);
+    std::vector<uint8_t> frame;
+    FrameEncoder(3).append(frame, v2::kFrameStrings, {}, payload.buf(), false);
+    Footer g = f;
+    g.index.push_back({footer_offset(bytes), v2::kFrameStrings, 0, 0, 0, 0, 0});
+    cases.emplace_back("crafted_strings_huge_lengths",
+                       with_footer(bytes, g, std::string(frame.begin(), frame.end())));
+  }
+  // A frame whose head claims 256 MiB from 16 stored bytes.
+  {
+    ByteWriter head;
+    head.bytes(v2::kFrameSync, sizeof v2::kFrameSync);
+    head.u8(v2::kFrameStrings);
+    head.u8(v2::kCodecZstd);
+    head.u16(0);
+    head.u32(16);
+    head.u32(256u << 20);
+    std::vector<uint8_t> frame = head.buf();
+    frame.resize(frame.size() + 16, 0x5a);
+    uint64_t sum = XXH3_64bits(frame.data(), frame.size());
+    for (int i = 0; i < 8; i++) frame.push_back(static_cast<uint8_t>(sum >> (8 * i)));
+    std::string file = bytes.substr(0, v2::kPreambleSize);
+    file.append(frame.begin(), frame.end());
+    cases.emplace_back("crafted_frame_claims_256mib", file);
+  }
+  return cases;
+}
+
+// AddressSanitizer reserves terabytes of shadow memory: there an address
+// space cap means nothing, and the files are only read (.ci/sanitize.sh).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
+
+// Reads `path` completely in a child whose address space may grow by at
+// most `cap` bytes (a `prlimit --as` in-process): returns the child's exit
+// status, 0 when the reader refused the file or read it, 2 on bad_alloc.
+int read_under_memory_cap(const std::string& path, uint64_t cap) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    uint64_t now = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    rlimit lim{now + cap, now + cap};
+    if (!kAsan && setrlimit(RLIMIT_AS, &lim) != 0) _exit(4);
+    try {
+      TraceReader r(path);
+      Event ev;
+      while (r.next(ev)) {
+      }
+      _exit(0);
+    } catch (const TraceError&) {
+      _exit(0);
+    } catch (const std::bad_alloc&) {
+      _exit(2);
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Every crafted case (and the committed seeds, which must be these files)
+// is read or refused within 64 MiB more than the process had: before, the
+// same files took 1 to 3.8 GB.
+TEST(FormatsBounds, CraftedSeedsAreReadInBoundedMemory) {
+  TempFile t, seed(".seed");
+  const char* write_to = std::getenv("ATRACE_WRITE_SEEDS");
+  for (const auto& [name, bytes] : crafted_cases(t)) {
+    SCOPED_TRACE(name);
+    if (write_to)
+      std::ofstream(std::string(write_to) + "/" + name + ".atrace", std::ios::binary) << bytes;
+    seed.set_bytes(bytes);
+    EXPECT_EQ(read_under_memory_cap(seed.path(), 64u << 20), 0);
+    const std::string committed = std::string(ATRACE_FUZZ_CORPUS_DIR) + "/" + name + ".atrace";
+    EXPECT_TRUE(std::filesystem::exists(committed)) << "missing fuzz seed " << committed;
+    EXPECT_EQ(read_under_memory_cap(committed, 64u << 20), 0);
+  }
+}
+
+// The cap is real: a reader that allocated what the frame claims would not
+// get it.
+TEST(FormatsBounds, CraftedSeedsMemoryCapCatchesAnAllocationOfTheClaimedSize) {
+  if (kAsan) return;  // no cap under AddressSanitizer (above)
+  pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    uint64_t now = static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    rlimit lim{now + (64u << 20), now + (64u << 20)};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(4);
+    try {
+      std::vector<uint8_t> v(256u << 20);
+      _exit(v.size() == 0 ? 0 : 1);
+    } catch (const std::bad_alloc&) {
+      _exit(2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
 }
 
 }  // namespace

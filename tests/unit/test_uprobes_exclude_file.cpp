@@ -213,9 +213,9 @@ TEST(UprobesExcludeFile, Errors) {
   try {
     write_exclude_file("/nonexistent/dir/x.exclude", {}, kMain, "");
   } catch (const ExcludeFileError& err) {
-    EXPECT_STREQ(
-        err.what(),
-        "cannot write exclude file '/nonexistent/dir/x.exclude': No such file or directory");
+    EXPECT_STREQ(err.what(),
+                 "cannot write exclude file: /nonexistent/dir/x.exclude: cannot create: No such "
+                 "file or directory");
   }
 }
 
