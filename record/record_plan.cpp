@@ -27,26 +27,6 @@ std::string hostname() {
   return buf;
 }
 
-// Modules the selectors name that the process has not mapped: the files
-// the dynamic linker would load for them (uprobes/late_modules.h). The
-// search is a launched command's (atrace's environment is its) or a running
-// process's.
-void add_late_modules(const RecordOptions& o, const std::vector<uprobes::Selector>& include,
-                      std::vector<uprobes::Module>& modules) {
-  bool unmatched = false;
-  for (const auto& s : include) {
-    if (s.module_glob.empty()) continue;
-    bool hit = false;
-    for (const auto& m : modules) hit |= s.matches_module(m.name, m.path, m.is_main);
-    unmatched |= !hit;
-  }
-  if (!unmatched) return;
-  const char* env = std::getenv("LD_LIBRARY_PATH");
-  const std::string ld_path = o.pid > 0 ? uprobes::ld_library_path_of(o.pid) : env ? env : "";
-  auto late = uprobes::late_modules(include, modules, uprobes::library_search(modules, ld_path));
-  modules.insert(modules.end(), late.begin(), late.end());
-}
-
 // One line per module not mapped yet that has probes: they wait for it.
 void say_waiting(const std::vector<uprobes::Module>& modules,
                  const std::vector<uprobes::ProbeSite>& sites) {
@@ -66,7 +46,14 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
                                               RecordPlan& plan) {
   std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
   if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
-  add_late_modules(o, include, plan.modules);
+  // Modules the selectors name that the process has not mapped: the search
+  // is a launched command's (atrace's environment is its) or a running
+  // process's (uprobes/late_modules.h).
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  uprobes::add_late_modules(include, plan.modules,
+                            o.pid > 0 ? uprobes::ld_library_path_of(o.pid)
+                            : env     ? env
+                                      : "");
   uprobes::ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
   ro.move_probes = !o.probe_at_entry;

@@ -81,4 +81,17 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
   return out;
 }
 
+void add_late_modules(const std::vector<Selector>& include, std::vector<Module>& modules,
+                      const std::string& ld_library_path) {
+  bool unmatched = false;
+  for (const auto& s : include) {
+    bool hit = s.module_glob.empty();
+    for (const auto& m : modules) hit |= s.matches_module(m.name, m.path, m.is_main);
+    unmatched |= !hit;
+  }
+  if (!unmatched) return;
+  auto late = late_modules(include, modules, library_search(modules, ld_library_path));
+  modules.insert(modules.end(), late.begin(), late.end());
+}
+
 }  // namespace atrace::uprobes

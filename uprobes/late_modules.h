@@ -5,6 +5,7 @@
 // dlopen), and takes them away with the mapping (dlclose).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "uprobes/library_search.h"
@@ -23,5 +24,11 @@ namespace atrace::uprobes {
 // and no file where the dynamic linker looks.
 std::vector<Module> late_modules(const std::vector<Selector>& include,
                                  const std::vector<Module>& modules, const LibrarySearch& search);
+
+// late_modules() appended to `modules`, searching as a process with those
+// modules and that LD_LIBRARY_PATH would; nothing is searched when every
+// selector's module is mapped. What `record` and `list` use.
+void add_late_modules(const std::vector<Selector>& include, std::vector<Module>& modules,
+                      const std::string& ld_library_path);
 
 }  // namespace atrace::uprobes
