@@ -93,6 +93,14 @@ TEST_P(LateModules, AttachBeforeDlopen) {
 INSTANTIATE_TEST_SUITE_P(AttachPaths, LateModules, ::testing::Values("multi", "perf"),
                          [](const auto& p) { return std::string(p.param); });
 
+// `atrace list` finds a library not loaded yet as `record` does.
+TEST(LateModulesList, ListsFunctionsOfALibraryNotLoadedYet) {
+  Result r = run({Paths::atrace, "list", Paths::target_dlopen, "libtarget_plugin.so*:plugin_fn"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.out.find("plugin_fn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libtarget_plugin.so"), std::string::npos) << r.out;
+}
+
 class LateModulesBadInput : public IntegrationTest {};
 
 // A library waited for that the program never loads: the recording is
