@@ -93,6 +93,22 @@ TEST_P(LateModules, AttachBeforeDlopen) {
 INSTANTIATE_TEST_SUITE_P(AttachPaths, LateModules, ::testing::Values("multi", "perf"),
                          [](const auto& p) { return std::string(p.param); });
 
+// --follow-forks: a shell runs the target, whose dlopen happens in a child
+// of the traced process; the library is named by path (the shell's own
+// search would not find it).
+TEST_P(LateModules, FollowForksChildByPath) {
+  std::string out = file("forks.data");
+  const std::string cmd = std::string(Paths::target_dlopen) + " " + std::to_string(kFirst) + " " +
+                          std::to_string(kSecond) + " " + tag_arg() + "; true";
+  std::vector<std::string> extra = attach_option();
+  extra.push_back("--follow-forks");
+  Result r =
+      record(out, std::string(Paths::target_plugin) + ":plugin_fn", {"/bin/sh", "-c", cmd}, extra);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  expect_plugin_calls(out, r.out);
+  expect_no_uprobe_events_left();
+}
+
 // `atrace list` finds a library not loaded yet as `record` does.
 TEST(LateModulesList, ListsFunctionsOfALibraryNotLoadedYet) {
   Result r = run({Paths::atrace, "list", Paths::target_dlopen, "libtarget_plugin.so*:plugin_fn"});
