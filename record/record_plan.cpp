@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "record/calibrate.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
 #include "record/unwind_guard.h"
+#include "uprobes/late_modules.h"
+#include "uprobes/library_search.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
 
@@ -24,10 +27,33 @@ std::string hostname() {
   return buf;
 }
 
+// One line per module not mapped yet that has probes: they wait for it.
+void say_waiting(const std::vector<uprobes::Module>& modules,
+                 const std::vector<uprobes::ProbeSite>& sites) {
+  for (const auto& m : modules) {
+    if (!m.waiting) continue;
+    size_t n = 0;
+    for (const auto& s : sites) n += s.path == m.path;
+    if (n)
+      std::fprintf(stderr,
+                   "atrace: %s is not loaded yet: waiting for it (%zu %s on %s, in place "
+                   "when the process maps it)\n",
+                   m.name.c_str(), n, n == 1 ? "probe" : "probes", m.path.c_str());
+  }
+}
+
 std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const KernelFeatures& f,
                                               RecordPlan& plan) {
   std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
   if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
+  // Modules the selectors name that the process has not mapped: the search
+  // is a launched command's (atrace's environment is its) or a running
+  // process's (uprobes/late_modules.h).
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  uprobes::add_late_modules(include, plan.modules,
+                            o.pid > 0 ? uprobes::ld_library_path_of(o.pid)
+                            : env     ? env
+                                      : "");
   uprobes::ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
   ro.move_probes = !o.probe_at_entry;
@@ -36,6 +62,7 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
   refuse_go_programs(sites);  // an error: before any status line
   for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
   for (const auto& site : sites) plan.max_id = std::max(plan.max_id, site.id);
+  say_waiting(plan.modules, sites);
   if (!o.filter.keep.empty()) {
     // Same modules, same matching: a keep selector names functions the
     // way --select does (and one that matches nothing is an error).
@@ -60,9 +87,14 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f) {
     plan.modules =
         o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
-  if (!o.usdt.empty())
-    plan.usdt =
-        uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), plan.modules, plan.max_id + 1);
+  if (!o.usdt.empty()) {
+    // USDT probes only in mapped modules: their semaphores are set in the
+    // process's memory (uprobes/usdt_semaphore.h).
+    std::vector<uprobes::Module> mapped;
+    for (const auto& m : plan.modules)
+      if (!m.waiting) mapped.push_back(m);
+    plan.usdt = uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), mapped, plan.max_id + 1);
+  }
   return plan;
 }
 

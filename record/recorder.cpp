@@ -23,6 +23,7 @@
 #include "record/drain_loop.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
+#include "record/late_arrivals.h"
 #include "record/output_file.h"
 #include "record/record_decoder.h"
 #include "record/record_plan.h"
@@ -110,6 +111,7 @@ class Recorder {
   uint64_t last_event_ts_ = 0;
   std::unique_ptr<UnwindGuard> unwind_guard_;
   std::vector<uprobes::UnwindPoint> unwind_points_;
+  LateArrivals late_;  // modules waited for: did they arrive?
 };
 
 // What needs no target and no kernel object: a request that cannot be
@@ -323,6 +325,7 @@ void Recorder::on_record(const void* data, size_t size) {
   if (r.names_thread) threads_.named(r.event, r.thread_name);
   else threads_.saw(r.event);
   last_event_ts_ = std::max(last_event_ts_, r.event.ts);
+  late_.saw(r.event);
   reorder_.push(std::move(r.event));
   ++events_;
 }
@@ -390,6 +393,7 @@ RecordResult Recorder::run() {
   // is touched.
   plan_ = plan_recording(opts_, features_);
   decoder_ = RecordDecoder(plan_.usdt);
+  late_ = LateArrivals(plan_.modules, plan_.sites);
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
@@ -502,6 +506,8 @@ RecordResult Recorder::run() {
   writing([&] { writer_->finish(header, threads_.table(), lost); });
   // After a write error the disk or pipe is gone: one message said so.
   if (r.write_error.empty()) write_exclude_list(detached);
+
+  for (const auto& line : late_.never_seen()) std::fprintf(stderr, "atrace: %s\n", line.c_str());
 
   r.events = events_;
   r.lost = lost.total();

@@ -6,11 +6,14 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "record/record.h"
 #include "tools/commands.h"
 #include "uprobes/elf_symbols.h"
+#include "uprobes/late_modules.h"
+#include "uprobes/library_search.h"
 #include "uprobes/proc_maps.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
@@ -89,7 +92,13 @@ int run_list(const ListArgs& a) {
   ro.nop5_supported = f.uprobe_syscall;
   ro.move_probes = !a.at_entry;
   ResolveNotes notes;
-  auto sites = resolve_probe_sites(parse_selectors(a.pattern), {}, modules, ro, &notes);
+  const auto selectors = parse_selectors(a.pattern);
+  // Libraries not loaded yet, where the dynamic linker would find them, as
+  // `record` finds them (docs/selectors.md).
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  const std::string ld_path = a.pid > 0 ? ld_library_path_of(a.pid) : env ? env : "";
+  add_late_modules(selectors, modules, ld_path);
+  auto sites = resolve_probe_sites(selectors, {}, modules, ro, &notes);
   size_t by_path[5] = {}, moved = 0;
   // PATH: where the entry probe sits (bytes past the function's first
   // instruction) and how the kernel runs it there (uprobes/placement.h).

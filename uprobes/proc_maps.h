@@ -24,6 +24,10 @@ struct Module {
                      // launch_modules(): the realpath of what the loader reports
   std::string name;  // basename ("libc.so.6"; launch: of the name as reported)
   bool is_main = false;
+  // Not mapped by the process (yet): a file found on disk that a selector
+  // names (uprobes/late_modules.h). Its probes are bound to the file and
+  // take effect when the process maps it.
+  bool waiting = false;
 };
 
 // Main executable first (from /proc/PID/exe), then every other file with an

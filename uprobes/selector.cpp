@@ -6,6 +6,8 @@
 #include <re2/re2.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +88,10 @@ Selector parse_one(std::string_view text) {
       sel.module_glob = std::string(trim(rest.substr(0, sep)));
       rest = trim(rest.substr(sep + 1));
       if (sel.module_glob.empty()) bad(text, "empty module before ':'");
+      if (sel.module_is_path() && !sel.module_is_glob()) {
+        char buf[PATH_MAX];
+        if (::realpath(sel.module_glob.c_str(), buf)) sel.module_file = buf;
+      }
     }
   }
   if (starts_with_re(rest)) {
@@ -114,7 +120,12 @@ bool glob(const std::string& pattern, const std::string& s) {
 bool Selector::matches_module(const std::string& file_name, const std::string& path,
                               bool is_main) const {
   if (module_glob.empty()) return is_main;
-  return glob(module_glob, file_name) || glob(module_glob, path);
+  return glob(module_glob, file_name) || glob(module_glob, path) ||
+         (!module_file.empty() && path == module_file);
+}
+
+bool Selector::module_is_glob() const {
+  return module_glob.find_first_of("*?[") != std::string::npos;
 }
 
 bool Selector::matches_name(const std::string& demangled) const {

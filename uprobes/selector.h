@@ -2,7 +2,8 @@
 //
 //   GLOB           demangled names in the main executable ("main", "ns::Class::*")
 //   MODULE:GLOB    names in a shared library chosen by file name or path glob
-//                  ("libz.so*:deflate*"); "::" in C++ names is not a separator
+//                  ("libz.so*:deflate*", "/opt/x/libfoo.so:f"); "::" in C++
+//                  names is not a separator
 //   re:REGEX       RE2 regex (linear time, no recursion: any symbol length is
 //                  safe) over demangled names in the main executable
 //   MODULE:re:REGEX
@@ -31,12 +32,20 @@ class SelectorError : public Error {
 struct Selector {
   std::string text;         // as the user wrote it, for messages
   std::string module_glob;  // empty: the main executable
+  // module_glob is an absolute path without glob characters: the file it
+  // names with symbolic links resolved ("" when it does not exist), which
+  // is how the kernel shows a mapping.
+  std::string module_file;
   bool is_regex = false;
   std::string pattern;                    // glob or regex source
   std::shared_ptr<const re2::RE2> regex;  // compiled when is_regex
 
   // file_name is the basename ("libc.so.6"), path the full path.
   bool matches_module(const std::string& file_name, const std::string& path, bool is_main) const;
+  // module_glob is a path or a path glob (starts with '/'), not a file name.
+  bool module_is_path() const { return !module_glob.empty() && module_glob.front() == '/'; }
+  // module_glob has glob characters.
+  bool module_is_glob() const;
   // Matches the full demangled name ("ns::f(int)") or the name without its
   // parameter list and return type ("ns::f").
   bool matches_name(const std::string& demangled) const;

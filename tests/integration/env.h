@@ -34,6 +34,9 @@ struct Paths {
   static constexpr const char* target_unwind_c = TARGET_UNWIND_C_BIN;
   static constexpr const char* target_placement = TARGET_PLACEMENT_BIN;
   static constexpr const char* target_exceptions_cet = TARGET_EXCEPTIONS_CET_BIN;
+  // target_dlopen loads libtarget_plugin.so (not linked to it) with dlopen.
+  static constexpr const char* target_dlopen = TARGET_DLOPEN_BIN;
+  static constexpr const char* target_plugin = TARGET_PLUGIN_LIB;
 };
 
 // True when the environment variable CI is "true": then a test that cannot
