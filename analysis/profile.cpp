@@ -227,6 +227,7 @@ void ProfileBuilder::mark_detached(Profile& p) {
     name_row_from(probes_, named);
     d.name = std::move(named.name);
     d.module = std::move(named.module);
+    if (auto it = probes_.find(d.id); it != probes_.end()) d.path = it->second.path_kind;
     first.try_emplace(d.id, d.ts);
   }
   for (auto* rows : {&p.functions, &p.per_thread})

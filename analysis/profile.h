@@ -71,7 +71,13 @@ struct DetachedFunction {
   formats::DetachReason reason = formats::DetachReason::Absolute;  // may be a value unknown here
   uint64_t calls = 0;
   uint64_t total_ns = 0;
+  formats::ProbePath path = formats::ProbePath::Unknown;  // its entry probe's
   uint64_t mean_ns() const { return calls ? total_ns / calls : 0; }
+  // The mean the filter judged: net of what the probes add on its path.
+  uint64_t net_mean_ns(const formats::ProbeCosts& costs) const {
+    const uint64_t floor = costs.floor_of(path);
+    return mean_ns() > floor ? mean_ns() - floor : 0;
+  }
 };
 
 // A USDT probe's hits (Usdt events): how often it fired, and when it had

@@ -87,6 +87,20 @@ uint64_t ProbeCosts::inside_of(ProbePath p) const {
   return by_path(p, inside_nop5, inside_emulated, inside_single_step);
 }
 
+uint64_t ProbeCosts::cost_or_typical(ProbePath p) const {
+  const ProbePath as = p == ProbePath::Unknown ? ProbePath::Emulated : p;
+  const uint64_t typical = as == ProbePath::SingleStep ? 15000
+                           : as == ProbePath::Emulated ? 1000
+                           : as == ProbePath::Nop5     ? 650
+                                                       : 0;
+  return of(as) ? of(as) : typical;
+}
+
+uint64_t ProbeCosts::floor_of(ProbePath p) const {
+  const uint64_t inside = inside_of(p == ProbePath::Unknown ? ProbePath::Emulated : p);
+  return inside ? inside : cost_or_typical(p) / 2;
+}
+
 ProbeCosts probe_costs(const TraceHeader& h) {
   return {h.probe_cost_nop5_ns,   h.probe_cost_emulated_ns,   h.probe_cost_singlestep_ns,
           h.probe_inside_nop5_ns, h.probe_inside_emulated_ns, h.probe_inside_singlestep_ns};

@@ -222,6 +222,16 @@ struct ProbeCosts {
   bool any() const { return nop5 || emulated || single_step; }
   uint64_t of(ProbePath p) const;         // 0 for Unknown/Refused
   uint64_t inside_of(ProbePath p) const;  // likewise
+  // The rules the relevance filters and the report's Detached table share.
+  // A path not known counts as emulated (Refused costs nothing).
+  // `cost_or_typical`: a hit's whole cost, or this machine's typical one
+  // where calibration could not measure it (docs/BENCHMARKS.md).
+  // `floor_of`: what the probes add to a call's measured duration, taken
+  // off each mean: the calibrated inside cost, or half the whole cost where
+  // it was not measured (taking off less than the truth keeps the filter
+  // conservative: a function is judged longer than it is, never shorter).
+  uint64_t cost_or_typical(ProbePath p) const;
+  uint64_t floor_of(ProbePath p) const;
 };
 ProbeCosts probe_costs(const TraceHeader& h);
 void set_probe_costs(TraceHeader& h, const ProbeCosts& c);

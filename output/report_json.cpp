@@ -63,13 +63,15 @@ json syscall_row(const SyscallStats& r) {
 }
 
 // A relevance filter's decision; its time since the recording's start.
-json detached_row(const DetachedFunction& d, uint64_t start) {
+json detached_row(const DetachedFunction& d, uint64_t start, const formats::ProbeCosts& costs) {
   return json{{"name", d.name},
               {"module", d.module},
               {"time_ns", d.ts > start ? d.ts - start : 0},
               {"rule", formats::to_string(d.reason)},
               {"calls", d.calls},
               {"mean_ns", d.mean_ns()},
+              {"net_mean_ns", d.net_mean_ns(costs)},
+              {"path", formats::to_string(d.path)},
               {"total_ns", d.total_ns}};
 }
 
@@ -146,7 +148,8 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["probes"] = std::move(probes);
   json detached = json::array();
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
-  for (const auto& d : p.detached) detached.push_back(detached_row(d, start));
+  const formats::ProbeCosts costs = formats::probe_costs(h);
+  for (const auto& d : p.detached) detached.push_back(detached_row(d, start, costs));
   doc["detached"] = std::move(detached);
   doc["warnings"] = in.warnings;
   // Names and command lines are bytes from the target: never fail on them.

@@ -143,11 +143,12 @@ void print_detached(std::ostream& out, const ReportInput& in, const std::string&
   if (p.detached.empty()) return;
   uint64_t start = in.header.start_mono_ns ? in.header.start_mono_ns : p.first_ts;
   Table t({1});
-  t.add({"After", "Rule", "Calls", "Mean", "Function"});
+  const formats::ProbeCosts costs = formats::probe_costs(in.header);
+  t.add({"After", "Rule", "Calls", "Mean", "Net", "Function"});
   for (const auto& d : p.detached)
     t.add({format_duration(d.ts > start ? d.ts - start : 0), formats::to_string(d.reason),
            std::to_string(d.calls), format_duration(d.mean_ns()),
-           display_name(d.name, d.module, main)});
+           format_duration(d.net_mean_ns(costs)), display_name(d.name, d.module, main)});
   std::ostringstream table;
   t.print(table);
   out << "\nDetached by the relevance filter:\n";
@@ -199,7 +200,8 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
   if (detached_marks && !p.detached.empty())
     notes.push_back(
         "(detached): the relevance filter removed the function's probes while recording;\n"
-        "  its numbers are partial, counted up to the detach time");
+        "  its numbers are partial, counted up to the detach time; Net: the mean the\n"
+        "  filter judged, less what the probes add inside a call on its path");
   if (unfinished)
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited;\n"

@@ -36,15 +36,8 @@ FilterCosts filter_costs(const formats::ProbeCosts& calibrated) {
   FilterCosts out;
   for (ProbePath p : {ProbePath::Unknown, ProbePath::SingleStep, ProbePath::Emulated,
                       ProbePath::Nop5, ProbePath::Refused}) {
-    const ProbePath as = p == ProbePath::Unknown ? ProbePath::Emulated : p;
-    const uint64_t typical = as == ProbePath::SingleStep ? 15000
-                             : as == ProbePath::Emulated ? 1000
-                             : as == ProbePath::Nop5     ? 650
-                                                         : 0;
-    const uint64_t cost = calibrated.of(as) ? calibrated.of(as) : typical;
-    const uint64_t inside = calibrated.inside_of(as);
-    out.cost_ns.push_back(cost);
-    out.floor_ns.push_back(inside ? inside : cost / 2);
+    out.cost_ns.push_back(calibrated.cost_or_typical(p));
+    out.floor_ns.push_back(calibrated.floor_of(p));
   }
   return out;
 }

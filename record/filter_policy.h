@@ -74,14 +74,9 @@ struct FilterDecision {
 uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
 
 // What the filters count per traced call, by entry path (index =
-// ProbePath), from the calibrated costs (formats::ProbeCosts, 0 where not
-// measured): `cost_ns`, a hit's whole cost (budget rule), or this machine's
-// typical one where calibration could not measure it (docs/BENCHMARKS.md);
-// `floor_ns`, what the probes add to a call's measured duration, taken off
-// each mean: the calibrated inside cost, or half the cost where it was not
-// measured (taking off less than the truth keeps the filter conservative:
-// a function is judged longer than it is, never shorter). A path not known
-// counts as emulated.
+// ProbePath), from the calibrated costs: `cost_ns` (budget rule) and
+// `floor_ns` (taken off each mean), by formats::ProbeCosts'
+// cost_or_typical and floor_of.
 struct FilterCosts {
   std::vector<uint64_t> cost_ns, floor_ns;
 };

@@ -24,6 +24,7 @@ std::vector<formats::ProbeInfo> probes() {
     p.id = id;
     p.name = names[id];
     p.module = id == LIBC ? "libc.so.6" : "demo";
+    if (id == HOT) p.path_kind = formats::ProbePath::Nop5;
     out.push_back(p);
   }
   return out;
@@ -35,6 +36,10 @@ formats::TraceHeader header() {
   h.target_pid = kPid;
   h.start_mono_ns = 1'000'000;
   h.end_mono_ns = 11'000'000;
+  // Calibrated on the NOP5 path only: hot's path. memcpy's and probe 9's
+  // path is not known: half the typical emulated cost (1 us) comes off.
+  h.probe_cost_nop5_ns = 400;
+  h.probe_inside_nop5_ns = 150;
   return h;
 }
 
@@ -103,6 +108,8 @@ TEST(ProfileDetach, DecisionsAreCollectedNamedAndInTimeOrder) {
   EXPECT_EQ(d.calls, 3u);
   EXPECT_EQ(d.total_ns, 600u);
   EXPECT_EQ(d.mean_ns(), 200u);
+  EXPECT_EQ(d.path, formats::ProbePath::Nop5);
+  EXPECT_EQ(d.net_mean_ns(formats::probe_costs(header())), 50u);
   EXPECT_EQ(p.detached[1].name, "memcpy");
   EXPECT_EQ(p.detached[1].module, "libc.so.6");
   EXPECT_EQ(p.detached[1].mean_ns(), 0u);  // no calls: no division by zero
@@ -162,9 +169,12 @@ TEST(ProfileDetach, JsonReport) {
   EXPECT_EQ(doc["detached"][0],
             nlohmann::json::parse(R"J({"name": "hot(int)", "module": "demo", "time_ns": 1500000,
                                        "rule": "absolute", "calls": 3, "mean_ns": 200,
+                                       "net_mean_ns": 50, "path": "nop5",
                                        "total_ns": 600})J"));
   EXPECT_EQ(doc["detached"][1]["rule"], "max-calls");
   EXPECT_EQ(doc["detached"][1]["mean_ns"], 0);
+  EXPECT_EQ(doc["detached"][1]["net_mean_ns"], 0);  // never below 0
+  EXPECT_EQ(doc["detached"][2]["net_mean_ns"], 500);
   EXPECT_EQ(doc["detached"][2]["rule"], "unknown");
   EXPECT_EQ(doc["detached"][2]["time_ns"], 5'000'000);
   for (const auto& f : doc["functions"]) EXPECT_EQ(f["detached"], f["name"] == "hot(int)") << f;
@@ -180,14 +190,17 @@ TEST(ProfileDetach, TextReportMarksAndListsThem) {
   auto list = text.find("\nDetached by the relevance filter:\n");
   ASSERT_NE(list, std::string::npos) << text;
   std::string rest = text.substr(list);
-  EXPECT_NE(rest.find("    After  Rule       Calls     Mean  Function\n"), std::string::npos)
-      << text;
-  EXPECT_NE(rest.find("  1.50 ms  absolute       3   200 ns  hot(int)\n"), std::string::npos)
-      << text;
-  EXPECT_NE(rest.find("  2.50 ms  max-calls      0     0 ns  memcpy [libc.so.6]\n"),
+  EXPECT_NE(rest.find("    After  Rule       Calls     Mean     Net  Function\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(rest.find("  5.00 ms  unknown        7  1.00 us  <probe 9>\n"), std::string::npos)
+  EXPECT_NE(rest.find("  1.50 ms  absolute       3   200 ns   50 ns  hot(int)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(rest.find("  2.50 ms  max-calls      0     0 ns    0 ns  memcpy [libc.so.6]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(rest.find("  5.00 ms  unknown        7  1.00 us  500 ns  <probe 9>\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(rest.find("(detached): the relevance filter removed"), std::string::npos) << text;
   EXPECT_NE(rest.find("partial, counted up to the detach time"), std::string::npos) << text;
