@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/capabilities.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "record/bpf_variants.h"
@@ -47,10 +48,10 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   try {
     rings_ = std::make_unique<PerCpuRings>(ncpus_, ring_bytes_);
   } catch (const RecordError&) {
-    // The rings' own message, unless the cause is one the user fixes by
-    // running as root.
-    if (errno == EPERM || errno == EACCES)
-      throw RecordError("permission denied creating BPF maps: run atrace as root");
+    // The rings' own message, unless the cause is one the user fixes with
+    // capabilities.
+    if ((errno == EPERM || errno == EACCES) && !can_trace())
+      throw RecordError(tracing_privilege_error("record"));
     throw;
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
@@ -87,9 +88,10 @@ void BpfSession::load(const BpfSettings& s) {
     bpf_program__set_expected_attach_type(skel_->progs.func_exit, t);
   }
   if (int err = atrace_bpf::load(skel_.get()); err) {
-    // As root, EACCES is the verifier refusing a program, not a permission.
-    if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
-      throw RecordError("permission denied loading BPF programs: run atrace as root");
+    // With the capabilities, EACCES is the verifier refusing a program, not
+    // a permission.
+    if ((err == -EPERM || err == -EACCES) && !can_trace())
+      throw RecordError(tracing_privilege_error("record"));
     if (err == -EACCES)
       throw RecordError("the kernel's BPF verifier refused atrace's programs (-v shows its log)");
     throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));

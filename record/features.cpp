@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/capabilities.h"
 #include "base/unique_fd.h"
 
 namespace atrace {
@@ -109,9 +110,9 @@ std::string KernelFeatures::missing_requirement() const {
   if (!uprobe_pmu)
     return kernel + " has no uprobe PMU (/sys/bus/event_source/devices/uprobe)" + need +
            " built with CONFIG_UPROBE_EVENTS=y";
-  // Only root can test-load programs: a failure there is reported later,
-  // as a permission, not as a missing feature.
-  if (geteuid() != 0) return {};
+  // Only a process that may trace can test-load programs: a failure there
+  // is reported later, as a permission, not as a missing feature.
+  if (!can_trace()) return {};
   if (!ringbuf) return kernel + " has no BPF ring buffers" + need;
   if (!bpf_cookie) return kernel + " has no BPF cookies for uprobes" + need;
   if (!task_storage) return kernel + " has no BPF task storage" + need;

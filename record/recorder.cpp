@@ -3,7 +3,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <signal.h>
-#include <sys/capability.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <map>
 #include <memory>
 
+#include "base/capabilities.h"
 #include "base/clock.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
@@ -48,18 +48,6 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   if (!g_verbose && level != LIBBPF_WARN) return 0;
   if (!g_verbose) return 0;  // libbpf's own warnings become our one-line errors
   return vfprintf(stderr, fmt, args);
-}
-
-// Root, or at least the capabilities BPF uprobes need.
-bool has_tracing_privileges() {
-  if (geteuid() == 0) return true;
-  cap_t caps = cap_get_proc();
-  if (!caps) return false;
-  cap_flag_value_t bpf = CAP_CLEAR, perfmon = CAP_CLEAR;
-  cap_get_flag(caps, CAP_BPF, CAP_EFFECTIVE, &bpf);
-  cap_get_flag(caps, CAP_PERFMON, CAP_EFFECTIVE, &perfmon);
-  cap_free(caps);
-  return bpf == CAP_SET && perfmon == CAP_SET;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -123,8 +111,7 @@ void Recorder::check_request() {
     throw RecordError(
         "nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
   check_output_path(opts_.output);  // a bad -o first, before any work
-  if (!has_tracing_privileges())
-    throw RecordError("recording needs root (CAP_BPF and CAP_PERFMON): run atrace record as root");
+  if (auto denied = tracing_privilege_error("record"); !denied.empty()) throw RecordError(denied);
   features_ = detect_kernel_features();
   if (auto missing = features_.missing_requirement(); !missing.empty()) throw RecordError(missing);
   if (opts_.verbose) print_kernel_features(stderr, features_);
@@ -217,7 +204,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
   std::string what = first.site->name + " in " + first.site->module + ": " + first.reason;
   if (table.empty()) {
     if (first.error == EPERM || first.error == EACCES)
-      throw RecordError("permission denied attaching uprobes: run atrace as root");
+      throw RecordError("permission denied attaching uprobes (" + what + ")" +
+                        (multi_ ? "" : task_uprobe_privilege_hint(first.error)));
     throw RecordError("no probe could be attached (" + what + ")");
   }
   std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/capabilities.h"
 #include "bpf/unwind.h"
 #include "bpf/unwind.skel.h"
 #include "record/uprobe_multi.h"
@@ -260,7 +261,8 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
       bpf_link* link =
           bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path.c_str(), off, &opts);
       if (!link)
-        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(errno));
+        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(errno) +
+                               task_uprobe_privilege_hint(errno));
       OwnedLink l;
       l.link.reset(link);
       links_.push_back(std::move(l));

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/capabilities.h"
 #include "bpf/atrace.h"
 
 namespace atrace {
@@ -20,7 +21,8 @@ bool UsdtProbes::attach_one(bpf_program* prog, const uprobes::UsdtTarget& t,
       bpf_program__attach_usdt(prog, pid_, t.path.c_str(), t.provider.c_str(), name.c_str(), &opts);
   if (!l) {
     int err = errno;
-    *error = t.provider + ":" + name + " in " + t.module + ": " + std::strerror(err);
+    *error = t.provider + ":" + name + " in " + t.module + ": " + std::strerror(err) +
+             task_uprobe_privilege_hint(err);
     return false;
   }
   links_.emplace_back(l);

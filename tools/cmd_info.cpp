@@ -203,7 +203,8 @@ void add_info(cli::Command app, int& exit_status) {
   auto kernel = std::make_shared<bool>(false);
   cmd.flag("--kernel", *kernel,
            "Instead of a trace: what the running kernel offers atrace, and what atrace does "
-           "without each missing feature (run as root for the complete answer)");
+           "without each missing feature (run as root or with CAP_BPF and CAP_PERFMON for the "
+           "complete answer)");
   cmd.callback([input, kernel, &exit_status] {
     if (*kernel) {
       const KernelFeatures f = detect_kernel_features();

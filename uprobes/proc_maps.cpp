@@ -51,7 +51,7 @@ std::string canonical(const std::string& path) {
     throw ProcessError("no process with pid " + std::to_string(pid));
   if (err == EACCES || err == EPERM)
     throw ProcessError("cannot read " + what +
-                       ": permission denied (run as root or with CAP_SYS_PTRACE)");
+                       ": permission denied (run as its user, as root or with CAP_SYS_PTRACE)");
   throw ProcessError("cannot read " + what + ": " + std::strerror(err));
 }
 

@@ -11,8 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/run.h"
 
 namespace fs = std::filesystem;
 
@@ -114,6 +120,64 @@ std::optional<std::vector<std::uint8_t>> read_process_memory(pid_t pid, std::uin
   ::close(fd);
   if (n != static_cast<ssize_t>(len)) return std::nullopt;
   return bytes;
+}
+
+namespace {
+
+// The ids of the BPF programs some process holds: a program fd, or a BPF
+// link fd, says its prog_id in fdinfo (bpftool's "pids" needs a bpftool
+// built with skeletons, which Debian's is not).
+std::set<int> held_bpf_program_ids() {
+  std::set<int> ids;
+  std::error_code ec;
+  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = proc.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec2;
+    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", ec2)) {
+      std::error_code ec3;
+      const std::string target = fs::read_symlink(fd.path(), ec3).string();
+      if (target != "anon_inode:bpf-prog" && target != "anon_inode:bpf_link") continue;
+      std::ifstream info(proc.path() / "fdinfo" / fd.path().filename());
+      for (std::string line; std::getline(info, line);)
+        if (line.rfind("prog_id:", 0) == 0) ids.insert(std::atoi(line.c_str() + 8));
+    }
+  }
+  return ids;
+}
+
+std::optional<std::vector<std::string>> unheld_atrace_programs_now() {
+  static const std::set<std::string> names = {
+      "func_entry",      "func_exit",       "usdt_hit",        "usdt_hit_str",   "usdt_hit_str_no",
+      "release_scan",    "unwind_catch",    "unwind_start",    "unwind_walk",    "sched_switch",
+      "sched_switch_no", "sched_wakeup",    "sched_wakeup_ne", "sched_migrate",  "sys_enter",
+      "sys_exit",        "page_fault_user", "sched_process_f", "sched_process_e"};
+  Result r = run({"bpftool", "-j", "prog", "show"}, std::chrono::milliseconds(10000));
+  if (!r.exited(0)) return std::nullopt;
+  auto progs = nlohmann::json::parse(r.out, nullptr, false);
+  if (!progs.is_array()) return std::nullopt;
+  // Listed after the programs: one loaded meanwhile by another atrace
+  // running on the machine is held by then.
+  const std::set<int> held = held_bpf_program_ids();
+  std::vector<std::string> left;
+  for (const auto& p : progs) {
+    const int id = p.value("id", 0);
+    if (names.count(p.value("name", "")) && !held.count(id))
+      left.push_back(p.value("name", "") + " (id " + std::to_string(id) + ")");
+  }
+  return left;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> unheld_atrace_bpf_programs(
+    std::chrono::milliseconds settle) {
+  const auto deadline = std::chrono::steady_clock::now() + settle;
+  for (;;) {
+    auto left = unheld_atrace_programs_now();
+    if (!left || left->empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 std::optional<std::vector<std::string>> leftover_uprobe_events() {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -89,6 +90,14 @@ std::optional<std::vector<std::uint8_t>> read_process_memory(pid_t pid, std::uin
 // targets or demo: uprobes atrace created through tracefs and left behind.
 // nullopt when no tracefs is mounted (nothing can be checked then).
 std::optional<std::vector<std::string>> leftover_uprobe_events();
+
+// atrace's BPF programs (by name: bpf/*.bpf.c, cut to the kernel's 15
+// characters) that no process holds any more: what a recorder killed at a
+// bad moment would leak. The kernel frees a dead process's objects a little
+// later, so this waits up to `settle` for the list to empty. nullopt when
+// `bpftool -j prog show` cannot run.
+std::optional<std::vector<std::string>> unheld_atrace_bpf_programs(
+    std::chrono::milliseconds settle = std::chrono::milliseconds(2000));
 
 // The value of the first "key=value" line of a target's stdout.
 std::optional<std::string> printed_value(const std::string& out, const std::string& key);
