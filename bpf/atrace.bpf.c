@@ -22,6 +22,8 @@
  *     syscalls     sys_enter, sys_exit
  *     faults       page_fault_user
  *     proc         sched_process_fork, sched_process_exec, task_rename
+ *   module_hook    uprobe on a probed module's DT_INIT / DT_FINI: it was
+ *                  loaded / is being unloaded (atrace_module.bpf.h)
  *
  * All tracepoint programs are tp_btf: typed arguments, no tracefs needed,
  * and this kernel has no kprobes.
@@ -353,3 +355,4 @@ int func_exit(struct pt_regs *ctx)
 /* The other programs, by job: USDT probes, then the kernel events. */
 #include "bpf/atrace_usdt.bpf.h"
 #include "bpf/atrace_kernel.bpf.h"
+#include "bpf/atrace_module.bpf.h"

@@ -12,6 +12,7 @@
  *   struct atrace_rec_args   a kernel event with up to two numbers
  *   struct atrace_rec_exec   a program executed
  *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
+ *   struct atrace_rec_module a watched module mapped or unmapped
  *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
  *   ATRACE_LOST_SLOTS        loss counters, one per kind
@@ -28,7 +29,7 @@
 #define ATRACE_MAX_CPUS 1024
 #define ATRACE_COMM_LEN 16
 #define ATRACE_PATH_LEN 256 /* exec file names are cut there */
-#define ATRACE_LOST_SLOTS 32 /* > the largest kind */
+#define ATRACE_LOST_SLOTS 40 /* > the largest kind */
 
 /*
  * Kernel kinds (16 and up) carry the trace file's kind numbers
@@ -52,7 +53,9 @@ enum atrace_rec_kind {
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
 	ATRACE_REC_USDT = 29,       /* rec_usdt (or rec_usdt_str): id = probe id */
 	ATRACE_REC_UNWIND = 30,     /* rec_args: id = probe id, unwound (bpf/unwind.h) */
-	ATRACE_REC_FILTER_HINT = 31, /* hdr only: id crossed a filter threshold; wakes the recorder */
+	ATRACE_REC_MODULE_LOAD = 31, /* rec_module: id = watched module index; its init runs */
+	ATRACE_REC_MODULE_UNLOAD = 32, /* rec_module: the same; its fini runs (dlclose, exit) */
+	ATRACE_REC_FILTER_HINT = 33, /* hdr only: id crossed a filter threshold; wakes the recorder */
 };
 
 /*
@@ -124,6 +127,21 @@ struct atrace_rec_args {
 struct atrace_rec_exec {
 	struct atrace_rec_hdr hdr;
 	char filename[ATRACE_PATH_LEN];
+};
+
+/*
+ * Modules a selector names (issue 17): one uprobe on each watched module's
+ * DT_INIT (the first code of it the dynamic linker runs) and one on its
+ * DT_FINI (run by dlclose before the unmap, and at exit), program
+ * module_hook (bpf/atrace_module.bpf.h). The cookie:
+ *   module index (bits 0-23) | ATRACE_MODULE_UNLOAD (bit 24) |
+ *   distance from the module's base to the probed address << 32
+ */
+#define ATRACE_MODULE_INDEX_MASK 0xffffffu
+#define ATRACE_MODULE_UNLOAD (1u << 24)
+struct atrace_rec_module {
+	struct atrace_rec_hdr hdr;
+	__u64 base; /* the lowest address of the module's mapping */
 };
 
 /*

@@ -29,7 +29,9 @@ static_assert(same_kind(EventKind::Comm, kComm));
 static_assert(same_kind(EventKind::Detach, kDetach));
 static_assert(same_kind(EventKind::Usdt, kUsdt));
 static_assert(same_kind(EventKind::Unwind, kUnwind));
-static_assert(same_kind(EventKind::Unwind, kLastApiKind), "the API's last kind");
+static_assert(same_kind(EventKind::ModuleLoad, kModuleLoad));
+static_assert(same_kind(EventKind::ModuleUnload, kModuleUnload));
+static_assert(same_kind(EventKind::ModuleUnload, kLastApiKind), "the API's last kind");
 
 void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u32(m.tid);
@@ -103,6 +105,12 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
     case EventKind::Unwind:
       out.varint(ev.id);
       out.u8(ev.flags);
+      break;
+    case EventKind::ModuleLoad:
+    case EventKind::ModuleUnload:
+      out.str(ev.text);
+      out.varint(ev.arg0);
+      out.str(module_build_id(ev));
       break;
     case EventKind::Usdt:
       out.varint(ev.id);
@@ -244,6 +252,12 @@ void BlockCursor::take_payload(Event& ev) {
     case EventKind::Unwind:
       ev.id = p.varint32();
       ev.flags = p.u8();  // a value this reader does not know is kept as is
+      break;
+    case EventKind::ModuleLoad:
+    case EventKind::ModuleUnload:
+      ev.text = p.str();
+      ev.arg0 = p.varint();
+      set_module_build_id(ev, p.str());
       break;
     case EventKind::Usdt: {
       ev.id = p.varint32();

@@ -23,6 +23,8 @@ const char* to_string(EventKind k) {
     case EventKind::Detach: return "detach";
     case EventKind::Usdt: return "usdt";
     case EventKind::Unwind: return "unwind";
+    case EventKind::ModuleLoad: return "module";
+    case EventKind::ModuleUnload: return "module-unload";
   }
   return "unknown";
 }
@@ -113,6 +115,27 @@ void set_probe_costs(TraceHeader& h, const ProbeCosts& c) {
   h.probe_inside_nop5_ns = c.inside_nop5;
   h.probe_inside_emulated_ns = c.inside_emulated;
   h.probe_inside_singlestep_ns = c.inside_single_step;
+}
+
+}  // namespace atrace::formats
+
+namespace atrace::formats {
+
+// The build id rides in the event's argument list (one string) rather than
+// in a field of its own, so that every other event stays as small as it was.
+const std::string& module_build_id(const Event& ev) {
+  static const std::string none;
+  const bool module = ev.kind == EventKind::ModuleLoad || ev.kind == EventKind::ModuleUnload;
+  if (!module || ev.args.empty() || !ev.args.front().is_string) return none;
+  return ev.args.front().str;
+}
+
+void set_module_build_id(Event& ev, const std::string& build_id) {
+  ProbeArg a;
+  a.is_string = true;
+  a.size = 0;
+  a.str = build_id;
+  ev.args.assign(1, std::move(a));
 }
 
 }  // namespace atrace::formats

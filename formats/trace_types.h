@@ -45,6 +45,11 @@ enum class EventKind : uint8_t {
   // (pthread_exit, cancellation), closed at the catch or at its thread's
   // end (docs/exceptions.md): its probe and how (UnwindHow).
   Unwind = 30,
+  // A module a selector names was mapped into a traced process (at exec,
+  // by dlopen, or found mapped when attaching), or unmapped (dlclose):
+  // its path, base address and build id (docs/selectors.md).
+  ModuleLoad = 31,
+  ModuleUnload = 32,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -95,12 +100,18 @@ enum class UnwindHow : uint8_t {
 //   Detach          probe  DetachReason  calls         total_ns      -
 //   Usdt            probe  -             -             -             -      (args)
 //   Unwind          probe  UnwindHow     -             -             -
+//   ModuleLoad      -      -             base          -             path   (args)
+//   ModuleUnload    -      -             base          -             path   (args)
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.
 //
 // A Usdt event's arguments are in `args`, in the probe's order (empty for
 // every other kind).
+//
+// A ModuleLoad/ModuleUnload event's base is the address where the file's
+// offset 0 is mapped; its build id is module_build_id(ev) (one string
+// argument, lowercase hex, empty when the file has none).
 //
 // Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
 // their two's complement: read them with sarg1() / sarg0().
@@ -116,6 +127,12 @@ struct ProbeArg {
   int64_t svalue() const { return static_cast<int64_t>(value); }
 };
 constexpr size_t kUsdtStringMax = 127;
+
+struct Event;
+// A ModuleLoad/ModuleUnload event's build id ("" for other kinds), and the
+// one way a module event gets it.
+const std::string& module_build_id(const Event& ev);
+void set_module_build_id(Event& ev, const std::string& build_id);
 
 struct Event {
   uint64_t ts = 0;  // CLOCK_MONOTONIC ns

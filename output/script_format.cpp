@@ -389,7 +389,21 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
     case K::Comm: append_escaped(out, ev.text); return;
     case K::Detach: detach_details(ev, out); return;
     case K::Usdt: usdt_details(ev, out); return;
+    case K::ModuleLoad:
+    case K::ModuleUnload: module_details(ev, out); return;
   }
+}
+
+// "/usr/lib/libfoo.so base=0x7f3a1c000000 build_id=ab12...": where the
+// module's code came (or went) in the process; "build_id=none" for a file
+// without one.
+void ScriptFormatter::module_details(const formats::Event& ev, std::string& out) {
+  append_escaped(out, ev.text);
+  out += " base=";
+  append_hex(out, ev.arg0);
+  const std::string& id = formats::module_build_id(ev);
+  out += " build_id=";
+  out += id.empty() ? "none" : id;
 }
 
 // "provider:name arg1=5 arg2="GET /"": numbers in decimal (signed ones

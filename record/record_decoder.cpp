@@ -34,6 +34,8 @@ static_assert(same_kind(ATRACE_REC_COMM, EventKind::Comm));
 static_assert(same_kind(ATRACE_REC_USDT, EventKind::Usdt));
 static_assert(same_kind(ATRACE_REC_UNWIND, EventKind::Unwind));
 // A loss counter per record kind, indexed by the kind (rings' lost map).
+static_assert(same_kind(ATRACE_REC_MODULE_LOAD, EventKind::ModuleLoad));
+static_assert(same_kind(ATRACE_REC_MODULE_UNLOAD, EventKind::ModuleUnload));
 static_assert(ATRACE_LOST_SLOTS > ATRACE_REC_FILTER_HINT);
 // What --usdt accepts is what a record carries.
 static_assert(ATRACE_USDT_MAX_ARGS == uprobes::kUsdtMaxArgs);
@@ -51,7 +53,9 @@ std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s
 
 }  // namespace
 
-RecordDecoder::RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt) {
+RecordDecoder::RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt,
+                             std::vector<WatchedModule> modules)
+    : modules_(std::move(modules)) {
   for (const auto& t : usdt)
     if (!t.sites.empty()) usdt_args_[t.id] = t.sites.front().arg_list;
 }
@@ -125,6 +129,18 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.kind = formats::EventKind::Unwind;
       ev.id = h->id;
       ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
+      break;
+    }
+    case ATRACE_REC_MODULE_LOAD:
+    case ATRACE_REC_MODULE_UNLOAD: {
+      if (size < sizeof(atrace_rec_module)) return out;
+      const auto kind = static_cast<formats::EventKind>(h->kind);
+      const uint64_t base = static_cast<const atrace_rec_module*>(data)->base;
+      formats::Event m = module_event(modules_, kind, h->id, base);
+      ev.kind = kind;
+      ev.arg0 = base;
+      ev.text = std::move(m.text);
+      ev.args = std::move(m.args);
       break;
     }
     case ATRACE_REC_FILTER_HINT: out.type = DecodedRecord::Type::FilterHint; return out;

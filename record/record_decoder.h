@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "record/module_watch.h"
 #include "uprobes/usdt_select.h"
 
 namespace atrace {
@@ -31,13 +32,16 @@ struct DecodedRecord {
 class RecordDecoder {
  public:
   // `usdt`: the USDT probes being recorded, whose notes give each
-  // argument's size and sign.
-  explicit RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt = {});
+  // argument's size and sign; `modules`: the watched modules, by the
+  // index the module records carry.
+  explicit RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt = {},
+                         std::vector<WatchedModule> modules = {});
   DecodedRecord decode(const void* data, size_t size) const;
 
  private:
   void usdt_event(const void* data, size_t size, formats::Event& ev) const;
   std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
+  std::vector<WatchedModule> modules_;
 };
 
 }  // namespace atrace

@@ -24,6 +24,7 @@
 #include "record/features.h"
 #include "record/kernel_groups.h"
 #include "record/late_arrivals.h"
+#include "record/module_watch.h"
 #include "record/output_file.h"
 #include "record/record_decoder.h"
 #include "record/record_plan.h"
@@ -99,7 +100,9 @@ class Recorder {
   uint64_t last_event_ts_ = 0;
   std::unique_ptr<UnwindGuard> unwind_guard_;
   std::vector<uprobes::UnwindPoint> unwind_points_;
-  LateArrivals late_;  // modules waited for: did they arrive?
+  LateArrivals late_;                   // modules waited for: did they arrive?
+  std::vector<WatchedModule> watched_;  // module_watch.h: MODULE events' files
+  std::unique_ptr<ModuleWatch> module_watch_;
 };
 
 // What needs no target and no kernel object: a request that cannot be
@@ -244,6 +247,10 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   usdt_ = std::make_unique<UsdtProbes>(skel->progs.usdt_hit, usdt_string_program(skel, features_),
                                        where);
   if (!plan_.usdt.empty()) attach_usdt(table);
+  module_watch_ = std::make_unique<ModuleWatch>(skel->progs.module_hook, watched_, where);
+  if (module_watch_->unwatched() && opts_.verbose)
+    std::fprintf(stderr, "atrace: %zu module(s) without DT_INIT/DT_FINI: no MODULE events\n",
+                 module_watch_->unwatched());
   if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
   // The filters judge functions only: USDT probes are the program's own
   // choice of what matters.
@@ -380,7 +387,8 @@ RecordResult Recorder::run() {
   // Everything that can fail on the user's input fails before the target
   // is touched.
   plan_ = plan_recording(opts_, features_);
-  decoder_ = RecordDecoder(plan_.usdt);
+  watched_ = watched_modules(plan_.sites, plan_.usdt);
+  decoder_ = RecordDecoder(plan_.usdt, watched_);
   late_ = LateArrivals(plan_.modules, plan_.sites);
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
@@ -428,6 +436,11 @@ RecordResult Recorder::run() {
 
   header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   header.start_real_ns = now_ns(CLOCK_REALTIME);
+  // An attached process's modules were mapped before: their MODULE events
+  // say so at the start (a launched one's come from its exec).
+  if (!target->launched())
+    for (auto& ev : modules_mapped_now(watched_, pid, header.start_mono_ns))
+      reorder_.push(std::move(ev));
   stop_if_signalled();  // the last moment a launched target can be left unstarted
   if (target->launched()) target->release();
   RecordResult r;
@@ -480,6 +493,7 @@ RecordResult Recorder::run() {
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes_->detach_all();
   usdt_->detach_all();
+  module_watch_.reset();
   if (opts_.verbose && !table.empty())
     std::fprintf(stderr, "atrace: detached %zu probes in %.1f ms\n", table.size(),
                  static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -196,6 +197,29 @@ std::vector<Module> process_modules(pid_t pid) {
     mods.push_back({path, basename_of(path), false});
   }
   return mods;
+}
+
+std::vector<FileMapping> file_mappings(pid_t pid) {
+  const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
+  std::ifstream maps(maps_path);
+  if (!maps) proc_error(pid, maps_path, errno);
+  std::vector<FileMapping> out;
+  std::string line;
+  while (std::getline(maps, line)) {
+    // "start-end perms offset dev inode   path": a file's path starts with '/'.
+    const size_t slash = line.find(" /");
+    if (slash == std::string::npos) continue;
+    FileMapping m;
+    char perms[8];
+    unsigned long long start = 0, end = 0, offset = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &offset) != 4)
+      continue;
+    m.start = start;
+    m.offset = offset;
+    m.path = strip_deleted(line.substr(line.find('/', slash)));
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 std::vector<Module> launch_modules(const std::string& exe_path) {

@@ -35,6 +35,17 @@ struct Module {
 // "... permission denied ...", a kernel thread has no executable).
 std::vector<Module> process_modules(pid_t pid);
 
+// One file mapping of /proc/PID/maps: where it starts, the file offset it
+// maps, and the file ("(deleted)" taken off).
+struct FileMapping {
+  uint64_t start = 0;
+  uint64_t offset = 0;
+  std::string path;
+};
+// Every file mapping, in address order; throws ProcessError like
+// process_modules().
+std::vector<FileMapping> file_mappings(pid_t pid);
+
 // For launch mode, before the program runs: the executable itself, then the
 // shared libraries its dynamic loader would load (asks the program's own
 // PT_INTERP loader with --list, as ldd does; nothing of the program runs).

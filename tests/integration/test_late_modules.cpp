@@ -6,16 +6,20 @@
 // and attach mode.
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
+#include "uprobes/build_id.h"
 
 namespace atrace::it {
 namespace {
 
 constexpr long kFirst = 7;   // calls before the dlclose
 constexpr long kSecond = 5;  // calls after the second dlopen
+
+class LateModulesMapped : public IntegrationTest {};
 
 class LateModules : public IntegrationTest, public ::testing::WithParamInterface<const char*> {
  protected:
@@ -49,7 +53,55 @@ class LateModules : public IntegrationTest, public ::testing::WithParamInterface
   }
 };
 
+// `script`'s MODULE lines of `path` in a trace: "module: PATH base=0x.. build_id=..".
+struct ModuleLines {
+  std::vector<std::string> loads, unloads;
+};
+ModuleLines module_lines(const std::string& trace, const std::string& path) {
+  Result s = run({Paths::atrace, "script", "-i", trace, "--fields=pid,kind,details"});
+  EXPECT_TRUE(s.exited(0)) << s.describe();
+  ModuleLines m;
+  std::istringstream in(s.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" " + path + " base=0x") == std::string::npos) continue;
+    if (line.find("module-unload:") != std::string::npos) m.unloads.push_back(line);
+    else if (line.find("module:") != std::string::npos) m.loads.push_back(line);
+  }
+  return m;
+}
+
 TEST_P(LateModules, LaunchByNameGlob) { launch("libtarget_plugin.so*:plugin_fn"); }
+
+// dlopen, N calls, dlclose, dlopen, M calls: N+M calls, and the module's
+// two loads and two unloads in the trace, with its path, base and build id,
+// each load before the calls it made possible.
+TEST_P(LateModules, ModuleEventsAtEachDlopenAndDlclose) {
+  std::string out = file("events.data");
+  Result r =
+      record(out, "libtarget_plugin.so*:plugin_fn",
+             {Paths::target_dlopen, std::to_string(kFirst), std::to_string(kSecond), tag_arg()},
+             attach_option());
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  expect_plugin_calls(out, r.out);
+  const ModuleLines m = module_lines(out, Paths::target_plugin);
+  ASSERT_EQ(m.loads.size(), 2u) << r.describe();
+  ASSERT_EQ(m.unloads.size(), 2u);
+  const std::string build_id = uprobes::read_build_id(Paths::target_plugin);
+  ASSERT_FALSE(build_id.empty());
+  for (const auto& line : m.loads) EXPECT_NE(line.find("build_id=" + build_id), std::string::npos);
+  // Order: load, calls, unload, load, calls, unload.
+  Result s = run({Paths::atrace, "script", "-i", out, "--fields=kind,details"});
+  std::string order;
+  std::istringstream in(s.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("module-unload:", 0) == 0) order += 'U';
+    else if (line.rfind("module:", 0) == 0) order += 'L';
+    else if (line.rfind("entry:", 0) == 0 && line.find("plugin_fn") != std::string::npos)
+      order += 'c';
+  }
+  EXPECT_EQ(order, "L" + std::string(kFirst, 'c') + "UL" + std::string(kSecond, 'c') + "U");
+  expect_no_uprobe_events_left();
+}
 
 TEST_P(LateModules, LaunchByAbsolutePath) {
   launch(std::string(Paths::target_plugin) + ":plugin_fn");
@@ -87,6 +139,39 @@ TEST_P(LateModules, AttachBeforeDlopen) {
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_NE(r.err.find("waiting for it"), std::string::npos) << r.err;
   expect_plugin_calls(out, end.out);
+  const ModuleLines m = module_lines(out, Paths::target_plugin);
+  EXPECT_EQ(m.loads.size(), 2u);
+  EXPECT_EQ(m.unloads.size(), 2u);
+  expect_no_uprobe_events_left();
+}
+
+// Attach mode: a module mapped before atrace attached is in the trace at
+// its start (its load happened before).
+TEST_F(LateModulesMapped, MappedAtAttach) {
+  const std::string go = file("go");
+  Child target({Paths::target_dlopen, "2", "3", "--wait=" + go, tag_arg()});
+  ASSERT_TRUE(target.wait_for_line("ready", milliseconds(10000))) << target.out();
+  std::string out = file("mapped.data");
+  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()),
+                "--select=libc.so.6:dlopen,libtarget_plugin.so*:plugin_fn", "-o", out});
+  auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(20000));
+  while (!std::ifstream(out) && atrace.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(std::ifstream(out)) << atrace.wait(milliseconds(1000)).describe();
+  std::ofstream(go).put('1');
+  ASSERT_TRUE(target.wait(milliseconds(30000)).exited(0));
+  Result r = atrace.wait(milliseconds(30000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  // libc: mapped before the attach, one load at the start; the plugin: its
+  // two loads while recording.
+  Result s = run({Paths::atrace, "script", "-i", out, "--fields=kind,details"});
+  size_t libc = 0;
+  std::istringstream in(s.out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("module:", 0) == 0 && line.find("/libc.so.6 base=0x") != std::string::npos)
+      ++libc;
+  EXPECT_EQ(libc, 1u) << s.out;
+  EXPECT_EQ(module_lines(out, Paths::target_plugin).loads.size(), 2u) << s.out;
   expect_no_uprobe_events_left();
 }
 

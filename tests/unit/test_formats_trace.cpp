@@ -119,7 +119,8 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::SchedMigrate,   EventKind::SyscallEnter,  EventKind::SyscallExit,
       EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
       EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
-      EventKind::Usdt,           EventKind::Unwind};
+      EventKind::Usdt,           EventKind::Unwind,        EventKind::ModuleLoad,
+      EventKind::ModuleUnload};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -169,6 +170,12 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       case EventKind::Unwind:  // how values beyond the known ones too
         e.id = static_cast<uint32_t>(rng());
         e.flags = static_cast<uint8_t>(rng());
+        break;
+      case EventKind::ModuleLoad:  // path, base, build id (empty too)
+      case EventKind::ModuleUnload:
+        e.text = "/usr/lib/libm" + std::to_string(rng() % 100) + ".so";
+        e.arg0 = any();
+        set_module_build_id(e, std::string(rng() % 2 ? 40 : 0, 'f'));
         break;
       case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
         e.id = static_cast<uint32_t>(rng());

@@ -108,6 +108,26 @@ TEST(RecordDecoder, ExecAndUnwind) {
   EXPECT_EQ(r.event.flags, static_cast<uint8_t>(formats::UnwindHow::Caught));
 }
 
+// A module hook's record: the watched module's path and build id, by index.
+TEST(RecordDecoder, ModuleLoadAndUnload) {
+  const RecordDecoder d({}, {{"/lib/a.so", "aa"}, {"/opt/b.so", "bb01"}});
+  atrace_rec_module m{};
+  m.hdr = hdr(ATRACE_REC_MODULE_LOAD, 1);
+  m.base = 0x7f0000000000;
+  DecodedRecord r = d.decode(&m, sizeof m);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, formats::EventKind::ModuleLoad);
+  EXPECT_EQ(r.event.text, "/opt/b.so");
+  EXPECT_EQ(r.event.arg0, 0x7f0000000000u);
+  EXPECT_EQ(formats::module_build_id(r.event), "bb01");
+  m.hdr = hdr(ATRACE_REC_MODULE_UNLOAD, 7);  // an index it does not know
+  r = d.decode(&m, sizeof m);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, formats::EventKind::ModuleUnload);
+  EXPECT_EQ(r.event.text, "?");
+  EXPECT_EQ(r.event.id, 0u);
+}
+
 // Integers at the size and sign of the probe's note; strings as copied.
 TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
   uprobes::UsdtTarget t;

@@ -1,0 +1,84 @@
+#include "record/module_watch.h"
+
+#include <bpf/libbpf.h>
+
+#include <set>
+
+#include "bpf/atrace.h"
+#include "uprobes/module_hooks.h"
+#include "uprobes/proc_maps.h"
+
+namespace atrace {
+
+std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>& sites,
+                                           const std::vector<uprobes::UsdtTarget>& usdt) {
+  std::vector<WatchedModule> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& path, const std::string& build_id) {
+    if (seen.insert(path).second) out.push_back({path, build_id});
+  };
+  for (const auto& s : sites) add(s.path, s.build_id);
+  for (const auto& t : usdt) add(t.path, t.build_id);
+  return out;
+}
+
+ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>& modules,
+                         pid_t pid) {
+  for (uint32_t i = 0; i < modules.size() && i <= ATRACE_MODULE_INDEX_MASK; ++i) {
+    const uprobes::ModuleHooks hooks = uprobes::module_hooks(modules[i].path);
+    bool watched = hooks.init.present && hooks.fini.present;
+    for (const uprobes::ModuleHook* h : {&hooks.init, &hooks.fini}) {
+      if (!watched) break;
+      const uint64_t cookie =
+          i | (h == &hooks.fini ? ATRACE_MODULE_UNLOAD : 0) | (h->from_base << 32);
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+      bpf_link* l =
+          bpf_program__attach_uprobe_opts(program, pid, modules[i].path.c_str(), h->offset, &opts);
+      if (l) links_.emplace_back(l);
+      else watched = false;
+    }
+    unwatched_ += !watched;
+  }
+}
+
+formats::Event module_event(const std::vector<WatchedModule>& modules, formats::EventKind kind,
+                            uint32_t index, uint64_t base) {
+  formats::Event ev;
+  ev.kind = kind;
+  ev.arg0 = base;
+  if (index < modules.size()) {
+    ev.text = modules[index].path;
+    formats::set_module_build_id(ev, modules[index].build_id);
+  } else {
+    static const std::string unknown = "?";
+    ev.text = unknown;
+    formats::set_module_build_id(ev, {});
+  }
+  return ev;
+}
+
+std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>& modules,
+                                               pid_t pid, uint64_t ts) {
+  std::vector<formats::Event> out;
+  std::vector<uprobes::FileMapping> mappings;
+  try {
+    mappings = uprobes::file_mappings(pid);
+  } catch (const uprobes::ProcessError&) {
+    return out;  // gone already: its exit ends the recording
+  }
+  // The lowest mapping of each file is its base (as the hooks compute it).
+  std::set<std::string> seen;
+  for (const auto& m : mappings) {
+    if (!seen.insert(m.path).second) continue;
+    for (uint32_t i = 0; i < modules.size(); ++i) {
+      if (modules[i].path != m.path) continue;
+      formats::Event ev = module_event(modules, formats::EventKind::ModuleLoad, i, m.start);
+      ev.ts = ts;
+      ev.pid = ev.tid = static_cast<uint32_t>(pid);
+      out.push_back(std::move(ev));
+    }
+  }
+  return out;
+}
+
+}  // namespace atrace
