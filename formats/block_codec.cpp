@@ -29,7 +29,8 @@ static_assert(same_kind(EventKind::Comm, kComm));
 static_assert(same_kind(EventKind::Detach, kDetach));
 static_assert(same_kind(EventKind::Usdt, kUsdt));
 static_assert(same_kind(EventKind::Unwind, kUnwind));
-static_assert(same_kind(EventKind::Unwind, kLastApiKind), "the API's last kind");
+static_assert(same_kind(EventKind::Gap, kGap));
+static_assert(same_kind(EventKind::Gap, kLastApiKind), "the API's last kind");
 
 void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u32(m.tid);
@@ -104,6 +105,7 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.varint(ev.id);
       out.u8(ev.flags);
       break;
+    case EventKind::Gap: out.varint(ev.arg0); break;
     case EventKind::Usdt:
       out.varint(ev.id);
       out.u8(static_cast<uint8_t>(ev.args.size()));
@@ -245,6 +247,7 @@ void BlockCursor::take_payload(Event& ev) {
       ev.id = p.varint32();
       ev.flags = p.u8();  // a value this reader does not know is kept as is
       break;
+    case EventKind::Gap: ev.arg0 = p.varint(); break;
     case EventKind::Usdt: {
       ev.id = p.varint32();
       unsigned n = p.u8();

@@ -23,6 +23,7 @@ const char* to_string(EventKind k) {
     case EventKind::Detach: return "detach";
     case EventKind::Usdt: return "usdt";
     case EventKind::Unwind: return "unwind";
+    case EventKind::Gap: return "lost";
   }
   return "unknown";
 }

@@ -45,6 +45,10 @@ enum class EventKind : uint8_t {
   // (pthread_exit, cancellation), closed at the catch or at its thread's
   // end (docs/exceptions.md): its probe and how (UnwindHow).
   Unwind = 30,
+  // Events of this thread were lost just before this point (issue 18): the
+  // ring was full. arg0 = how many. The replay treats it as a gap: no
+  // call is paired across it.
+  Gap = 31,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -95,6 +99,7 @@ enum class UnwindHow : uint8_t {
 //   Detach          probe  DetachReason  calls         total_ns      -
 //   Usdt            probe  -             -             -             -      (args)
 //   Unwind          probe  UnwindHow     -             -             -
+//   Gap             -      -             lost events   -             -
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.

@@ -119,7 +119,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::SchedMigrate,   EventKind::SyscallEnter,  EventKind::SyscallExit,
       EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
       EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
-      EventKind::Usdt,           EventKind::Unwind};
+      EventKind::Usdt,           EventKind::Unwind,        EventKind::Gap};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -170,6 +170,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         e.id = static_cast<uint32_t>(rng());
         e.flags = static_cast<uint8_t>(rng());
         break;
+      case EventKind::Gap: e.arg0 = any(); break;
       case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
         e.id = static_cast<uint32_t>(rng());
         e.args.resize(rng() % 7);
@@ -406,6 +407,7 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(ProbePath::Unknown), "unknown");
   EXPECT_STREQ(to_string(EventKind::Detach), "detach");
   EXPECT_STREQ(to_string(EventKind::Unwind), "unwind");
+  EXPECT_STREQ(to_string(EventKind::Gap), "lost");
   EXPECT_STREQ(to_string(UnwindHow::Caught), "caught");
   EXPECT_STREQ(to_string(UnwindHow::ThreadExit), "thread-exit");
   EXPECT_STREQ(to_string(static_cast<UnwindHow>(9)), "unknown");
