@@ -96,7 +96,7 @@ void CallReplay::add(const formats::Event& ev) {
       if (t.kernel.pending()) user_code(t, ev.ts);
       auto match = find(t, slot_of(ev.id));
       if (!match) {
-        orphan_exits_++;  // its entry happened before the recording started
+        orphan_exits_++;  // its entry happened before the recording started, or was lost
         break;
       }
       // Calls above the match were left without their exit: they end here.
@@ -107,6 +107,14 @@ void CallReplay::add(const formats::Event& ev) {
     case formats::EventKind::Unwind: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       if (auto match = find(t, slot_of(ev.id))) close(t, *match, ev.ts, CallEnd::Unwound);
+      break;
+    }
+    case formats::EventKind::Gap: {
+      // Whatever was open may have ended in the gap: its end is unknown.
+      if (t.kernel.pending()) user_code(t, ev.ts);
+      t.gaps++;
+      t.lost += ev.arg0;
+      while (!t.stack.empty()) close_top(t, ev.ts, CallEnd::Gap);
       break;
     }
     case formats::EventKind::ThreadExit: {

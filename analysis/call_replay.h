@@ -19,6 +19,12 @@
 // - A thread that exits (ThreadExit) with calls open (pthread_exit, exit()
 //   from a callee) has them closed at its exit; calls still open at the end
 //   of the recording are closed then (both: unfinished).
+// - A Gap event (the recorder lost events of this thread there: its ring
+//   was full) closes every call open on the thread at the gap (Gap:
+//   unfinished), and counts the thread's losses (ReplayThread::lost). An
+//   exit after it whose entry came before it, or was lost, finds no open
+//   call: an orphan, never paired with an older activation of its function
+//   (which would be recursion that never happened).
 // - Recursion: every activation is a call; `outermost` says whether another
 //   activation of the same function is open below it on its thread (a
 //   function's inclusive total counts only its outermost activations, so it
@@ -60,9 +66,12 @@ enum class CallEnd : uint8_t {
   Unwound,     // by an Unwind event (an exception's catch, a forced unwind)
   ThreadExit,  // open when its thread exited
   TraceEnd,    // open at the end of the recording
+  Gap,         // open where events of its thread were lost (its end is unknown)
 };
 // What the profile counts as `unfinished`.
-inline bool unfinished(CallEnd e) { return e == CallEnd::ThreadExit || e == CallEnd::TraceEnd; }
+inline bool unfinished(CallEnd e) {
+  return e == CallEnd::ThreadExit || e == CallEnd::TraceEnd || e == CallEnd::Gap;
+}
 
 // An open call on a thread's stack.
 struct OpenCall {
@@ -100,6 +109,9 @@ struct ReplayThread {
   // lost events per CPU, so a thread that ran where events were lost may
   // lack some of its own (ProfileBuilder marks it partial).
   std::vector<bool> cpus;
+  // Its Gap events and the events they say were lost: the recorder knows
+  // this thread lacks events, and where.
+  uint64_t gaps = 0, lost = 0;
   std::vector<OpenCall> stack;
   std::vector<uint32_t> active;  // slot -> open activations (recursion)
   KernelTracker kernel;

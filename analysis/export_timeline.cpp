@@ -19,7 +19,8 @@ SpanEnd span_end(CallEnd how) {
     case CallEnd::Skipped:
     case CallEnd::Unwound: return SpanEnd::Unwound;
     case CallEnd::ThreadExit: return SpanEnd::ThreadExit;
-    case CallEnd::TraceEnd: break;
+    case CallEnd::TraceEnd:
+    case CallEnd::Gap: break;  // its end is unknown, as at the end
   }
   return SpanEnd::TraceEnd;
 }

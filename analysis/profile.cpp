@@ -93,11 +93,14 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
   m.partial = m.partial || s.partial;
 }
 
-// Whether events were lost on a CPU the thread ran on. The footer counts
-// losses per CPU, not per thread: a thread that shared a CPU with them may
-// have lost some of its own. Unknown losses (a killed recorder) mark
-// nothing: the headline says "lost: unknown".
-bool lost_where_it_ran(const ReplayThread& t, const formats::LostCounts& lost) {
+// Whether the thread may lack events: it has a Gap (the recorder knew it
+// lost some of this thread's), or events were lost on a CPU it ran on (the
+// footer counts losses per CPU, and files before Gap events have only
+// that: a thread that shared a CPU with them may have lost some of its
+// own). Unknown losses (a killed recorder) mark nothing by CPU: the
+// headline says "lost: unknown".
+bool may_lack_events(const ReplayThread& t, const formats::LostCounts& lost) {
+  if (t.gaps > 0) return true;
   const size_t n = std::min(t.cpus.size(), lost.per_cpu.size());
   for (size_t cpu = 0; cpu < n; ++cpu)
     if (t.cpus[cpu] && lost.per_cpu[cpu] > 0) return true;
@@ -133,7 +136,7 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   for (const auto& [tid, t] : replay_.threads()) {
     if (t.index >= stats_.size()) continue;
     auto& rows = stats_[t.index];
-    const bool partial = lost_where_it_ran(t, lost);
+    const bool partial = may_lack_events(t, lost);
     for (uint32_t slot = 0; slot < rows.size(); ++slot) {
       FunctionStats& s = rows[slot];
       if (s.calls == 0) continue;
@@ -168,7 +171,7 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
     if (s.pid == 0) s.pid = t.pid;
     if (s.name.empty()) s.name = t.comm;
     s.events = t.events;
-    s.partial = lost_where_it_ran(t, lost);
+    s.partial = may_lack_events(t, lost);
     s.kernel = t.kernel.totals();
     uint64_t last = t.kernel.exited() ? t.kernel.exit_ts() : end;
     uint64_t span = last > t.first_ts ? last - t.first_ts : 0;

@@ -5,6 +5,7 @@
  *
  *   rings          one ring buffer per CPU (array of ringbufs): no shared lock
  *   lost           per-CPU, per-kind count of records that found no room
+ *   thread_lost    per thread, losses its next record's GAP record tells
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
@@ -81,30 +82,6 @@ static __always_inline bool traced(__u32 tgid)
 	return !before_exec && bpf_map_lookup_elem(&traced_tgids, &tgid) != 0;
 }
 
-static __always_inline void count_lost(__u32 kind)
-{
-	__u64 *n = bpf_map_lookup_elem(&lost, &kind);
-
-	if (n)
-		*n += 1;
-}
-
-static __always_inline void *reserve(__u32 *cpu, __u64 size, __u32 kind)
-{
-	void *rb, *rec;
-
-	*cpu = bpf_get_smp_processor_id();
-	rb = bpf_map_lookup_elem(&rings, cpu);
-	if (!rb) {
-		count_lost(kind);
-		return 0;
-	}
-	rec = bpf_ringbuf_reserve(rb, size, 0);
-	if (!rec)
-		count_lost(kind);
-	return rec;
-}
-
 static __always_inline void fill_hdr(struct atrace_rec_hdr *h, __u64 ts, __u32 tgid, __u32 tid,
 				     __u32 id, __u32 cpu, __u16 kind)
 {
@@ -114,6 +91,98 @@ static __always_inline void fill_hdr(struct atrace_rec_hdr *h, __u64 ts, __u32 t
 	h->id = id;
 	h->cpu = cpu;
 	h->kind = kind;
+}
+
+static __always_inline void count_lost(__u32 kind)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &kind);
+
+	if (n)
+		*n += 1;
+}
+
+/* Room in this CPU's ring, or 0; counts nothing. */
+static __always_inline void *ring_reserve(__u32 *cpu, __u64 size)
+{
+	void *rb;
+
+	*cpu = bpf_get_smp_processor_id();
+	rb = bpf_map_lookup_elem(&rings, cpu);
+	return rb ? bpf_ringbuf_reserve(rb, size, 0) : 0;
+}
+
+/*
+ * Where in a thread's stream events were lost (issue 18). The per-CPU
+ * counts say how many, not whose: a thread that lost an entry and then
+ * recorded its exit would have the exit paired with an older, unrelated
+ * entry of the same function. So a failed reservation also counts for the
+ * thread, and the thread's next record that finds room is preceded by a
+ * GAP record saying how many of its events are missing there; the replay
+ * pairs no call across it.
+ *
+ * The normal path pays one load of lossy_threads (a global, no helper
+ * call) while no thread has losses waiting, one hash lookup otherwise.
+ * A hash keyed by tid works on every kernel atrace supports; a thread that
+ * never records again (it exited while the ring was full) keeps its entry
+ * until the end, bounded by ATRACE_LOSSY_THREADS (beyond it, losses are
+ * only counted per CPU, as before).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ATRACE_LOSSY_THREADS);
+	__type(key, __u32);
+	__type(value, __u64);
+} thread_lost SEC(".maps");
+volatile __u32 lossy_threads = 0; /* entries of thread_lost (a hint: may lag) */
+
+static __always_inline void note_thread_loss(__u32 tid)
+{
+	__u64 one = 1, *n = bpf_map_lookup_elem(&thread_lost, &tid);
+
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&thread_lost, &tid, &one, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&lossy_threads, 1);
+}
+
+/* The thread's GAP record, before its record stamped `ts`. */
+static __always_inline void emit_gap(__u64 ts, __u32 tgid, __u32 tid)
+{
+	struct atrace_rec_args *r;
+	__u64 *n = bpf_map_lookup_elem(&thread_lost, &tid);
+	__u32 cpu;
+
+	if (!n)
+		return;
+	r = ring_reserve(&cpu, sizeof(*r));
+	if (!r)
+		return; /* still full: the count waits for the next record */
+	fill_hdr(&r->hdr, ts, tgid, tid, 0, cpu, ATRACE_REC_GAP);
+	r->arg0 = *n;
+	r->arg1 = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	if (bpf_map_delete_elem(&thread_lost, &tid) == 0)
+		__sync_fetch_and_add(&lossy_threads, -1);
+}
+
+/* Room for a record of thread `tid` stamped `ts`, after the thread's GAP
+ * record if it has losses waiting; a failure counts for its CPU and kind
+ * and for the thread. */
+static __always_inline void *reserve(__u32 *cpu, __u64 size, __u32 kind, __u64 ts, __u32 tgid,
+				     __u32 tid)
+{
+	void *rec;
+
+	if (lossy_threads)
+		emit_gap(ts, tgid, tid);
+	rec = ring_reserve(cpu, size);
+	if (!rec) {
+		count_lost(kind);
+		note_thread_loss(tid);
+	}
+	return rec;
 }
 
 /* ---- functions ---------------------------------------------------------- */
@@ -170,7 +239,7 @@ static __always_inline void emit_hdr(__u64 ts, __u64 pid_tgid, __u32 id, __u16 k
 	struct atrace_rec_hdr *r;
 	__u32 cpu;
 
-	r = reserve(&cpu, sizeof(*r), kind);
+	r = reserve(&cpu, sizeof(*r), kind, ts, pid_tgid >> 32, (__u32)pid_tgid);
 	if (!r)
 		return;
 	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, kind);
@@ -331,7 +400,7 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 				       ? func_entry_filtered(cookie, st, ts, pid_tgid)
 				       : func_exit_filtered(cookie, st, ts, pid_tgid);
 	}
-	r = reserve(&cpu, sizeof(*r), kind);
+	r = reserve(&cpu, sizeof(*r), kind, ts, pid_tgid >> 32, (__u32)pid_tgid);
 	if (!r)
 		return 0;
 	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, (__u32)bpf_get_attach_cookie(ctx), cpu,

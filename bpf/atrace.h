@@ -16,6 +16,7 @@
  *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
  *   ATRACE_LOST_SLOTS        loss counters, one per kind
+ *   ATRACE_LOSSY_THREADS     threads whose losses wait for their GAP record
  */
 #ifndef ATRACE_BPF_ATRACE_H
 #define ATRACE_BPF_ATRACE_H
@@ -30,6 +31,7 @@
 #define ATRACE_COMM_LEN 16
 #define ATRACE_PATH_LEN 256 /* exec file names are cut there */
 #define ATRACE_LOST_SLOTS 40 /* > the largest kind */
+#define ATRACE_LOSSY_THREADS 4096 /* threads with losses not yet marked at once */
 
 /*
  * Kernel kinds (16 and up) carry the trace file's kind numbers
@@ -51,6 +53,9 @@ enum atrace_rec_kind {
 	ATRACE_REC_EXEC = 24,       /* rec_exec */
 	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
+	ATRACE_REC_GAP = 28,        /* rec_args: arg0 = events of this thread lost just
+				     * before (the file's GAP, 33: its 28 is the
+				     * per-CPU LOST the footer replaced) */
 	ATRACE_REC_USDT = 29,       /* rec_usdt (or rec_usdt_str): id = probe id */
 	ATRACE_REC_UNWIND = 30,     /* rec_args: id = probe id, unwound (bpf/unwind.h) */
 	ATRACE_REC_MODULE_LOAD = 31, /* rec_module: id = watched module index; its init runs */

@@ -14,7 +14,7 @@ static __always_inline void emit_args(__u64 ts, __u32 tgid, __u32 tid, __u16 kin
 	struct atrace_rec_args *r;
 	__u32 cpu;
 
-	r = reserve(&cpu, sizeof(*r), kind);
+	r = reserve(&cpu, sizeof(*r), kind, ts, tgid, tid);
 	if (!r)
 		return;
 	fill_hdr(&r->hdr, ts, tgid, tid, flags, cpu, kind);
@@ -29,7 +29,7 @@ static __always_inline void emit_comm(__u64 ts, __u32 tgid, __u32 tid, __u16 kin
 	struct atrace_rec_comm *r;
 	__u32 cpu;
 
-	r = reserve(&cpu, sizeof(*r), kind);
+	r = reserve(&cpu, sizeof(*r), kind, ts, tgid, tid);
 	if (!r)
 		return;
 	fill_hdr(&r->hdr, ts, tgid, tid, 0, cpu, kind);
@@ -279,7 +279,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 	if (!want_proc || !traced(tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	r = reserve(&cpu, sizeof(*r), ATRACE_REC_EXEC);
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_EXEC, ts, tgid, p->pid);
 	if (r) {
 		fill_hdr(&r->hdr, ts, tgid, p->pid, 0, cpu, ATRACE_REC_EXEC);
 		bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));

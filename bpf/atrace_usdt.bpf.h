@@ -56,7 +56,7 @@ int usdt_hit(struct pt_regs *ctx)
 		return 0;
 	}
 	n = usdt_nargs(ctx);
-	r = reserve(&cpu, sizeof(*r), ATRACE_REC_USDT);
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_USDT, ts, pid_tgid >> 32, (__u32)pid_tgid);
 	if (!r)
 		return 0;
 	fill_hdr(&r->hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, ATRACE_REC_USDT);
@@ -96,7 +96,8 @@ static __always_inline int usdt_str_event(struct pt_regs *ctx, bool can_fault)
 	if (before_exec || stopping)
 		return 0;
 	n = usdt_nargs(ctx);
-	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_USDT);
+	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_USDT, ts, pid_tgid >> 32,
+		     (__u32)pid_tgid);
 	if (!rs)
 		return 0;
 	fill_hdr(&rs->u.hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, ATRACE_REC_USDT);

@@ -31,7 +31,8 @@ static_assert(same_kind(EventKind::Usdt, kUsdt));
 static_assert(same_kind(EventKind::Unwind, kUnwind));
 static_assert(same_kind(EventKind::ModuleLoad, kModuleLoad));
 static_assert(same_kind(EventKind::ModuleUnload, kModuleUnload));
-static_assert(same_kind(EventKind::ModuleUnload, kLastApiKind), "the API's last kind");
+static_assert(same_kind(EventKind::Gap, kGap));
+static_assert(same_kind(EventKind::Gap, kLastApiKind), "the API's last kind");
 
 void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u32(m.tid);
@@ -112,6 +113,7 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.varint(ev.arg0);
       out.str(module_build_id(ev));
       break;
+    case EventKind::Gap: out.varint(ev.arg0); break;
     case EventKind::Usdt:
       out.varint(ev.id);
       out.u8(static_cast<uint8_t>(ev.args.size()));
@@ -259,6 +261,7 @@ void BlockCursor::take_payload(Event& ev) {
       ev.arg0 = p.varint();
       set_module_build_id(ev, p.str());
       break;
+    case EventKind::Gap: ev.arg0 = p.varint(); break;
     case EventKind::Usdt: {
       ev.id = p.varint32();
       unsigned n = p.u8();

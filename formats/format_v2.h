@@ -66,7 +66,7 @@ constexpr uint8_t kFirstPayloadKind = 16;
 
 // Payload kinds (16..63): a varint byte length then the payload, so any
 // reader can skip them. Defined in 2.0 (FORMAT.md gives their fields),
-// produced by later atrace versions; 33..63 are free for minor versions.
+// produced by later atrace versions; 34..63 are free for minor versions.
 enum PayloadKind : uint8_t {
   kSchedSwitchOut = 16,
   kSchedSwitchIn = 17,
@@ -85,11 +85,12 @@ enum PayloadKind : uint8_t {
   kUnwind = 30,
   kModuleLoad = 31,
   kModuleUnload = 32,
+  kGap = 33,
 };
-constexpr uint8_t kLastDefinedKind = kModuleUnload;
+constexpr uint8_t kLastDefinedKind = kGap;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it, and LOST (the footer has the totals).
-constexpr uint8_t kLastApiKind = kModuleUnload;
+constexpr uint8_t kLastApiKind = kGap;
 
 // Defaults of the writer (FORMAT.md does not constrain them).
 constexpr size_t kDefaultBlockBytes = 64 * 1024;

@@ -25,6 +25,7 @@ const char* to_string(EventKind k) {
     case EventKind::Unwind: return "unwind";
     case EventKind::ModuleLoad: return "module";
     case EventKind::ModuleUnload: return "module-unload";
+    case EventKind::Gap: return "lost";
   }
   return "unknown";
 }

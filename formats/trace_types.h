@@ -50,6 +50,10 @@ enum class EventKind : uint8_t {
   // its path, base address and build id (docs/selectors.md).
   ModuleLoad = 31,
   ModuleUnload = 32,
+  // Events of this thread were lost just before this point (issue 18): the
+  // ring was full. arg0 = how many. The replay treats it as a gap: no
+  // call is paired across it.
+  Gap = 33,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -102,6 +106,7 @@ enum class UnwindHow : uint8_t {
 //   Unwind          probe  UnwindHow     -             -             -
 //   ModuleLoad      -      -             base          -             path   (args)
 //   ModuleUnload    -      -             base          -             path   (args)
+//   Gap             -      -             lost events   -             -
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.

@@ -204,22 +204,23 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
         "  filter judged, less what the probes add inside a call on its path");
   if (unfinished)
     notes.push_back(
-        "unfinished: calls still running when the recording stopped or their thread exited;\n"
-        "  closed at that time, so their times are lower bounds");
+        "unfinished: calls still running when the recording stopped or their thread exited\n"
+        "  (closed then: their times are lower bounds), or open where their thread lost events");
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.unwound > 0; }))
     notes.push_back(
         "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
         "  cancellation (closed at the thread's exit): docs/exceptions.md");
   if (p.orphan_exits)
-    notes.push_back(std::to_string(p.orphan_exits) +
-                    " exits without a recorded entry ignored\n"
-                    "  (calls already running when the recording started)");
+    notes.push_back(
+        std::to_string(p.orphan_exits) +
+        " exits without a recorded entry ignored\n"
+        "  (calls already running when the recording started, or whose entry was lost)");
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.partial; }))
     notes.push_back(
-        "(partial): events were lost on a CPU where the function's thread ran: some of its\n"
-        "  calls may lack their entry or exit, so its numbers may be incomplete");
+        "(partial): events of the function's thread were lost, or lost on a CPU where it ran:\n"
+        "  some of its calls may lack their entry or exit, so its numbers may be incomplete");
   if (p.lost_events)
     notes.push_back(std::to_string(p.lost_events) +
                     " events lost (ring buffer full): figures may be incomplete;\n"

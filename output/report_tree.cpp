@@ -167,9 +167,10 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
         "unfinished: calls still running when the recording stopped or their thread\n"
         "  exited; closed at that time, so their times are lower bounds");
   if (tree.orphan_exits())
-    notes.push_back(std::to_string(tree.orphan_exits()) +
-                    " exits without a recorded entry ignored\n"
-                    "  (calls already running when the recording started)");
+    notes.push_back(
+        std::to_string(tree.orphan_exits()) +
+        " exits without a recorded entry ignored\n"
+        "  (calls already running when the recording started, or whose entry was lost)");
   if (in.profile.lost_events)
     notes.push_back(std::to_string(in.profile.lost_events) +
                     " events lost (ring buffer full): figures may be incomplete");

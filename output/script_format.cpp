@@ -265,7 +265,7 @@ void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
   if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound) {
     depth_ = c.index;
     call_start_ = c.start;
-  } else if (c.how == CallEnd::ThreadExit) {
+  } else if (c.how == CallEnd::ThreadExit || c.how == CallEnd::Gap) {
     unfinished_++;
   }
 }
@@ -325,6 +325,14 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
     case K::FuncEntry:
     case K::FuncExit:
     case K::Unwind: function_details(ev, out); return;
+    case K::Gap:  // where the thread's events were lost: one line
+      out += "events=";
+      append_int(out, ev.arg0);
+      if (unfinished_) {
+        out += " unfinished=";
+        append_int(out, unfinished_);
+      }
+      return;
     case K::ThreadExit:
       if (unfinished_) {
         out += "unfinished=";

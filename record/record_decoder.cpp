@@ -143,6 +143,11 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.args = std::move(m.args);
       break;
     }
+    case ATRACE_REC_GAP:  // the record's number is not the file's (bpf/atrace.h)
+      if (size < sizeof(atrace_rec_args)) return out;
+      ev.kind = formats::EventKind::Gap;
+      ev.arg0 = static_cast<const atrace_rec_args*>(data)->arg0;
+      break;
     case ATRACE_REC_FILTER_HINT: out.type = DecodedRecord::Type::FilterHint; return out;
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return out;

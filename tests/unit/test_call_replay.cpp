@@ -48,6 +48,7 @@ struct Seq {
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncEntry, id); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncExit, id); }
   Seq& U(uint64_t ts, uint32_t id) { return push(ts, EventKind::Unwind, id); }
+  Seq& Gap(uint64_t ts, uint64_t lost) { return push(ts, EventKind::Gap, 0, lost); }
 };
 
 const char* name(CallEnd how) {
@@ -57,6 +58,7 @@ const char* name(CallEnd how) {
     case CallEnd::Unwound: return "unwound";
     case CallEnd::ThreadExit: return "thread-exit";
     case CallEnd::TraceEnd: return "trace-end";
+    case CallEnd::Gap: return "gap";
   }
   return "?";
 }
@@ -206,6 +208,51 @@ TEST(CallReplay, AnOrphanExitIsCountedAndChangesNothing) {
                                             "end f1 returned index=0 dur=10 self=10",
                                         }));
   EXPECT_EQ(orphans, 2u);
+}
+
+// Issue 18: A's entry at 40 was lost (the ring was full); its exit at 50
+// must not pop the activation of A begun at 10, which would be an A -> A
+// recursion that never happened and a 40 ns call of A.
+TEST(CallReplay, AGapClosesTheOpenCallsAndTheExitsAfterItAreOrphans) {
+  Seq s;
+  s.E(10, A).Gap(45, 1).X(50, A).E(60, B).X(70, B).X(80, A);
+  analysis::CallReplay r(probes());
+  Log log;
+  r.listen(log);
+  for (const auto& e : s.events) r.add(e);
+  r.finish(0);
+  Lines calls;
+  for (auto& l : log.lines)
+    if (l.rfind("event ", 0) != 0) calls.push_back(l);
+  EXPECT_EQ(calls, (Lines{
+                       "begin f2 tid=100 at=10 depth=0",
+                       "end f2 gap index=0 dur=35 self=35",
+                       "begin f3 tid=100 at=60 depth=0",
+                       "end f3 returned index=0 dur=10 self=10",
+                   }));
+  // A's exits at 50 and 80: one entry was lost, the other is before the gap.
+  EXPECT_EQ(r.orphan_exits(), 2u);
+  const auto& t = r.threads().at(100);
+  EXPECT_EQ(t.gaps, 1u);
+  EXPECT_EQ(t.lost, 1u);
+  EXPECT_TRUE(analysis::unfinished(CallEnd::Gap));
+}
+
+TEST(CallReplay, AGapOfOneThreadLeavesTheOthersAlone) {
+  Seq s;
+  s.E(10, A);
+  s.tid = 200;
+  s.E(20, A).Gap(30, 7).X(40, A);
+  s.tid = 100;
+  s.X(50, A);
+  uint64_t orphans = 0;
+  EXPECT_EQ(replay(s, 0, {}, &orphans), (Lines{
+                                            "begin f2 tid=100 at=10 depth=0",
+                                            "begin f2 tid=200 at=20 depth=0",
+                                            "end f2 gap index=0 dur=10 self=10",
+                                            "end f2 returned index=0 dur=40 self=40",
+                                        }));
+  EXPECT_EQ(orphans, 1u);
 }
 
 TEST(CallReplay, UnfinishedCallsCloseAtTheEndOrAtTheirThreadsExit) {

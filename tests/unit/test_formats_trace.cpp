@@ -120,7 +120,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
       EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
       EventKind::Usdt,           EventKind::Unwind,        EventKind::ModuleLoad,
-      EventKind::ModuleUnload};
+      EventKind::ModuleUnload, EventKind::Gap};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -177,6 +177,7 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         e.arg0 = any();
         set_module_build_id(e, std::string(rng() % 2 ? 40 : 0, 'f'));
         break;
+      case EventKind::Gap: e.arg0 = any(); break;
       case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
         e.id = static_cast<uint32_t>(rng());
         e.args.resize(rng() % 7);
@@ -413,6 +414,7 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(ProbePath::Unknown), "unknown");
   EXPECT_STREQ(to_string(EventKind::Detach), "detach");
   EXPECT_STREQ(to_string(EventKind::Unwind), "unwind");
+  EXPECT_STREQ(to_string(EventKind::Gap), "lost");
   EXPECT_STREQ(to_string(UnwindHow::Caught), "caught");
   EXPECT_STREQ(to_string(UnwindHow::ThreadExit), "thread-exit");
   EXPECT_STREQ(to_string(static_cast<UnwindHow>(9)), "unknown");

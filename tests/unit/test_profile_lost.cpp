@@ -134,6 +134,35 @@ TEST(ProfileLost, NoLossesOrUnknownLossesMarkNothing) {
   }
 }
 
+// Issue 18: a thread's Gap event says where its events were lost. Thread
+// 100's call of a begun at 10 is cut at the gap (unfinished); a's exit at
+// 90, whose entry was lost, is an orphan, not a 80 ns a -> a recursion.
+// Only the thread with the gap is partial, even where the per-CPU counts
+// are unknown (a killed recorder) or blame no CPU of it.
+TEST(ProfileLost, AGapMarksItsThreadPartialAndPairsNothingAcrossIt) {
+  for (const formats::LostCounts& lost : {formats::LostCounts{{0, 0, 0}}, formats::LostCounts{}}) {
+    Seq s;
+    s.on(100, 0).E(0, MAIN).E(10, A);
+    s.push(30, 0, EventKind::Gap);
+    s.events.back().arg0 = 2;
+    s.E(40, B).X(50, B).X(90, A).X(100, MAIN);
+    s.on(200, 1).E(0, A).X(5, A);
+    analysis::Profile p = build(s, lost);
+    EXPECT_TRUE(thread(p, 100).partial);
+    EXPECT_FALSE(thread(p, 200).partial);
+    EXPECT_TRUE(row(p.per_thread, "a", 100).partial);
+    EXPECT_FALSE(row(p.per_thread, "a", 200).partial);
+    EXPECT_TRUE(row(p.functions, "a").partial);
+    const auto& a = row(p.per_thread, "a", 100);
+    EXPECT_EQ(a.calls, 1u);
+    EXPECT_EQ(a.unfinished, 1u);
+    EXPECT_EQ(a.max_ns, 20u) << "cut at the gap, not stretched to a later exit";
+    EXPECT_EQ(row(p.per_thread, "main", 100).unfinished, 1u);
+    EXPECT_EQ(row(p.per_thread, "b", 100).calls, 1u);
+    EXPECT_EQ(p.orphan_exits, 2u);  // a at 90, main at 100
+  }
+}
+
 TEST(ProfileLost, TextAndJsonReportsSayWhichArePartial) {
   analysis::Profile p = build(three_threads(), {{0, 5, 0}});
   formats::TraceHeader h;
@@ -144,7 +173,8 @@ TEST(ProfileLost, TextAndJsonReportsSayWhichArePartial) {
   EXPECT_NE(text.find("main (partial)"), std::string::npos) << text;
   EXPECT_NE(text.find("b (partial)"), std::string::npos) << text;
   EXPECT_EQ(text.find("a (partial)"), std::string::npos) << text;
-  EXPECT_NE(text.find("(partial): events were lost on a CPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("(partial): events of the function's thread were lost"), std::string::npos)
+      << text;
   opt.threads = true;
   text = analysis::render_text(in, opt);
   EXPECT_NE(text.find("Thread 200: 3 events (partial)"), std::string::npos) << text;

@@ -128,6 +128,21 @@ TEST(RecordDecoder, ModuleLoadAndUnload) {
   EXPECT_EQ(r.event.id, 0u);
 }
 
+// A thread's GAP record (issue 18): its events lost just before, counted.
+// The record's kind number is not the file's: the decoder maps it.
+TEST(RecordDecoder, GapCarriesTheThreadsLostCount) {
+  atrace_rec_args g{};
+  g.hdr = hdr(ATRACE_REC_GAP);
+  g.arg0 = 17;
+  DecodedRecord r = decode(g);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, formats::EventKind::Gap);
+  EXPECT_EQ(r.event.arg0, 17u);
+  EXPECT_EQ(r.event.tid, 4243u);
+  EXPECT_EQ(r.event.ts, 123456789u);
+  EXPECT_EQ(r.event.id, 0u);
+}
+
 // Integers at the size and sign of the probe's note; strings as copied.
 TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
   uprobes::UsdtTarget t;
@@ -180,9 +195,10 @@ TEST(RecordDecoder, ShortAndUnknownRecordsAreRefused) {
   const RecordDecoder d;
   EXPECT_EQ(d.decode(&h, sizeof h - 1).type, Type::Invalid);
   // A kind whose struct is longer than what arrived.
-  for (uint16_t kind : {uint16_t{ATRACE_REC_COMM}, uint16_t{ATRACE_REC_THREAD_EXIT},
-                        uint16_t{ATRACE_REC_SWITCH_OUT}, uint16_t{ATRACE_REC_EXEC},
-                        uint16_t{ATRACE_REC_USDT}, uint16_t{ATRACE_REC_UNWIND}}) {
+  for (uint16_t kind :
+       {uint16_t{ATRACE_REC_COMM}, uint16_t{ATRACE_REC_THREAD_EXIT},
+        uint16_t{ATRACE_REC_SWITCH_OUT}, uint16_t{ATRACE_REC_EXEC}, uint16_t{ATRACE_REC_USDT},
+        uint16_t{ATRACE_REC_UNWIND}, uint16_t{ATRACE_REC_GAP}}) {
     const atrace_rec_hdr k = hdr(kind);
     EXPECT_EQ(d.decode(&k, sizeof k).type, Type::Invalid) << kind;
   }

@@ -163,6 +163,31 @@ TEST(ScriptFormat, UnwoundCalls) {
                                }));
 }
 
+// Issue 18: where a thread lost events, one line; the calls open there end
+// unfinished, and an exit after it is at depth 0 without a duration (its
+// entry is before the gap or was lost), not paired with an older entry.
+TEST(ScriptFormat, ALineWhereAThreadLostEvents) {
+  Event gap = ev(kT + 300, 4242, EventKind::Gap, 0);
+  gap.arg0 = 3;
+  TempFile f;
+  write_trace(f.path(), {
+                            ev(kT + 0, 4242, EventKind::FuncEntry, 1),
+                            ev(kT + 100, 4242, EventKind::FuncEntry, 1),
+                            gap,
+                            ev(kT + 400, 4242, EventKind::FuncExit, 1),
+                            ev(kT + 500, 4242, EventKind::FuncEntry, 2),
+                            ev(kT + 600, 4242, EventKind::FuncExit, 2),
+                        });
+  EXPECT_EQ(details(f.path()), (std::vector<std::string>{
+                                   "entry:        compute(int)",
+                                   "entry:          compute(int)",
+                                   "lost:         events=3 unfinished=2",
+                                   "exit:         compute(int)",
+                                   "entry:        deflate [libz.so.1]",
+                                   "exit:         deflate [libz.so.1] (100 ns)",
+                               }));
+}
+
 TEST(ScriptFormat, RunawayDepthIsIndentedAsTheMaximum) {
   TempFile f;
   std::vector<Event> events;
