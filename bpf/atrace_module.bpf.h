@@ -23,14 +23,16 @@ int module_hook(struct pt_regs *ctx)
 	__u32 tgid = pid_tgid >> 32;
 	__u16 kind;
 	__u32 cpu;
+	__u64 ts;
 
 	if (!traced(tgid))
 		return 0;
 	kind = (cookie & ATRACE_MODULE_UNLOAD) ? ATRACE_REC_MODULE_UNLOAD : ATRACE_REC_MODULE_LOAD;
-	r = reserve(&cpu, sizeof(*r), kind);
+	ts = bpf_ktime_get_ns();
+	r = reserve(&cpu, sizeof(*r), kind, ts, tgid, (__u32)pid_tgid);
 	if (!r)
 		return 0;
-	fill_hdr(&r->hdr, bpf_ktime_get_ns(), tgid, (__u32)pid_tgid,
+	fill_hdr(&r->hdr, ts, tgid, (__u32)pid_tgid,
 		 cookie & ATRACE_MODULE_INDEX_MASK, cpu, kind);
 	/* The kernel sets the ip to the probed address for the handlers. */
 	r->base = PT_REGS_IP(ctx) - (cookie >> 32);

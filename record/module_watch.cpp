@@ -57,8 +57,8 @@ formats::Event module_event(const std::vector<WatchedModule>& modules, formats::
   return ev;
 }
 
-std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>& modules,
-                                               pid_t pid, uint64_t ts) {
+std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>& modules, pid_t pid,
+                                               uint64_t ts) {
   std::vector<formats::Event> out;
   std::vector<uprobes::FileMapping> mappings;
   try {

@@ -22,7 +22,6 @@
 
 namespace atrace {
 
-
 struct WatchedModule {
   std::string path;
   std::string build_id;  // hex, "" if the file has none
@@ -49,8 +48,8 @@ class ModuleWatch {
 
 // The watched files process `pid` maps now (attach mode): one ModuleLoad
 // event each, stamped `ts` (their DT_INIT ran before the recording).
-std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>& modules,
-                                               pid_t pid, uint64_t ts);
+std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>& modules, pid_t pid,
+                                               uint64_t ts);
 
 // A MODULE event of module `index` (ModuleLoad or ModuleUnload); the path
 // is "?" for an index the list does not have.

@@ -49,8 +49,8 @@ ModuleHooks module_hooks(const std::string& path) {
     if (!gelf_getphdr(elf, static_cast<int>(i), &ph)) continue;
     if (ph.p_type == PT_LOAD) loads.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset});
     if (ph.p_type != PT_DYNAMIC) continue;
-    Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz,
-                                          ELF_T_DYN);
+    Elf_Data* data =
+        elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz, ELF_T_DYN);
     if (!data) continue;
     GElf_Dyn dyn;
     for (int k = 0; gelf_getdyn(data, k, &dyn) && dyn.d_tag != DT_NULL; ++k) {

@@ -113,14 +113,16 @@ TEST(FormatsTrace, RoundTrip) {
 TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
   TempFile f;
   std::mt19937_64 rng(7);
-  const EventKind kinds[] = {
-      EventKind::FuncEntry,      EventKind::FuncExit,      EventKind::ThreadExit,
-      EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
-      EventKind::SchedMigrate,   EventKind::SyscallEnter,  EventKind::SyscallExit,
-      EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
-      EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
-      EventKind::Usdt,           EventKind::Unwind,        EventKind::ModuleLoad,
-      EventKind::ModuleUnload, EventKind::Gap};
+  const EventKind kinds[] = {EventKind::FuncEntry,     EventKind::FuncExit,
+                             EventKind::ThreadExit,    EventKind::SchedSwitchOut,
+                             EventKind::SchedSwitchIn, EventKind::SchedWakeup,
+                             EventKind::SchedMigrate,  EventKind::SyscallEnter,
+                             EventKind::SyscallExit,   EventKind::PageFault,
+                             EventKind::ProcFork,      EventKind::ProcExec,
+                             EventKind::ProcExit,      EventKind::Comm,
+                             EventKind::Detach,        EventKind::Usdt,
+                             EventKind::Unwind,        EventKind::ModuleLoad,
+                             EventKind::ModuleUnload,  EventKind::Gap};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
