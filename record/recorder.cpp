@@ -441,8 +441,13 @@ RecordResult Recorder::run() {
   if (!target->launched())
     for (auto& ev : modules_mapped_now(watched_, pid, header.start_mono_ns))
       reorder_.push(std::move(ev));
-  stop_if_signalled();  // the last moment a launched target can be left unstarted
-  if (target->launched()) target->release();
+  // The last moment a launched target can be left unstarted. An attached
+  // one is traced from its first probe on: a signal from here on stops the
+  // recording at the drain loop's first look and keeps what was recorded.
+  if (target->launched()) {
+    stop_if_signalled();
+    target->release();
+  }
   RecordResult r;
   // A write error (disk full, reader gone) stops the recording at once and
   // is said at once; the teardown below then writes nothing more.
