@@ -219,12 +219,30 @@ struct frame {
 	__u32 pad;
 	__u64 ts; /* entry time minus preempted_ns then */
 };
+/* One hit of a probe runs the program of every link on it, the newest
+ * link's first (the kernel puts a new consumer at the head of the uprobe's
+ * list, 6.1 to 6.18). While a group is rebuilt (record/detacher.h) a kept
+ * function has two links: the new one, silent until the generation switch,
+ * and the old one, silent after it. A switch made between the two programs
+ * of one hit would silence both, and the call would lose its entry or its
+ * exit. So the new link's program, finding the switch not made yet, hands
+ * the hit over: the old link's program that runs next records it even if
+ * the switch is made by then. The handover names the function, the kind
+ * and the stack pointer of the hit, and the next filtered program of the
+ * thread clears it, so it cannot outlive its hit. */
+struct handover {
+	__u32 id;
+	__u16 kind;
+	__u16 set;
+	__u64 sp;
+};
 struct call_stack {
 	__u32 depth;
 	__u32 pad;
 	__u64 preempted_ns; /* total time preempted while it had this storage */
 	__u64 preempted_at; /* when it was last preempted; 0: running or blocked */
 	__u64 probe_ns;	    /* total probe cost of the calls it returned from */
+	struct handover handover;
 	struct frame frames[ATRACE_FILTER_STACK];
 };
 struct {
@@ -255,14 +273,42 @@ static __always_inline void hint(__u64 pid_tgid, __u32 id, struct atrace_fn_stat
 		emit_hdr(bpf_ktime_get_ns(), pid_tgid, id, ATRACE_REC_FILTER_HINT, BPF_RB_FORCE_WAKEUP);
 }
 
+/* Whether this link's program may record the hit (struct handover). */
+static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
+					 struct atrace_fn_state *st, __u16 kind, __u64 sp)
+{
+	__u32 id = (__u32)cookie, mine = (__u32)(cookie >> 32), now = st->gen;
+	bool handed = false;
+
+	if (cs && cs->handover.set) {
+		handed = cs->handover.id == id && cs->handover.kind == kind &&
+			 cs->handover.sp == sp;
+		cs->handover.set = 0;
+	}
+	if (mine == now)
+		return true;
+	if ((__s32)(mine - now) > 0) { /* a new link, before the switch */
+		if (cs) {
+			cs->handover.id = id;
+			cs->handover.kind = kind;
+			cs->handover.sp = sp;
+			cs->handover.set = 1;
+		}
+		return false;
+	}
+	return handed; /* an old link, after the switch */
+}
+
 static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_state *st,
-					       __u64 ts, __u64 pid_tgid)
+					       __u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
 	struct atrace_fn_stat *stat;
 	struct call_stack *cs;
 
-	if (st->gen != (__u32)(cookie >> 32) || st->off)
+	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_ENTRY, sp) || st->off)
 		return 0;
 	if (filter_max_calls) {
 		__u64 n = __sync_fetch_and_add(&st->calls, 1);
@@ -273,8 +319,6 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
 			return 0;
 		}
 	}
-	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (cs) {
 		__u32 d = cs->depth;
 
@@ -295,7 +339,7 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
  * closes the calls it had in flight, and never shows an exit without its
  * entry. */
 static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_state *st,
-					       __u64 ts, __u64 pid_tgid)
+					       __u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
 	struct atrace_fn_stat *stat;
@@ -303,9 +347,10 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 	__u64 entry_ts = 0;
 	bool matched = false;
 
-	if (st->gen != (__u32)(cookie >> 32))
+	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_EXIT, sp))
 		return 0;
-	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
 	if (cs && cs->depth > 0) {
 		__u32 d = cs->depth - 1;
 
@@ -376,7 +421,7 @@ static __always_inline bool stop_gate(__u16 kind)
 	return true;
 }
 
-static __always_inline int emit_func(void *ctx, __u16 kind)
+static __always_inline int emit_func(struct pt_regs *ctx, __u16 kind)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -397,8 +442,10 @@ static __always_inline int emit_func(void *ctx, __u16 kind)
 		 * recorded as without filters. */
 		if (st)
 			return kind == ATRACE_REC_FUNC_ENTRY
-				       ? func_entry_filtered(cookie, st, ts, pid_tgid)
-				       : func_exit_filtered(cookie, st, ts, pid_tgid);
+				       ? func_entry_filtered(cookie, st, ts, pid_tgid,
+							     PT_REGS_SP(ctx))
+				       : func_exit_filtered(cookie, st, ts, pid_tgid,
+							    PT_REGS_SP(ctx));
 	}
 	r = reserve(&cpu, sizeof(*r), kind, ts, pid_tgid >> 32, (__u32)pid_tgid);
 	if (!r)

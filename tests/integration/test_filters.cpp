@@ -452,5 +452,30 @@ TEST_F(Filters, DetachInDeepRecursionKeepsTheCallTreeConsistent) {
   for (const auto& [t, st] : stacks) EXPECT_TRUE(st.empty()) << st.size() << " calls left open";
 }
 
+// Each detach rebuilds the link group of the functions left: new links, a
+// generation switch, the old links closed. Here the 32 h functions reach
+// --filter-max-calls one phase after another (32 switches, or fewer when
+// the recorder takes several at once) while a second thread runs kept()
+// without pause: a hit of kept whose programs run across a switch (the new
+// link's before it, the old link's after) is recorded exactly once, so
+// every activation counts once, none is left open and no exit lacks its
+// entry. (kept recurses: a lost entry or exit would pair with another
+// activation.)
+TEST_F(Filters, GenerationSwitchesLoseNoCallOfAKeptFunction) {
+  auto rep = record_target(Paths::target_generations, {"32", "200"},
+                           {"--filter=absolute", "--filter-max-calls=100", "--filter-keep=kept"},
+                           "kept,h0*,h1*,h2*,h3*");
+  ASSERT_TRUE(rep);
+  long long kept = printed_count(run_.out, "kept").value_or(-1);
+  ASSERT_GT(kept, 0) << run_.describe();
+  expect_exact(*rep, "kept", "kept", kept);
+  EXPECT_EQ((*rep)["orphan_exits"], 0);
+  size_t detached = 0;
+  for (const auto& d : (*rep)["detached"])
+    if (base_name(d["name"].get<std::string>())[0] == 'h') ++detached;
+  EXPECT_EQ(detached, 32u) << (*rep)["detached"].dump();
+  EXPECT_GE(script_detach_lines().size(), 2u) << "one rebuild only: no switch under load";
+}
+
 }  // namespace
 }  // namespace atrace::it
