@@ -77,7 +77,9 @@ void CallReplay::add(const formats::Event& ev) {
     return;
   }
   ReplayThread& t = thread(ev.tid);
-  if (t.events++ == 0) t.first_ts = ev.ts;
+  if (t.events++ == 0) t.first_ts = t.last_ts = ev.ts;
+  const uint64_t before_this = t.last_ts;
+  t.last_ts = std::max(t.last_ts, ev.ts);
   t.pid = ev.pid;
   if (ev.cpu >= t.cpus.size()) t.cpus.resize(ev.cpu + size_t{1}, false);
   t.cpus[ev.cpu] = true;
@@ -110,11 +112,12 @@ void CallReplay::add(const formats::Event& ev) {
       break;
     }
     case formats::EventKind::Gap: {
-      // Whatever was open may have ended in the gap: its end is unknown.
+      // Whatever was open may have ended in the hole: its end is unknown,
+      // at least the thread's last event before it.
       if (t.kernel.pending()) user_code(t, ev.ts);
       t.gaps++;
       t.lost += ev.arg0;
-      while (!t.stack.empty()) close_top(t, ev.ts, CallEnd::Gap);
+      while (!t.stack.empty()) close_top(t, before_this, CallEnd::Gap);
       break;
     }
     case formats::EventKind::ThreadExit: {

@@ -20,9 +20,11 @@
 //   from a callee) has them closed at its exit; calls still open at the end
 //   of the recording are closed then (both: unfinished).
 // - A Gap event (the recorder lost events of this thread there: its ring
-//   was full) closes every call open on the thread at the gap (Gap:
-//   unfinished), and counts the thread's losses (ReplayThread::lost). An
-//   exit after it whose entry came before it, or was lost, finds no open
+//   was full) closes every call open on the thread (Gap: unfinished) at
+//   the thread's last event before the hole: the Gap carries the time of
+//   its first event after it, and what the calls did in between is
+//   unknown, so they are given no more than was seen. It counts the thread's losses
+//   (ReplayThread::lost). An exit after it whose entry came before it, or was lost, finds no open
 //   call: an orphan, never paired with an older activation of its function
 //   (which would be recursion that never happened).
 // - Recursion: every activation is a call; `outermost` says whether another
@@ -104,7 +106,8 @@ struct ReplayThread {
   uint32_t index = 0;   // dense thread number, in order of first event
   uint64_t events = 0;  // events of this thread seen so far
   uint64_t first_ts = 0;
-  std::string comm;  // its last Comm event's name ("" if none)
+  uint64_t last_ts = 0;  // its latest event's time
+  std::string comm;      // its last Comm event's name ("" if none)
   // The CPUs its events were recorded on (index = CPU): the kernel counts
   // lost events per CPU, so a thread that ran where events were lost may
   // lack some of its own (ProfileBuilder marks it partial).

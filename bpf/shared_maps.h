@@ -30,4 +30,21 @@ struct {
 	__type(value, __u8);
 } traced_tgids SEC(".maps");
 
+/* Per thread, losses its next record's GAP record tells (reserve.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ATRACE_LOSSY_THREADS);
+	__type(key, __u32);
+	__type(value, __u64);
+} thread_lost SEC(".maps");
+
+/* Entries of thread_lost (a hint: may lag), so that the normal path skips
+ * the hash while no thread has losses waiting. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lossy_threads SEC(".maps");
+
 #endif

@@ -55,6 +55,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "bpf/shared_maps.h"
+#include "bpf/reserve.bpf.h"
 
 /* Requests to the recorder, and what it has served, per thread. */
 struct {
@@ -289,24 +290,13 @@ static __always_inline void emit_unwound(__u32 tgid, __u32 tid, struct atrace_sa
 					 __u64 how)
 {
 	struct atrace_rec_args *r;
-	void *rb;
-	__u32 cpu = bpf_get_smp_processor_id(), kind = ATRACE_REC_UNWIND;
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu;
 
-	rb = bpf_map_lookup_elem(&rings, &cpu);
-	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : 0;
-	if (!r) {
-		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
-
-		if (n)
-			*n += 1;
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_UNWIND, ts, tgid, tid);
+	if (!r)
 		return;
-	}
-	r->hdr.ts = bpf_ktime_get_ns();
-	r->hdr.tgid = tgid;
-	r->hdr.tid = tid;
-	r->hdr.id = f->id;
-	r->hdr.cpu = cpu;
-	r->hdr.kind = ATRACE_REC_UNWIND;
+	fill_hdr(&r->hdr, ts, tgid, tid, f->id, cpu, ATRACE_REC_UNWIND);
 	r->arg0 = how;
 	r->arg1 = f->stack;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);

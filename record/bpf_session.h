@@ -81,6 +81,8 @@ class BpfSession {
   int fd_of_rings_map() const;
   int fd_of_lost() const;
   int fd_of_traced_tgids() const;
+  int fd_of_thread_lost() const;
+  int fd_of_lossy_threads() const;
   int fd_of_fn_state() const;
   int fd_of_fn_stat() const;
 

@@ -138,6 +138,8 @@ void Recorder::load_unwind_guard() {
     maps.rings = bpf_->fd_of_rings_map();
     maps.lost = bpf_->fd_of_lost();
     maps.traced_tgids = bpf_->fd_of_traced_tgids();
+    maps.thread_lost = bpf_->fd_of_thread_lost();
+    maps.lossy_threads = bpf_->fd_of_lossy_threads();
     unwind_guard_ = std::make_unique<UnwindGuard>(maps, plan_.sites, multi_);
   } catch (const UnwindGuardError& e) {
     for (const auto& p : unwind_points_)

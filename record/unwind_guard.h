@@ -52,7 +52,8 @@ class UnwindGuardError : public RecordError {
 };
 
 struct UnwindGuardMaps {
-  int rings = -1, lost = -1, traced_tgids = -1;  // fds of atrace.bpf.c's maps
+  // fds of atrace.bpf.c's maps (bpf/shared_maps.h)
+  int rings = -1, lost = -1, traced_tgids = -1, thread_lost = -1, lossy_threads = -1;
 };
 
 class UnwindGuard {

@@ -288,7 +288,9 @@ TEST_F(Exceptions, GoProgramIsOneClearError) {
 }
 
 // Python exceptions are not C++ unwinds; the interpreter, all of its own
-// functions traced, must still run the script exactly as untraced.
+// functions traced, must still run the script exactly as untraced. The
+// script writes its stderr line in one write: atrace's own lines share the
+// stream, and print() writes a line in pieces atrace's could fall between.
 TEST_F(Exceptions, PythonRaiseAndCatchUnchanged) {
   if (access("/usr/bin/python3", X_OK) != 0) {
     if (in_ci()) FAIL() << "python3 is not installed";
@@ -306,7 +308,7 @@ TEST_F(Exceptions, PythonRaiseAndCatchUnchanged) {
       "print('sum', s)\n"
       "try:\n"
       "    raise KeyError('k')\n"
-      "except KeyError as e: print('caught', e, file=sys.stderr)\n";
+      "except KeyError as e: sys.stderr.write(f'caught {e}\\n')\n";
   std::vector<std::string> cmd = {"/usr/bin/python3", "-c", script};
   Result plain = run(cmd);
   ASSERT_TRUE(plain.exited(0)) << plain.describe();

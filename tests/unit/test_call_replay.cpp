@@ -212,10 +212,12 @@ TEST(CallReplay, AnOrphanExitIsCountedAndChangesNothing) {
 
 // Issue 18: A's entry at 40 was lost (the ring was full); its exit at 50
 // must not pop the activation of A begun at 10, which would be an A -> A
-// recursion that never happened and a 40 ns call of A.
+// recursion that never happened and a 40 ns call of A. The A open at the
+// gap ends at the thread's last event before the hole (B's exit at 30),
+// not at the gap's time (the first event after it).
 TEST(CallReplay, AGapClosesTheOpenCallsAndTheExitsAfterItAreOrphans) {
   Seq s;
-  s.E(10, A).Gap(45, 1).X(50, A).E(60, B).X(70, B).X(80, A);
+  s.E(10, A).E(20, B).X(30, B).Gap(45, 1).X(50, A).E(60, B).X(70, B).X(80, A);
   analysis::CallReplay r(probes());
   Log log;
   r.listen(log);
@@ -226,7 +228,9 @@ TEST(CallReplay, AGapClosesTheOpenCallsAndTheExitsAfterItAreOrphans) {
     if (l.rfind("event ", 0) != 0) calls.push_back(l);
   EXPECT_EQ(calls, (Lines{
                        "begin f2 tid=100 at=10 depth=0",
-                       "end f2 gap index=0 dur=35 self=35",
+                       "begin f3 tid=100 at=20 depth=1",
+                       "end f3 returned index=1 dur=10 self=10",
+                       "end f2 gap index=0 dur=20 self=10",
                        "begin f3 tid=100 at=60 depth=0",
                        "end f3 returned index=0 dur=10 self=10",
                    }));
@@ -249,7 +253,7 @@ TEST(CallReplay, AGapOfOneThreadLeavesTheOthersAlone) {
   EXPECT_EQ(replay(s, 0, {}, &orphans), (Lines{
                                             "begin f2 tid=100 at=10 depth=0",
                                             "begin f2 tid=200 at=20 depth=0",
-                                            "end f2 gap index=0 dur=10 self=10",
+                                            "end f2 gap index=0 dur=0 self=0",
                                             "end f2 returned index=0 dur=40 self=40",
                                         }));
   EXPECT_EQ(orphans, 1u);

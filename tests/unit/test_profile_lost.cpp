@@ -135,7 +135,8 @@ TEST(ProfileLost, NoLossesOrUnknownLossesMarkNothing) {
 }
 
 // Issue 18: a thread's Gap event says where its events were lost. Thread
-// 100's call of a begun at 10 is cut at the gap (unfinished); a's exit at
+// 100's call of a begun at 10 is cut at the gap (unfinished), at the
+// thread's last event before it (its own entry at 10); a's exit at
 // 90, whose entry was lost, is an orphan, not a 80 ns a -> a recursion.
 // Only the thread with the gap is partial, even where the per-CPU counts
 // are unknown (a killed recorder) or blame no CPU of it.
@@ -156,7 +157,7 @@ TEST(ProfileLost, AGapMarksItsThreadPartialAndPairsNothingAcrossIt) {
     const auto& a = row(p.per_thread, "a", 100);
     EXPECT_EQ(a.calls, 1u);
     EXPECT_EQ(a.unfinished, 1u);
-    EXPECT_EQ(a.max_ns, 20u) << "cut at the gap, not stretched to a later exit";
+    EXPECT_EQ(a.max_ns, 0u) << "cut before the gap, not stretched to a later exit";
     EXPECT_EQ(row(p.per_thread, "main", 100).unfinished, 1u);
     EXPECT_EQ(row(p.per_thread, "b", 100).calls, 1u);
     EXPECT_EQ(p.orphan_exits, 2u);  // a at 90, main at 100
