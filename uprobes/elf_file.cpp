@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -47,6 +50,25 @@ size_t ElfFile::read_code(uint64_t offset, uint8_t* buf, size_t len) const {
     done += static_cast<size_t>(n);
   }
   return done;
+}
+
+std::vector<LoadSegment> load_segments(Elf* elf) {
+  std::vector<LoadSegment> segs;
+  size_t n = 0;
+  if (elf_getphdrnum(elf, &n) != 0) return segs;
+  for (size_t i = 0; i < n; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+    segs.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
+  }
+  std::stable_partition(segs.begin(), segs.end(), [](const LoadSegment& s) { return s.exec; });
+  return segs;
+}
+
+std::optional<uint64_t> file_offset_of(const std::vector<LoadSegment>& segs, uint64_t vaddr) {
+  for (const auto& s : segs)
+    if (vaddr >= s.vaddr && vaddr < s.vaddr + s.filesz) return vaddr - s.vaddr + s.offset;
+  return std::nullopt;
 }
 
 }  // namespace atrace::uprobes::detail

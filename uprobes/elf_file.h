@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/unique_fd.h"
 
@@ -52,5 +54,16 @@ class ElfFile {
   Status status_ = Status::Ok;
   std::string error_;
 };
+
+// A PT_LOAD segment: where its bytes are in the file and in memory.
+struct LoadSegment {
+  uint64_t vaddr = 0, filesz = 0, offset = 0;
+  bool exec = false;
+};
+// The file's PT_LOAD segments, executable ones first (code lives there, and
+// a virtual address is looked up there first).
+std::vector<LoadSegment> load_segments(Elf* elf);
+// The file offset of the byte at `vaddr`, if a segment holds it on disk.
+std::optional<uint64_t> file_offset_of(const std::vector<LoadSegment>& segs, uint64_t vaddr);
 
 }  // namespace atrace::uprobes::detail

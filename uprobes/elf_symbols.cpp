@@ -36,35 +36,15 @@ int binding_rank(unsigned bind) {
   }
 }
 
-// Address -> file offset through the PT_LOAD segments: executable segments
-// first (code lives there), then any loadable one.
-struct Segment {
-  uint64_t vaddr, filesz, offset;
-  bool exec;
-};
-
-std::vector<Segment> load_segments(Elf* elf) {
-  std::vector<Segment> segs;
-  size_t n = 0;
-  if (elf_getphdrnum(elf, &n) != 0) return segs;
-  for (size_t i = 0; i < n; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-    segs.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
-  }
-  std::stable_partition(segs.begin(), segs.end(), [](const Segment& s) { return s.exec; });
-  return segs;
-}
-
-bool file_offset(const std::vector<Segment>& segs, Elf* elf, const Candidate& c, uint64_t* out) {
-  for (const auto& s : segs) {
-    if (c.address >= s.vaddr && c.address < s.vaddr + s.filesz) {
-      *out = c.address - s.vaddr + s.offset;
-      return true;
-    }
+// Address -> file offset through the PT_LOAD segments, or through the
+// symbol's section in a file without program headers (a relocatable object).
+bool file_offset(const std::vector<detail::LoadSegment>& segs, Elf* elf, const Candidate& c,
+                 uint64_t* out) {
+  if (auto off = detail::file_offset_of(segs, c.address)) {
+    *out = *off;
+    return true;
   }
   if (!segs.empty()) return false;
-  // No program headers (relocatable object): go through the section instead.
   Elf_Scn* scn = elf_getscn(elf, c.shndx);
   GElf_Shdr sh;
   if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) return false;
@@ -152,7 +132,7 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
 
   GElf_Ehdr eh;
   const uint64_t entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0;
-  const auto segs = load_segments(elf);
+  const auto segs = detail::load_segments(elf);
   std::vector<ElfFunction> funcs;
   funcs.reserve(cands.size());
   for (size_t i = 0; i < cands.size();) {

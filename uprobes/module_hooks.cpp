@@ -12,24 +12,18 @@ namespace atrace::uprobes {
 
 namespace {
 
-struct Load {
-  uint64_t vaddr, filesz, offset;
-};
-
 // `vaddr` as a hook: its file offset, and its distance from the lowest
 // page of the mapping (where the kernel or ld.so maps the first PT_LOAD).
-ModuleHook hook_at(const std::vector<Load>& loads, uint64_t vaddr) {
+ModuleHook hook_at(const std::vector<detail::LoadSegment>& loads, uint64_t vaddr) {
   ModuleHook h;
   if (loads.empty() || vaddr == 0) return h;
+  auto offset = detail::file_offset_of(loads, vaddr);
+  if (!offset) return h;
   uint64_t lowest = loads.front().vaddr;
   for (const auto& l : loads) lowest = std::min(lowest, l.vaddr);
-  lowest &= ~uint64_t{0xfff};
-  for (const auto& l : loads) {
-    if (vaddr < l.vaddr || vaddr >= l.vaddr + l.filesz) continue;
-    h.present = true;
-    h.offset = vaddr - l.vaddr + l.offset;
-    h.from_base = vaddr - lowest;
-  }
+  h.present = true;
+  h.offset = *offset;
+  h.from_base = vaddr - (lowest & ~uint64_t{0xfff});
   return h;
 }
 
@@ -42,12 +36,10 @@ ModuleHooks module_hooks(const std::string& path) {
   if (!elf) return out;
   size_t n = 0;
   if (elf_getphdrnum(elf, &n) != 0) return out;
-  std::vector<Load> loads;
   uint64_t init = 0, fini = 0;
   for (size_t i = 0; i < n; ++i) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf, static_cast<int>(i), &ph)) continue;
-    if (ph.p_type == PT_LOAD) loads.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset});
     if (ph.p_type != PT_DYNAMIC) continue;
     Elf_Data* data =
         elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz, ELF_T_DYN);
@@ -58,6 +50,7 @@ ModuleHooks module_hooks(const std::string& path) {
       if (dyn.d_tag == DT_FINI) fini = dyn.d_un.d_ptr;
     }
   }
+  const auto loads = detail::load_segments(elf);
   out.init = hook_at(loads, init);
   out.fini = hook_at(loads, fini);
   return out;
