@@ -77,12 +77,12 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
 
 }  // namespace
 
-RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f) {
+RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const std::string& exe) {
   RecordPlan plan;
   const bool probes = !o.select.empty() || !o.usdt.empty();
   // The target's modules: a running process's mappings, or what a launched
   // program's loader would load.
-  if (o.pid <= 0) plan.exe_path = uprobes::find_executable(o.command.at(0));
+  if (o.pid <= 0) plan.exe_path = exe.empty() ? uprobes::find_executable(o.command.at(0)) : exe;
   if (probes)
     plan.modules =
         o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);

@@ -33,8 +33,12 @@ struct RecordPlan {
 
 // Throws for a request that cannot be recorded (selectors matching
 // nothing, a missing program, a Go program, ...); says the resolver's
-// notes on stderr ("atrace: ...").
-RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f);
+// notes on stderr ("atrace: ..."). In launch mode the program is the
+// command's, or `exe` when given (a program the command exec'd:
+// exec_follow.h); selectors this program cannot match throw
+// uprobes::NoMatchError, a program that is not ELF uprobes::NotElfError.
+RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f,
+                          const std::string& exe = {});
 
 // A row of the trace's probe table.
 formats::ProbeInfo probe_info(const uprobes::ProbeSite& s);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "base/capabilities.h"
 #include "base/clock.h"
@@ -21,6 +23,7 @@
 #include "record/bpf_session.h"
 #include "record/bpf_variants.h"
 #include "record/drain_loop.h"
+#include "record/exec_follow.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
 #include "record/late_arrivals.h"
@@ -36,7 +39,10 @@
 #include "record/thread_table.h"
 #include "record/unwind_guard.h"
 #include "record/usdt_attach.h"
+#include "uprobes/elf_symbols.h"
 #include "uprobes/exclude_file.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/selector.h"
 
 namespace atrace {
 
@@ -78,6 +84,8 @@ class Recorder {
   void on_wake(uint64_t now, size_t nprobes, uint64_t start);
   void write_exclude_list(const std::vector<formats::ProbeInfo>& detached) const;
   void stop_if_signalled() const;
+  bool plan_or_follow();
+  ExecMatch follow_exec(std::unique_ptr<Target>& target, std::unique_ptr<ExecFollower>& follower);
 
   const RecordOptions& opts_;
   StopSignals& stop_;
@@ -103,6 +111,7 @@ class Recorder {
   LateArrivals late_;                   // modules waited for: did they arrive?
   std::vector<WatchedModule> watched_;  // module_watch.h: MODULE events' files
   std::unique_ptr<ModuleWatch> module_watch_;
+  bool started_ = false;  // a launched command ran before the recording (exec_follow.h)
 };
 
 // What needs no target and no kernel object: a request that cannot be
@@ -378,8 +387,69 @@ void Recorder::stop_if_signalled() const {
   if (!sig) return;
   std::string what = std::string("interrupted by ") + stop_signal_name(sig) +
                      " before the recording started: nothing recorded";
-  if (opts_.pid <= 0) what += ", " + opts_.command.at(0) + " not started";
+  if (opts_.pid <= 0 && !started_) what += ", " + opts_.command.at(0) + " not started";
   throw RecordInterrupted(sig, what);
+}
+
+// The plan from the command's own program; false when launch mode must
+// follow the command through exec to a program the selectors match: its
+// program is a script, or (with --follow-forks, whose children may run
+// anything) an ELF program that matches nothing. An ELF program that
+// matches nothing without --follow-forks is refused before it runs.
+bool Recorder::plan_or_follow() {
+  try {
+    plan_ = plan_recording(opts_, features_);
+    return true;
+  } catch (const uprobes::NotElfError&) {
+    if (opts_.pid > 0) throw;
+  } catch (const uprobes::NoMatchError&) {
+    if (opts_.pid > 0 || !opts_.follow_forks) throw;
+  }
+  return false;
+}
+
+// Runs the command until a program it execs matches the selectors, and
+// holds it there (exec_follow.h); the plan is then that program's.
+ExecMatch Recorder::follow_exec(std::unique_ptr<Target>& target,
+                                std::unique_ptr<ExecFollower>& follower) {
+  stop_if_signalled();
+  target = std::make_unique<Target>(
+      Target::launch_held(uprobes::find_executable(opts_.command.at(0)), opts_.command,
+                          opts_.output == "-", stop_.inherited_ignored(), true));
+  follower = std::make_unique<ExecFollower>(target->pid(), opts_.follow_forks);
+  target->release();
+  started_ = true;
+  auto matches = [this](const std::string& exe) {
+    try {
+      plan_ = plan_recording(opts_, features_, exe);
+      return true;
+    } catch (const uprobes::NoMatchError&) {
+      return false;
+    } catch (const uprobes::NotElfError&) {
+      return false;
+    } catch (const uprobes::ElfError&) {
+      return false;  // a stripped program (/bin/sh) has nothing to match
+    }
+  };
+  const std::optional<ExecMatch> match = follower->run(matches, stop_);
+  std::string ran;
+  for (const auto& exe : follower->ran())
+    if (!match || exe != match->exe) ran += (ran.empty() ? "" : ", ") + exe;
+  if (match) {
+    std::fprintf(stderr, "atrace: tracing %s, exec'd by the command (pid %d)%s%s\n",
+                 match->exe.c_str(), match->pid, ran.empty() ? "" : " after ", ran.c_str());
+    return *match;
+  }
+  if (const int sig = follower->interrupted()) {
+    follower.reset();  // every followed process goes on, and gets the signal
+    kill(target->pid(), sig);
+    throw RecordInterrupted(sig, std::string("interrupted by ") + stop_signal_name(sig) +
+                                     " before the recording started: nothing recorded");
+  }
+  if (auto status = follower->top_status()) target->reaped(*status);
+  const std::string what = !opts_.select.empty() ? "no function matched '" + opts_.select + "'"
+                                                 : "no USDT probe matched '" + opts_.usdt + "'";
+  throw RecordError(what + " in anything the command ran: " + ran);
 }
 
 RecordResult Recorder::run() {
@@ -387,15 +457,18 @@ RecordResult Recorder::run() {
   libbpf_set_print(libbpf_print);
   check_request();
   // Everything that can fail on the user's input fails before the target
-  // is touched.
-  plan_ = plan_recording(opts_, features_);
+  // is touched, unless the command must be followed to its program.
+  std::unique_ptr<Target> target;
+  // Released (every followed process let go) before the target is waited for.
+  std::unique_ptr<ExecFollower> follower;
+  std::optional<ExecMatch> followed;
+  if (!plan_or_follow()) followed = follow_exec(target, follower);
   watched_ = watched_modules(plan_.sites, plan_.usdt);
   decoder_ = RecordDecoder(plan_.usdt, watched_);
   late_ = LateArrivals(plan_.modules, plan_.sites);
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
-  std::unique_ptr<Target> target;
   if (opts_.pid > 0) target = std::make_unique<Target>(Target::attach(opts_.pid));
   output_ = std::make_unique<OutputFile>(opts_.output);
   writer_ = std::make_unique<formats::TraceWriter>(output_->dup_fd(), output_->display());
@@ -425,7 +498,11 @@ RecordResult Recorder::run() {
         plan_.exe_path, opts_.command, opts_.output == "-", stop_.inherited_ignored()));
   }
   const pid_t pid = target->pid();
-  bpf_->trace(pid);
+  // A followed command's processes are all alive and held (the first may
+  // have ended, and would never leave the map).
+  if (!follower) bpf_->trace(pid);
+  else
+    for (pid_t p : follower->processes()) bpf_->trace(p);
   attach_unwind_guard(opts_.follow_forks ? -1 : pid);
   bpf_->attach_tracepoints();
 
@@ -443,12 +520,23 @@ RecordResult Recorder::run() {
   if (!target->launched())
     for (auto& ev : modules_mapped_now(watched_, pid, header.start_mono_ns))
       reorder_.push(std::move(ev));
+  // A followed command's exec happened just before: the program has run
+  // none of its instructions yet.
+  if (followed) {
+    formats::Event ev;
+    ev.kind = formats::EventKind::ProcExec;
+    ev.ts = header.start_mono_ns;
+    ev.pid = ev.tid = static_cast<uint32_t>(followed->pid);
+    ev.text = followed->exe;
+    reorder_.push(std::move(ev));
+  }
   // The last moment a launched target can be left unstarted. An attached
   // one is traced from its first probe on: a signal from here on stops the
   // recording at the drain loop's first look and keeps what was recorded.
   if (target->launched()) {
     stop_if_signalled();
     target->release();
+    if (follower) follower->release();
   }
   RecordResult r;
   // A write error (disk full, reader gone) stops the recording at once and

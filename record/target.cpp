@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +45,7 @@ Target Target::attach(pid_t pid) {
 }
 
 Target Target::launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                           bool stdout_to_stderr, uint64_t ignore) {
+                           bool stdout_to_stderr, uint64_t ignore, bool traceable) {
   int hold[2], err[2];
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw TargetError(std::string("pipe: ") + std::strerror(errno));
@@ -61,6 +62,10 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
     // Child: only async-signal-safe calls from here on.
     close(hold[1]);
     close(err[0]);
+    // atrace run with file capabilities is not dumpable, nor is this fork
+    // of it: atrace could not follow it through exec (exec_follow.h). The
+    // exec sets the program's own dumpability.
+    if (traceable) prctl(PR_SET_DUMPABLE, 1);
     char go = 0;
     ssize_t n;
     do n = read(hold[0], &go, 1);
@@ -125,6 +130,11 @@ int Target::wait_exit() {
   reaped_ = true;
   status_ = shell_status(status);
   return status_;
+}
+
+void Target::reaped(int wait_status) {
+  reaped_ = true;
+  status_ = shell_status(wait_status);
 }
 
 std::string Target::command_line() const {

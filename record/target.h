@@ -30,8 +30,12 @@ class Target {
   // unblocked in the child before exec, and those in `ignore` (ignored when
   // atrace started: stop_signals.h) ignored again. `stdout_to_stderr`
   // keeps the program's output out of a trace written to stdout (-o -).
+  // `traceable`: the held child may be ptraced by atrace even when atrace
+  // runs with file capabilities (exec_follow.h); only for a child started
+  // before atrace holds any BPF object, which a ptracer could take from it.
   static Target launch_held(const std::string& exe_path, const std::vector<std::string>& argv,
-                            bool stdout_to_stderr = false, uint64_t ignore = 0);
+                            bool stdout_to_stderr = false, uint64_t ignore = 0,
+                            bool traceable = false);
 
   Target(Target&& o) noexcept { *this = std::move(o); }
   Target& operator=(Target&& o) noexcept;
@@ -50,6 +54,9 @@ class Target {
   // Launch mode: wait for the child and return a shell-style status (exit
   // code, or 128 + signal). Attach mode: returns 0.
   int wait_exit();
+  // Launch mode: the child was reaped by its tracer (exec_follow.h) with
+  // this wait status.
+  void reaped(int wait_status);
 
   // The target's command line, from /proc/PID/cmdline, space-joined.
   std::string command_line() const;

@@ -71,9 +71,9 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
     } else {
       files = find_library_files(s.module_glob, search);
       if (files.empty())
-        throw SelectorError("selector '" + s.text + "': no module matches '" + s.module_glob +
-                            "', neither mapped by the process nor a library the dynamic linker "
-                            "would find (give its path)");
+        throw NoMatchError("selector '" + s.text + "': no module matches '" + s.module_glob +
+                           "', neither mapped by the process nor a library the dynamic linker "
+                           "would find (give its path)");
     }
     for (auto& f : files)
       if (seen.insert(f.path).second) out.push_back({f.path, f.name, false, true});

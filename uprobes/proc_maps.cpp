@@ -103,7 +103,7 @@ std::string interpreter_of(const std::string& exe) {
   detail::ElfFile file(exe);
   if (file.status() == detail::ElfFile::Status::CannotOpen) throw ProcessError(file.error());
   if (file.status() == detail::ElfFile::Status::NotElf)
-    throw ProcessError(exe + ": not an ELF executable (for a script, trace its interpreter)");
+    throw NotElfError(exe + ": not an ELF executable");
   size_t n = 0;
   if (elf_getphdrnum(file.elf(), &n) != 0) return {};
   for (size_t i = 0; i < n; ++i) {

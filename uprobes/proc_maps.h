@@ -19,6 +19,13 @@ class ProcessError : public Error {
   using Error::Error;
 };
 
+// A program that is not ELF (a script): launch mode follows it to the
+// program it execs (record/exec_follow.h).
+class NotElfError : public ProcessError {
+ public:
+  using ProcessError::ProcessError;
+};
+
 struct Module {
   std::string path;  // as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6");
                      // launch_modules(): the realpath of what the loader reports

@@ -237,8 +237,8 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     if (matched[i] > 0) continue;
     const Selector& s = include[i];
     if (!s.module_glob.empty() && modules_hit[i] == 0)
-      throw SelectorError("selector '" + s.text + "': no loaded module matches '" + s.module_glob +
-                          "'");
+      throw NoMatchError("selector '" + s.text + "': no loaded module matches '" + s.module_glob +
+                         "'");
     if (!skipped_seen[i].empty())
       throw SelectorError("selector '" + s.text +
                           "' matches only functions atrace does not probe (" + skipped_seen[i] +
@@ -252,7 +252,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       msg += " but the IFUNC resolver '" + ifunc_seen[i] +
              "', which runs once at load: select the implementation it picks instead "
              "(from the library's symbols or its debug symbols)";
-    throw SelectorError(msg);
+    throw NoMatchError(msg);
   }
   return sites;
 }

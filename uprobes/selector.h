@@ -29,6 +29,14 @@ class SelectorError : public Error {
   using Error::Error;
 };
 
+// A valid selector that the modules of this program do not match: another
+// program might (the one a shell script or a wrapper execs, which launch
+// mode follows: record/exec_follow.h).
+class NoMatchError : public SelectorError {
+ public:
+  using SelectorError::SelectorError;
+};
+
 struct Selector {
   std::string text;         // as the user wrote it, for messages
   std::string module_glob;  // empty: the main executable

@@ -225,11 +225,11 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
       }
     }
     if (where.empty())
-      throw SelectorError("USDT spec '" + s.text + "': no loaded module matches '" + s.module_glob +
-                          "'");
+      throw NoMatchError("USDT spec '" + s.text + "': no loaded module matches '" + s.module_glob +
+                         "'");
     std::string has = there.empty() ? "it has no USDT probes" : "it has " + probe_names(there);
-    throw SelectorError("USDT spec '" + s.text + "' matches no probe in " + where + " (" + has +
-                        ")");
+    throw NoMatchError("USDT spec '" + s.text + "' matches no probe in " + where + " (" + has +
+                       ")");
   }
   return out;
 }

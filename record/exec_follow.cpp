@@ -1,0 +1,249 @@
+#include "record/exec_follow.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "base/unique_fd.h"
+#include "record/stop_signals.h"
+#include "record/target.h"
+
+namespace atrace {
+
+namespace {
+
+long trace_request(__ptrace_request request, pid_t pid, unsigned long data = 0) {
+  return ptrace(request, pid, nullptr, reinterpret_cast<void*>(data));
+}
+
+unsigned long event_message(pid_t pid) {
+  unsigned long msg = 0;
+  ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &msg);
+  return msg;
+}
+
+bool is_stop_signal(int sig) {
+  return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+std::string exe_of(pid_t pid) {
+  char buf[4096];
+  ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+pid_t tgid_of(pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Tgid:", 0) == 0) return static_cast<pid_t>(std::stol(line.substr(5)));
+  return tid;
+}
+
+// SIGCHLD through a signalfd while the command runs: each ptrace stop and
+// exit wakes the loop, as a stop signal does through its own fd. Only
+// atrace's main thread exists then (the BPF session comes after).
+class ChildSignals {
+ public:
+  ChildSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGCHLD);
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, &set_, &old);
+    unblock_ = !sigismember(&old, SIGCHLD);
+    fd_.reset(signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!fd_) throw TargetError(std::string("signalfd: ") + std::strerror(errno));
+  }
+  ~ChildSignals() {
+    if (unblock_) pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
+  }
+  ChildSignals(const ChildSignals&) = delete;
+  ChildSignals& operator=(const ChildSignals&) = delete;
+  int fd() const { return fd_.get(); }
+  void drain() const {
+    signalfd_siginfo si;
+    while (read(fd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+    }
+  }
+
+ private:
+  sigset_t set_;
+  bool unblock_ = false;
+  UniqueFd fd_;
+};
+
+}  // namespace
+
+ExecFollower::ExecFollower(pid_t top, bool forks) : top_(top), forks_(forks) {
+  // Threads too (CLONE): an exec or a fork from any thread of a followed
+  // process is seen.
+  unsigned long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE;
+  if (forks_) options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+  if (trace_request(PTRACE_SEIZE, top, options) != 0)
+    throw TargetError(std::string("cannot follow the command through exec: ptrace: ") +
+                      std::strerror(errno));
+  alive_.insert(top);
+}
+
+ExecFollower::~ExecFollower() { release(); }
+
+std::optional<ExecMatch> ExecFollower::run(const std::function<bool(const std::string&)>& matches,
+                                           StopSignals& stop) {
+  ChildSignals children;
+  for (;;) {
+    // What happened before the signalfd existed is collected here first.
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, __WALL | WNOHANG);
+      if (pid <= 0) break;
+      if (auto m = on_event(pid, status, matches)) {
+        stop_all();
+        return m;
+      }
+    }
+    if (alive_.empty()) return std::nullopt;
+    struct pollfd p[2] = {{children.fd(), POLLIN, 0}, {stop.fd(), POLLIN, 0}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR)
+      throw TargetError(std::string("poll: ") + std::strerror(errno));
+    if (p[1].revents & POLLIN)
+      if (int sig = stop.take()) {
+        interrupted_ = sig;
+        return std::nullopt;
+      }
+    children.drain();
+  }
+}
+
+std::optional<ExecMatch> ExecFollower::on_event(
+    pid_t pid, int status, const std::function<bool(const std::string&)>& matches) {
+  if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    exited(pid, status);
+    return std::nullopt;
+  }
+  if (!WIFSTOPPED(status)) return std::nullopt;
+  const int sig = WSTOPSIG(status);
+  const int event = status >> 16;
+  auto go_on = [&](int with) {
+    resume_.erase(pid);
+    trace_request(PTRACE_CONT, pid, static_cast<unsigned long>(with));
+  };
+  // A new thread or child's first stop (it may come before its parent's
+  // fork event).
+  if (fresh_.erase(pid) || !alive_.count(pid)) {
+    alive_.insert(pid);
+    go_on(0);
+    return std::nullopt;
+  }
+  resume_[pid] = 0;  // stopped: release() knows it can let it go
+  switch (event) {
+    case PTRACE_EVENT_EXEC: {
+      // A thread that execs takes its process's pid: the old one is gone.
+      const auto former = static_cast<pid_t>(event_message(pid));
+      if (former != pid) exited(former, 0);
+      const std::string exe = exe_of(pid);
+      if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
+      if (!exe.empty() && matches(exe)) return ExecMatch{pid, exe};
+      go_on(0);
+      return std::nullopt;
+    }
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE: {
+      const auto child = static_cast<pid_t>(event_message(pid));
+      if (child > 0 && alive_.insert(child).second) fresh_.insert(child);
+      go_on(0);
+      return std::nullopt;
+    }
+    case PTRACE_EVENT_STOP:
+      // A stop signal's group-stop: it stays stopped as it would untraced,
+      // until a SIGCONT. Else an interruption of ours: on with it.
+      if (is_stop_signal(sig)) {
+        resume_.erase(pid);
+        trace_request(PTRACE_LISTEN, pid);
+      } else {
+        go_on(0);
+      }
+      return std::nullopt;
+    default:  // a signal for it, delivered as if it were not followed
+      go_on(static_cast<unsigned long>(sig));
+      return std::nullopt;
+  }
+}
+
+void ExecFollower::exited(pid_t pid, int status) {
+  alive_.erase(pid);
+  fresh_.erase(pid);
+  resume_.erase(pid);
+  if (pid == top_) top_status_ = status;
+}
+
+// Every followed process stopped where it is, each with the signal it was
+// about to receive kept for its release.
+void ExecFollower::stop_all() {
+  std::set<pid_t> waiting = fresh_;
+  for (pid_t p : alive_)
+    if (!resume_.count(p) && trace_request(PTRACE_INTERRUPT, p) == 0) waiting.insert(p);
+  while (!waiting.empty()) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, __WALL);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // none left to wait for
+    }
+    waiting.erase(pid);
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      exited(pid, status);
+      continue;
+    }
+    if (!WIFSTOPPED(status)) continue;
+    const int event = status >> 16;
+    if (fresh_.erase(pid) || !alive_.count(pid)) {
+      alive_.insert(pid);
+      resume_[pid] = 0;
+      continue;
+    }
+    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
+      const auto child = static_cast<pid_t>(event_message(pid));
+      if (child > 0 && alive_.insert(child).second) {
+        fresh_.insert(child);
+        waiting.insert(child);
+      }
+    }
+    // A signal-delivery stop keeps its signal; any other stop resumes
+    // with none (a group-stop stays one after the detach).
+    resume_[pid] = event == 0 ? WSTOPSIG(status) : 0;
+  }
+}
+
+std::vector<pid_t> ExecFollower::processes() const {
+  std::set<pid_t> tgids;
+  for (pid_t p : alive_) tgids.insert(tgid_of(p));
+  return {tgids.begin(), tgids.end()};
+}
+
+void ExecFollower::release() {
+  if (released_) return;
+  released_ = true;
+  stop_all();
+  for (pid_t p : alive_) {
+    auto it = resume_.find(p);
+    const unsigned long sig = it == resume_.end() ? 0 : static_cast<unsigned long>(it->second);
+    // Killed while stopped: its end is reported here first; collected, so
+    // that its parent can reap it.
+    if (trace_request(PTRACE_DETACH, p, sig) != 0 && errno == ESRCH) {
+      int status = 0;
+      if (waitpid(p, &status, __WALL) == p && p == top_) top_status_ = status;
+    }
+  }
+  alive_.clear();
+  resume_.clear();
+}
+
+}  // namespace atrace

@@ -1,0 +1,87 @@
+// Launch mode when the command's own program matches none of the
+// selectors: a shell script, a shim (pyenv's `python3`), `env`, a wrapper
+// that execs the real program. The command runs under ptrace, stopped by
+// the kernel after each exec (PTRACE_O_TRACEEXEC), and each program it
+// execs is tried against the selectors, until one matches. That process
+// (and, with --follow-forks, every other followed one) is then held where
+// it is, the new program loaded but none of its instructions run, while
+// the recorder sets up and attaches; release() lets them all go and ends
+// the ptrace: the program that is traced is no longer ptraced, so it can
+// be debugged and sees no tracer.
+//
+// Why ptrace rather than a BPF program on sched_process_exec that stops
+// the process with a signal: a ptrace stop is undone by the kernel when
+// atrace dies (the tracee is detached and resumes), a SIGSTOP would leave
+// the program stopped forever; and a ptrace stop is invisible to the
+// process's parent, which a SIGSTOP is not (SIGCHLD, waitpid(WUNTRACED)).
+// Signals sent to a followed process while it runs the wrapper are passed
+// on unchanged.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace atrace {
+
+class StopSignals;
+
+struct ExecMatch {
+  pid_t pid = -1;   // the process that exec'd it, stopped
+  std::string exe;  // the program (/proc/PID/exe)
+};
+
+class ExecFollower {
+ public:
+  // Takes the held target `top` (before Target::release(); TargetError
+  // when the kernel refuses). With `forks`, its children are followed too
+  // (the processes they fork before one execs a matching program).
+  ExecFollower(pid_t top, bool forks);
+  ExecFollower(const ExecFollower&) = delete;
+  ExecFollower& operator=(const ExecFollower&) = delete;
+  ~ExecFollower();  // release(): no followed process is ever left stopped
+
+  // Runs the command until `matches(exe)` is true for a program a
+  // followed process exec'd: every followed process is then stopped, the
+  // matching one just after its exec. nullopt when every followed process
+  // ended first (ran() says what they ran), or when a stop signal came
+  // (interrupted()).
+  std::optional<ExecMatch> run(const std::function<bool(const std::string&)>& matches,
+                               StopSignals& stop);
+
+  // The programs exec'd, each once, in order.
+  const std::vector<std::string>& ran() const { return ran_; }
+  int interrupted() const { return interrupted_; }
+  // The followed processes alive, stopped after run() found a match.
+  std::vector<pid_t> processes() const;
+  // The top process's wait status when it ended while followed (it was
+  // reaped here: Target::reaped()).
+  std::optional<int> top_status() const { return top_status_; }
+
+  // Lets every followed process go on, each with the signal it was
+  // stopped for; ends the ptrace.
+  void release();
+
+ private:
+  std::optional<ExecMatch> on_event(pid_t pid, int status,
+                                    const std::function<bool(const std::string&)>& matches);
+  void stop_all();
+  void exited(pid_t pid, int status);
+
+  pid_t top_;
+  bool forks_;
+  bool released_ = false;
+  int interrupted_ = 0;
+  std::set<pid_t> alive_;        // followed threads and processes, not ended
+  std::set<pid_t> fresh_;        // forked, first stop not seen yet
+  std::map<pid_t, int> resume_;  // stopped: the signal to resume it with
+  std::vector<std::string> ran_;
+  std::optional<int> top_status_;
+};
+
+}  // namespace atrace
