@@ -17,7 +17,7 @@ done
 atrace=$(readlink -f "$build/atrace")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -g -fno-omit-frame-pointer -fcf-protection=none -o "$tmp/w" bench/args_workload.c
+cc -O0 -g -fcf-protection=none -o "$tmp/w" bench/args_workload.c
 objdump -d "$tmp/w" --disassemble=bench_ints | grep -q 'push   %rbp' ||
 	{ echo "bench_ints does not start with push %rbp" >&2; exit 1; }
 

@@ -1,7 +1,7 @@
 /* args_cost.sh's workload: N calls of one function, timed on the thread's
- * CPU clock, printed as ns per call. Built with a frame pointer, so each
- * function starts with `push %rbp` (an emulated probe at +0, with or
- * without --args: the comparison is of the values alone).
+ * CPU clock, printed as ns per call. Built at -O0, so each function starts
+ * with `push %rbp` (an emulated probe at +0, with or without --args: the
+ * comparison is of the values alone).
  *   args_workload ints|str N */
 #include <stdio.h>
 #include <stdlib.h>
