@@ -105,6 +105,23 @@ TEST_F(Args, ExactValuesOfEveryType) {
   }
 }
 
+// Perf-event links (one per probe) pick the values programs as the
+// uprobe_multi links do, and the default relevance filter changes nothing.
+TEST_F(Args, PerfLinksAndTheDefaultFilterKeepTheValues) {
+  std::string trace = file("p.data");
+  Result r = record(trace, "ar_*", {Paths::target_args, "3", tag_arg()},
+                    {"--args=ar_string@arg1/s,arg2;ar_clobber@arg1", "--retval=ar_name/s",
+                     "--no-kernel", "--attach=perf"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  std::map<std::string, int> seen;
+  for (const auto& c : calls(trace)) seen[c]++;
+  EXPECT_EQ(seen["ar_string(arg1=\"hello\", arg2=1)"], 3);
+  EXPECT_EQ(seen["ar_string(arg1=NULL, arg2=0)"], 3);
+  EXPECT_EQ(seen["ar_clobber(arg1=41)"], 3);
+  EXPECT_EQ(seen["ar_name = \"one\""], 3);
+  EXPECT_EQ(seen["ar_negative"], 12);  // traced, no spec: 6 plain entries and exits
+}
+
 // Without --args the same function's probe moves past the clobbering
 // prefix (the case --args must avoid): `list` shows it.
 TEST_F(Args, ClobberingPrefixWouldMoveTheProbe) {
