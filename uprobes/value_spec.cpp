@@ -83,7 +83,8 @@ std::vector<ValueRule> parse_arg_rules(const std::string& list) {
   for (const auto& item : items(list)) {
     size_t at = item.rfind('@');
     if (at == std::string::npos || at + 1 == item.size())
-      throw ValueSpecError("--args: '" + item + "' is not SELECTOR@ARG[/TYPE],... (e.g. parse@arg1/s)");
+      throw ValueSpecError("--args: '" + item +
+                           "' is not SELECTOR@ARG[/TYPE],... (e.g. parse@arg1/s)");
     ValueRule r;
     r.text = item;
     r.selectors = selectors_of(item.substr(0, at), "--args", item);
@@ -103,8 +104,8 @@ std::vector<ValueRule> parse_arg_rules(const std::string& list) {
           throw ValueSpecError("--args: '" + item + "' names arg" + std::to_string(spec.slot) +
                                " twice");
       if (spec.type.is_string && ++strings > kMaxStringArgs)
-        throw ValueSpecError("--args: '" + item + "': at most " +
-                             std::to_string(kMaxStringArgs) + " string arguments per function");
+        throw ValueSpecError("--args: '" + item + "': at most " + std::to_string(kMaxStringArgs) +
+                             " string arguments per function");
       r.args.push_back(spec);
       start = end + 1;
     }
