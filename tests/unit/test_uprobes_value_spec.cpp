@@ -76,11 +76,10 @@ TEST(ValueSpec, MistakesSayWhat) {
             std::string::npos);
   EXPECT_NE(message([] { parse_arg_rules("f@arg1,arg1"); }).find("names arg1 twice"),
             std::string::npos);
-  EXPECT_NE(message([] { parse_arg_rules("f@arg1/s,arg2/s,arg3/s"); })
-                .find("at most 2 string arguments"),
-            std::string::npos);
+  EXPECT_NE(
+      message([] { parse_arg_rules("f@arg1/s,arg2/s,arg3/s"); }).find("at most 2 string arguments"),
+      std::string::npos);
   EXPECT_NE(message([] { parse_arg_rules("f@arg1/d"); }).find("unknown type 'd'"),
             std::string::npos);
-  EXPECT_NE(message([] { parse_retval_rules("f/w"); }).find("unknown type 'w'"),
-            std::string::npos);
+  EXPECT_NE(message([] { parse_retval_rules("f/w"); }).find("unknown type 'w'"), std::string::npos);
 }
