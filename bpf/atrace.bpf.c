@@ -9,6 +9,8 @@
  *   traced_tgids   processes whose kernel events are recorded
  *   func_entry     uprobe on a function's entry: cookie = function id
  *   func_exit      uretprobe of the same function
+ *   func_*_values  the same with the function's arguments / return value
+ *                  (record --args/--retval: atrace_values.bpf.h)
  *   calls_after_stop  per thread, once the recording stops: calls begun since,
  *                  whose exits are not recorded (stop_gate)
  *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
@@ -371,3 +373,4 @@ int func_exit(struct pt_regs *ctx)
 #include "bpf/atrace_usdt.bpf.h"
 #include "bpf/atrace_kernel.bpf.h"
 #include "bpf/atrace_module.bpf.h"
+#include "bpf/atrace_values.bpf.h"

@@ -13,6 +13,7 @@
  *   struct atrace_rec_exec   a program executed
  *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
  *   struct atrace_rec_module a watched module mapped or unmapped
+ *   struct atrace_rec_values a function's argument or return registers
  *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
  *   ATRACE_LOST_SLOTS        loss counters, one per kind
@@ -42,6 +43,9 @@ enum atrace_rec_kind {
 	ATRACE_REC_FUNC_ENTRY = 1, /* uprobe on a function's entry; id = probe cookie */
 	ATRACE_REC_FUNC_EXIT = 2,  /* uretprobe of the same function; id = cookie */
 	ATRACE_REC_THREAD_EXIT = 3, /* a traced thread exits; rec_comm: its name */
+	ATRACE_REC_FUNC_VALUES = 4, /* rec_values: id = function id; the arguments or
+				     * return value of the thread's next entry or exit
+				     * record of that id (record --args/--retval) */
 	ATRACE_REC_SWITCH_OUT = 16, /* rec_args: id = prev_state, arg0 = next tid */
 	ATRACE_REC_SWITCH_IN = 17,  /* rec_args: arg0 = prev tid */
 	ATRACE_REC_WAKEUP = 18,     /* rec_args: arg0 = waker tid, arg1 = target cpu */
@@ -174,6 +178,45 @@ struct atrace_rec_usdt {
 struct atrace_rec_usdt_str {
 	struct atrace_rec_usdt u;
 	char str[ATRACE_USDT_MAX_STRS][ATRACE_USDT_STR_LEN];
+};
+
+/*
+ * Function arguments and return values (issue 20; bpf/atrace_values.bpf.h).
+ * fn_values[function id] says what to record; the functions that have a
+ * spec are attached with the func_*_values programs, which emit a
+ * rec_values record and then the function's usual entry or exit record
+ * (same program run, same CPU, so the same ring, in that order). The
+ * recorder types the registers (sizes, signs) from the user's spec; the
+ * programs only copy registers and read strings.
+ */
+#define ATRACE_VALUE_REGS 6 /* arg1..arg6: rdi rsi rdx rcx r8 r9 */
+#define ATRACE_VALUE_STRS 2 /* string arguments per call */
+#define ATRACE_VALUE_STR_LEN ATRACE_USDT_STR_LEN
+struct atrace_value_spec {
+	__u8 entry;   /* record the argument registers at entry */
+	__u8 exit;    /* record the return register at exit */
+	__u8 ret_str; /* the return value is a string */
+	__u8 nstr;    /* string arguments: str_arg[0..nstr) */
+	__u8 str_arg[ATRACE_VALUE_STRS]; /* their registers (0 = arg1) */
+	__u8 pad[2];
+};
+enum atrace_str_state { /* formats::StrState */
+	ATRACE_STR_OK = 0,
+	ATRACE_STR_NULL = 1,
+	ATRACE_STR_UNREADABLE = 2,
+	ATRACE_STR_CUT = 3,
+};
+struct atrace_rec_values {
+	struct atrace_rec_hdr hdr;
+	__u16 of_kind; /* ATRACE_REC_FUNC_ENTRY (regs = arguments) or _EXIT (regs[0] = rax) */
+	__u8 nstr;     /* strings in rec_values_str.str */
+	__u8 str_state[ATRACE_VALUE_STRS]; /* enum atrace_str_state, per string */
+	__u8 pad[3];
+	__u64 regs[ATRACE_VALUE_REGS];
+};
+struct atrace_rec_values_str {
+	struct atrace_rec_values v;
+	char str[ATRACE_VALUE_STRS][ATRACE_VALUE_STR_LEN];
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

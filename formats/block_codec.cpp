@@ -66,6 +66,60 @@ static uint8_t usdt_arg_spec(const ProbeArg& a) {
                               (a.is_signed ? kUsdtSigned : 0));
 }
 
+// FUNC_VALUES spec byte (FORMAT.md, kind 34): the USDT bits plus the format.
+constexpr uint8_t kValueHex = 0x10, kValuePointer = 0x20;
+
+static void encode_func_values(const std::vector<ProbeArg>& args, ByteWriter& out) {
+  out.u8(static_cast<uint8_t>(args.size()));
+  for (const auto& a : args) {
+    out.u8(a.slot);
+    uint8_t spec = usdt_arg_spec(a);
+    if (a.format == ArgFormat::Hex) spec |= kValueHex;
+    if (a.format == ArgFormat::Pointer) spec |= kValuePointer;
+    out.u8(spec);
+    if (a.is_string) {
+      out.u8(static_cast<uint8_t>(a.str_state));
+      out.varint(a.value);
+      out.str(a.str);
+    } else {
+      for (unsigned i = 0; i < a.size; i++) out.u8(static_cast<uint8_t>(a.value >> (8 * i)));
+    }
+  }
+}
+
+// An integer of `size` bytes, little-endian, sign-extended when signed.
+static uint64_t read_sized(ByteReader& p, uint8_t size, bool is_signed) {
+  if (size != 1 && size != 2 && size != 4 && size != 8) throw Malformed{};
+  uint64_t v = 0;
+  for (unsigned i = 0; i < size; i++) v |= uint64_t{p.u8()} << (8 * i);
+  if (is_signed && size < 8 && (v >> (8 * size - 1)) & 1) v |= ~uint64_t{0} << (8 * size);
+  return v;
+}
+
+static void decode_func_values(ByteReader& p, std::vector<ProbeArg>& args) {
+  args.resize(p.u8());
+  for (auto& a : args) {
+    a.slot = p.u8();
+    uint8_t spec = p.u8();
+    if (a.slot > kMaxFuncArgs) throw Malformed{};
+    a.size = spec & kUsdtSizeMask;
+    a.is_signed = spec & kUsdtSigned;
+    a.is_string = spec & kUsdtString;
+    a.format = spec & kValuePointer ? ArgFormat::Pointer
+               : spec & kValueHex   ? ArgFormat::Hex
+                                    : ArgFormat::Decimal;
+    if (a.is_string) {
+      uint8_t state = p.u8();
+      if (state > static_cast<uint8_t>(StrState::Cut)) throw Malformed{};
+      a.str_state = static_cast<StrState>(state);
+      a.value = p.varint();
+      a.str = p.str();
+    } else {
+      a.value = read_sized(p, a.size, a.is_signed);
+    }
+  }
+}
+
 // The payload of a payload kind, in `out`.
 static void encode_payload(const Event& ev, ByteWriter& out) {
   switch (ev.kind) {
@@ -136,7 +190,14 @@ void BlockBuilder::add(const Event& ev) {
     payload_.clear();
     encode_payload(ev, payload_);
   }
-  size_t need = kMaxEventBytes + (with_payload ? 10 + payload_.size() : 0);
+  // A function's values follow it as a FUNC_VALUES record (delta 0).
+  const bool with_values =
+      !ev.args.empty() && (ev.kind == EventKind::FuncEntry || ev.kind == EventKind::FuncExit);
+  if (with_values) {
+    payload_.clear();
+    encode_func_values(ev.args, payload_);
+  }
+  size_t need = kMaxEventBytes + (with_payload || with_values ? 13 + payload_.size() : 0);
   if (len_ + need > buf_.size())
     buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
   if (meta_.count == 0) {
@@ -177,6 +238,15 @@ void BlockBuilder::add(const Event& ev) {
               buf_.begin() + static_cast<ptrdiff_t>(len_));
     len_ += payload_.size();
   }
+  if (with_values) {
+    buf_[len_++] = kFuncValues;
+    put_varint(0);
+    put_varint(payload_.size());
+    std::copy(payload_.buf().begin(), payload_.buf().end(),
+              buf_.begin() + static_cast<ptrdiff_t>(len_));
+    len_ += payload_.size();
+    meta_.count++;
+  }
   cpu_ = ev.cpu;
   meta_.last_ts = ev.ts;
   meta_.count++;
@@ -208,6 +278,18 @@ void BlockCursor::skip_payload(uint8_t kind, UnknownKindCounts& unknown) {
   // skipped silently; kinds from a newer minor version are counted.
   in_.skip(in_.varint());
   if (kind > kLastDefinedKind) unknown[kind]++;
+}
+
+// The FUNC_VALUES record right after a function event, if any: its values
+// become the event's args (delta 0 by construction; a later one is skipped
+// as an orphan by peek()).
+void BlockCursor::take_values(Event& ev) {
+  if (decoded_ >= meta_.count || in_.peek_u8() != kFuncValues) return;
+  in_.u8();
+  if (in_.varint() != 0) throw Malformed{};
+  ByteReader p(in_.take(in_.varint()));
+  decode_func_values(p, ev.args);
+  decoded_++;
 }
 
 void BlockCursor::take_payload(Event& ev) {
@@ -271,15 +353,8 @@ void BlockCursor::take_payload(Event& ev) {
         a.size = spec & kUsdtSizeMask;
         a.is_signed = spec & kUsdtSigned;
         a.is_string = spec & kUsdtString;
-        if (a.is_string) {
-          a.str = p.str();
-        } else {
-          if (a.size != 1 && a.size != 2 && a.size != 4 && a.size != 8) throw Malformed{};
-          a.value = 0;
-          for (unsigned i = 0; i < a.size; i++) a.value |= uint64_t{p.u8()} << (8 * i);
-          if (a.is_signed && a.size < 8 && (a.value >> (8 * a.size - 1)) & 1)
-            a.value |= ~uint64_t{0} << (8 * a.size);  // sign-extended in memory
-        }
+        if (a.is_string) a.str = p.str();
+        else a.value = read_sized(p, a.size, a.is_signed);  // sign-extended in memory
       }
       break;
     }

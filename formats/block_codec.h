@@ -130,6 +130,7 @@ class BlockCursor {
       throw Malformed{};  // compact kinds are all known: this one is invalid
     }
     decoded_++;
+    if (kind <= v2::kFuncReturn && kind != v2::kThreadExit) take_values(ev);
     ev.ts = ts_;
     ev.pid = meta_.pid;
     ev.tid = meta_.tid;
@@ -146,6 +147,7 @@ class BlockCursor {
  private:
   uint16_t read_cpu();
   void take_payload(Event& ev);
+  void take_values(Event& ev);
   void skip_payload(uint8_t kind, UnknownKindCounts& unknown);
 
   ByteReader in_;

@@ -86,8 +86,12 @@ enum PayloadKind : uint8_t {
   kModuleLoad = 31,
   kModuleUnload = 32,
   kGap = 33,
+  // Not an event: the arguments or return value of the FUNC_ENTRY /
+  // FUNC_EXIT / FUNC_RETURN just before it in the block (delta 0). The
+  // reader puts them in that event's args; older readers skip it.
+  kFuncValues = 34,
 };
-constexpr uint8_t kLastDefinedKind = kGap;
+constexpr uint8_t kLastDefinedKind = kFuncValues;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it, and LOST (the footer has the totals).
 constexpr uint8_t kLastApiKind = kGap;

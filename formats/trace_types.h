@@ -111,8 +111,10 @@ enum class UnwindHow : uint8_t {
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.
 //
-// A Usdt event's arguments are in `args`, in the probe's order (empty for
-// every other kind).
+// A Usdt event's arguments are in `args`, in the probe's order. A FuncEntry
+// recorded with `record --args` has its arguments there (slot 1-6), a
+// FuncExit recorded with `--retval` its return value (slot kArgRetval);
+// empty for every other event.
 //
 // A ModuleLoad/ModuleUnload event's base is the address where the file's
 // offset 0 is mapped; its build id is module_build_id(ev) (one string
@@ -120,17 +122,37 @@ enum class UnwindHow : uint8_t {
 //
 // Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
 // their two's complement: read them with sarg1() / sarg0().
-// One USDT argument: an integer of `size` bytes (1, 2, 4, 8), or a string
-// read from the traced process (at most kUsdtStringMax bytes; longer ones
-// are cut there).
+// How a recorded string turned out (function arguments and return values,
+// `record --args`; USDT strings are always Ok).
+enum class StrState : uint8_t {
+  Ok = 0,
+  Null = 1,        // the pointer was NULL: no string
+  Unreadable = 2,  // the pointer did not point to readable memory
+  Cut = 3,         // longer than kUsdtStringMax bytes: cut there
+};
+
+// How an integer is shown (function arguments, `record --args`).
+enum class ArgFormat : uint8_t { Decimal = 0, Hex = 1, Pointer = 2 };
+
+// One USDT argument, function argument or return value: an integer of
+// `size` bytes (1, 2, 4, 8), or a string read from the traced process (at
+// most kUsdtStringMax bytes; longer ones are cut there).
 struct ProbeArg {
   uint8_t size = 8;
   bool is_signed = false;
   bool is_string = false;
   uint64_t value = 0;  // the integer; a string's address in the process
   std::string str;
+  // A function's values only (FuncEntry/FuncExit args): which register
+  // (kArgRetval or argument 1-6), how the integer is shown, and how the
+  // string read went.
+  uint8_t slot = 0;
+  ArgFormat format = ArgFormat::Decimal;
+  StrState str_state = StrState::Ok;
   int64_t svalue() const { return static_cast<int64_t>(value); }
 };
+constexpr uint8_t kArgRetval = 0;    // ProbeArg::slot of a return value
+constexpr uint8_t kMaxFuncArgs = 6;  // arg1..arg6: the SysV integer registers
 constexpr size_t kUsdtStringMax = 127;
 
 struct Event;

@@ -67,6 +67,8 @@ class ByteReader {
     need(1);
     return *p_++;
   }
+  // The next byte without consuming it; -1 at the end.
+  int peek_u8() const { return p_ < end_ ? *p_ : -1; }
   uint16_t u16() { return static_cast<uint16_t>(le(2)); }
   uint32_t u32() { return static_cast<uint32_t>(le(4)); }
   uint64_t u64() { return le(8); }

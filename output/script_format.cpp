@@ -11,6 +11,7 @@
 #include <map>
 
 #include "analysis/analysis.h"
+#include "output/arg_text.h"
 #include "output/report.h"
 #include "output/report_text.h"
 #include "output/text_escape.h"
@@ -221,8 +222,9 @@ ScriptFormatter::ScriptFormatter(const formats::TraceHeader& header,
   std::string main = main_module(header, modules);
   for (const auto& p : probes) {
     std::string name = escaped(p.name);
+    const size_t bare = name.size();
     if (!p.module.empty() && p.module != main) name += " [" + escaped(p.module) + "]";
-    functions_[p.id] = Function{std::move(name)};
+    functions_[p.id] = Function{std::move(name), bare};
   }
   for (const auto& t : threads) table_names_[t.tid] = escaped(t.name);
 }
@@ -248,7 +250,10 @@ ScriptFormatter::Thread& ScriptFormatter::thread(const formats::Event& ev) {
 
 const std::string& ScriptFormatter::function(uint32_t id) {
   auto [it, fresh] = functions_.try_emplace(id);
-  if (fresh) it->second.name = "<probe " + std::to_string(id) + ">";
+  if (fresh) {
+    it->second.name = "<probe " + std::to_string(id) + ">";
+    it->second.bare = it->second.name.size();
+  }
   return it->second.name;
 }
 
@@ -276,13 +281,35 @@ void ScriptFormatter::on_event(const formats::Event& ev, const ReplayThread* t) 
   else if (!call_start_) depth_ = now;
 }
 
+// "parse(arg1="/a", arg2=3)" at the entry, "parse (1.20us) = -2" at the
+// exit, when the arguments and return value were recorded (arg_text.h).
 void ScriptFormatter::function_details(const formats::Event& ev, std::string& out) {
   indent(out, depth_);
-  out += function(ev.id);
+  const std::string& name = function(ev.id);
+  if (ev.kind == formats::EventKind::FuncEntry && !ev.args.empty()) {
+    // "deflate(arg1=3) [libz.so.1]": the arguments right after the name.
+    const size_t bare = functions_[ev.id].bare;
+    out.append(name, 0, bare);
+    out += '(';
+    for (size_t i = 0; i < ev.args.size(); i++) {
+      if (i) out += ", ";
+      out += arg_name(ev.args[i]);
+      out += '=';
+      append_arg_value(out, ev.args[i]);
+    }
+    out += ')';
+    out.append(name, bare);
+  } else {
+    out += name;
+  }
   if (ev.kind != formats::EventKind::FuncEntry && call_start_) {
     out += " (";
     out += format_duration(ev.ts > *call_start_ ? ev.ts - *call_start_ : 0);
     out += ')';
+  }
+  if (ev.kind == formats::EventKind::FuncExit && !ev.args.empty()) {
+    out += " = ";
+    append_arg_value(out, ev.args.front());
   }
   if (ev.kind == formats::EventKind::Unwind) {
     out += ' ';

@@ -62,6 +62,7 @@ class ScriptFormatter : private ReplayListener {
   };
   struct Function {
     std::string name;  // with " [module]" when not the main module's
+    size_t bare = 0;   // the length of the name without that tag
   };
 
   Thread& thread(const formats::Event& ev);

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "record/uprobe_multi.h"
 
@@ -34,6 +35,13 @@ uint64_t cookie(const uprobes::ProbeSite& s, uint32_t gen) {
 
 }  // namespace
 
+// A group's sites all have values or none has (attach()).
+bpf_program* FunctionProbes::program(const Group& g, bool ret) const {
+  const bool values = !g.sites.empty() && g.sites.front().with_values && values_entry_prog_;
+  if (values) return ret ? values_exit_prog_ : values_entry_prog_;
+  return ret ? exit_prog_ : entry_prog_;
+}
+
 // Return probes first (see attach.h). A group of perf links has one site.
 std::string FunctionProbes::attach_group(Group& g, int& error) {
   const uint32_t pid_filter = pid_ > 0 ? static_cast<uint32_t>(pid_) : 0;
@@ -41,8 +49,8 @@ std::string FunctionProbes::attach_group(Group& g, int& error) {
     const auto& site = g.sites.front();
     for (bool ret : {true, false}) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie(site, g.gen), .retprobe = ret);
-      bpf_link* l = bpf_program__attach_uprobe_opts(ret ? exit_prog_ : entry_prog_, pid_,
-                                                    site.path.c_str(), site.offset, &opts);
+      bpf_link* l = bpf_program__attach_uprobe_opts(program(g, ret), pid_, site.path.c_str(),
+                                                    site.offset, &opts);
       if (!l) {
         error = errno;
         g.exit.close();
@@ -59,8 +67,8 @@ std::string FunctionProbes::attach_group(Group& g, int& error) {
   }
   const std::string& path = g.sites.front().path;
   for (bool ret : {true, false}) {
-    int fd = uprobe_multi_link_create(bpf_program__fd(ret ? exit_prog_ : entry_prog_), path,
-                                      offsets, cookies, ret, static_cast<pid_t>(pid_filter));
+    int fd = uprobe_multi_link_create(bpf_program__fd(program(g, ret)), path, offsets, cookies, ret,
+                                      static_cast<pid_t>(pid_filter));
     if (fd < 0) {
       error = -fd;
       g.exit.close();
@@ -83,8 +91,8 @@ std::vector<AttachFailure> FunctionProbes::attach(const std::vector<uprobes::Pro
     }
     return failures;
   }
-  std::map<std::string, std::vector<const uprobes::ProbeSite*>> by_module;
-  for (const auto& s : sites) by_module[s.path].push_back(&s);
+  std::map<std::pair<std::string, bool>, std::vector<const uprobes::ProbeSite*>> by_module;
+  for (const auto& s : sites) by_module[{s.path, s.with_values}].push_back(&s);
   for (auto& [path, group] : by_module) attach_multi_split(group, failures);
   return failures;
 }

@@ -76,6 +76,12 @@ class FunctionProbes {
   FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
       : entry_prog_(entry), exit_prog_(exit), pid_(pid), multi_(multi) {}
   ~FunctionProbes() { detach_all(); }
+  // The programs of the sites with_values (--args/--retval): such sites
+  // are grouped apart, so a module has one pair of links for them.
+  void set_value_programs(bpf_program* entry, bpf_program* exit) {
+    values_entry_prog_ = entry;
+    values_exit_prog_ = exit;
+  }
   FunctionProbes(const FunctionProbes&) = delete;
   FunctionProbes& operator=(const FunctionProbes&) = delete;
 
@@ -103,11 +109,14 @@ class FunctionProbes {
     OwnedLink entry, exit;
   };
   std::string attach_group(Group& g, int& error);
+  bpf_program* program(const Group& g, bool ret) const;
   void attach_multi_split(std::vector<const uprobes::ProbeSite*> sites,
                           std::vector<AttachFailure>& failures);
 
   bpf_program* entry_prog_;
   bpf_program* exit_prog_;
+  bpf_program* values_entry_prog_ = nullptr;
+  bpf_program* values_exit_prog_ = nullptr;
   pid_t pid_;
   bool multi_;
   std::vector<Group> groups_;

@@ -14,6 +14,7 @@
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "record/bpf_variants.h"
+#include "record/func_values.h"
 #include "record/kernel_groups.h"
 #include "record/record_error.h"
 #include "record/uprobe_multi.h"
@@ -61,7 +62,37 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   drain_period_ns_ =
       std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs, kMaxDrainPeriodNs);
   select_kernel_programs(s, f);
+  select_value_programs(s, f);
   load(s);
+  fill_values(s);
+}
+
+void BpfSession::select_value_programs(const BpfSettings& s, const KernelFeatures& f) {
+  auto& p = skel_->progs;
+  const bool any = !s.values.empty(), fault = f.faulting_string_copy();
+  bpf_program__set_autoload(p.func_entry_values, any && fault);
+  bpf_program__set_autoload(p.func_exit_values, any && fault);
+  bpf_program__set_autoload(p.func_entry_values_nofault, any && !fault);
+  bpf_program__set_autoload(p.func_exit_values_nofault, any && !fault);
+  if (!any) return;
+  values_entry_ = fault ? p.func_entry_values : p.func_entry_values_nofault;
+  values_exit_ = fault ? p.func_exit_values : p.func_exit_values_nofault;
+  bpf_map__set_max_entries(skel_->maps.fn_values, s.max_id + 1);
+  if (s.multi) {
+    auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
+    bpf_program__set_expected_attach_type(values_entry_, t);
+    bpf_program__set_expected_attach_type(values_exit_, t);
+  }
+}
+
+// Each function's spec, where the programs look it up by id.
+void BpfSession::fill_values(const BpfSettings& s) {
+  for (const auto& [id, v] : s.values) {
+    atrace_value_spec spec = bpf_value_spec(v);
+    __u32 key = id;
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_values), &key, &spec, BPF_ANY) != 0)
+      throw RecordError(std::string("cannot set the argument specs: ") + std::strerror(errno));
+  }
 }
 
 BpfSession::~BpfSession() {

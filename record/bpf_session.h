@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -21,8 +22,10 @@
 #include "record/features.h"
 #include "record/filter_policy.h"
 #include "record/rings.h"
+#include "uprobes/value_spec.h"
 
 struct atrace_bpf;
+struct bpf_program;
 
 namespace atrace {
 
@@ -34,6 +37,9 @@ struct BpfSettings {
   bool multi = false;    // function probes on uprobe_multi links
   FilterOptions filter;  // the programs' part of the relevance filters
   uint32_t max_id = 0;   // largest function id (filter maps' size)
+  // --args/--retval by function id (record_plan.h); empty: the values
+  // programs are not even loaded.
+  std::map<uint32_t, uprobes::FuncValues> values;
   bool verbose = false;  // calibration problems on stderr
 };
 
@@ -52,6 +58,11 @@ class BpfSession {
   void start(PerCpuRings::Handler handler);
 
   atrace_bpf* skel() const { return skel_.get(); }
+  // The entry and exit programs of the functions with values
+  // (bpf/atrace_values.bpf.h): the sleepable ones where the kernel can
+  // fault a string's page in; null when none are recorded.
+  bpf_program* values_entry_program() const { return values_entry_; }
+  bpf_program* values_exit_program() const { return values_exit_; }
   int ncpus() const { return ncpus_; }
   // How often the rings must be drained not to fill (see bpf_session.cpp).
   uint64_t drain_period_ns() const { return drain_period_ns_; }
@@ -92,6 +103,10 @@ class BpfSession {
   };
   void select_kernel_programs(const BpfSettings& s, const KernelFeatures& f);
   void load(const BpfSettings& s);
+  void select_value_programs(const BpfSettings& s, const KernelFeatures& f);
+  void fill_values(const BpfSettings& s);
+  bpf_program* values_entry_ = nullptr;
+  bpf_program* values_exit_ = nullptr;
 
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
   std::unique_ptr<PerCpuRings> rings_;

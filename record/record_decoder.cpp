@@ -54,8 +54,9 @@ std::string text_of(const char* s, size_t max) { return std::string(s, strnlen(s
 }  // namespace
 
 RecordDecoder::RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt,
-                             std::vector<WatchedModule> modules)
-    : modules_(std::move(modules)) {
+                             std::vector<WatchedModule> modules,
+                             std::map<uint32_t, uprobes::FuncValues> values)
+    : modules_(std::move(modules)), values_(std::move(values)) {
   for (const auto& t : usdt)
     if (!t.sites.empty()) usdt_args_[t.id] = t.sites.front().arg_list;
 }
@@ -94,7 +95,7 @@ void RecordDecoder::usdt_event(const void* data, size_t size, formats::Event& ev
   }
 }
 
-DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
+DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
   DecodedRecord out;
   if (size < sizeof(atrace_rec_hdr)) return out;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
@@ -109,7 +110,11 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.kind = h->kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
                                                  : formats::EventKind::FuncExit;
       ev.id = h->id;
+      values_.join(ev);
       break;
+    case ATRACE_REC_FUNC_VALUES:  // not an event: the next one's args
+      if (size >= sizeof(atrace_rec_values)) values_.hold(data, size);
+      return out;
     case ATRACE_REC_THREAD_EXIT:
     case ATRACE_REC_COMM: {
       if (size < sizeof(atrace_rec_comm)) return out;
@@ -118,6 +123,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       out.thread_name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
       out.names_thread = true;
       if (ev.kind == formats::EventKind::Comm) ev.text = out.thread_name;
+      else values_.forget(ev.tid);
       break;
     }
     case ATRACE_REC_USDT:

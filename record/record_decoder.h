@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/trace_types.h"
+#include "record/func_values.h"
 #include "record/module_watch.h"
 #include "uprobes/usdt_select.h"
 
@@ -33,15 +34,20 @@ class RecordDecoder {
  public:
   // `usdt`: the USDT probes being recorded, whose notes give each
   // argument's size and sign; `modules`: the watched modules, by the
-  // index the module records carry.
+  // index the module records carry; `values`: the functions whose
+  // arguments or return values are recorded (--args/--retval).
   explicit RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt = {},
-                         std::vector<WatchedModule> modules = {});
-  DecodedRecord decode(const void* data, size_t size) const;
+                         std::vector<WatchedModule> modules = {},
+                         std::map<uint32_t, uprobes::FuncValues> values = {});
+  // Not const: a values record waits for its thread's next function
+  // record (func_values.h), and is then its args.
+  DecodedRecord decode(const void* data, size_t size);
 
  private:
   void usdt_event(const void* data, size_t size, formats::Event& ev) const;
   std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
   std::vector<WatchedModule> modules_;
+  ValueJoiner values_;
 };
 
 }  // namespace atrace

@@ -16,6 +16,7 @@
 #include "uprobes/library_search.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
+#include "uprobes/value_spec.h"
 
 namespace atrace {
 
@@ -39,6 +40,46 @@ void say_waiting(const std::vector<uprobes::Module>& modules,
                    "atrace: %s is not loaded yet: waiting for it (%zu %s on %s, in place "
                    "when the process maps it)\n",
                    m.name.c_str(), n, n == 1 ? "probe" : "probes", m.path.c_str());
+  }
+}
+
+// --args/--retval: each rule's functions among the traced ones get its
+// values, and their entry probe goes back to the first instruction: a probe
+// placed further (uprobes/placement.h) may run after the prefix has
+// overwritten an argument register (`xor %edi,%edi`). A rule that names no
+// traced function is an error.
+void apply_value_rules(const RecordOptions& o, uprobes::ResolveOptions ro, RecordPlan& plan,
+                       std::vector<uprobes::ProbeSite>& sites) {
+  std::vector<uprobes::ValueRule> rules = uprobes::parse_arg_rules(o.args);
+  for (auto& r : uprobes::parse_retval_rules(o.retval)) rules.push_back(std::move(r));
+  ro.move_probes = false;
+  for (const auto& rule : rules) {
+    std::vector<uprobes::ProbeSite> at_entry;
+    try {
+      at_entry = uprobes::resolve_probe_sites(rule.selectors, {}, plan.modules, ro);
+    } catch (const uprobes::Error&) {
+      at_entry.clear();  // said below, in the option's words
+    }
+    size_t matched = 0;
+    for (const auto& e : at_entry)
+      for (auto& site : sites) {
+        if (site.path != e.path || site.address != e.address) continue;
+        site.offset = e.offset;
+        site.entry_delta = 0;
+        site.entry_path = e.entry_path;
+        site.with_values = true;
+        uprobes::FuncValues& v = plan.values[site.id];
+        if (rule.has_retval) {
+          v.has_retval = true;
+          v.retval = rule.retval;
+        } else {
+          v.args = rule.args;
+        }
+        matched++;
+      }
+    if (!matched)
+      throw uprobes::ValueSpecError(std::string(rule.has_retval ? "--retval" : "--args") + ": '" +
+                                    rule.text + "' matches no function --select traces");
   }
 }
 
@@ -72,6 +113,7 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
       for (const auto& site : sites)
         if (site.path == k.path && site.offset == k.offset) plan.keep_ids.push_back(site.id);
   }
+  if (!o.args.empty() || !o.retval.empty()) apply_value_rules(o, ro, plan, sites);
   return sites;
 }
 
@@ -86,6 +128,9 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   if (probes)
     plan.modules =
         o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
+  if ((!o.args.empty() || !o.retval.empty()) && o.select.empty())
+    throw uprobes::ValueSpecError(std::string(o.args.empty() ? "--retval" : "--args") +
+                                  " needs --select: it names some of the traced functions");
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
   if (!o.usdt.empty()) {
     // USDT probes only in mapped modules: their semaphores are set in the

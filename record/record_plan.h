@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "uprobes/probe_site.h"
 #include "uprobes/proc_maps.h"
 #include "uprobes/usdt_select.h"
+#include "uprobes/value_spec.h"
 
 namespace atrace {
 
@@ -25,10 +27,11 @@ struct ProbeCost;
 struct RecordPlan {
   std::string exe_path;  // launch mode: the program to execute
   std::vector<uprobes::Module> modules;
-  std::vector<uprobes::ProbeSite> sites;  // --select: ids dense from 1
-  std::vector<uprobes::UsdtTarget> usdt;  // --usdt: ids after the functions'
-  std::vector<uint32_t> keep_ids;         // --filter-keep
-  uint32_t max_id = 0;                    // largest function id
+  std::vector<uprobes::ProbeSite> sites;           // --select: ids dense from 1
+  std::vector<uprobes::UsdtTarget> usdt;           // --usdt: ids after the functions'
+  std::vector<uint32_t> keep_ids;                  // --filter-keep
+  std::map<uint32_t, uprobes::FuncValues> values;  // --args/--retval, by function id
+  uint32_t max_id = 0;                             // largest function id
 };
 
 // Throws for a request that cannot be recorded (selectors matching

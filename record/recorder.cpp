@@ -251,6 +251,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   atrace_bpf* skel = bpf_->skel();
   probes_ = std::make_unique<FunctionProbes>(skel->progs.func_entry, skel->progs.func_exit, where,
                                              multi_);
+  probes_->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
@@ -464,7 +465,7 @@ RecordResult Recorder::run() {
   std::optional<ExecMatch> followed;
   if (!plan_or_follow()) followed = follow_exec(target, follower);
   watched_ = watched_modules(plan_.sites, plan_.usdt);
-  decoder_ = RecordDecoder(plan_.usdt, watched_);
+  decoder_ = RecordDecoder(plan_.usdt, watched_, plan_.values);
   late_ = LateArrivals(plan_.modules, plan_.sites);
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
@@ -481,6 +482,7 @@ RecordResult Recorder::run() {
   bs.multi = multi_;
   bs.filter = opts_.filter;
   bs.max_id = plan_.max_id;
+  bs.values = plan_.values;
   bs.verbose = opts_.verbose;
   bpf_ = std::make_unique<BpfSession>(bs, features_);
   // Calibrated before the rings hand anything to the recording: what a

@@ -32,7 +32,10 @@ struct RecordOptions {
   std::vector<std::string> command;  // launch mode when not empty
   std::string select;                // selector list (required)
   std::string exclude;
-  std::string usdt;                 // --usdt specs (uprobes/usdt_select.h)
+  std::string usdt;  // --usdt specs (uprobes/usdt_select.h)
+  // Function arguments and return values (uprobes/value_spec.h); their
+  // selectors must name functions --select traces.
+  std::string args, retval;
   double duration_s = 0;            // 0: until the target exits or a signal
   size_t buffer_bytes = 8u << 20;   // per CPU
   std::string atrace_command_line;  // for the trace header

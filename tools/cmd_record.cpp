@@ -10,6 +10,7 @@
 #include "record/record.h"
 #include "tools/commands.h"
 #include "tools/option_values.h"
+#include "uprobes/value_spec.h"
 
 namespace atrace::tools {
 
@@ -56,13 +57,19 @@ void parse_values(RecordArgs& a) {
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
   o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
   // An empty list is a mistake (often a shell variable), not "everything".
-  const std::pair<const char*, const std::string*> lists[] = {{"--select", &o.select},
-                                                              {"--exclude", &o.exclude},
-                                                              {"--usdt", &o.usdt},
-                                                              {"--filter-keep", &o.filter.keep}};
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"--select", &o.select}, {"--exclude", &o.exclude}, {"--usdt", &o.usdt},
+      {"--args", &o.args},     {"--retval", &o.retval},   {"--filter-keep", &o.filter.keep}};
   for (const auto& [name, value] : lists)
     if (a.given.count(name) && value->find_first_not_of(" \t") == std::string::npos)
       throw OptionError(std::string(name) + ": empty value");
+  // The specs' syntax now (the plan matches their selectors later).
+  try {
+    uprobes::parse_arg_rules(o.args);
+    uprobes::parse_retval_rules(o.retval);
+  } catch (const uprobes::ValueSpecError& e) {
+    throw OptionError(e.what());
+  }
 }
 
 }  // namespace
@@ -85,6 +92,14 @@ void add_record(cli::Command app, int& exit_status) {
              "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
              "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
              "recorded as intervals");
+  cmd.option("--args", args->opts.args,
+             "Arguments of traced functions: SELECTORS@ARG[/TYPE],...;... with ARG arg1..arg6 "
+             "(x86-64 integer registers) and TYPE i8..i64, u8..u64, x8..x64 (hex), p "
+             "(pointer), s (C string, up to 127 bytes); e.g. 'parse@arg1/s,arg2/i32'. Their "
+             "entry probes stay on the first instruction (docs/arguments.md)");
+  cmd.option("--retval", args->opts.retval,
+             "Return values of traced functions: SELECTORS[/TYPE];... (types as --args, "
+             "default i64), e.g. 'parse/i32;name_of/s'");
   cmd.option("--duration", args->duration, "Stop recording after SEC seconds");
   cmd.option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
       .default_text("8M");
@@ -152,7 +167,8 @@ void add_record(cli::Command app, int& exit_status) {
     // First: no stop signal may kill atrace or be lost from here on.
     StopSignals stop;
     auto& o = args->opts;
-    for (const char* name : {"--select", "--exclude", "--usdt", "--filter-keep"})
+    for (const char* name :
+         {"--select", "--exclude", "--usdt", "--filter-keep", "--args", "--retval"})
       if (cmd.given(name)) args->given.insert(name);
     try {
       parse_values(*args);

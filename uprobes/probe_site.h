@@ -22,6 +22,9 @@ struct ProbeSite {
   uint64_t entry_delta = 0;  // bytes from the function's first instruction to it (placement.h)
   formats::ProbePath entry_path = formats::ProbePath::Unknown;  // the kernel's path there
   std::string build_id;  // of the module, hex ("" if it has none)
+  // Its arguments or return value are recorded (--args/--retval): attached
+  // with the programs that read them, its entry probe at +0.
+  bool with_values = false;
 };
 
 }  // namespace atrace::uprobes

@@ -69,6 +69,8 @@ inline bool same_args(const std::vector<ProbeArg>& a, const std::vector<ProbeArg
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); i++) {
     if (a[i].is_string != b[i].is_string || a[i].is_signed != b[i].is_signed) return false;
+    if (a[i].slot != b[i].slot || a[i].format != b[i].format || a[i].str_state != b[i].str_state)
+      return false;
     if (a[i].is_string ? a[i].str != b[i].str
                        : (a[i].size != b[i].size || a[i].value != b[i].value))
       return false;

@@ -25,7 +25,7 @@ atrace_rec_hdr hdr(uint16_t kind, uint32_t id = 0) {
 }
 
 template <typename R>
-DecodedRecord decode(const R& rec, const RecordDecoder& d = RecordDecoder()) {
+DecodedRecord decode(const R& rec, RecordDecoder d = RecordDecoder()) {
   return d.decode(&rec, sizeof rec);
 }
 
@@ -110,7 +110,7 @@ TEST(RecordDecoder, ExecAndUnwind) {
 
 // A module hook's record: the watched module's path and build id, by index.
 TEST(RecordDecoder, ModuleLoadAndUnload) {
-  const RecordDecoder d({}, {{"/lib/a.so", "aa"}, {"/opt/b.so", "bb01"}});
+  RecordDecoder d({}, {{"/lib/a.so", "aa"}, {"/opt/b.so", "bb01"}});
   atrace_rec_module m{};
   m.hdr = hdr(ATRACE_REC_MODULE_LOAD, 1);
   m.base = 0x7f0000000000;
@@ -149,7 +149,7 @@ TEST(RecordDecoder, UsdtArgumentsBySizeSignAndString) {
   t.id = 9;
   t.sites.resize(1);
   t.sites[0].arg_list = {{4, true, "%edi"}, {2, false, "%si"}, {8, false, "%rdx"}};
-  const RecordDecoder d({t});
+  RecordDecoder d({t});
 
   atrace_rec_usdt_str s{};
   s.u.hdr = hdr(ATRACE_REC_USDT, 9);
@@ -192,7 +192,7 @@ TEST(RecordDecoder, FilterHintIsNotAnEvent) {
 
 TEST(RecordDecoder, ShortAndUnknownRecordsAreRefused) {
   const atrace_rec_hdr h = hdr(ATRACE_REC_FUNC_ENTRY, 1);
-  const RecordDecoder d;
+  RecordDecoder d;
   EXPECT_EQ(d.decode(&h, sizeof h - 1).type, Type::Invalid);
   // A kind whose struct is longer than what arrived.
   for (uint16_t kind :
@@ -208,6 +208,56 @@ TEST(RecordDecoder, ShortAndUnknownRecordsAreRefused) {
     a.hdr = hdr(kind);
     EXPECT_EQ(decode(a).type, Type::Invalid) << kind;
   }
+}
+
+// --args/--retval: a values record is the args of its thread's next entry
+// or exit of the same function, typed by the spec; one whose event did not
+// come (filtered off, lost) is dropped at the thread's next function record.
+TEST(RecordDecoder, ValuesJoinTheirFunctionEvent) {
+  uprobes::FuncValues spec;
+  spec.args = {{1, {4, true, false, formats::ArgFormat::Decimal}},
+               {2, {8, false, true, formats::ArgFormat::Decimal}},
+               {3, {8, false, false, formats::ArgFormat::Hex}}};
+  spec.has_retval = true;
+  spec.retval = {1, true, false, formats::ArgFormat::Decimal};
+  RecordDecoder d({}, {}, {{3, spec}});
+  atrace_rec_values_str v{};
+  v.v.hdr = hdr(ATRACE_REC_FUNC_VALUES, 3);
+  v.v.of_kind = ATRACE_REC_FUNC_ENTRY;
+  v.v.regs[0] = 0xdeadbeeffffffffeull;  // upper bits undefined for an int: -2
+  v.v.regs[1] = 0x1000;
+  v.v.regs[2] = 0xabc;
+  v.v.nstr = 1;
+  v.v.str_state[0] = ATRACE_STR_CUT;
+  std::memcpy(v.str[0], "abc", 4);
+  EXPECT_EQ(d.decode(&v, sizeof v).type, Type::Invalid);  // not an event of its own
+  atrace_rec_hdr e = hdr(ATRACE_REC_FUNC_ENTRY, 3);
+  DecodedRecord r = d.decode(&e, sizeof e);
+  ASSERT_EQ(r.type, Type::Event);
+  ASSERT_EQ(r.event.args.size(), 3u);
+  EXPECT_EQ(r.event.args[0].slot, 1);
+  EXPECT_EQ(r.event.args[0].svalue(), -2);
+  EXPECT_TRUE(r.event.args[1].is_string);
+  EXPECT_EQ(r.event.args[1].str, "abc");
+  EXPECT_EQ(r.event.args[1].str_state, formats::StrState::Cut);
+  EXPECT_EQ(r.event.args[1].value, 0x1000u);
+  EXPECT_EQ(r.event.args[2].format, formats::ArgFormat::Hex);
+  EXPECT_EQ(r.event.args[2].value, 0xabcu);
+
+  atrace_rec_values x{};
+  x.hdr = hdr(ATRACE_REC_FUNC_VALUES, 3);
+  x.of_kind = ATRACE_REC_FUNC_EXIT;
+  x.regs[0] = 0x1ff;  // i8: -1
+  d.decode(&x, sizeof x);
+  atrace_rec_hdr other = hdr(ATRACE_REC_FUNC_EXIT, 4);  // not its exit: the values go
+  EXPECT_TRUE(d.decode(&other, sizeof other).event.args.empty());
+  atrace_rec_hdr exit = hdr(ATRACE_REC_FUNC_EXIT, 3);
+  EXPECT_TRUE(d.decode(&exit, sizeof exit).event.args.empty());
+  d.decode(&x, sizeof x);
+  r = d.decode(&exit, sizeof exit);
+  ASSERT_EQ(r.event.args.size(), 1u);
+  EXPECT_EQ(r.event.args[0].slot, formats::kArgRetval);
+  EXPECT_EQ(r.event.args[0].svalue(), -1);
 }
 
 }  // namespace

@@ -1,0 +1,19 @@
+// A recorded function argument or return value as text (record --args /
+// --retval), the one spelling `script` and the exporters share:
+//   42  -2  0x7ffd1234 (hex, pointers)  "a\x00b\"c"  "long..."... (cut)
+//   NULL (string pointer 0)  <unreadable 0x1234> (string not readable)
+// Quoted strings escape control bytes, bytes >= 0x80 (not always UTF-8),
+// '"' and '\', so one value never breaks a line or a quoted field.
+#pragma once
+
+#include <string>
+
+#include "formats/trace_types.h"
+
+namespace atrace::analysis {
+
+void append_arg_value(std::string& out, const formats::ProbeArg& a);
+// "arg2" for argument 2; "retval" for the return value.
+std::string arg_name(const formats::ProbeArg& a);
+
+}  // namespace atrace::analysis
