@@ -241,9 +241,9 @@ std::string short_with_params(std::string_view s) {
 std::vector<std::string> distinguishing_names(const std::vector<std::string>& names) {
   // Each level's form of each distinct name, and which names share it.
   using Form = std::string (*)(std::string_view);
-  static constexpr Form kLevels[] = {
-      short_name, [](std::string_view s) { return base_name(s); }, short_with_params,
-      without_return_type, [](std::string_view s) { return std::string(s); }};
+  static constexpr Form kLevels[] = {short_name, [](std::string_view s) { return base_name(s); },
+                                     short_with_params, without_return_type,
+                                     [](std::string_view s) { return std::string(s); }};
   std::set<std::string_view> distinct(names.begin(), names.end());
   std::map<std::string_view, std::vector<std::string>> forms;
   std::vector<std::map<std::string, size_t>> sharing(std::size(kLevels));

@@ -13,6 +13,11 @@ namespace atrace::it {
 namespace {
 
 class Names : public IntegrationTest {
+ public:
+  using IntegrationTest::file;
+  using IntegrationTest::record;
+  Result run_report(const std::string& trace) { return report(trace); }
+
  protected:
   // Records target_cpp 7 11 13 with `select`; the trace's path.
   std::string record_cpp(const std::string& select) {
@@ -98,8 +103,8 @@ TEST_F(Names, CallersAndCalleesTakeShortNamesAndGlobs) {
 TEST_F(Names, ExportsShowShortNames) {
   std::string trace = record_cpp("ns::*");
   std::string folded = file("cpp.folded");
-  Result r = run({Paths::atrace, "convert", "-i", trace, "--to=folded", "-o", folded,
-                  "--weight=calls"});
+  Result r =
+      run({Paths::atrace, "convert", "-i", trace, "--to=folded", "-o", folded, "--weight=calls"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   Result cat = run({"/bin/cat", folded});
   // Each top-level function one line, weighed by its calls.
@@ -112,6 +117,44 @@ TEST_F(Names, ExportsShowShortNames) {
   cat = run({"/bin/cat", folded});
   EXPECT_NE(cat.out.find("int ns::add<int>(int, int) 11\n"), std::string::npos) << cat.out;
 }
+
+// Rust, both manglings: demangled (no hash, no "_R..."), shown short,
+// selected by demangled names, told apart where generic instances need it.
+// target_rust is built by tests/targets when Debian's rustc is installed
+// (make deps-test installs it).
+void rust_names(Names& t, const char* binary) {
+  if (!*binary) {
+    if (in_ci()) FAIL() << "target_rust not built: rustc (Debian) is missing";
+    GTEST_SKIP() << "rustc not installed: target_rust not built";
+  }
+  std::string out = t.file("rust.data");
+  Result r = t.record(out, "r::shop::*", {binary, "9"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.out.find("compute=9"), std::string::npos) << r.out;
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  std::map<std::string, long long> calls;
+  for (const auto& f : (*rep)["functions"])
+    calls[f["short_name"].get<std::string>()] += f["calls"].get<long long>();
+  EXPECT_EQ(calls["r::shop::Widget::compute"], 9) << function_names(*rep);
+  // generic::<u8> and generic::<&str> are two functions: v0 names them
+  // apart; legacy mangling names both "r::shop::generic" (only the dropped
+  // hash differs), and the JSON has them as two rows of one name.
+  long long generic = 0;
+  for (const auto& [name, n] : calls)
+    if (name.rfind("r::shop::generic", 0) == 0) generic += n;
+  EXPECT_EQ(generic, 3 + 1) << function_names(*rep);
+  for (const auto& f : (*rep)["functions"]) {
+    std::string name = f["name"];
+    EXPECT_EQ(name.find("_R"), std::string::npos) << name;
+    EXPECT_EQ(name.find("::h"), std::string::npos) << "hash kept: " << name;
+  }
+  Result text = t.run_report(out);
+  EXPECT_NE(text.out.find("  r::shop::Widget::compute\n"), std::string::npos) << text.out;
+}
+
+TEST_F(Names, RustV0) { rust_names(*this, TARGET_RUST_V0_BIN); }
+TEST_F(Names, RustLegacy) { rust_names(*this, TARGET_RUST_LEGACY_BIN); }
 
 TEST_F(Names, InfoShowsTheCommandLineShellQuoted) {
   std::string trace = record_cpp("ns::*");
