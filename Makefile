@@ -9,16 +9,18 @@ BUILD     ?= build
 JOBS      ?= $(shell nproc)
 
 # What building and running atrace needs: compilers, the BPF toolchain
-# (clang -target bpf, bpftool for skeletons) and the libraries it links.
+# (clang -target bpf, bpftool for skeletons) and the libraries it links
+# (libiberty: the C++ and Rust demangler).
 BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev
+	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,
 # pj_dump, protoc, headless chromium), sys/sdt.h (USDT benchmark), and
 # sqlite3 and python3, traced by the safety corpus (test_safety.cpp), with
-# libssl3, which python3 dlopens (test_exec_follow.cpp), and
+# libssl3, which python3 dlopens (test_exec_follow.cpp), rustc (a Rust
+# target, its legacy and v0 symbols demangled), and
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
 # the multi-kernel tests (tests/kernels/run.sh), jq and gnuplot for the
 # benchmark scripts' tables and charts (bench/), and clang-tidy and
@@ -26,7 +28,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3 libssl3 qemu-system-x86 busybox-static
+	sqlite3 python3 libssl3 rustc qemu-system-x86 busybox-static
 
 .PHONY: all deps deps-test build build-all demo test format format-check tidy clean
 

@@ -42,7 +42,7 @@ std::string CallTree::label(uint32_t i) const {
     const std::string& nm = name(i);
     return nm.empty() ? std::to_string(n.tid) : nm + "-" + std::to_string(n.tid);
   }
-  return display_name(name(i), module(i), main_module_);
+  return display_name(names_, name(i), module(i), main_module_);
 }
 
 std::vector<uint32_t> CallTree::path(uint32_t i) const {
@@ -111,6 +111,7 @@ CallTreeBuilder::CallTreeBuilder(std::unique_ptr<CallReplay> own, CallReplay* sh
                                  const CallTreeOptions& opt)
     : own_(std::move(own)), replay_(own_ ? *own_ : *shared), header_(header), opt_(opt) {
   for (const auto& p : probes) tree_.probes_[p.id] = p;
+  tree_.names_ = FunctionNames(probes, opt.long_names);
   tree_.per_thread_ = opt.per_thread;
   tree_.has_kernel_ = !header.kernel_events.empty();
   CallNode root;

@@ -107,8 +107,11 @@ class CallTree {
   // The module most of the probes come from (the traced program, see
   // report_text.h's main_module): views show other modules' names tagged.
   const std::string& main_module() const { return main_module_; }
-  // name(i), tagged " [module]" when outside the main module; a thread
-  // "NAME-TID" (or "TID" without a name).
+  // The names shown (function_names.h): short unless
+  // CallTreeOptions::long_names.
+  const FunctionNames& names() const { return names_; }
+  // The shown name of name(i), tagged " [module]" when outside the main
+  // module; a thread "NAME-TID" (or "TID" without a name).
   std::string label(uint32_t i) const;
 
   // The nodes from the root's child down to i (the root itself excluded).
@@ -141,6 +144,7 @@ class CallTree {
   std::unordered_map<uint32_t, formats::ProbeInfo> probes_;
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string main_module_;
+  FunctionNames names_;
   bool per_thread_ = false;
   bool has_kernel_ = false;
   uint64_t orphan_exits_ = 0;
@@ -153,6 +157,7 @@ struct CallTreeOptions {
   // (compensation.h): the costs calibrated when recording (all 0: nothing
   // is taken out).
   ProbeCosts compensate;
+  bool long_names = false;  // full demangled names in label() (--long-names)
 };
 
 // Grows the tree from the calls of a replay. Alone (its own replay): add()

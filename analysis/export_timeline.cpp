@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "analysis/function_names.h"
 #include "analysis/syscall_names.h"
 
 namespace atrace::analysis {
@@ -120,9 +121,10 @@ void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
 
 TraceNames::TraceNames(const formats::TraceHeader& header,
                        const std::vector<formats::ProbeInfo>& probes,
-                       const std::vector<formats::ThreadInfo>& threads)
+                       const std::vector<formats::ThreadInfo>& threads, bool long_names)
     : target_pid_(header.target_pid) {
-  for (const auto& p : probes) functions_[p.id] = Function{p.name, p.module};
+  const FunctionNames shown(probes, long_names);
+  for (const auto& p : probes) functions_[p.id] = Function{shown.of(p.name, p.module), p.module};
   for (const auto& t : threads) threads_[t.tid] = t.name;
   // The program's file name: the first word of its command line.
   std::string cmd = header.target_command.substr(0, header.target_command.find(' '));

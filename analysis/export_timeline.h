@@ -121,9 +121,11 @@ class Timeline : public ReplayListener {
 // Names of the things exporters show; built from a trace's tables.
 class TraceNames {
  public:
+  // long_names: full demangled names instead of short ones
+  // (function_names.h).
   TraceNames(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
-             const std::vector<formats::ThreadInfo>& threads);
-  // The function's demangled name, "<probe N>" for an id not in the table.
+             const std::vector<formats::ThreadInfo>& threads, bool long_names = false);
+  // The function's shown name, "<probe N>" for an id not in the table.
   const std::string& function(uint32_t id);
   // Its module's file name ("" when unknown).
   const std::string& module(uint32_t id);

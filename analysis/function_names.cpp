@@ -1,8 +1,10 @@
-// How every view names a function: the traced program's own functions bare,
-// others tagged with their module.
+// How every view names a function: short names told apart within a
+// module, the traced program's own functions bare, others tagged with their
+// module.
 #include "analysis/function_names.h"
 
-#include <map>
+#include "analysis/profile.h"
+#include "base/symbol_name.h"
 
 namespace atrace::analysis {
 
@@ -42,6 +44,32 @@ std::string display_name(const std::string& name, const std::string& module,
                          const std::string& main) {
   if (module.empty() || module == main) return name;
   return name + " [" + module + "]";
+}
+
+std::string display_name(const FunctionNames& names, const std::string& name,
+                         const std::string& module, const std::string& main) {
+  return display_name(names.of(name, module), module, main);
+}
+
+FunctionNames::FunctionNames(const std::vector<formats::ProbeInfo>& probes, bool long_names)
+    : long_(long_names) {
+  std::map<std::string, std::vector<std::string>> by_module;
+  for (const auto& p : probes)
+    if (p.kind == formats::ProbeKind::Function) by_module[p.module].push_back(p.name);
+  for (const auto& [module, names] : by_module) {
+    std::vector<std::string> shown = base::distinguishing_names(names);
+    for (size_t i = 0; i < names.size(); ++i) short_[{module, names[i]}] = std::move(shown[i]);
+  }
+}
+
+const std::string& FunctionNames::short_of(const std::string& name,
+                                           const std::string& module) const {
+  auto it = short_.find({module, name});
+  return it == short_.end() ? name : it->second;
+}
+
+const std::string& FunctionNames::of(const std::string& name, const std::string& module) const {
+  return long_ ? name : short_of(name, module);
 }
 
 }  // namespace atrace::analysis

@@ -131,6 +131,9 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
   p.first_ts = first_ts_;
   p.last_ts = last_ts_;
+  std::vector<formats::ProbeInfo> table;
+  for (const auto& [id, probe] : probes_) table.push_back(probe);
+  p.names = FunctionNames(table, long_names_);
 
   std::map<uint32_t, FunctionStats> merged;
   for (const auto& [tid, t] : replay_.threads()) {
@@ -279,34 +282,54 @@ std::optional<SortKey> parse_sort_key(std::string_view s) {
   if (s == "total") return SortKey::Total;
   if (s == "self") return SortKey::Self;
   if (s == "avg") return SortKey::Avg;
+  if (s == "min") return SortKey::Min;
   if (s == "max") return SortKey::Max;
   if (s == "name") return SortKey::Name;
   if (s == "offcpu") return SortKey::Offcpu;
+  if (s == "selfoff") return SortKey::SelfOffcpu;
   if (s == "systime") return SortKey::SysTime;
+  if (s == "selfsys") return SortKey::SelfSysTime;
   if (s == "syscalls") return SortKey::Syscalls;
   if (s == "faults") return SortKey::Faults;
   return std::nullopt;
 }
 
-void sort_functions(std::vector<FunctionStats>& rows, SortKey key) {
-  auto value = [key](const FunctionStats& f) -> uint64_t {
-    switch (key) {
+const char* sort_key_names() {
+  return "calls, total, self, avg, min, max, name, offcpu, selfoff, systime, selfsys, syscalls, "
+         "faults";
+}
+
+void sort_functions(std::vector<FunctionStats>& rows, SortKey key,
+                    const std::vector<SortKey>& then) {
+  auto value = [](const FunctionStats& f, SortKey k) -> uint64_t {
+    switch (k) {
       case SortKey::Calls: return f.calls;
       case SortKey::Total: return f.total_ns;
       case SortKey::Self: return f.self_ns;
       case SortKey::Avg: return f.avg_ns();
+      case SortKey::Min: return f.min_ns;
       case SortKey::Max: return f.max_ns;
       case SortKey::Offcpu: return f.kernel.offcpu_ns();
+      case SortKey::SelfOffcpu: return f.self_kernel.offcpu_ns();
       case SortKey::SysTime: return f.kernel.syscall_ns;
+      case SortKey::SelfSysTime: return f.self_kernel.syscall_ns;
       case SortKey::Syscalls: return f.kernel.syscalls;
       case SortKey::Faults: return f.kernel.faults;
       case SortKey::Name: break;
     }
     return 0;
   };
+  std::vector<SortKey> keys = {key};
+  keys.insert(keys.end(), then.begin(), then.end());
   std::stable_sort(rows.begin(), rows.end(), [&](const FunctionStats& a, const FunctionStats& b) {
-    uint64_t va = value(a), vb = value(b);
-    if (va != vb) return va > vb;
+    for (SortKey k : keys) {
+      if (k == SortKey::Name) {
+        if (a.name != b.name) return a.name < b.name;
+        continue;
+      }
+      uint64_t va = value(a, k), vb = value(b, k);
+      if (va != vb) return va > vb;
+    }
     if (a.name != b.name) return a.name < b.name;
     return a.module < b.module;
   });
@@ -318,9 +341,10 @@ uint64_t recording_duration_ns(const formats::TraceHeader& h, const Profile& p) 
   return end > start ? end - start : 0;
 }
 
-Profile build_profile(formats::TraceReader& reader, bool compensate) {
+Profile build_profile(formats::TraceReader& reader, bool compensate, bool long_names) {
   ProfileBuilder b(reader.probes());
   if (compensate) b.compensate(probe_costs(reader.header()));
+  b.long_names(long_names);
   reader.rewind();
   formats::Event ev;
   while (reader.next(ev)) b.add(ev);

@@ -25,6 +25,7 @@
 
 #include "analysis/call_replay.h"
 #include "analysis/compensation.h"
+#include "analysis/function_names.h"
 #include "analysis/kernel_attribution.h"
 #include "analysis/syscall_stats.h"
 #include "formats/trace_types.h"
@@ -135,6 +136,9 @@ struct Profile {
   bool lost_known = true;
   uint64_t first_ts = 0, last_ts = 0;
   CompensationResidual compensation;  // --compensate: calls clamped at 0
+  // The names its views show (short, from the probe table; the report
+  // sets --long-names on it).
+  FunctionNames names;
 };
 
 // The profile's listener on a call replay (call_replay.h, which has the
@@ -161,6 +165,8 @@ class ProfileBuilder : public ReplayListener {
   // (clamped at 0, counted in Profile::compensation); kernel numbers are
   // unchanged.
   void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
+  // --long-names: Profile::names shows the full demangled names.
+  void long_names(bool on) { long_names_ = on; }
   void add(const formats::Event& ev) { own_->add(ev); }
   // end_ts closes unfinished calls (the recording's end); an end_ts before
   // the last event (0: unknown, truncated trace) means the last event's time.
@@ -184,6 +190,7 @@ class ProfileBuilder : public ReplayListener {
   std::unique_ptr<CallReplay> own_;  // alone: its replay
   CallReplay& replay_;
   std::map<uint32_t, formats::ProbeInfo> probes_;
+  bool long_names_ = false;
   // Thread index -> slot -> that thread's numbers.
   std::vector<std::vector<FunctionStats>> stats_;
   SyscallTable syscalls_;
@@ -194,12 +201,30 @@ class ProfileBuilder : public ReplayListener {
 
 // Orders of report rows (`atrace report --sort=KEY`). The kernel keys sort
 // by inclusive numbers: off-CPU time, system call time, system calls, faults.
-enum class SortKey { Calls, Total, Self, Avg, Max, Name, Offcpu, SysTime, Syscalls, Faults };
-// "calls", "total", "self", "avg", "max", "name", "offcpu", "systime",
-// "syscalls", "faults"; nullopt otherwise.
+enum class SortKey {
+  Calls,
+  Total,
+  Self,
+  Avg,
+  Min,
+  Max,
+  Name,
+  Offcpu,
+  SelfOffcpu,
+  SysTime,
+  SelfSysTime,
+  Syscalls,
+  Faults
+};
+// "calls", "total", "self", "avg", "min", "max", "name", "offcpu",
+// "selfoff", "systime", "selfsys", "syscalls", "faults"; nullopt otherwise.
 std::optional<SortKey> parse_sort_key(std::string_view s);
-// Largest first for numbers, alphabetical for names; ties by name, module.
-void sort_functions(std::vector<FunctionStats>& rows, SortKey key);
+// The names parse_sort_key takes, ", "-separated (for messages).
+const char* sort_key_names();
+// Largest first for numbers, alphabetical for names; equal rows by the
+// next key of `then`, and at last by name, module.
+void sort_functions(std::vector<FunctionStats>& rows, SortKey key,
+                    const std::vector<SortKey>& then = {});
 
 // Wall time of the recording: the header's end - start clocks, or from the
 // start to the last event when the end is missing (truncated trace).
@@ -209,6 +234,7 @@ uint64_t recording_duration_ns(const formats::TraceHeader& h, const Profile& p);
 // unfinished calls at the recording's end; `compensate`: with the header's
 // calibrated probe costs (none in the file: the plain profile, see
 // probe_costs(header).any()).
-Profile build_profile(formats::TraceReader& reader, bool compensate = false);
+Profile build_profile(formats::TraceReader& reader, bool compensate = false,
+                      bool long_names = false);
 
 }  // namespace atrace::analysis

@@ -34,6 +34,8 @@ struct ExportOptions {
   double min_pct = 0;
   // folded: each stack starts with its thread instead of all threads merged.
   bool threads = false;
+  // Full demangled names instead of short ones (analysis/function_names.h).
+  bool long_names = false;
 };
 
 // Chrome Trace Event JSON (docs/export-chrome.md).

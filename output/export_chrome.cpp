@@ -204,9 +204,9 @@ void other_data(std::string& b, const formats::TraceReader& reader) {
 
 }  // namespace
 
-void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   ChunkedWriter w(out);
-  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   other_data(w.buf(), reader);
   ChromeWriter chrome(w, names);
 

@@ -119,7 +119,8 @@ class CsvWriter {
 
 void export_csv(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
   ChunkedWriter w(out);
-  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  // Full demangled names: a CSV file is for programs, like the JSON report.
+  TraceNames names(reader.header(), reader.probes(), reader.threads(), true);
   w.buf() += kHeader;
   CsvWriter csv(w, names);
   formats::Event ev;

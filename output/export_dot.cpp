@@ -106,7 +106,7 @@ void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream
   for (const auto& [id, f] : fns) {
     if (!heavy(weight_of(f))) continue;
     uint32_t node = node_of.at(id);
-    std::string label = tree.name(node);
+    std::string label = tree.names().of(tree.name(node), tree.module(node));
     if (!tree.module(node).empty() && tree.module(node) != tree.main_module())
       label += "\n[" + tree.module(node) + "]";
     label += "\nself " + format_duration(f.self_ns) + " (" +

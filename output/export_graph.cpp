@@ -16,6 +16,7 @@ std::optional<GraphWeight> parse_graph_weight(std::string_view s) {
 CallTree export_tree(formats::TraceReader& reader, const GraphExportOptions& opt) {
   CallTreeOptions t;
   t.per_thread = opt.thread_prefix;
+  t.long_names = opt.long_names;
   if (opt.compensate) t.compensate = probe_costs(reader.header());
   return build_call_tree(reader, t);
 }
@@ -39,6 +40,7 @@ GraphExportOptions graph_options(const ExportOptions& o) {
   g.weight = parse_graph_weight(o.weight).value_or(GraphWeight::Time);
   g.min_pct = o.min_pct;
   g.thread_prefix = o.threads;
+  g.long_names = o.long_names;
   return g;
 }
 }  // namespace

@@ -42,6 +42,8 @@ struct GraphExportOptions {
   // Durations without the probe cost of nested calls (report --compensate),
   // when the trace has calibrated costs.
   bool compensate = false;
+  // Full demangled names instead of short ones (function_names.h).
+  bool long_names = false;
 };
 
 void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out);

@@ -282,12 +282,12 @@ class PajeWriter : public TimelineSink {
 
 }  // namespace
 
-void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   ChunkedWriter w(out);
-  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   w.buf() += kHeader;
   PajeWriter paje(w, names);
-  for (const auto& p : reader.probes()) paje.define_function(p.id, p.name);
+  for (const auto& p : reader.probes()) paje.define_function(p.id, names.function(p.id));
 
   Timeline timeline(paje);
   Instant instant;

@@ -308,9 +308,10 @@ class PerfettoWriter : public TimelineSink {
 
 }  // namespace
 
-void export_perfetto(formats::TraceReader& reader, std::ostream& out, const ExportOptions&) {
+void export_perfetto(formats::TraceReader& reader, std::ostream& out,
+                     const ExportOptions& options) {
   ChunkedWriter w(out);
-  TraceNames names(reader.header(), reader.probes(), reader.threads());
+  TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   PerfettoWriter perfetto(w, names, reader.header());
   perfetto.start();
   for (const auto& t : reader.threads())

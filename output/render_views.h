@@ -46,9 +46,10 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
 std::string render_tree_json(const ReportInput& in, const ReportOptions& opt, const CallTree& tree,
                              const TreeView& view);
 
-// The called functions a user's FUNC names: its demangled name exactly, or
-// without its parameter list and return type ("ns::add<int>" for "int
-// ns::add<int>(int, int)"). Throws ViewError when none does.
+// The called functions a user's FUNC names: a glob (fnmatch) matching the
+// demangled name, the name without its parameter list and return type
+// ("ns::add<int>" for "int ns::add<int>(int, int)"), its short name
+// ("ns::add") or the name the report shows. Throws ViewError when none does.
 std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& func,
                                       const char* option);
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -12,13 +14,40 @@
 
 namespace atrace::analysis {
 
+// A column of the text report's function table (--fields).
+enum class Field {
+  Calls,
+  Total,
+  Self,
+  Avg,
+  Min,
+  Max,
+  Offcpu,
+  SelfOffcpu,
+  SysTime,
+  SelfSysTime,
+  Syscalls,
+  Faults
+};
+// "calls", "total", "self", "avg", "min", "max", "offcpu", "selfoff",
+// "systime", "selfsys", "syscalls", "faults" (the names --sort takes).
+std::optional<Field> parse_field(std::string_view s);
+
 struct ReportOptions {
   SortKey sort = SortKey::Total;
+  std::vector<SortKey> then_sort;  // --sort=a,b,c: the keys after the first
+  // --fields: the columns before the function's name; empty: calls, total,
+  // self, avg, min, max, then off-CPU, system calls and faults for the
+  // kernel groups the trace recorded.
+  std::vector<Field> fields;
   bool threads = false;   // also per-thread rows
   bool syscalls = false;  // text: the system calls table instead of functions
   // The profile was built with probe costs taken out (--compensate): the
   // report states the per-hit costs used (the header's).
   bool compensated = false;
+  // --long-names: full demangled names instead of short ones (set on the
+  // profile's and views' FunctionNames; function_names.h).
+  bool long_names = false;
 };
 
 // "compensated: 1.23 us per nop5 call (0.9 us inside it), ..." and a line

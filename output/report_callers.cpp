@@ -2,11 +2,14 @@
 // for one function: read from the call tree, whose node parents are the
 // callers and children the callees. A row's calls and times are those of
 // the calls along that one caller -> callee pair, every call path added.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "base/symbol_name.h"
 #include "output/render_views.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
@@ -61,24 +64,12 @@ std::vector<std::pair<uint32_t, Row>> ordered(const CallTree& tree, std::map<uin
   return out;
 }
 
-// C++ names: "int ns::add<int>(int, int)" -> "ns::add<int>". The
-// parameter list is the first '(' outside template brackets (not that of
-// "operator()"), the return type what precedes the last space outside them.
-std::string base_name(const std::string& name) {
-  int angle = 0;
-  size_t end = name.size(), space = std::string::npos;
-  for (size_t i = 0; i < name.size(); i++) {
-    char c = name[i];
-    if (c == '<') angle++;
-    else if (c == '>' && angle > 0) angle--;
-    else if (angle == 0 && c == ' ') space = i;
-    else if (angle == 0 && c == '(' && !(i >= 8 && name.compare(i - 8, 8, "operator") == 0)) {
-      end = i;
-      break;
-    }
-  }
-  size_t start = space != std::string::npos && space < end ? space + 1 : 0;
-  return name.substr(start, end - start);
+// Whether the user's FUNC names the function `name`: FUNC is a glob
+// (fnmatch) over its demangled name, that name without parameters and
+// return type, its short name, or the name the report shows.
+bool is_named(const std::string& func, const std::string& name, const std::string& shown) {
+  auto glob = [&](const std::string& s) { return fnmatch(func.c_str(), s.c_str(), 0) == 0; };
+  return glob(name) || glob(base::base_name(name)) || glob(base::short_name(name)) || glob(shown);
 }
 
 const FunctionTotals* totals_of(const std::vector<FunctionTotals>& all, uint32_t id) {
@@ -100,10 +91,15 @@ void print_rows(std::ostream& out, const CallTree& tree, const std::map<uint32_t
   for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
 }
 
+const std::string& short_of(const CallTree& tree, uint32_t node) {
+  return tree.names().short_of(tree.name(node), tree.module(node));
+}
+
 json rows_json(const CallTree& tree, const std::map<uint32_t, Row>& rows) {
   json out = json::array();
   for (const auto& [id, r] : ordered(tree, rows))
     out.push_back(json{{"name", id == kNoFunction ? kTopLevel : tree.name(r.node)},
+                       {"short_name", id == kNoFunction ? kTopLevel : short_of(tree, r.node)},
                        {"module", id == kNoFunction ? "" : tree.module(r.node)},
                        {"calls", r.calls},
                        {"total_ns", r.total_ns},
@@ -131,6 +127,7 @@ json view_json(const CallTree& tree, const std::vector<FunctionTotals>& all,
     uint32_t node = node_of(tree, id);
     out.push_back(
         json{{"name", tree.name(node)},
+             {"short_name", short_of(tree, node)},
              {"module", tree.module(node)},
              {"calls", f->calls},
              {"total_ns", f->total_ns},
@@ -148,7 +145,7 @@ std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& f
   tree.walk([&](uint32_t i, int) {
     const CallNode& n = tree.node(i);
     if (n.kind == CallNode::Kind::Function &&
-        (tree.name(i) == func || base_name(tree.name(i)) == func))
+        is_named(func, tree.name(i), tree.names().short_of(tree.name(i), tree.module(i))))
       ids.insert(n.id);
     return true;
   });

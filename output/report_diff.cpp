@@ -112,6 +112,17 @@ std::string describe(const ReportInput& in, const std::string& file) {
   return s;
 }
 
+// A function's name as the first trace shows it, or the second when only
+// the second has it (short_only: its short name whatever --long-names).
+std::string shown_in(const DiffInput& in, const std::string& name, const std::string& module,
+                     bool short_only = false) {
+  for (const Profile* p : {&in.base.profile, &in.other.profile}) {
+    const std::string& s = short_only ? p->names.short_of(name, module) : p->names.of(name, module);
+    if (s != name || (!short_only && p->names.long_names())) return s;
+  }
+  return name;
+}
+
 }  // namespace
 
 std::string render_diff_text(const DiffInput& in, const ReportOptions& opt) {
@@ -141,7 +152,8 @@ std::string render_diff_text(const DiffInput& in, const ReportOptions& opt) {
            format_duration(a.total_ns) + " -> " + format_duration(b.total_ns),
            time_change(a.total_ns, b.total_ns),
            format_duration(a.self_ns) + " -> " + format_duration(b.self_ns),
-           time_change(a.self_ns, b.self_ns), display_name(r.name, r.module, main)});
+           time_change(a.self_ns, b.self_ns),
+           display_name(shown_in(in, r.name, r.module), r.module, main)});
   }
   out << "\n";
   t.print(out);
@@ -163,6 +175,7 @@ std::string render_diff_json(const DiffInput& in, const ReportOptions& opt) {
   json functions = json::array();
   for (const auto& r : join(in, opt.sort))
     functions.push_back(json{{"name", r.name},
+                             {"short_name", shown_in(in, r.name, r.module, true)},
                              {"module", r.module},
                              {"calls", compared(r.base.calls, r.other.calls)},
                              {"total_ns", compared(r.base.total_ns, r.other.total_ns)},

@@ -47,10 +47,13 @@ const char* sort_name(SortKey k) {
     case SortKey::Total: return "total_ns";
     case SortKey::Self: return "self_ns";
     case SortKey::Avg: return "avg_ns";
+    case SortKey::Min: return "min_ns";
     case SortKey::Max: return "max_ns";
-    case SortKey::Name: return "name";
-    case SortKey::Offcpu: return "offcpu_ns";
-    case SortKey::SysTime: return "syscall_ns";
+    case SortKey::Name: return "shown";
+    case SortKey::Offcpu:
+    case SortKey::SelfOffcpu: return "offcpu_ns";
+    case SortKey::SysTime:
+    case SortKey::SelfSysTime: return "syscall_ns";
     case SortKey::Syscalls: return "syscalls";
     case SortKey::Faults: return "faults";
   }
@@ -60,10 +63,11 @@ const char* sort_name(SortKey k) {
 // The report's rows, with the JSON report's keys (docs/report-json.md).
 json functions(const ReportInput& in, const ReportOptions& opt) {
   std::vector<FunctionStats> rows = in.profile.functions;
-  sort_functions(rows, opt.sort);
+  sort_functions(rows, opt.sort, opt.then_sort);
   json out = json::array();
   for (const auto& f : rows)
     out.push_back(json{{"name", f.name},
+                       {"shown", in.profile.names.of(f.name, f.module)},
                        {"module", f.module},
                        {"calls", f.calls},
                        {"unfinished", f.unfinished},
@@ -231,8 +235,9 @@ std::pair<uint64_t, uint64_t> timeline_range(const formats::TraceHeader& h, cons
 HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader,
                      const ReportOptions& opt, const HtmlOptions& html)
     : html_(html),
-      tree_(replay, reader.header(), reader.probes(), CallTreeOptions{opt.threads, {}}),
-      names_(reader.header(), reader.probes(), reader.threads()) {
+      tree_(replay, reader.header(), reader.probes(),
+            CallTreeOptions{opt.threads, {}, opt.long_names}),
+      names_(reader.header(), reader.probes(), reader.threads(), opt.long_names) {
   range_ = timeline_range(reader.header(), nullptr);
   sampler_ = std::make_unique<TimelineDownsampler>(names_, downsample_options(range_));
   timeline_ = std::make_unique<Timeline>(replay, *sampler_);

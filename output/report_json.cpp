@@ -63,8 +63,10 @@ json syscall_row(const SyscallStats& r) {
 }
 
 // A relevance filter's decision; its time since the recording's start.
-json detached_row(const DetachedFunction& d, uint64_t start, const formats::ProbeCosts& costs) {
+json detached_row(const DetachedFunction& d, const FunctionNames& names, uint64_t start,
+                  const formats::ProbeCosts& costs) {
   return json{{"name", d.name},
+              {"short_name", names.short_of(d.name, d.module)},
               {"module", d.module},
               {"time_ns", d.ts > start ? d.ts - start : 0},
               {"rule", formats::to_string(d.reason)},
@@ -76,7 +78,8 @@ json detached_row(const DetachedFunction& d, uint64_t start, const formats::Prob
 }
 
 json function_row(const FunctionStats& f, const Profile& p, bool threads) {
-  json row = {{"name", f.name}, {"module", f.module}};
+  json row = {
+      {"name", f.name}, {"short_name", p.names.short_of(f.name, f.module)}, {"module", f.module}};
   row.update(stats_fields(f));
   row["detached"] = f.detached;
   row["partial"] = f.partial;
@@ -123,7 +126,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
                                    {"residual_ns", p.compensation.residual_ns}};
 
   std::vector<FunctionStats> rows = p.functions;
-  sort_functions(rows, opt.sort);
+  sort_functions(rows, opt.sort, opt.then_sort);
   json functions = json::array();
   for (const auto& f : rows) functions.push_back(function_row(f, p, opt.threads));
   doc["functions"] = std::move(functions);
@@ -149,7 +152,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   json detached = json::array();
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   const formats::ProbeCosts costs = formats::probe_costs(h);
-  for (const auto& d : p.detached) detached.push_back(detached_row(d, start, costs));
+  for (const auto& d : p.detached) detached.push_back(detached_row(d, p.names, start, costs));
   doc["detached"] = std::move(detached);
   doc["warnings"] = in.warnings;
   // Names and command lines are bytes from the target: never fail on them.

@@ -20,7 +20,7 @@ void print_syscalls(std::ostream& out, const ReportInput& in, const std::string&
   for (const auto& r : rows)
     t.add({std::to_string(r.count), format_duration(r.total_ns), format_duration(r.avg_ns()),
            format_duration(r.max_ns), std::to_string(r.errors), r.name,
-           display_name(r.function, r.module, main)});
+           display_name(in.profile.names, r.function, r.module, main)});
   t.print(out);
   out << "\nErrors: calls that returned an errno (-4095..-1). Calls that never returned\n"
          "(exit, exit_group) or were still running at the end are closed at the thread's\n"

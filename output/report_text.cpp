@@ -31,6 +31,19 @@ std::string format_duration(uint64_t ns) {
 
 bool has_kernel_events(const formats::TraceHeader& h) { return !h.kernel_events.empty(); }
 
+std::optional<Field> parse_field(std::string_view s) {
+  static constexpr std::pair<std::string_view, Field> kFields[] = {
+      {"calls", Field::Calls},       {"total", Field::Total},
+      {"self", Field::Self},         {"avg", Field::Avg},
+      {"min", Field::Min},           {"max", Field::Max},
+      {"offcpu", Field::Offcpu},     {"selfoff", Field::SelfOffcpu},
+      {"systime", Field::SysTime},   {"selfsys", Field::SelfSysTime},
+      {"syscalls", Field::Syscalls}, {"faults", Field::Faults}};
+  for (const auto& [name, field] : kFields)
+    if (name == s) return field;
+  return std::nullopt;
+}
+
 bool has_syscalls(const ReportInput& in) {
   if (!in.profile.syscalls.empty()) return true;
   std::string_view groups = in.header.kernel_events;
@@ -49,44 +62,99 @@ namespace {
 constexpr const char* kDetachedMark = " (detached)";
 constexpr const char* kPartialMark = " (partial)";
 
-// With kernel events, six columns after the times: inclusive and self
-// off-CPU and system call time, system calls and faults (inclusive); Min
-// gives way to them, to keep lines near 100 columns. The blocked/runnable
-// split, the self counts and min are in the JSON report.
-// Without system calls recorded (the default when functions are probed:
-// kernel_groups.h) their three columns are left out, not shown as zeros.
-void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const std::string& main,
-                     SortKey key, bool kernel, bool syscalls) {
-  sort_functions(rows, key);
-  Table t;
-  std::vector<std::string> head = {"Calls", "Total", "Self", "Avg"};
-  if (!kernel) head.push_back("Min");
-  head.push_back("Max");
-  if (kernel) {
-    head.insert(head.end(), {"Off-CPU", "Self off"});
-    if (syscalls) head.insert(head.end(), {"Sys time", "Self sys", "Syscalls"});
-    head.push_back("Faults");
+// Which kernel groups the trace recorded (header.kernel_events).
+struct Recorded {
+  bool sched = false, syscalls = false, faults = false;
+};
+Recorded recorded_groups(const ReportInput& in) {
+  Recorded r;
+  std::string_view groups = in.header.kernel_events;
+  while (!groups.empty()) {
+    auto comma = groups.find(',');
+    std::string_view g = groups.substr(0, comma);
+    r.sched |= g == "sched";
+    r.faults |= g == "faults";
+    if (comma == std::string_view::npos) break;
+    groups.remove_prefix(comma + 1);
   }
+  // (A trace without kernel events has no system calls, whatever the
+  // profile holds.)
+  r.syscalls = !in.header.kernel_events.empty() && has_syscalls(in);
+  return r;
+}
+
+// The default columns: the times always, and a kernel group's columns only
+// when it was recorded (inclusive ones: the self ones, and the
+// blocked/runnable split, are a --fields or JSON matter), so the common
+// table stays within 100 columns.
+std::vector<Field> default_fields(const Recorded& r) {
+  std::vector<Field> f = {Field::Calls, Field::Total, Field::Self,
+                          Field::Avg,   Field::Min,   Field::Max};
+  if (r.sched) f.push_back(Field::Offcpu);
+  if (r.syscalls) f.insert(f.end(), {Field::SysTime, Field::Syscalls});
+  if (r.faults) f.push_back(Field::Faults);
+  return f;
+}
+
+const char* heading(Field f) {
+  switch (f) {
+    case Field::Calls: return "Calls";
+    case Field::Total: return "Total";
+    case Field::Self: return "Self";
+    case Field::Avg: return "Avg";
+    case Field::Min: return "Min";
+    case Field::Max: return "Max";
+    case Field::Offcpu: return "Off-CPU";
+    case Field::SelfOffcpu: return "Self off";
+    case Field::SysTime: return "Sys time";
+    case Field::SelfSysTime: return "Self sys";
+    case Field::Syscalls: return "Syscalls";
+    case Field::Faults: return "Faults";
+  }
+  return "";
+}
+
+// A cell: "-" for what the trace did not measure, never a 0 that reads as
+// a measurement.
+std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
+  constexpr const char* kNotMeasured = "-";
+  switch (field) {
+    case Field::Calls: {
+      std::string calls = std::to_string(f.calls);
+      if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
+      if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
+      return calls;
+    }
+    case Field::Total: return format_duration(f.total_ns);
+    case Field::Self: return format_duration(f.self_ns);
+    case Field::Avg: return format_duration(f.avg_ns());
+    case Field::Min: return format_duration(f.min_ns);
+    case Field::Max: return format_duration(f.max_ns);
+    case Field::Offcpu: return r.sched ? format_duration(f.kernel.offcpu_ns()) : kNotMeasured;
+    case Field::SelfOffcpu:
+      return r.sched ? format_duration(f.self_kernel.offcpu_ns()) : kNotMeasured;
+    case Field::SysTime: return r.syscalls ? format_duration(f.kernel.syscall_ns) : kNotMeasured;
+    case Field::SelfSysTime:
+      return r.syscalls ? format_duration(f.self_kernel.syscall_ns) : kNotMeasured;
+    case Field::Syscalls: return r.syscalls ? std::to_string(f.kernel.syscalls) : kNotMeasured;
+    case Field::Faults: return r.faults ? std::to_string(f.kernel.faults) : kNotMeasured;
+  }
+  return "";
+}
+
+void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const FunctionNames& names,
+                     const std::string& main, const ReportOptions& opt, const Recorded& recorded) {
+  sort_functions(rows, opt.sort, opt.then_sort);
+  const std::vector<Field> fields = opt.fields.empty() ? default_fields(recorded) : opt.fields;
+  Table t;
+  std::vector<std::string> head;
+  for (Field f : fields) head.push_back(heading(f));
   head.push_back("Function");
   t.add(std::move(head));
   for (const auto& f : rows) {
-    std::string calls = std::to_string(f.calls);
-    if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
-    if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
-    std::vector<std::string> row = {calls, format_duration(f.total_ns), format_duration(f.self_ns),
-                                    format_duration(f.avg_ns())};
-    if (!kernel) row.push_back(format_duration(f.min_ns));
-    row.push_back(format_duration(f.max_ns));
-    if (kernel) {
-      row.insert(row.end(), {format_duration(f.kernel.offcpu_ns()),
-                             format_duration(f.self_kernel.offcpu_ns())});
-      if (syscalls)
-        row.insert(row.end(),
-                   {format_duration(f.kernel.syscall_ns), format_duration(f.self_kernel.syscall_ns),
-                    std::to_string(f.kernel.syscalls)});
-      row.push_back(std::to_string(f.kernel.faults));
-    }
-    row.push_back(display_name(f.name, f.module, main) + (f.detached ? kDetachedMark : "") +
+    std::vector<std::string> row;
+    for (Field field : fields) row.push_back(cell(f, field, recorded));
+    row.push_back(display_name(names, f.name, f.module, main) + (f.detached ? kDetachedMark : "") +
                   (f.partial ? kPartialMark : ""));
     t.add(std::move(row));
   }
@@ -148,7 +216,7 @@ void print_detached(std::ostream& out, const ReportInput& in, const std::string&
   for (const auto& d : p.detached)
     t.add({format_duration(d.ts > start ? d.ts - start : 0), formats::to_string(d.reason),
            std::to_string(d.calls), format_duration(d.mean_ns()),
-           format_duration(d.net_mean_ns(costs)), display_name(d.name, d.module, main)});
+           format_duration(d.net_mean_ns(costs)), display_name(p.names, d.name, d.module, main)});
   std::ostringstream table;
   t.print(table);
   out << "\nDetached by the relevance filter:\n";
@@ -255,7 +323,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     out << ".\n";
   } else if (!opt.threads) {
     out << '\n';
-    print_functions(out, p.functions, main, opt.sort, kernel, syscalls);
+    print_functions(out, p.functions, p.names, main, opt, recorded_groups(in));
     columns = kernel;
   } else {
     for (const auto& th : p.threads) {
@@ -269,7 +337,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       if (rows.empty()) {
         out << "  no function calls\n";
       } else {
-        print_functions(out, std::move(rows), main, opt.sort, kernel, syscalls);
+        print_functions(out, std::move(rows), p.names, main, opt, recorded_groups(in));
         columns = kernel;
       }
     }

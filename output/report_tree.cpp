@@ -69,6 +69,7 @@ json node_json(const CallTree& tree, uint32_t i) {
     row["thread_name"] = tree.name(i);
   } else {
     row["name"] = tree.name(i);
+    row["short_name"] = tree.names().short_of(tree.name(i), tree.module(i));
     row["module"] = tree.module(i);
   }
   const KernelTimes& k = n.kernel;

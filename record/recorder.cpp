@@ -1,4 +1,5 @@
 #include "record/recorder.h"
+#include "base/plural.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -304,10 +305,10 @@ void Recorder::announce(const std::vector<formats::ProbeInfo>& table, uint64_t a
     paths += " (" + std::to_string(moved) + " past the first instruction, where it is cheaper)";
   // What the probes are, how each will be run, and what attaching took
   // (bench/attach_time.sh reads the last figure).
-  std::string what = std::to_string(functions) + " functions";
+  std::string what = base::plural(functions, "function");
   if (functions < table.size())
-    what += (functions ? " and " : "") + std::to_string(table.size() - functions) + " USDT probes";
-  if (!functions) what = std::to_string(table.size()) + " USDT probes";
+    what += " and " + base::plural(table.size() - functions, "USDT probe");
+  if (!functions) what = base::plural(table.size(), "USDT probe");
   std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
                paths.c_str(), multi_ ? "uprobe_multi links" : "perf-event links",
                static_cast<double>(attach_ns) / 1e6);

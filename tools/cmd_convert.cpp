@@ -221,6 +221,9 @@ void add_convert(cli::Command app, int& exit_status) {
       .capture_default();
   cmd.flag("--threads", args->options.threads,
            "folded: each stack starts with its thread (NAME-TID) instead of all merged");
+  cmd.flag("--long-names", args->options.long_names,
+           "Full demangled names (return type, parameters, template arguments) instead of "
+           "short ones");
   std::string footer = "Formats:\n";
   for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";
   cmd.footer(footer);

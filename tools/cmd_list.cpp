@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/plural.h"
 #include "record/record.h"
 #include "tools/commands.h"
 #include "uprobes/elf_symbols.h"
@@ -37,7 +38,7 @@ struct ListArgs {
 // on), module, provider:name and the note's argument locations.
 int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
   size_t sites = 0, fast = 0, with_sem = 0;
-  std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PATH", "ADDRESS", "SEM", "MODULE", "PROBE",
+  std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PLACE", "ADDRESS", "SEM", "MODULE", "PROBE",
               "ARGUMENTS");
   for (const auto& m : modules) {
     std::vector<uprobes::UsdtProbe> probes;
@@ -67,8 +68,8 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
                   p.address, sem.c_str(), m.name.c_str(), full.c_str(), p.args.c_str());
     }
   }
-  std::printf("\n%zu USDT probe sites: %zu nop5 (optimized uprobe), %zu with a semaphore\n", sites,
-              fast, with_sem);
+  std::printf("\n%s: %zu nop5 (optimized uprobe), %zu with a semaphore\n",
+              base::plural(sites, "USDT probe site").c_str(), fast, with_sem);
   if (a.pid > 0 && with_sem)
     std::printf(
         "SEM: the semaphore's value in process %d now: on(N) while N uprobes use it "
@@ -100,11 +101,11 @@ int run_list(const ListArgs& a) {
   add_late_modules(selectors, modules, ld_path);
   auto sites = resolve_probe_sites(selectors, {}, modules, ro, &notes);
   size_t by_path[5] = {}, moved = 0;
-  // PATH: where the entry probe sits (bytes past the function's first
+  // PLACE: where the entry probe sits (bytes past the function's first
   // instruction) and how the kernel runs it there (uprobes/placement.h).
   // PROBES: what `record` would attach: "entry+ret" (an entry uprobe and a
   // return probe), or "none" with the reason (uprobes/probe_policy.h).
-  std::printf("%-15s %18s %8s  %-9s  %-20s %s\n", "PATH", "ADDRESS", "SIZE", "PROBES", "MODULE",
+  std::printf("%-15s %18s %8s  %-9s  %-20s %s\n", "PLACE", "ADDRESS", "SIZE", "PROBES", "MODULE",
               "FUNCTION");
   for (const auto& s : sites) {
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
@@ -122,9 +123,9 @@ int run_list(const ListArgs& a) {
                 "none", s.module.c_str(), s.name.c_str(), k.reason.c_str());
   }
   auto n = [&](formats::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
-  std::printf("\n%zu functions: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
-              sites.size(), n(formats::ProbePath::Nop5), n(formats::ProbePath::Emulated),
-              n(formats::ProbePath::SingleStep));
+  std::printf("\n%s: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
+              base::plural(sites.size(), "function").c_str(), n(formats::ProbePath::Nop5),
+              n(formats::ProbePath::Emulated), n(formats::ProbePath::SingleStep));
   if (n(formats::ProbePath::Refused))
     std::printf(", %zu refused by the kernel (cannot be traced)", n(formats::ProbePath::Refused));
   if (moved) std::printf("; %zu probed past their first instruction, where it is cheaper", moved);

@@ -10,6 +10,7 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
+#include "tools/option_values.h"
 #include "tools/report_html_option.h"
 #include "tools/report_view_options.h"
 
@@ -20,14 +21,50 @@ struct ReportArgs {
   std::string input = "atrace.data";
   std::string sort = "total";
   std::string format = "text";
+  std::string fields;  // --fields, comma-separated
   bool threads = false;
   bool syscalls = false;
   bool compensate = false;
+  bool long_names = false;
   ReportViewArgs views;  // --tree, --callers, --callees, --diff
   std::string html;      // --html=FILE
 };
 
+// Splits "a,b,c"; each item parsed by `parse`; a bad one is an OptionError
+// naming the option and what it takes.
+template <class T, class Parse>
+std::vector<T> parse_list(const char* option, const std::string& text, Parse parse,
+                          const char* accepted) {
+  std::vector<T> out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    auto v = parse(item);
+    if (!v)
+      throw OptionError(std::string(option) + ": '" + item + "' is not a column (" + accepted +
+                        ")");
+    out.push_back(*v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 int run_report(const ReportArgs& args) {
+  analysis::ReportOptions opt;
+  try {
+    std::vector<analysis::SortKey> keys = parse_list<analysis::SortKey>(
+        "--sort", args.sort, analysis::parse_sort_key, analysis::sort_key_names());
+    opt.sort = keys.front();
+    opt.then_sort.assign(keys.begin() + 1, keys.end());
+    if (!args.fields.empty())
+      opt.fields = parse_list<analysis::Field>(
+          "--fields", args.fields, analysis::parse_field,
+          "calls, total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults");
+  } catch (const OptionError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 2;
+  }
   try {
     formats::TraceReader reader(args.input);
     // Compensation needs the costs calibrated when recording: without them
@@ -37,17 +74,17 @@ int run_report(const ReportArgs& args) {
       std::fprintf(stderr,
                    "atrace: warning: --compensate: the trace has no calibrated probe "
                    "costs; durations are not compensated\n");
-    analysis::ReportOptions opt;
-    opt.sort = analysis::parse_sort_key(args.sort).value_or(analysis::SortKey::Total);
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
+    opt.long_names = args.long_names;
 
     // One pass over the trace whatever is printed: the profile and the
     // views asked for all listen to one replay.
     analysis::CallReplay replay(reader.probes());
     if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
     analysis::ProfileBuilder profile_builder(replay, reader.probes());
+    profile_builder.long_names(opt.long_names);
     ReportView view(args.views, replay, reader, opt);
     std::optional<analysis::HtmlViews> html;
     if (!args.html.empty()) html.emplace(replay, reader, opt);
@@ -88,11 +125,15 @@ void add_report(cli::Command app, int& exit_status) {
       "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
   cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
   cmd.option("--sort", args->sort,
-             "Order of the rows: calls, total, self, avg, max or name; with kernel events "
-             "also offcpu, systime, syscalls or faults (inclusive)")
-      .one_of({"calls", "total", "self", "avg", "max", "name", "offcpu", "systime", "syscalls",
-               "faults"})
+             "Order of the rows, by one column or several (--sort=self,calls: equal self times "
+             "by calls): calls, total, self, avg, min, max or name; with kernel events also "
+             "offcpu, selfoff, systime, selfsys, syscalls or faults")
       .capture_default();
+  cmd.option("--fields", args->fields,
+             "The table's columns before the name, in order (--fields=calls,self,max): calls, "
+             "total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults; "
+             "'-' where the trace did not measure it. Default: calls to max, and the kernel "
+             "columns of the groups recorded");
   cmd.flag("--threads", args->threads,
            "One table per thread instead of all threads merged (with kernel events: "
            "each thread's on-CPU, off-CPU and system call totals too)");
@@ -102,6 +143,9 @@ void add_report(cli::Command app, int& exit_status) {
   cmd.flag("--compensate", args->compensate,
            "Take the probe cost of nested traced calls (calibrated when recording) out of "
            "durations; the report states the per-hit costs used");
+  cmd.flag("--long-names", args->long_names,
+           "Full demangled names (return type, parameters, template arguments) instead of "
+           "short ones; the JSON report has both");
   cmd.option("--format", args->format, "Output format: text or json")
       .one_of({"text", "json"})
       .capture_default();

@@ -2,6 +2,7 @@
 // subcommand; every subcommand lives in its own cmd_*.cpp.
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "tools/cli.h"
 #include "tools/commands.h"
@@ -9,12 +10,25 @@
 namespace {
 std::string g_invocation;
 namespace cli = atrace::tools::cli;
+
+// `arg` as a POSIX shell reads it back: bare when it has only characters
+// no shell treats specially, otherwise in single quotes (a quote inside
+// as '\''). `atrace info` shows the recorded command line so, ready to
+// paste.
+std::string shell_quoted(const std::string& arg) {
+  constexpr std::string_view kSafe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+  if (!arg.empty() && arg.find_first_not_of(kSafe) == std::string::npos) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 }  // namespace
 
 const std::string& atrace::tools::invocation() { return g_invocation; }
 
 int main(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) g_invocation += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) g_invocation += (i ? " " : "") + shell_quoted(argv[i]);
   // "--select=" (an empty shell variable, often): CLI11 would take the
   // next argument as the value, even "--". Refused before parsing.
   for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {

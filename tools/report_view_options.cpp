@@ -47,6 +47,7 @@ ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
   if (!v.diff.empty() || (!v.tree && v.callers.empty() && v.callees.empty())) return;
   analysis::CallTreeOptions t;
   t.per_thread = v.tree && opt.threads;
+  t.long_names = opt.long_names;
   tree_.emplace(replay, reader.header(), reader.probes(), t);
 }
 
@@ -62,7 +63,7 @@ std::optional<std::string> ReportView::render(const std::string& input,
       throw std::runtime_error("--diff: " + std::string(e.what()));
     }
     formats::TraceReader& other = *other_reader;
-    analysis::Profile p = analysis::build_profile(other, opt.compensated);
+    analysis::Profile p = analysis::build_profile(other, opt.compensated, opt.long_names);
     for (const auto& w : other.warnings())
       std::fprintf(stderr, "atrace: warning: %s: %s\n", v_.diff.c_str(), w.c_str());
     analysis::ReportInput other_in{other.header(), p, other.warnings()};

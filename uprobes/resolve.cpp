@@ -26,8 +26,10 @@ std::string main_description(const std::vector<Module>& modules) {
   return "the main executable (none given)";
 }
 
-bool matches(const Selector& s, const ElfFunction& f, const std::string& base) {
-  if (s.matches_name(f.demangled, base)) return true;
+// `base` and `short_form` are f.demangled's (base/symbol_name.h).
+bool matches(const Selector& s, const ElfFunction& f, const std::string& base,
+             const std::string& short_form) {
+  if (s.matches_name(f.demangled, base, short_form)) return true;
   for (const auto& a : f.aliases)
     if (s.matches_name(a)) return true;
   return false;
@@ -177,9 +179,10 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     ModulePlacer placer(mod.path, funcs, opts);
     for (auto& f : funcs) {
       const std::string base = base_name(f.demangled);
+      const std::string short_form = base::short_name(f.demangled);
       int first = -1;  // the first include selector matching f
       for (size_t i : inc) {
-        if (matches(include[i], f, base)) {
+        if (matches(include[i], f, base, short_form)) {
           first = static_cast<int>(i);
           break;
         }
@@ -187,7 +190,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       if (first < 0) continue;
       bool excluded = false;
       for (const Selector* s : exc) {
-        if (matches(*s, f, base)) {
+        if (matches(*s, f, base, short_form)) {
           excluded = true;
           break;
         }
@@ -196,7 +199,8 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       // probe goes to the implementation it picks.
       if (f.ifunc && !at_implementation(f, mod.path)) {
         for (size_t i : inc)
-          if (ifunc_seen[i].empty() && matches(include[i], f, base)) ifunc_seen[i] = f.demangled;
+          if (ifunc_seen[i].empty() && matches(include[i], f, base, short_form))
+            ifunc_seen[i] = f.demangled;
         if (!excluded) notes->unresolved_ifuncs.push_back(mod.name + ":" + f.demangled);
         continue;
       }
@@ -212,7 +216,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       const ProbePolicy policy = probe_policy(f);
       if (!policy.entry) {
         for (size_t i : inc)
-          if (skipped_seen[i].empty() && matches(include[i], f, base))
+          if (skipped_seen[i].empty() && matches(include[i], f, base, short_form))
             skipped_seen[i] = f.demangled + ": " + policy.reason;
         if (!excluded)
           notes->skipped.push_back({std::move(site), policy.reason, static_cast<size_t>(first)});
@@ -220,7 +224,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       }
       // Matches are counted before excludes apply.
       for (size_t i : inc)
-        if (matches(include[i], f, base)) ++matched[i];
+        if (matches(include[i], f, base, short_form)) ++matched[i];
       if (excluded) continue;
       placer.place(site, f);
       if (build_id.empty()) build_id = read_build_id(mod.path);

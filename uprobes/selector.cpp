@@ -13,8 +13,8 @@
 #include <fstream>
 #include <string_view>
 
+#include "base/name_scan.h"
 #include "uprobes/demangle.h"
-#include "uprobes/name_scan.h"
 
 namespace atrace::uprobes {
 
@@ -36,7 +36,7 @@ std::vector<std::string_view> split_list(std::string_view list) {
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < list.size();) {
-    size_t after_op = detail::skip_operator(list, i);
+    size_t after_op = base::detail::skip_operator(list, i);
     if (after_op != std::string_view::npos) {
       i = after_op;
       continue;
@@ -129,12 +129,15 @@ bool Selector::module_is_glob() const {
 }
 
 bool Selector::matches_name(const std::string& demangled) const {
-  return matches_name(demangled, base_name(demangled));
+  return matches_name(demangled, base_name(demangled), base::short_name(demangled));
 }
 
-bool Selector::matches_name(const std::string& demangled, const std::string& base) const {
-  if (is_regex) return RE2::PartialMatch(demangled, *regex) || RE2::PartialMatch(base, *regex);
-  return glob(pattern, demangled) || glob(pattern, base);
+bool Selector::matches_name(const std::string& demangled, const std::string& base,
+                            const std::string& short_form) const {
+  if (is_regex)
+    return RE2::PartialMatch(demangled, *regex) || RE2::PartialMatch(base, *regex) ||
+           RE2::PartialMatch(short_form, *regex);
+  return glob(pattern, demangled) || glob(pattern, base) || glob(pattern, short_form);
 }
 
 std::vector<Selector> parse_selectors(const std::string& list) {

@@ -54,11 +54,14 @@ struct Selector {
   bool module_is_path() const { return !module_glob.empty() && module_glob.front() == '/'; }
   // module_glob has glob characters.
   bool module_is_glob() const;
-  // Matches the full demangled name ("ns::f(int)") or the name without its
-  // parameter list and return type ("ns::f").
+  // Matches the full demangled name ("ns::f<int>(int)"), the name without
+  // its parameter list and return type ("ns::f<int>") or its short name,
+  // without template arguments too ("ns::f": base/symbol_name.h).
   bool matches_name(const std::string& demangled) const;
-  // Same, with base_name(demangled) already computed (resolving many symbols).
-  bool matches_name(const std::string& demangled, const std::string& base) const;
+  // Same, with base_name and short_name of demangled already computed
+  // (resolving many symbols).
+  bool matches_name(const std::string& demangled, const std::string& base,
+                    const std::string& short_form) const;
 };
 
 // Throws SelectorError naming the bad selector (empty, bad regex), e.g.

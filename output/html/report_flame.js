@@ -9,12 +9,13 @@ const MAX_ROWS = 2000;  // a table of more rows than that helps no one
 function renderTable() {
   const rows = data.functions.slice();
   const cols = [
-    { key: "name", label: "Function", text: true },
+    { key: "shown", label: "Function", text: true },
     { key: "module", label: "Module", text: true },
     { key: "calls", label: "Calls", f: fmtCount },
     { key: "total_ns", label: "Total", f: fmtDur },
     { key: "self_ns", label: "Self", f: fmtDur },
     { key: "avg_ns", label: "Avg", f: fmtDur },
+    { key: "min_ns", label: "Min", f: fmtDur },
     { key: "max_ns", label: "Max", f: fmtDur },
   ];
   if (data.kernel)
@@ -65,9 +66,9 @@ function renderTable() {
     rows.slice(0, MAX_ROWS).forEach(function (r) {
       const row = el("tr");
       cols.forEach(function (c) {
-        const td = el("td", c.text ? "text" + (c.key === "name" ? " name" : "") : "");
+        const td = el("td", c.text ? "text" + (c.key === "shown" ? " name" : "") : "");
         td.textContent = c.f ? c.f(r[c.key]) : r[c.key];
-        if (c.key === "name") {
+        if (c.key === "shown") {
           td.title = r.name;
           if (r.detached) {
             td.classList.add("detached");

@@ -317,5 +317,14 @@ TEST(ProfileBuilder, SortKeys) {
   EXPECT_EQ(rows[0].name, "a");
   analysis::sort_functions(rows, SortKey::Name);
   EXPECT_EQ(rows[0].name, "a");
+  EXPECT_EQ(analysis::parse_sort_key("min"), SortKey::Min);
+  analysis::sort_functions(rows, SortKey::Calls);
+  analysis::sort_functions(rows, SortKey::Min);  // a 100 ns, b 1 ns
+  EXPECT_EQ(rows[0].name, "a");
+  // Several keys: equal on the first (no faults at all), the next decides.
+  analysis::sort_functions(rows, SortKey::Faults, {SortKey::Calls});
+  EXPECT_EQ(rows[0].name, "b");
+  analysis::sort_functions(rows, SortKey::Faults, {SortKey::Name});
+  EXPECT_EQ(rows[0].name, "a");
   EXPECT_EQ(rows[1].name, "b");
 }

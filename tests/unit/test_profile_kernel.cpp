@@ -464,18 +464,26 @@ struct Rendered {
 TEST(ProfileKernelReport, TextShowsKernelColumnsOnlyWithKernelEvents) {
   Rendered with("sched,syscalls,faults,proc");
   std::string text = with.text();
-  for (const char* col : {"Off-CPU", "Self off", "Sys time", "Self sys", "Syscalls", "Faults"})
-    EXPECT_NE(text.find(col), std::string::npos) << col << "\n" << text;
-  EXPECT_NE(text.find("Off-CPU: time switched out"), std::string::npos) << text;
-  // No Min column then (too wide); a: 500 ns off-CPU inclusive and self,
-  // 600 ns in 1 system call; main: the same inclusive only, 2 faults.
-  EXPECT_EQ(text.find("Min"), std::string::npos) << text;
-  EXPECT_NE(text.find("\n    1   800 ns  800 ns   800 ns   800 ns   500 ns    500 ns    600 ns"
-                      "    600 ns         1       0  a\n"),
+  // The times (Min included), then one inclusive column per recorded
+  // group's measure; the self ones on request (--fields). a: 500 ns
+  // off-CPU inclusive and self, 600 ns in 1 system call; main: the same
+  // inclusive only, 2 faults.
+  EXPECT_NE(text.find("\nCalls    Total    Self      Avg      Min      Max  Off-CPU  Sys time  "
+                      "Syscalls  Faults  Function\n"
+                      "    1  1.00 us  170 ns  1.00 us  1.00 us  1.00 us   500 ns    610 ns"
+                      "         2       2  main\n"
+                      "    1   800 ns  800 ns   800 ns   800 ns   800 ns   500 ns    600 ns"
+                      "         1       0  a\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("\n    1  1.00 us  170 ns  1.00 us  1.00 us   500 ns      0 ns    610 ns"
-                      "      0 ns         2       2  main\n"),
+  EXPECT_NE(text.find("Off-CPU: time switched out"), std::string::npos) << text;
+  analysis::ReportOptions fields;
+  fields.fields = {analysis::Field::Calls, analysis::Field::Offcpu, analysis::Field::SelfOffcpu,
+                   analysis::Field::SysTime, analysis::Field::SelfSysTime};
+  text = with.text(fields);
+  EXPECT_NE(text.find("\nCalls  Off-CPU  Self off  Sys time  Self sys  Function\n"
+                      "    1   500 ns      0 ns    610 ns      0 ns  main\n"
+                      "    1   500 ns    500 ns    600 ns    600 ns  a\n"),
             std::string::npos)
       << text;
 
@@ -495,10 +503,17 @@ TEST(ProfileKernelReport, TextLeavesSyscallColumnsOutWhenNotRecorded) {
   Rendered r("sched,faults,proc");
   r.p.syscalls.clear();
   std::string text = r.text();
-  for (const char* col : {"Off-CPU", "Self off", "Faults"})
+  for (const char* col : {"Off-CPU", "Min", "Faults"})
     EXPECT_NE(text.find(col), std::string::npos) << col << "\n" << text;
   for (const char* col : {"Sys time", "Self sys", "Syscalls"})
     EXPECT_EQ(text.find(col), std::string::npos) << col << "\n" << text;
+  // Asked for anyway: "-", not a 0 that reads as measured.
+  analysis::ReportOptions opt;
+  opt.fields = {analysis::Field::Calls, analysis::Field::Syscalls, analysis::Field::Faults};
+  EXPECT_NE(r.text(opt).find("\nCalls  Syscalls  Faults  Function\n"
+                             "    1         -       2  main\n"),
+            std::string::npos)
+      << r.text(opt);
   EXPECT_NE(text.find("system calls were not\n  recorded (record --kernel=+syscalls adds them)"),
             std::string::npos)
       << text;

@@ -369,9 +369,12 @@ TEST(HtmlData, FunctionsTreeAndTimelineMatchTheProfile) {
     w.finish(end, {{7, 100, "main", 1000, 9000, 9}, {8, 100, "worker", 1500, 2500, 4}}, {});
   }
   formats::TraceReader reader(file.path());
-  analysis::Profile profile = analysis::build_profile(reader);
+  // Full names: the hostile name reaches the page whole (its short form
+  // would lose the brackets whose escaping is checked here).
+  analysis::Profile profile = analysis::build_profile(reader, false, true);
   analysis::ReportInput in{reader.header(), profile, reader.warnings()};
   analysis::ReportOptions opt;
+  opt.long_names = true;
   std::string data = analysis::html_report_data(reader, in, opt);
   json d = json::parse(data);
 

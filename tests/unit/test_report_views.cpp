@@ -103,14 +103,12 @@ TEST(TreeView, TextShowsEveryPathIndented) {
       << out;
   // Columns: Calls, Total, %, Self, Function (indented by depth).
   EXPECT_NE(out.find("    1  100 ns  100.0%  30 ns  main\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("    1   40 ns   40.0%  20 ns    int ns::b<int>(int, long)\n"),
-            std::string::npos)
-      << out;
+  EXPECT_NE(out.find("    1   40 ns   40.0%  20 ns    ns::b\n"), std::string::npos) << out;
   EXPECT_NE(out.find("    1   20 ns   20.0%  20 ns      c [libc.so.6]\n"), std::string::npos)
       << out;
   EXPECT_NE(out.find("    1   10 ns   10.0%  10 ns      c [libc.so.6]\n"), std::string::npos)
       << out;
-  EXPECT_LT(out.find("int ns::b"), out.find("  a\n")) << "larger total first";
+  EXPECT_LT(out.find("ns::b"), out.find("  a\n")) << "larger total first";
   EXPECT_EQ(out.find("not shown"), std::string::npos) << out;
   EXPECT_EQ(out.find("Off-CPU"), std::string::npos) << "no kernel columns without kernel events";
 }
@@ -153,6 +151,7 @@ TEST(TreeView, JsonTreeMember) {
   EXPECT_EQ(main["self_ns"], 30);
   ASSERT_EQ(main["children"].size(), 2u);
   EXPECT_EQ(main["children"][0]["name"], "int ns::b<int>(int, long)");
+  EXPECT_EQ(main["children"][0]["short_name"], "ns::b");
   EXPECT_EQ(main["children"][0]["children"].size(), 0u);
   EXPECT_EQ(main["children"][1]["total_ns"], 30);
 
@@ -166,24 +165,27 @@ TEST(CallersView, RowsPerCallerAndCallee) {
   std::string out = analysis::render_callers_text(t.in(), t.tree, "c", "main");
   EXPECT_NE(out.find("Callers of c [libc.so.6] (2 calls, total 30 ns, self 30 ns):\n"
                      "  Calls  Total   Self  Caller\n"
-                     "      1  20 ns  20 ns  int ns::b<int>(int, long)\n"
+                     "      1  20 ns  20 ns  ns::b\n"
                      "      1  10 ns  10 ns  a\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("Callees of main (1 call, total 100 ns, self 30 ns):\n"
                      "  Calls  Total   Self  Callee\n"
-                     "      1  40 ns  20 ns  int ns::b<int>(int, long)\n"
+                     "      1  40 ns  20 ns  ns::b\n"
                      "      1  30 ns  20 ns  a\n"),
             std::string::npos)
       << out;
-  // A C++ name without its return type and parameters.
-  std::string b = analysis::render_callers_text(t.in(), t.tree, "ns::b<int>", "");
-  EXPECT_NE(b.find("Callers of int ns::b<int>(int, long) (1 call"), std::string::npos) << b;
-  EXPECT_NE(b.find("main\n"), std::string::npos) << b;
+  // A C++ name without its return type and parameters, its short name, a
+  // glob: all name the one function.
+  for (const char* name : {"ns::b<int>", "ns::b", "ns::*", "*b", "int ns::b<int>(int, long)"}) {
+    std::string b = analysis::render_callers_text(t.in(), t.tree, name, "");
+    EXPECT_NE(b.find("Callers of ns::b (1 call"), std::string::npos) << name << "\n" << b;
+    EXPECT_NE(b.find("main\n"), std::string::npos) << b;
+  }
   std::string top = analysis::render_callers_text(t.in(), t.tree, "main", "");
   EXPECT_NE(top.find("      1  100 ns  30 ns  (no traced caller)\n"), std::string::npos) << top;
   EXPECT_THROW(analysis::render_callers_text(t.in(), t.tree, "nope", ""), analysis::ViewError);
-  EXPECT_THROW(analysis::render_callers_text(t.in(), t.tree, "", "ns::b"), analysis::ViewError);
+  EXPECT_THROW(analysis::render_callers_text(t.in(), t.tree, "", "ns::c*"), analysis::ViewError);
 }
 
 TEST(CallersView, RecursionListsItselfAndJson) {
@@ -207,6 +209,7 @@ TEST(CallersView, RecursionListsItselfAndJson) {
   EXPECT_EQ(callees[0]["name"], "a");
   EXPECT_EQ(callees[0]["calls"], 2);
   EXPECT_EQ(callees[1]["name"], "int ns::b<int>(int, long)");
+  EXPECT_EQ(callees[1]["short_name"], "ns::b");
   EXPECT_EQ(callees[1]["module"], "demo");
   EXPECT_EQ(callees[1]["self_ns"], 10);
 }
@@ -265,14 +268,14 @@ TEST(FoldedExport, OneLinePerPathSelfTimeOrCalls) {
   Trace t = trace(two_callers());
   EXPECT_EQ(folded(t.tree, analysis::GraphWeight::Time),
             "main 30\n"
-            "main;int ns::b<int>(int, long) 20\n"
-            "main;int ns::b<int>(int, long);c [libc.so.6] 20\n"
+            "main;ns::b 20\n"
+            "main;ns::b;c [libc.so.6] 20\n"
             "main;a 20\n"
             "main;a;c [libc.so.6] 10\n");
   EXPECT_EQ(folded(t.tree, analysis::GraphWeight::Calls),
             "main 1\n"
-            "main;int ns::b<int>(int, long) 1\n"
-            "main;int ns::b<int>(int, long);c [libc.so.6] 1\n"
+            "main;ns::b 1\n"
+            "main;ns::b;c [libc.so.6] 1\n"
             "main;a 1\n"
             "main;a;c [libc.so.6] 1\n");
 }
@@ -290,7 +293,19 @@ TEST(FoldedExport, ThreadPrefixAndNoZeroLines) {
   th.tid = 7;
   th.name = "work;er";
   CallTree t = b.finish(0, {th});
-  EXPECT_EQ(folded(t, analysis::GraphWeight::Time), "work,er-7;a;int ns::b<int>(int, long) 10\n");
+  EXPECT_EQ(folded(t, analysis::GraphWeight::Time), "work,er-7;a;ns::b 10\n");
+}
+
+TEST(FoldedExport, LongNamesShowTheFullDemangledName) {
+  Seq s;
+  s.E(0, A).E(0, B).X(10, B).X(10, A);
+  analysis::CallTreeOptions opt;
+  opt.long_names = true;
+  formats::TraceHeader h;
+  analysis::CallTreeBuilder b(h, probes(), opt);
+  for (const auto& e : s.events) b.add(e);
+  CallTree t = b.finish(0, {});
+  EXPECT_EQ(folded(t, analysis::GraphWeight::Time), "a;int ns::b<int>(int, long) 10\n");
 }
 
 TEST(CallgrindExport, SelfCostsCallsAndInclusiveCosts) {
@@ -307,7 +322,7 @@ TEST(CallgrindExport, SelfCostsCallsAndInclusiveCosts) {
   // main: self 30, calls a (1 call, 30 inclusive) and b (1, 40).
   EXPECT_NE(s.find("ob=(1) /bin/demo\nfl=(1) ???\nfn=(1) main\n0 30\n"
                    "cob=(1)\ncfl=(1)\ncfn=(2) a\ncalls=1 0\n0 30\n"
-                   "cob=(1)\ncfl=(1)\ncfn=(3) int ns::b<int>(int, long)\ncalls=1 0\n0 40\n"),
+                   "cob=(1)\ncfl=(1)\ncfn=(3) ns::b\ncalls=1 0\n0 40\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("fn=(2)\n0 20\ncob=(2) /lib/libc.so.6\ncfl=(1)\ncfn=(4) c [libc.so.6]\ncalls=1 "

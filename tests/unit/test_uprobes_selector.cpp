@@ -93,9 +93,11 @@ TEST(UprobesSelector, GlobMatchesFullOrBaseName) {
   EXPECT_TRUE(parse_selectors("*::method")[0].matches_name("a::b::method()"));
 }
 
-TEST(UprobesSelector, RegexSearchesFullOrBaseName) {
+TEST(UprobesSelector, RegexSearchesFullBaseOrShortName) {
   auto s = parse_selectors("re:^ns::add$,re:int\\)$");
-  EXPECT_FALSE(s[0].matches_name("int ns::add<int>(int, int)"));  // base is "ns::add<int>"
+  // The short name is "ns::add", the base name "ns::add<int>".
+  EXPECT_TRUE(s[0].matches_name("int ns::add<int>(int, int)"));
+  EXPECT_FALSE(parse_selectors("re:^ns::add<int>$")[0].matches_name("int ns::add<long>(long)"));
   EXPECT_TRUE(s[0].matches_name("ns::add(int)"));
   EXPECT_TRUE(s[1].matches_name("ns::add(int)"));
   EXPECT_FALSE(s[1].matches_name("ns::add(long)"));

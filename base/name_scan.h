@@ -1,4 +1,4 @@
-// Private helper shared by demangle.cpp and selector.cpp: C++ operator names
+// Shared by symbol_name.cpp and uprobes/selector.cpp: C++ operator names
 // ("operator<", "operator()", "operator,") contain bracket and comma
 // characters that must not count when scanning names for brackets.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace atrace::uprobes::detail {
+namespace atrace::base::detail {
 
 inline bool is_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -33,4 +33,4 @@ inline size_t skip_operator(std::string_view s, size_t i) {
   return j;
 }
 
-}  // namespace atrace::uprobes::detail
+}  // namespace atrace::base::detail
