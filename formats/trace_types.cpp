@@ -136,7 +136,8 @@ void set_module_build_id(Event& ev, const std::string& build_id) {
   a.is_string = true;
   a.size = 0;
   a.str = build_id;
-  ev.args.assign(1, std::move(a));
+  ev.args.clear();
+  ev.args.push_back(std::move(a));
 }
 
 }  // namespace atrace::formats
