@@ -3,10 +3,29 @@
  * atrace's USDT programs: part of atrace.bpf.c, included at its end (one
  * object, one skeleton; the helpers, maps and settings are that file's).
  *
- *   usdt_hit              a USDT probe (libbpf's USDT support reads its arguments)
+ *   usdt_hit              a USDT probe (libbpf's usdt.bpf.h reads its arguments,
+ *                         from specs libbpf or record/usdt_specs.cpp wrote)
  *   usdt_hit_str          the same with string arguments (sleepable: may fault pages in)
  *   usdt_hit_str_nofault  the same where the kernel lacks the sleepable copy
  */
+
+#include "bpf/usdt_spec.h"
+
+/* The specs record/usdt_specs.cpp writes for sites on uprobe_multi links
+ * are read by libbpf's bpf_usdt_arg(): the layouts must agree. */
+#define ATRACE_SAME_FIELD(f) \
+	(__builtin_offsetof(struct atrace_usdt_spec, f) == __builtin_offsetof(struct __bpf_usdt_spec, f))
+_Static_assert(sizeof(struct atrace_usdt_spec) == sizeof(struct __bpf_usdt_spec), "usdt spec size");
+_Static_assert(ATRACE_SAME_FIELD(usdt_cookie) && ATRACE_SAME_FIELD(arg_cnt) &&
+		       ATRACE_SAME_FIELD(args[1].val_off) && ATRACE_SAME_FIELD(args[1].arg_type) &&
+		       ATRACE_SAME_FIELD(args[1].reg_off) && ATRACE_SAME_FIELD(args[1].arg_signed) &&
+		       ATRACE_SAME_FIELD(args[1].arg_bitshift),
+	       "usdt spec layout");
+_Static_assert(ATRACE_USDT_SPEC_ARGS == BPF_USDT_MAX_ARG_CNT, "usdt spec arguments");
+_Static_assert(ATRACE_USDT_ARG_CONST == BPF_USDT_ARG_CONST && ATRACE_USDT_ARG_REG == BPF_USDT_ARG_REG &&
+		       ATRACE_USDT_ARG_REG_DEREF == BPF_USDT_ARG_REG_DEREF,
+	       "usdt argument types");
+#undef ATRACE_SAME_FIELD
 
 static __always_inline void usdt_args(struct pt_regs *ctx, struct atrace_rec_usdt *r, int n)
 {

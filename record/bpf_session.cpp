@@ -33,6 +33,10 @@ constexpr size_t kRingKernelRecordBytes = sizeof(atrace_rec_args) + 8;
 constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr int kLostSlots = ATRACE_LOST_SLOTS;
+// Distinct USDT argument specs on uprobe_multi links (a probe's sites with
+// the same locations share one): 208 bytes each, preallocated. libbpf's
+// own default is 256.
+constexpr uint32_t kUsdtSpecCapacity = 1024;
 
 }  // namespace
 
@@ -65,6 +69,9 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   select_value_programs(s, f);
   load(s);
   fill_values(s);
+  if (s.multi)
+    usdt_specs_ = std::make_unique<UsdtSpecTable>(bpf_map__fd(skel_->maps.__bpf_usdt_specs),
+                                                  kUsdtSpecCapacity);
 }
 
 void BpfSession::select_value_programs(const BpfSettings& s, const KernelFeatures& f) {
@@ -115,8 +122,11 @@ void BpfSession::load(const BpfSettings& s) {
   }
   if (s.multi) {
     auto t = static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti);
-    bpf_program__set_expected_attach_type(skel_->progs.func_entry, t);
-    bpf_program__set_expected_attach_type(skel_->progs.func_exit, t);
+    auto& p = skel_->progs;
+    for (bpf_program* prog :
+         {p.func_entry, p.func_exit, p.usdt_hit, p.usdt_hit_str, p.usdt_hit_str_nofault})
+      bpf_program__set_expected_attach_type(prog, t);
+    bpf_map__set_max_entries(skel_->maps.__bpf_usdt_specs, kUsdtSpecCapacity);
   }
   if (int err = atrace_bpf::load(skel_.get()); err) {
     // With the capabilities, EACCES is the verifier refusing a program, not

@@ -22,6 +22,7 @@
 #include "record/features.h"
 #include "record/filter_policy.h"
 #include "record/rings.h"
+#include "record/usdt_specs.h"
 #include "uprobes/value_spec.h"
 
 struct atrace_bpf;
@@ -34,7 +35,7 @@ struct BpfSettings {
   unsigned kernel_groups = 0;      // kernel_groups.h
   bool follow_forks = false;
   bool launch = false;   // a launched target: its events start at its exec
-  bool multi = false;    // function probes on uprobe_multi links
+  bool multi = false;    // function and USDT probes on uprobe_multi links
   FilterOptions filter;  // the programs' part of the relevance filters
   uint32_t max_id = 0;   // largest function id (filter maps' size)
   // --args/--retval by function id (record_plan.h); empty: the values
@@ -63,6 +64,9 @@ class BpfSession {
   // fault a string's page in; null when none are recorded.
   bpf_program* values_entry_program() const { return values_entry_; }
   bpf_program* values_exit_program() const { return values_exit_; }
+  // The argument specs of USDT sites on uprobe_multi links; null when the
+  // USDT programs were loaded for libbpf's perf-event links.
+  UsdtSpecTable* usdt_specs() const { return usdt_specs_.get(); }
   int ncpus() const { return ncpus_; }
   // How often the rings must be drained not to fill (see bpf_session.cpp).
   uint64_t drain_period_ns() const { return drain_period_ns_; }
@@ -107,6 +111,7 @@ class BpfSession {
   void fill_values(const BpfSettings& s);
   bpf_program* values_entry_ = nullptr;
   bpf_program* values_exit_ = nullptr;
+  std::unique_ptr<UsdtSpecTable> usdt_specs_;
 
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
   std::unique_ptr<PerCpuRings> rings_;

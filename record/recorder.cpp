@@ -258,7 +258,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
   if (!plan_.sites.empty()) table = attach_functions();
   usdt_ = std::make_unique<UsdtProbes>(skel->progs.usdt_hit, usdt_string_program(skel, features_),
-                                       where);
+                                       where, bpf_->usdt_specs());
   if (!plan_.usdt.empty()) attach_usdt(table);
   module_watch_ = std::make_unique<ModuleWatch>(skel->progs.module_hook, watched_, where);
   if (module_watch_->unwatched() && opts_.verbose)

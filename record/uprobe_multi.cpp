@@ -34,7 +34,8 @@ struct LinkCreateUprobeMulti {
 
 int uprobe_multi_link_create(int prog_fd, const std::string& path,
                              const std::vector<uint64_t>& offsets,
-                             const std::vector<uint64_t>& cookies, bool ret, pid_t pid) {
+                             const std::vector<uint64_t>& cookies, bool ret, pid_t pid,
+                             const std::vector<uint64_t>& ref_ctr_offsets) {
   // The kernel reads a full bpf_attr; zeroed tail fields must stay zero.
   alignas(8) unsigned char attr_bytes[144];
   std::memset(attr_bytes, 0, sizeof attr_bytes);
@@ -43,6 +44,8 @@ int uprobe_multi_link_create(int prog_fd, const std::string& path,
   attr->attach_type = kBpfTraceUprobeMulti;
   attr->uprobe_multi.path = reinterpret_cast<uintptr_t>(path.c_str());
   attr->uprobe_multi.offsets = reinterpret_cast<uintptr_t>(offsets.data());
+  if (!ref_ctr_offsets.empty())
+    attr->uprobe_multi.ref_ctr_offsets = reinterpret_cast<uintptr_t>(ref_ctr_offsets.data());
   attr->uprobe_multi.cookies = reinterpret_cast<uintptr_t>(cookies.data());
   attr->uprobe_multi.cnt = static_cast<uint32_t>(offsets.size());
   attr->uprobe_multi.flags = ret ? kUprobeMultiReturn : 0;

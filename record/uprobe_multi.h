@@ -22,8 +22,11 @@ constexpr unsigned kBpfTraceUprobeMulti = 48;  // BPF_TRACE_UPROBE_MULTI
 
 // Returns a link fd, or -errno. `offsets` are file offsets in `path`;
 // `ret` makes them return probes; `pid` limits them to that process.
+// `ref_ctr_offsets`, empty or one per offset: file offsets of USDT
+// semaphores the kernel counts up while the probe is in (0: none).
 int uprobe_multi_link_create(int prog_fd, const std::string& path,
                              const std::vector<uint64_t>& offsets,
-                             const std::vector<uint64_t>& cookies, bool ret, pid_t pid);
+                             const std::vector<uint64_t>& cookies, bool ret, pid_t pid,
+                             const std::vector<uint64_t>& ref_ctr_offsets = {});
 
 }  // namespace atrace

@@ -1,9 +1,15 @@
-// Attaching USDT probes (record --usdt) through libbpf's USDT support: it
-// parses each site's argument locations for bpf_usdt_arg() and registers
-// the uprobe with the semaphore as its reference counter, so the kernel
-// turns a probe's semaphore on in the traced process while the link lives
-// and off when it goes (a program's `if (semaphore)` guard sees atrace).
-// One perf-event link per site, owned here (RAII): closing them detaches.
+// Attaching USDT probes (record --usdt). Each site's argument locations
+// become a spec bpf_usdt_arg() reads, and its uprobe carries the semaphore
+// as its reference counter, so the kernel turns a probe's semaphore on in
+// the traced process while the link lives and off when it goes (a
+// program's `if (semaphore)` guard sees atrace). Two ways, as for
+// functions:
+//   - uprobe_multi links (Linux 6.6+): one link per probe holding all its
+//     sites, specs written by atrace (record/usdt_specs.h); needs no more
+//     than CAP_BPF and CAP_PERFMON;
+//   - libbpf's bpf_program__attach_usdt(): one perf-event link per site,
+//     for older kernels and --attach=perf.
+// The links are owned here (RAII): closing them detaches.
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +18,7 @@
 #include <vector>
 
 #include "record/attach.h"
+#include "record/usdt_specs.h"
 #include "uprobes/usdt_select.h"
 
 struct bpf_program;
@@ -22,9 +29,10 @@ class UsdtProbes {
  public:
   // pid -1: every process (follow-forks; the program filters).
   // `prog` records events and intervals, `str_prog` events with string
-  // arguments.
-  UsdtProbes(bpf_program* prog, bpf_program* str_prog, pid_t pid)
-      : prog_(prog), str_prog_(str_prog), pid_(pid) {}
+  // arguments. `specs` set: uprobe_multi links (the programs were loaded
+  // for them), else libbpf's perf-event links.
+  UsdtProbes(bpf_program* prog, bpf_program* str_prog, pid_t pid, UsdtSpecTable* specs)
+      : prog_(prog), str_prog_(str_prog), pid_(pid), specs_(specs) {}
   // Attaches every target; returns one message per target that failed
   // ("app:req in demo: <reason>"). Targets that attached are `attached()`.
   std::vector<std::string> attach(const std::vector<uprobes::UsdtTarget>& targets);
@@ -36,12 +44,19 @@ class UsdtProbes {
 
  private:
   bool attach_one(bpf_program* prog, const uprobes::UsdtTarget& t, const std::string& name,
-                  uint64_t cookie, std::string* error);
+                  const std::vector<uprobes::UsdtProbe>& sites, uint64_t cookie,
+                  std::string* error);
+  bool attach_perf(bpf_program* prog, const uprobes::UsdtTarget& t, const std::string& name,
+                   uint64_t cookie, std::string* error);
+  bool attach_multi(bpf_program* prog, const uprobes::UsdtTarget& t,
+                    const std::vector<uprobes::UsdtProbe>& sites, uint64_t cookie,
+                    std::string* error);
 
   bpf_program* prog_;
   bpf_program* str_prog_;
   pid_t pid_;
-  std::vector<LinkPtr> links_;
+  UsdtSpecTable* specs_;
+  std::vector<OwnedLink> links_;
   std::vector<uint32_t> attached_;
 };
 

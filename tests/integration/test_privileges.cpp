@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
@@ -34,7 +35,8 @@ class NobodyDir {
     const group* gr = ::getgrnam("nogroup");
     if (!pw || !gr) return;
     fs::permissions(path_, fs::perms(0755));
-    for (const char* bin : {Paths::atrace, Paths::target_c, Paths::target_threads}) {
+    for (const char* bin :
+         {Paths::atrace, Paths::target_c, Paths::target_threads, Paths::target_usdt}) {
       const fs::path to = path_ / fs::path(bin).filename();
       fs::copy_file(bin, to);
       fs::permissions(to, fs::perms(0755));
@@ -102,6 +104,30 @@ TEST_F(Privileges, CapBpfAndPerfmonRecordALaunchedTargetWithExactCounts) {
   EXPECT_EQ(calls_of(*rep, "leaf"), 300);
   EXPECT_EQ(calls_of(*rep, "middle"), 100);
   EXPECT_EQ(calls_of(*rep, "outer"), 1);
+}
+
+// USDT probes on uprobe_multi links need no more than the two capabilities
+// (libbpf's perf-event links for USDT were refused without CAP_SYS_ADMIN):
+// exact counts, string arguments, a library's probe and an interval.
+TEST_F(Privileges, CapBpfAndPerfmonRecordUsdtProbesWithExactCounts) {
+  const std::string out = (dir_.out() / "usdt.data").string();
+  Result r = run(
+      as_nobody("+bpf,+perfmon",
+                {dir_.bin(Paths::atrace), "record", "-o", out, "--no-kernel",
+                 "--usdt=app:tick,app:request(str,int),libtarget_usdt_lib.so:libp:hit,app:phase__*",
+                 "--", dir_.bin(Paths::target_usdt), "100", tag_arg()}));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "app:phase"), 3);
+  std::map<std::string, long long> hits;
+  for (const auto& p : (*rep)["probes"])
+    hits[p["provider"].get<std::string>() + ":" + p["name"].get<std::string>()] = p["count"];
+  EXPECT_EQ(hits["app:tick"], 100);
+  EXPECT_EQ(hits["app:request"], 100);
+  EXPECT_EQ(hits["libp:hit"], 11);
+  ASSERT_EQ((*rep)["probes"].size(), 3u) << rep->dump(1);
 }
 
 // The way to install it for users: `setcap cap_bpf,cap_perfmon=ep atrace`.

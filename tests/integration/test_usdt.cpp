@@ -152,6 +152,37 @@ TEST_F(Usdt, TogetherWithFunctions) {
   EXPECT_EQ((*rep)["probes"][0]["count"], 100);
 }
 
+// The two ways of attaching (docs/usdt.md): uprobe_multi links with
+// atrace's own argument specs (the default where the kernel has them) and
+// libbpf's perf-event links (--attach=perf) record the same hits with the
+// same arguments, strings, negative numbers, a library's probe and the
+// intervals included.
+TEST_F(Usdt, MultiAndPerfLinksRecordTheSameHits) {
+  const std::string specs =
+      "app:tick,app:six,app:none,app:request(str,int),app:phase__*,"
+      "libtarget_usdt_lib.so:libp:hit";
+  auto hits_of = [&](const std::string& trace) {
+    std::vector<std::string> v;
+    for (const auto& h : usdt_hits(trace)) {
+      std::string line = h.probe;
+      for (const auto& a : h.args) line += " " + a;
+      v.push_back(line);
+    }
+    return v;
+  };
+  const std::string multi = record_usdt(specs, {"--attach=multi"});
+  const std::string perf = record_usdt(specs, {"--attach=perf"});
+  Result info = run({Paths::atrace, "info", "-i", multi});
+  auto a = hits_of(multi), b = hits_of(perf);
+  EXPECT_EQ(a.size(), 100u * 4 + 11) << info.out;
+  EXPECT_EQ(a, b);
+  for (const auto& trace : {multi, perf}) {
+    auto rep = report_json(trace);
+    ASSERT_TRUE(rep);
+    EXPECT_EQ(calls_of(*rep, "app:phase"), 3) << trace;
+  }
+}
+
 TEST_F(Usdt, SpecsThatMatchNothingAreOneError) {
   for (const char* spec :
        {"app:nosuch", "libp:hit", "nosuchlib.so:libp:hit", "app:tick(float)", "app"}) {
