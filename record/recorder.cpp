@@ -1,5 +1,4 @@
 #include "record/recorder.h"
-#include "base/plural.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,13 +19,14 @@
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "formats/trace_writer.h"
+#include "record/announce.h"
 #include "record/attach.h"
 #include "record/bpf_session.h"
 #include "record/bpf_variants.h"
 #include "record/drain_loop.h"
+#include "record/exclude_list.h"
 #include "record/exec_follow.h"
 #include "record/features.h"
-#include "record/kernel_groups.h"
 #include "record/late_arrivals.h"
 #include "record/module_watch.h"
 #include "record/output_file.h"
@@ -41,7 +41,6 @@
 #include "record/unwind_guard.h"
 #include "record/usdt_attach.h"
 #include "uprobes/elf_symbols.h"
-#include "uprobes/exclude_file.h"
 #include "uprobes/proc_maps.h"
 #include "uprobes/selector.h"
 
@@ -80,10 +79,8 @@ class Recorder {
   std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_functions();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
-  void announce(const std::vector<formats::ProbeInfo>& table, uint64_t attach_ns) const;
   void on_record(const void* data, size_t size);
   void on_wake(uint64_t now, size_t nprobes, uint64_t start);
-  void write_exclude_list(const std::vector<formats::ProbeInfo>& detached) const;
   void stop_if_signalled() const;
   bool plan_or_follow();
   ExecMatch follow_exec(std::unique_ptr<Target>& target, std::unique_ptr<ExecFollower>& follower);
@@ -264,7 +261,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   if (module_watch_->unwatched() && opts_.verbose)
     std::fprintf(stderr, "atrace: %zu module(s) without DT_INIT/DT_FINI: no MODULE events\n",
                  module_watch_->unwatched());
-  if (!table.empty()) announce(table, now_ns(CLOCK_MONOTONIC) - attach_start);
+  if (!table.empty())
+    announce_probes(table, now_ns(CLOCK_MONOTONIC) - attach_start, multi_, opts_.kernel_groups);
   // The filters judge functions only: USDT probes are the program's own
   // choice of what matters.
   std::vector<formats::ProbeInfo> functions;
@@ -281,49 +279,6 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
     }
   }
   return table;
-}
-
-// One line saying what a probe hit will cost: the path of each entry probe
-// is the main factor (kernel-notes/emulated-vs-single-step.md).
-void Recorder::announce(const std::vector<formats::ProbeInfo>& table, uint64_t attach_ns) const {
-  size_t n[5] = {}, functions = 0, moved = 0;
-  for (const auto& p : table) {
-    ++n[static_cast<size_t>(p.path_kind) % 5];
-    functions += p.kind == formats::ProbeKind::Function;
-    moved += p.entry_delta > 0;
-  }
-  std::string paths;
-  auto add = [&](formats::ProbePath p, const char* what) {
-    size_t k = n[static_cast<size_t>(p)];
-    if (k) paths += (paths.empty() ? "" : ", ") + std::to_string(k) + " " + what;
-  };
-  add(formats::ProbePath::Nop5, "nop5 (optimized)");
-  add(formats::ProbePath::Emulated, "emulated");
-  add(formats::ProbePath::SingleStep, "single-stepped (slowest)");
-  add(formats::ProbePath::Unknown, "unknown");
-  if (moved)  // uprobes/placement.h; `atrace list` and `info` show each
-    paths += " (" + std::to_string(moved) + " past the first instruction, where it is cheaper)";
-  // What the probes are, how each will be run, and what attaching took
-  // (bench/attach_time.sh reads the last figure).
-  std::string what = base::plural(functions, "function");
-  if (functions < table.size())
-    what += " and " + base::plural(table.size() - functions, "USDT probe");
-  if (!functions) what = base::plural(table.size(), "USDT probe");
-  std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
-               paths.c_str(), multi_ ? "uprobe_multi links" : "perf-event links",
-               static_cast<double>(attach_ns) / 1e6);
-  // What the kernel groups cost the traced calls (kernel_groups.h).
-  const unsigned g = opts_.kernel_groups;
-  if (g & kKernelSyscalls)
-    std::fprintf(stderr,
-                 "atrace: kernel events: %s; recording system calls adds about 0.5 us to each "
-                 "traced call and 0.3 us to every system call of the machine\n",
-                 kernel_groups_string(g).c_str());
-  else if (g)
-    std::fprintf(stderr,
-                 "atrace: kernel events: %s (no cost per traced call); system calls are "
-                 "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)\n",
-                 kernel_groups_string(g).c_str());
 }
 
 void Recorder::on_record(const void* data, size_t size) {
@@ -352,35 +307,6 @@ void Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
   if (status_.enabled())
     status_.show(nprobes, events_, bpf_->read_lost().total(),
                  static_cast<double>(now - start) / 1e9);
-}
-
-// OUTPUT.exclude: the detached functions, for `--exclude=@OUTPUT.exclude`
-// in a later run (nothing when none was detached, or the trace went to
-// stdout).
-void Recorder::write_exclude_list(const std::vector<formats::ProbeInfo>& detached) const {
-  if (detached.empty() || opts_.output == "-") return;
-  std::string path = opts_.output + ".exclude";
-  std::string exe = plan_.exe_path;
-  if (exe.empty() && opts_.pid > 0) {
-    char buf[4096];
-    ssize_t n =
-        readlink(("/proc/" + std::to_string(opts_.pid) + "/exe").c_str(), buf, sizeof buf - 1);
-    if (n > 0) exe.assign(buf, static_cast<size_t>(n));
-  }
-  const std::string main_module = exe.substr(exe.rfind('/') + 1);
-  try {
-    // Created like the trace (output_file.h): private, never through a link.
-    OutputFile file(path);
-    file.write(uprobes::exclude_file_text(
-        detached, main_module,
-        "functions detached by atrace's relevance filters while recording " + opts_.output +
-            "\nuse: atrace record --exclude=@" + path + " ..."));
-    file.commit();
-    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(),
-                 path.c_str());
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "atrace: warning: %s\n", e.what());
-  }
 }
 
 // Before the target is released, a stop signal ends the run (stop_signals.h).
@@ -605,7 +531,7 @@ RecordResult Recorder::run() {
   formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
   writing([&] { writer_->finish(header, threads_.table(), lost); });
   // After a write error the disk or pipe is gone: one message said so.
-  if (r.write_error.empty()) write_exclude_list(detached);
+  if (r.write_error.empty()) write_exclude_list(detached, opts_.output, plan_.exe_path, opts_.pid);
 
   for (const auto& line : late_.never_seen()) std::fprintf(stderr, "atrace: %s\n", line.c_str());
 

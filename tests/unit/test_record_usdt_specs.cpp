@@ -60,8 +60,8 @@ TEST(UsdtSpecs, NoArgumentsIsAnEmptySpec) {
 }
 
 TEST(UsdtSpecs, LocationsUsdtBpfCannotReadAreRefusedByName) {
-  for (const char* args : {"8@8(%rax,%rbx,4)", "4@%xmm0", "8@counter(%rip)", "4@%nosuch",
-                           "4@$x", "8@-16(%rbp"}) {
+  for (const char* args :
+       {"8@8(%rax,%rbx,4)", "4@%xmm0", "8@counter(%rip)", "4@%nosuch", "4@$x", "8@-16(%rbp"}) {
     std::string error;
     EXPECT_FALSE(usdt_bpf_spec(site(std::string("4@%edi ") + args), 1, &error)) << args;
     EXPECT_NE(error.find("argument 2"), std::string::npos) << error;
