@@ -152,9 +152,9 @@ TEST_F(LateUsdt, AttachBeforeDlopen) {
 // A library waited for that the program never loads: the recording is
 // made, its end says so, the exit status is the target's.
 TEST_F(LateUsdt, ModuleThatNeverArrives) {
-  Result r = record(file("never.data"), "", {Paths::target_c, "3", "--exit=5", tag_arg()},
-                    {std::string("--usdt=") + Paths::target_usdt_plugin + ":plug:fire",
-                     "--no-kernel"});
+  Result r =
+      record(file("never.data"), "", {Paths::target_c, "3", "--exit=5", tag_arg()},
+             {std::string("--usdt=") + Paths::target_usdt_plugin + ":plug:fire", "--no-kernel"});
   ASSERT_TRUE(r.exited(5)) << r.describe();
   EXPECT_NE(r.err.find("waiting for it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("atrace: libtarget_usdt_plugin.so, waited for, never ran"),
@@ -168,8 +168,7 @@ TEST_F(LateUsdt, PathThatDoesNotExist) {
                     {"--usdt=/nonexistent/libnope.so:plug:fire", "--no-kernel"});
   std::string line = expect_one_error_line(r);
   EXPECT_EQ(r.exit_code, 1);  // docs/selectors.md
-  EXPECT_NE(line.find("USDT spec '/nonexistent/libnope.so:plug:fire'"), std::string::npos)
-      << line;
+  EXPECT_NE(line.find("USDT spec '/nonexistent/libnope.so:plug:fire'"), std::string::npos) << line;
   EXPECT_NE(line.find("No such file"), std::string::npos) << line;
   expect_no_uprobe_events_left();
 }
@@ -177,7 +176,8 @@ TEST_F(LateUsdt, PathThatDoesNotExist) {
 TEST_F(LateUsdt, FileThatIsNotElf) {
   const std::string text = file("libtext.so");
   std::ofstream(text) << "not a library\n";
-  Result r = record(file("x.data"), "", command(), {"--usdt=" + text + ":plug:fire", "--no-kernel"});
+  Result r =
+      record(file("x.data"), "", command(), {"--usdt=" + text + ":plug:fire", "--no-kernel"});
   std::string line = expect_one_error_line(r);
   EXPECT_EQ(r.exit_code, 1);  // docs/selectors.md
   EXPECT_NE(line.find("not an ELF file"), std::string::npos) << line;
@@ -191,8 +191,9 @@ TEST_F(LateUsdt, ProbeNotInLateLibrary) {
                     {"--usdt=libtarget_usdt_plugin.so:plug:nope", "--no-kernel"});
   std::string line = expect_one_error_line(r);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(line.find("matches no probe in libtarget_usdt_plugin.so (it has plug:fire, plug:loaded)"),
-            std::string::npos)
+  EXPECT_NE(
+      line.find("matches no probe in libtarget_usdt_plugin.so (it has plug:fire, plug:loaded)"),
+      std::string::npos)
       << line;
   expect_no_uprobe_events_left();
 }
