@@ -13,6 +13,7 @@
 #include "record/target.h"
 
 using atrace::ExecFollower;
+using atrace::ExecMatch;
 using atrace::StopSignals;
 using atrace::Target;
 
