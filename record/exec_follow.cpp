@@ -94,7 +94,7 @@ ExecFollower::ExecFollower(pid_t top, bool forks) : top_(top), forks_(forks) {
 
 ExecFollower::~ExecFollower() { release(); }
 
-std::optional<ExecMatch> ExecFollower::run(const std::function<bool(const std::string&)>& matches,
+std::optional<ExecMatch> ExecFollower::run(const std::function<bool(const ExecMatch&)>& matches,
                                            StopSignals& stop) {
   ChildSignals children;
   for (;;) {
@@ -122,7 +122,7 @@ std::optional<ExecMatch> ExecFollower::run(const std::function<bool(const std::s
 }
 
 std::optional<ExecMatch> ExecFollower::on_event(
-    pid_t pid, int status, const std::function<bool(const std::string&)>& matches) {
+    pid_t pid, int status, const std::function<bool(const ExecMatch&)>& matches) {
   if (WIFEXITED(status) || WIFSIGNALED(status)) {
     exited(pid, status);
     return std::nullopt;
@@ -149,7 +149,7 @@ std::optional<ExecMatch> ExecFollower::on_event(
       if (former != pid) exited(former, 0);
       const std::string exe = exe_of(pid);
       if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
-      if (!exe.empty() && matches(exe)) return ExecMatch{pid, exe};
+      if (!exe.empty() && matches(ExecMatch{pid, exe})) return ExecMatch{pid, exe};
       go_on(0);
       return std::nullopt;
     }

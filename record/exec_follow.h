@@ -46,12 +46,11 @@ class ExecFollower {
   ExecFollower& operator=(const ExecFollower&) = delete;
   ~ExecFollower();  // release(): no followed process is ever left stopped
 
-  // Runs the command until `matches(exe)` is true for a program a
-  // followed process exec'd: every followed process is then stopped, the
-  // matching one just after its exec. nullopt when every followed process
-  // ended first (ran() says what they ran), or when a stop signal came
-  // (interrupted()).
-  std::optional<ExecMatch> run(const std::function<bool(const std::string&)>& matches,
+  // Runs the command until `matches` is true for a program a followed
+  // process exec'd (the process stopped at its exec, the program's path): every followed process is
+  // then stopped, the matching one just after its exec. nullopt when every followed process ended
+  // first (ran() says what they ran), or when a stop signal came (interrupted()).
+  std::optional<ExecMatch> run(const std::function<bool(const ExecMatch&)>& matches,
                                StopSignals& stop);
 
   // The programs exec'd, each once, in order.
@@ -69,7 +68,7 @@ class ExecFollower {
 
  private:
   std::optional<ExecMatch> on_event(pid_t pid, int status,
-                                    const std::function<bool(const std::string&)>& matches);
+                                    const std::function<bool(const ExecMatch&)>& matches);
   void stop_all();
   void exited(pid_t pid, int status);
 

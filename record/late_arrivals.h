@@ -12,6 +12,7 @@
 #include "formats/trace_types.h"
 #include "uprobes/probe_site.h"
 #include "uprobes/proc_maps.h"
+#include "uprobes/usdt_select.h"
 
 namespace atrace {
 
@@ -19,12 +20,15 @@ class LateArrivals {
  public:
   LateArrivals() = default;
   LateArrivals(const std::vector<uprobes::Module>& modules,
-               const std::vector<uprobes::ProbeSite>& sites);
+               const std::vector<uprobes::ProbeSite>& sites,
+               const std::vector<uprobes::UsdtTarget>& usdt);
 
-  // Each recorded event: a function entry of a waited-for module marks it
-  // arrived.
+  // Each recorded event: a function entry (or an interval's begin) or a
+  // USDT hit of a waited-for module marks it arrived.
   void saw(const formats::Event& ev) {
-    if (ev.kind != formats::EventKind::FuncEntry || module_of_.empty()) return;
+    if (module_of_.empty() ||
+        (ev.kind != formats::EventKind::FuncEntry && ev.kind != formats::EventKind::Usdt))
+      return;
     auto it = module_of_.find(ev.id);
     if (it != module_of_.end()) arrived_[it->second] = true;
   }

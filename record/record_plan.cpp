@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "record/calibrate.h"
+#include "record/exec_follow.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
 #include "record/unwind_guard.h"
@@ -28,19 +29,40 @@ std::string hostname() {
   return buf;
 }
 
-// One line per module not mapped yet that has probes: they wait for it.
-void say_waiting(const std::vector<uprobes::Module>& modules,
-                 const std::vector<uprobes::ProbeSite>& sites) {
-  for (const auto& m : modules) {
+// One line per module not mapped yet that has probes (functions or USDT):
+// they wait for it.
+void say_waiting(const RecordPlan& plan) {
+  for (const auto& m : plan.modules) {
     if (!m.waiting) continue;
     size_t n = 0;
-    for (const auto& s : sites) n += s.path == m.path;
+    for (const auto& s : plan.sites) n += s.path == m.path;
+    for (const auto& t : plan.usdt) n += t.path == m.path;
     if (n)
       std::fprintf(stderr,
                    "atrace: %s is not loaded yet: waiting for it (%zu %s on %s, in place "
                    "when the process maps it)\n",
                    m.name.c_str(), n, n == 1 ? "probe" : "probes", m.path.c_str());
   }
+}
+
+// The LD_LIBRARY_PATH the traced program runs with: a running process's,
+// a followed command's process stopped at its exec (a wrapper may have set
+// it), or atrace's own, which a command it launches inherits.
+std::string program_ld_library_path(const RecordOptions& o, const ExecMatch* execd) {
+  if (o.pid > 0) return uprobes::ld_library_path_of(o.pid);
+  if (execd) return uprobes::ld_library_path_of(execd->pid);
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  return env ? env : "";
+}
+
+// The modules --select and --usdt name that the process has not mapped,
+// found by one search (uprobes/late_modules.h).
+void add_waited_modules(const RecordOptions& o, const std::vector<uprobes::UsdtSpec>& usdt,
+                        const std::string& ld_library_path, RecordPlan& plan) {
+  std::vector<uprobes::Selector> named;
+  if (!o.select.empty()) named = uprobes::parse_selectors(o.select);
+  for (const auto& spec : usdt) named.push_back(spec.module_selector());
+  uprobes::add_late_modules(named, plan.modules, ld_library_path);
 }
 
 // --args/--retval: each rule's functions among the traced ones get its
@@ -87,14 +109,6 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
                                               RecordPlan& plan) {
   std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
   if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
-  // Modules the selectors name that the process has not mapped: the search
-  // is a launched command's (atrace's environment is its) or a running
-  // process's (uprobes/late_modules.h).
-  const char* env = std::getenv("LD_LIBRARY_PATH");
-  uprobes::add_late_modules(include, plan.modules,
-                            o.pid > 0 ? uprobes::ld_library_path_of(o.pid)
-                            : env     ? env
-                                      : "");
   uprobes::ResolveOptions ro;
   ro.nop5_supported = f.uprobe_syscall;
   ro.move_probes = !o.probe_at_entry;
@@ -103,7 +117,6 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
   refuse_go_programs(sites);  // an error: before any status line
   for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
   for (const auto& site : sites) plan.max_id = std::max(plan.max_id, site.id);
-  say_waiting(plan.modules, sites);
   if (!o.filter.keep.empty()) {
     // Same modules, same matching: a keep selector names functions the
     // way --select does (and one that matches nothing is an error).
@@ -119,27 +132,27 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
 
 }  // namespace
 
-RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const std::string& exe) {
+RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const ExecMatch* execd) {
   RecordPlan plan;
   const bool probes = !o.select.empty() || !o.usdt.empty();
+  const std::string ld_library_path = program_ld_library_path(o, execd);
   // The target's modules: a running process's mappings, or what a launched
   // program's loader would load.
-  if (o.pid <= 0) plan.exe_path = exe.empty() ? uprobes::find_executable(o.command.at(0)) : exe;
+  if (o.pid <= 0) plan.exe_path = execd ? execd->exe : uprobes::find_executable(o.command.at(0));
   if (probes)
-    plan.modules =
-        o.pid > 0 ? uprobes::process_modules(o.pid) : uprobes::launch_modules(plan.exe_path);
+    plan.modules = o.pid > 0 ? uprobes::process_modules(o.pid)
+                             : uprobes::launch_modules(plan.exe_path, ld_library_path);
   if ((!o.args.empty() || !o.retval.empty()) && o.select.empty())
     throw uprobes::ValueSpecError(std::string(o.args.empty() ? "--retval" : "--args") +
                                   " needs --select: it names some of the traced functions");
+  const std::vector<uprobes::UsdtSpec> usdt = uprobes::parse_usdt_specs(o.usdt);
+  if (probes) add_waited_modules(o, usdt, ld_library_path, plan);
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
-  if (!o.usdt.empty()) {
-    // USDT probes only in mapped modules: their semaphores are set in the
-    // process's memory (uprobes/usdt_semaphore.h).
-    std::vector<uprobes::Module> mapped;
-    for (const auto& m : plan.modules)
-      if (!m.waiting) mapped.push_back(m);
-    plan.usdt = uprobes::resolve_usdt(uprobes::parse_usdt_specs(o.usdt), mapped, plan.max_id + 1);
-  }
+  // A module not loaded yet is probed like a mapped one, USDT probes too:
+  // the kernel sets a semaphore (uprobe ref_ctr_offset) in each mapping of
+  // the file it probes, when the file is mapped.
+  if (!usdt.empty()) plan.usdt = uprobes::resolve_usdt(usdt, plan.modules, plan.max_id + 1);
+  say_waiting(plan);
   return plan;
 }
 

@@ -21,6 +21,7 @@
 
 namespace atrace {
 
+struct ExecMatch;
 struct KernelFeatures;
 struct ProbeCost;
 
@@ -37,11 +38,13 @@ struct RecordPlan {
 // Throws for a request that cannot be recorded (selectors matching
 // nothing, a missing program, a Go program, ...); says the resolver's
 // notes on stderr ("atrace: ..."). In launch mode the program is the
-// command's, or `exe` when given (a program the command exec'd:
-// exec_follow.h); selectors this program cannot match throw
-// uprobes::NoMatchError, a program that is not ELF uprobes::NotElfError.
+// command's, or `execd`'s when given (a program the command exec'd,
+// stopped at its exec: exec_follow.h), whose libraries are searched with
+// the LD_LIBRARY_PATH that process has; selectors this program cannot
+// match throw uprobes::NoMatchError, a program that is not ELF
+// uprobes::NotElfError.
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f,
-                          const std::string& exe = {});
+                          const ExecMatch* execd = nullptr);
 
 // A row of the trace's probe table.
 formats::ProbeInfo probe_info(const uprobes::ProbeSite& s);

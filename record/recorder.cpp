@@ -347,9 +347,9 @@ ExecMatch Recorder::follow_exec(std::unique_ptr<Target>& target,
   follower = std::make_unique<ExecFollower>(target->pid(), opts_.follow_forks);
   target->release();
   started_ = true;
-  auto matches = [this](const std::string& exe) {
+  auto matches = [this](const ExecMatch& execd) {
     try {
-      plan_ = plan_recording(opts_, features_, exe);
+      plan_ = plan_recording(opts_, features_, &execd);
       return true;
     } catch (const uprobes::NoMatchError&) {
       return false;
@@ -393,7 +393,7 @@ RecordResult Recorder::run() {
   if (!plan_or_follow()) followed = follow_exec(target, follower);
   watched_ = watched_modules(plan_.sites, plan_.usdt);
   decoder_ = RecordDecoder(plan_.usdt, watched_, plan_.values);
-  late_ = LateArrivals(plan_.modules, plan_.sites);
+  late_ = LateArrivals(plan_.modules, plan_.sites, plan_.usdt);
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);

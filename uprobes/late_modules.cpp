@@ -34,14 +34,13 @@ std::vector<std::string> expand_path_glob(const std::string& pattern) {
 std::string checked_file(const Selector& s, const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
-    throw SelectorError("selector '" + s.text + "': " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw SelectorError("selector '" + s.text + "': " + path + " is not a regular file");
+    throw SelectorError(s.named() + ": " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw SelectorError(s.named() + ": " + path + " is not a regular file");
   detail::ElfFile file(path);
   if (file.status() == detail::ElfFile::Status::CannotOpen)
-    throw SelectorError("selector '" + s.text + "': " + file.error());
+    throw SelectorError(s.named() + ": " + file.error());
   if (file.status() == detail::ElfFile::Status::NotElf)
-    throw SelectorError("selector '" + s.text + "': " + path +
+    throw SelectorError(s.named() + ": " + path +
                         " is not an ELF file (a library or an executable)");
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
@@ -67,11 +66,11 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
       for (const auto& p : expand_path_glob(s.module_glob))
         files.push_back({basename_of(p), checked_file(s, p)});
       if (files.empty())
-        throw SelectorError("selector '" + s.text + "': no file matches '" + s.module_glob + "'");
+        throw SelectorError(s.named() + ": no file matches '" + s.module_glob + "'");
     } else {
       files = find_library_files(s.module_glob, search);
       if (files.empty())
-        throw NoMatchError("selector '" + s.text + "': no module matches '" + s.module_glob +
+        throw NoMatchError(s.named() + ": no module matches '" + s.module_glob +
                            "', neither mapped by the process nor a library the dynamic linker "
                            "would find (give its path)");
     }

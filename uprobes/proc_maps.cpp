@@ -222,7 +222,8 @@ std::vector<FileMapping> file_mappings(pid_t pid) {
   return out;
 }
 
-std::vector<Module> launch_modules(const std::string& exe_path) {
+std::vector<Module> launch_modules(const std::string& exe_path,
+                                   const std::optional<std::string>& ld_library_path) {
   std::vector<Module> mods;
   const std::string exe = canonical(exe_path);
   mods.push_back({exe, basename_of(exe_path), true});
@@ -230,7 +231,11 @@ std::vector<Module> launch_modules(const std::string& exe_path) {
   if (interp.empty()) return mods;  // static
 
   int status = 0;
-  const std::string out = run_capture({interp, "--list", exe_path}, &status);
+  // --library-path stands for LD_LIBRARY_PATH (ld.so(8)): the program's,
+  // not the environment of atrace that runs the loader here.
+  std::vector<std::string> argv = {interp, "--list", exe_path};
+  if (ld_library_path) argv.insert(argv.begin() + 1, {"--library-path", *ld_library_path});
+  const std::string out = run_capture(argv, &status);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw ProcessError("cannot list the libraries of " + exe_path + ": " + interp +
                        " --list failed");

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,11 @@ std::vector<FileMapping> file_mappings(pid_t pid);
 // shared libraries its dynamic loader would load (asks the program's own
 // PT_INTERP loader with --list, as ldd does; nothing of the program runs).
 // Static executables give just themselves. Throws ProcessError when the file
-// is not ELF, or a needed library is "not found" (LD_LIBRARY_PATH applies).
-std::vector<Module> launch_modules(const std::string& exe_path);
+// is not ELF, or a needed library is "not found". `ld_library_path` is the
+// LD_LIBRARY_PATH the program will run with (nullopt: atrace's own, which a
+// command it launches inherits).
+std::vector<Module> launch_modules(const std::string& exe_path,
+                                   const std::optional<std::string>& ld_library_path = {});
 
 // Resolves a command name like execvp would (PATH search); throws ProcessError
 // "command not found: NAME".

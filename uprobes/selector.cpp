@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
+#include <utility>
 
 #include "base/name_scan.h"
 #include "uprobes/demangle.h"
@@ -72,6 +73,14 @@ size_t module_separator(std::string_view s) {
 
 bool starts_with_re(std::string_view s) { return s.substr(0, 3) == "re:"; }
 
+// What an absolute path without glob characters names, links resolved.
+std::string module_file_of(const Selector& sel) {
+  char buf[PATH_MAX];
+  if (sel.module_is_path() && !sel.module_is_glob() && ::realpath(sel.module_glob.c_str(), buf))
+    return buf;
+  return "";
+}
+
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw SelectorError("bad selector '" + std::string(text) + "': " + why);
 }
@@ -88,10 +97,7 @@ Selector parse_one(std::string_view text) {
       sel.module_glob = std::string(trim(rest.substr(0, sep)));
       rest = trim(rest.substr(sep + 1));
       if (sel.module_glob.empty()) bad(text, "empty module before ':'");
-      if (sel.module_is_path() && !sel.module_is_glob()) {
-        char buf[PATH_MAX];
-        if (::realpath(sel.module_glob.c_str(), buf)) sel.module_file = buf;
-      }
+      sel.module_file = module_file_of(sel);
     }
   }
   if (starts_with_re(rest)) {
@@ -122,6 +128,15 @@ bool Selector::matches_module(const std::string& file_name, const std::string& p
   if (module_glob.empty()) return is_main;
   return glob(module_glob, file_name) || glob(module_glob, path) ||
          (!module_file.empty() && path == module_file);
+}
+
+Selector Selector::of_module(std::string noun, std::string text, std::string module_glob) {
+  Selector sel;
+  sel.noun = std::move(noun);
+  sel.text = std::move(text);
+  sel.module_glob = std::move(module_glob);
+  sel.module_file = module_file_of(sel);
+  return sel;
 }
 
 bool Selector::module_is_glob() const {

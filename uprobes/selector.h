@@ -38,8 +38,9 @@ class NoMatchError : public SelectorError {
 };
 
 struct Selector {
-  std::string text;         // as the user wrote it, for messages
-  std::string module_glob;  // empty: the main executable
+  std::string text;               // as the user wrote it, for messages
+  std::string noun = "selector";  // what the user wrote, for messages ("USDT spec")
+  std::string module_glob;        // empty: the main executable
   // module_glob is an absolute path without glob characters: the file it
   // names with symbolic links resolved ("" when it does not exist), which
   // is how the kernel shows a mapping.
@@ -48,6 +49,12 @@ struct Selector {
   std::string pattern;                    // glob or regex source
   std::shared_ptr<const re2::RE2> regex;  // compiled when is_regex
 
+  // A selector of the module part only, for what else names a module the
+  // way a selector does (a USDT spec): the same matching, the same search
+  // for modules not loaded yet (uprobes/late_modules.h).
+  static Selector of_module(std::string noun, std::string text, std::string module_glob);
+  // "selector 'libfoo.so:f'": how messages name it.
+  std::string named() const { return noun + " '" + text + "'"; }
   // file_name is the basename ("libc.so.6"), path the full path.
   bool matches_module(const std::string& file_name, const std::string& path, bool is_main) const;
   // module_glob is a path or a path glob (starts with '/'), not a file name.

@@ -134,11 +134,8 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
   uint32_t next_id = first_id;
   for (const auto& m : modules) {
     std::vector<const UsdtSpec*> wanted;
-    for (const auto& s : specs) {
-      Selector sel;
-      sel.module_glob = s.module_glob;
-      if (sel.matches_module(m.name, m.path, m.is_main)) wanted.push_back(&s);
-    }
+    for (const auto& s : specs)
+      if (s.module_selector().matches_module(m.name, m.path, m.is_main)) wanted.push_back(&s);
     if (wanted.empty()) continue;
     std::vector<UsdtProbe> notes;
     try {
@@ -196,9 +193,8 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
   // Every spec must have found something, in some module.
   for (const auto& s : specs) {
     bool found = false;
+    const Selector sel = s.module_selector();
     for (const auto& t : out) {
-      Selector sel;
-      sel.module_glob = s.module_glob;
       bool module_ok = false;
       for (const auto& m : modules)
         if (m.path == t.path && sel.matches_module(m.name, m.path, m.is_main)) module_ok = true;
@@ -214,8 +210,6 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
     std::string where;
     std::vector<UsdtProbe> there;
     for (const auto& m : modules) {
-      Selector sel;
-      sel.module_glob = s.module_glob;
       if (!sel.matches_module(m.name, m.path, m.is_main)) continue;
       where += (where.empty() ? "" : ", ") + m.name;
       try {

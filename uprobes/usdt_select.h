@@ -18,6 +18,7 @@
 
 #include "formats/trace_types.h"
 #include "uprobes/proc_maps.h"
+#include "uprobes/selector.h"
 #include "uprobes/usdt_notes.h"
 
 namespace atrace::uprobes {
@@ -33,6 +34,9 @@ struct UsdtSpec {
   std::string module_glob;  // empty: the main executable
   std::string provider_glob, name_glob;
   uint32_t string_mask = 0;  // bit i: argument i is a string
+  // Its module part as a selector's: found, waited for and matched by the
+  // one rule function selectors follow (docs/selectors.md).
+  Selector module_selector() const { return Selector::of_module("USDT spec", text, module_glob); }
 };
 
 // Comma-separated specs; commas inside (...) belong to the types. Throws
@@ -55,9 +59,10 @@ struct UsdtTarget {
 };
 
 // Specs x modules' notes -> targets, ids from first_id in module, note
-// order. Throws SelectorError "USDT spec 'X' matches no probe in M (it has
-// N: a:b, ...)" for the first spec that matches nothing; ElfError when a
-// module a spec names cannot be read.
+// order. `modules` may hold modules not loaded yet (Module::waiting): their
+// probes are read from the file, and attached to it like any module's. Throws SelectorError "USDT
+// spec 'X' matches no probe in M (it has N: a:b, ...)" for the first spec that matches nothing;
+// ElfError when a module a spec names cannot be read.
 std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
                                      const std::vector<Module>& modules, uint32_t first_id);
 

@@ -40,6 +40,13 @@ struct Paths {
   // target_dlopen loads libtarget_plugin.so (not linked to it) with dlopen.
   static constexpr const char* target_dlopen = TARGET_DLOPEN_BIN;
   static constexpr const char* target_plugin = TARGET_PLUGIN_LIB;
+  // target_usdt_dlopen loads libtarget_usdt_plugin.so (USDT probes with
+  // semaphores) with dlopen.
+  static constexpr const char* target_usdt_dlopen = TARGET_USDT_DLOPEN_BIN;
+  static constexpr const char* target_usdt_plugin = TARGET_USDT_PLUGIN_LIB;
+  // target_lib without RUNPATH: libtarget_shared.so only by LD_LIBRARY_PATH.
+  static constexpr const char* target_lib_norunpath = TARGET_LIB_NORUNPATH_BIN;
+  static constexpr const char* target_shared = TARGET_SHARED_LIB;
 };
 
 // True when the environment variable CI is "true": then a test that cannot

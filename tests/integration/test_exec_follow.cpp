@@ -131,6 +131,70 @@ TEST_F(ExecFollow, ElfProgramWithoutMatchNotStarted) {
   EXPECT_FALSE(std::ifstream(marker)) << "the command ran";
 }
 
+// The traced program execs itself again, twice (same pid, same file): its
+// probes are bound to its file and to the process, so the kernel puts them
+// into each new image as the exec maps it, before its first instruction.
+// Every run is counted, on both attach paths, and `script` shows each exec.
+TEST_F(ExecFollow, ProgramExecsItselfAgain) {
+  for (const char* mode : {"--attach=multi", "--attach=perf"}) {
+    const std::string out = file(std::string("reexec") + (mode + 9) + ".data");
+    Result r = record(out, "middle,leaf",
+                      {Paths::target_c, std::to_string(kN), "--reexec=2", tag_arg()}, {mode});
+    ASSERT_TRUE(r.exited(0)) << mode << "\n" << r.describe();
+    auto rep = report_json(out);
+    ASSERT_TRUE(rep) << r.describe();
+    EXPECT_EQ((*rep)["lost_events"], 0);
+    EXPECT_EQ(calls_of(*rep, "middle"), 3 * kN) << mode << " " << function_names(*rep);
+    EXPECT_EQ(calls_of(*rep, "leaf"), 9 * kN) << mode << " " << function_names(*rep);
+    // The launch's exec, then the two the program made.
+    const auto execs = exec_lines(out);
+    EXPECT_EQ(execs.size(), 3u) << mode << "\n" << r.describe();
+    for (const auto& line : execs) EXPECT_NE(line.find(Paths::target_c), std::string::npos) << line;
+    expect_no_uprobe_events_left();
+  }
+}
+
+// Through a shim: the program the shim execs matches, then execs itself
+// again; both runs counted, both execs in `script`.
+TEST_F(ExecFollow, ShimThenProgramExecsItself) {
+  const std::string out = file("shim-reexec.data");
+  Result r = record(out, "middle,leaf", {shim(), std::to_string(kN), "--reexec=1", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep) << r.describe();
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "middle"), 2 * kN) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "leaf"), 6 * kN) << function_names(*rep);
+  const auto execs = exec_lines(out);
+  ASSERT_EQ(execs.size(), 2u) << r.describe();
+  for (const auto& line : execs) EXPECT_NE(line.find(Paths::target_c), std::string::npos) << line;
+  expect_no_uprobe_events_left();
+}
+
+// A wrapper that sets LD_LIBRARY_PATH, then execs a program that finds its
+// library only there (no RUNPATH): the library is found with the
+// LD_LIBRARY_PATH the program runs with, read from the process stopped at
+// its exec, not with atrace's (which does not have it).
+TEST_F(ExecFollow, WrapperSetsLdLibraryPath) {
+  ASSERT_EQ(std::getenv("LD_LIBRARY_PATH"), nullptr) << "the test proves nothing with it set";
+  const std::string lib = Paths::target_shared;
+  const std::string dir = lib.substr(0, lib.rfind('/'));
+  const std::string wrapper = script(
+      "wrapper", "LD_LIBRARY_PATH=" + dir + " exec " + Paths::target_lib_norunpath + " \"$@\"\n");
+  const std::string out = file("wrapper.data");
+  Result r = record(out, "libtarget_shared.so:shared_fn", {wrapper, "40", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find(std::string("atrace: tracing ") + Paths::target_lib_norunpath),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(printed_count(r.out, "shared_fn").value_or(-1), 40) << r.out;
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "shared_fn"), 40) << function_names(*rep);
+  expect_no_uprobe_events_left();
+}
+
 // Python: /usr/bin/python3 and libssl.so.3 (Debian's python3 and libssl3,
 // `make test` installs them).
 constexpr const char* kPython = "/usr/bin/python3";

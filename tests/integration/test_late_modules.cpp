@@ -202,6 +202,34 @@ TEST(LateModulesList, ListsFunctionsOfALibraryNotLoadedYet) {
   EXPECT_NE(r.out.find("libtarget_plugin.so"), std::string::npos) << r.out;
 }
 
+// The relevance filters and exclude selectors work for a late module as for
+// an early one: the whole plugin selected but one function excluded, and
+// --filter-max-calls detaches plugin_fn at its count (one thread: at most
+// one call in flight past it), in the waiting module.
+TEST_F(LateModulesMapped, FiltersAndExcludesApplyToALateModule) {
+  constexpr long kMax = 4;
+  const std::string out = file("filters.data");
+  Result r =
+      record(out, "libtarget_plugin.so*:*",
+             {Paths::target_dlopen, std::to_string(kFirst), std::to_string(kSecond), tag_arg()},
+             {"--exclude=libtarget_plugin.so*:plugin_calls_so_far", "--filter=absolute",
+              "--filter-max-calls=" + std::to_string(kMax), "--no-kernel"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find("waiting for it (1 probe on"), std::string::npos)
+      << "the exclude did not apply to the late module\n"
+      << r.err;
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_GE(calls_of(*rep, "plugin_fn"), kMax) << function_names(*rep);
+  EXPECT_LE(calls_of(*rep, "plugin_fn"), kMax + 1) << function_names(*rep);
+  bool detached = false;
+  for (const auto& d : (*rep)["detached"])
+    detached |= d["name"].get<std::string>().find("plugin_fn") != std::string::npos &&
+                d["rule"] == "max-calls";
+  EXPECT_TRUE(detached) << (*rep)["detached"].dump();
+  expect_no_uprobe_events_left();
+}
+
 class LateModulesBadInput : public IntegrationTest {};
 
 // A library waited for that the program never loads: the recording is

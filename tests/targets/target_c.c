@@ -1,6 +1,6 @@
 /* target_c: a non-PIE C program with exact, argv-given call counts.
  *
- *   target_c [N] [--exit=CODE] [--tag=X]        (N defaults to 100)
+ *   target_c [N] [--exit=CODE] [--tag=X] [--reexec=K]   (N defaults to 100)
  *
  *   outer()    1     calls middle() N times
  *   middle()   N     calls leaf() 3 times each; called only from outer()
@@ -12,7 +12,10 @@
  * middle.self == middle.total - leaf.total exactly.
  *
  * Prints "pid=P" first, then one "name=count" line per function, counted by
- * the program itself. */
+ * the program itself. --reexec=K: then execs itself again (argv[0], same
+ * pid, same arguments but --reexec=K-1), K times in all: every count K+1
+ * times. */
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +53,23 @@ TRACED void sleeper(void) {
   }
 }
 
+/* --reexec=K with K > 0: execs this program again with K-1; returns only
+ * when the exec failed. */
+static void reexec(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], "--reexec=", 9) != 0) continue;
+    long k = atol(argv[i] + 9);
+    if (k <= 0) return;
+    char next[32];
+    snprintf(next, sizeof next, "--reexec=%ld", k - 1);
+    argv[i] = next;
+    fflush(stdout);
+    execv(argv[0], argv);
+    perror("target_c: execv");
+    exit(4);
+  }
+}
+
 int main(int argc, char** argv) {
   target_line_buffered();
   long n = target_count_arg(argc, argv, 0, 100);
@@ -62,5 +82,6 @@ int main(int argc, char** argv) {
   }
   printf("leaf=%lu\nmiddle=%lu\nouter=%lu\nsleeper=%lu\n", leaf_calls, middle_calls,
          outer_calls, sleeper_calls);
+  reexec(argc, argv);
   return target_exit_code(argc, argv);
 }

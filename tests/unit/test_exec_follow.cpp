@@ -13,6 +13,7 @@
 #include "record/target.h"
 
 using atrace::ExecFollower;
+using atrace::ExecMatch;
 using atrace::StopSignals;
 using atrace::Target;
 
@@ -42,7 +43,7 @@ TEST(ExecFollower, HoldsTheProgramThatMatchesThenLetsItGo) {
   const std::string sh = real("/bin/sh");
   int seen = 0;
   // The second exec of sh is the one that matches.
-  auto m = f.follower.run([&](const std::string& exe) { return exe == sh && ++seen == 2; }, stop);
+  auto m = f.follower.run([&](const ExecMatch& e) { return e.exe == sh && ++seen == 2; }, stop);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->pid, f.target.pid());
   EXPECT_EQ(m->exe, sh);
@@ -55,7 +56,7 @@ TEST(ExecFollower, HoldsTheProgramThatMatchesThenLetsItGo) {
 TEST(ExecFollower, NoMatchRunsToTheEndAndSaysWhatRan) {
   StopSignals stop;
   Followed f("/bin/true; exec /usr/bin/env true");
-  auto m = f.follower.run([](const std::string&) { return false; }, stop);
+  auto m = f.follower.run([](const ExecMatch&) { return false; }, stop);
   EXPECT_FALSE(m);
   EXPECT_EQ(f.follower.ran(),
             (std::vector<std::string>{real("/bin/sh"), real("/usr/bin/env"), real("/bin/true")}));
@@ -69,7 +70,7 @@ TEST(ExecFollower, NoMatchRunsToTheEndAndSaysWhatRan) {
 TEST(ExecFollower, SignalsReachTheFollowedCommand) {
   StopSignals stop;
   Followed f("trap 'exit 7' USR1; kill -USR1 $$; sleep 5");
-  auto m = f.follower.run([](const std::string&) { return false; }, stop);
+  auto m = f.follower.run([](const ExecMatch&) { return false; }, stop);
   EXPECT_FALSE(m);
   ASSERT_TRUE(f.follower.top_status());
   f.target.reaped(*f.follower.top_status());
@@ -86,7 +87,7 @@ TEST(ExecFollower, DestroyedWhileHoldingLetsTheProcessGo) {
     ExecFollower follower(target.pid(), false);
     target.release();
     int n = 0;
-    ASSERT_TRUE(follower.run([&](const std::string&) { return ++n == 2; }, stop));
+    ASSERT_TRUE(follower.run([&](const ExecMatch&) { return ++n == 2; }, stop));
   }
   EXPECT_EQ(target.wait_exit(), 4);
 }

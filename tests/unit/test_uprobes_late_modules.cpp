@@ -13,6 +13,7 @@
 #include "uprobes/late_modules.h"
 #include "uprobes/ld_cache.h"
 #include "uprobes/library_search.h"
+#include "uprobes/usdt_select.h"
 
 using namespace atrace::uprobes;
 using atrace::testing::TempFile;
@@ -147,5 +148,29 @@ TEST(LateModules, BadPathsAndNamesAreOneLineErrors) {
     EXPECT_NE(std::string(e.what()).find("no module matches 'libnothing_like_it*'"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// A USDT spec's module is found by the same rule, and its errors name the
+// spec.
+TEST(LateModules, UsdtSpecModuleFollowsTheSameRule) {
+  TempFile dir;
+  std::filesystem::create_directory(dir.path());
+  const std::string lib = dir.path() + "/libplug.so";
+  std::filesystem::copy_file(self_exe(), lib);
+  const auto specs = parse_usdt_specs(lib + ":p:n,atrace_unit_tests:p:*");
+  const std::vector<Selector> sel = {specs[0].module_selector(), specs[1].module_selector()};
+  auto mods = late_modules(sel, main_only(), LibrarySearch{});
+  ASSERT_EQ(mods.size(), 1u);  // the second is the main program, mapped
+  EXPECT_TRUE(mods[0].waiting);
+  EXPECT_EQ(mods[0].name, "libplug.so");
+  try {
+    late_modules({parse_usdt_specs("/nonexistent/libx.so:p:n")[0].module_selector()}, main_only(),
+                 LibrarySearch{});
+    FAIL() << "no error";
+  } catch (const SelectorError& e) {
+    EXPECT_STREQ(e.what(),
+                 "USDT spec '/nonexistent/libx.so:p:n': /nonexistent/libx.so: No such file or "
+                 "directory");
   }
 }
