@@ -10,10 +10,11 @@ JOBS      ?= $(shell nproc)
 
 # What building and running atrace needs: compilers, the BPF toolchain
 # (clang -target bpf, bpftool for skeletons) and the libraries it links
-# (libiberty: the C++ and Rust demangler).
+# (libiberty: the C++ and Rust demangler), and help2man, which makes the
+# man pages from atrace's --help.
 BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev
+	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev help2man
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,

@@ -4,6 +4,8 @@
 // "{closure#0}") kept whole: they are how the demangler names those.
 #include "base/symbol_name.h"
 
+#include <fnmatch.h>
+
 #include <map>
 #include <set>
 
@@ -265,6 +267,11 @@ std::vector<std::string> distinguishing_names(const std::vector<std::string>& na
   out.reserve(names.size());
   for (const auto& n : names) out.push_back(chosen[n]);
   return out;
+}
+
+bool glob_names(const std::string& glob, const std::string& demangled) {
+  auto match = [&](const std::string& form) { return fnmatch(glob.c_str(), form.c_str(), 0) == 0; };
+  return match(demangled) || match(base_name(demangled)) || match(short_name(demangled));
 }
 
 }  // namespace atrace::base

@@ -41,4 +41,10 @@ std::string without_return_type(std::string_view demangled);
 // return type, then the full name. Equal inputs get equal outputs.
 std::vector<std::string> distinguishing_names(const std::vector<std::string>& names);
 
+// Whether a user's glob (fnmatch(3), '*' crossing "::") names the function
+// `demangled`: it matches the full name, base_name or short_name. The one
+// rule for the name arguments of the analysis commands (--callers,
+// --function, ...); selectors (uprobes/selector.h) match the same forms.
+bool glob_names(const std::string& glob, const std::string& demangled);
+
 }  // namespace atrace::base

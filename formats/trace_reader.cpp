@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <optional>
 
 #include "formats/block_codec.h"
 #include "formats/block_index.h"
@@ -102,6 +104,14 @@ struct TraceReader::Impl {
   std::vector<ThreadStream> streams;
   UnknownKindCounts unknown{};
   UnknownKindCounts unknown_warned{};
+  std::optional<EventSelection> selection;  // select(): what next() hands out
+  // pid -> base -> module, from the ModuleLoad/ModuleUnload events read.
+  std::map<uint32_t, std::map<uint64_t, MappedModule>> modules;
+  void track_module(const Event& ev) {
+    if (ev.kind == EventKind::ModuleLoad)
+      modules[ev.pid][ev.arg0] = {ev.arg0, ev.text, module_build_id(ev)};
+    else if (ev.kind == EventKind::ModuleUnload) modules[ev.pid].erase(ev.arg0);
+  }
 
   explicit Impl(const std::string& path) : src(path) {}
 
@@ -286,10 +296,12 @@ void TraceReader::Impl::warn_unknown_kinds() {
 
 void TraceReader::Impl::start() {
   heap.clear();
+  modules.clear();
   for (auto& s : streams) {
     s.block.reset();
     s.next_block = 0;
   }
+  if (selection) selection->restart();
   for (uint32_t i = 0; i < streams.size(); i++) {
     if (!advance(streams[i])) continue;
     heap.push_back({streams[i].cursor.ts(), i});
@@ -324,7 +336,35 @@ uint64_t TraceReader::block_count() const { return impl_->blocks.size(); }
 uint64_t TraceReader::live_blocks() const { return impl_->gauge.live; }
 uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 
+void TraceReader::select(const EventFilter& filter) {
+  Impl& m = *impl_;
+  m.selection.emplace(filter, m.header, m.probes, m.threads);
+  // Every thread is still read: the module events of one left out tell
+  // where the code of the others is (module_at).
+  std::erase_if(m.threads,
+                [&](const ThreadInfo& t) { return !m.selection->thread_selected(t.tid, t.pid); });
+  m.header.end_mono_ns = m.selection->end_ns(m.header.end_mono_ns);
+  m.start();
+}
+
 bool TraceReader::next(Event& ev) {
+  while (next_stored(ev)) {
+    if (ev.kind == EventKind::ModuleLoad || ev.kind == EventKind::ModuleUnload)
+      impl_->track_module(ev);
+    if (!impl_->selection || impl_->selection->keep(ev)) return true;
+  }
+  return false;
+}
+
+const MappedModule* TraceReader::module_at(uint32_t pid, uint64_t address) const {
+  auto p = impl_->modules.find(pid);
+  if (p == impl_->modules.end()) return nullptr;
+  auto m = p->second.upper_bound(address);
+  if (m == p->second.begin()) return nullptr;
+  return &std::prev(m)->second;
+}
+
+bool TraceReader::next_stored(Event& ev) {
   Impl& m = *impl_;
   while (!m.heap.empty()) {
     ThreadStream& s = m.streams[m.heap.front().stream];

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/error.h"
+#include "formats/event_filter.h"
 #include "formats/trace_types.h"
 
 namespace atrace::formats {
@@ -23,6 +24,14 @@ namespace atrace::formats {
 class TraceError : public Error {
  public:
   using Error::Error;
+};
+
+// A module a traced process had mapped (ModuleLoad events): where its file
+// offset 0 is, and which file.
+struct MappedModule {
+  uint64_t base = 0;
+  std::string path;
+  std::string build_id;
 };
 
 class TraceReader {
@@ -51,10 +60,22 @@ class TraceReader {
   uint16_t version_major() const;
   uint16_t version_minor() const;
 
-  // Next event in global time order; false at the end.
+  // From now on, only the events `filter` keeps (formats/event_filter.h),
+  // from the first: threads() lists the threads it keeps, and with a time
+  // range header().end_mono_ns is the range's end. Throws FilterError when
+  // it matches nothing in this trace.
+  void select(const EventFilter& filter);
+
+  // Next event in global time order (of those select() keeps); false at the end.
   bool next(Event& ev);
   // Start again from the first event.
   void rewind();
+
+  // The module of process `pid` that holds `address`, as far as the events
+  // read so far tell (ModuleLoad/ModuleUnload, also those select() leaves
+  // out): the one mapped at the highest base not above it; nullptr if none.
+  // Its end is not recorded: the caller checks the address against the file.
+  const MappedModule* module_at(uint32_t pid, uint64_t address) const;
 
   // Instrumentation (tests): readable blocks in the file, decoded blocks held
   // in memory now, and the most held at once.
@@ -63,6 +84,8 @@ class TraceReader {
   uint64_t peak_live_blocks() const;
 
  private:
+  bool next_stored(Event& ev);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -36,6 +36,9 @@ struct ExportOptions {
   bool threads = false;
   // Full demangled names instead of short ones (analysis/function_names.h).
   bool long_names = false;
+  // chrome: the slices' details as args (module, system call number and
+  // return value, how it ended), which speedscope folds into frame names.
+  bool slice_args = false;
 };
 
 // Chrome Trace Event JSON (docs/export-chrome.md).

@@ -4,10 +4,13 @@
 // A function call becomes an "X" (complete) event, written at its end: the
 // format does not require time order in the array, so nothing waits in
 // memory for later events. A call still open when its thread exited or the
-// recording ended becomes a "B"/"E" pair, flagged unfinished. System calls
-// and off-CPU periods are X events on the same thread (they nest inside the
-// calls: export_timeline.h); the other events are instants ("i") with their
-// fields as args, DETACH decisions global ones. Times are CLOCK_MONOTONIC
+// recording ended is one too, ending there, with the category
+// "function,unfinished". System calls and off-CPU periods are X events on
+// the same thread (they nest inside the calls: export_timeline.h). Slices
+// carry no args unless asked (--slice-args): speedscope names a frame by
+// its name and args, so a system call's return value would split its
+// frames. The other events are instants ("i") with their fields as args
+// (speedscope ignores instants), DETACH decisions global ones. Times are CLOCK_MONOTONIC
 // microseconds with three decimals, exact to the nanosecond.
 #include <ostream>
 #include <set>
@@ -24,7 +27,8 @@ namespace {
 
 class ChromeWriter : public TimelineSink {
  public:
-  ChromeWriter(ChunkedWriter& w, TraceNames& names) : w_(w), names_(names) {}
+  ChromeWriter(ChunkedWriter& w, TraceNames& names, bool slice_args)
+      : w_(w), names_(names), slice_args_(slice_args) {}
 
   // Starts each event of the traceEvents array.
   std::string& next_event() {
@@ -37,28 +41,13 @@ class ChromeWriter : public TimelineSink {
   void begin(uint32_t, uint32_t, const Span&) override {}  // written whole at the end
 
   void end(uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) override {
-    if (s.kind == SpanKind::Function && unfinished(c.how)) {
-      std::string& b = next_event();
-      b += "{\"ph\":\"B\"";
-      common(b, pid, tid, s, s.start);
-      args(b, s, c);
-      b += "}";
-      // The E carries no name: it closes the innermost open slice, which is
-      // this one (the sink sees spans end innermost first).
-      std::string& e = next_event();
-      e += "{\"ph\":\"E\",\"ts\":";
-      append_us(e, c.ts);
-      ids(e, pid, tid);
-      e += "}";
-    } else {
-      std::string& b = next_event();
-      b += "{\"ph\":\"X\"";
-      common(b, pid, tid, s, s.start);
-      b += ",\"dur\":";
-      append_us(b, c.ts - s.start);
-      args(b, s, c);
-      b += "}";
-    }
+    std::string& b = next_event();
+    b += "{\"ph\":\"X\"";
+    common(b, pid, tid, s, c);
+    b += ",\"dur\":";
+    append_us(b, c.ts - s.start);
+    if (slice_args_) args(b, s, c);
+    b += "}";
     w_.maybe_flush();
   }
 
@@ -114,16 +103,25 @@ class ChromeWriter : public TimelineSink {
     append_uint(b, tid);
   }
 
-  // name, cat, ts, pid, tid
-  void common(std::string& b, uint32_t pid, uint32_t tid, const Span& s, uint64_t ts) {
+  // name, cat, ts, pid, tid. How a slice ended is a second category
+  // ("function,unfinished"): viewers show categories, and speedscope, which
+  // names frames by name and args, ignores them.
+  void common(std::string& b, uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) {
     b += ",\"name\":";
     b += quoted_name(s);
     b += ",\"cat\":\"";
     b += s.kind == SpanKind::Function  ? "function"
          : s.kind == SpanKind::Syscall ? "syscall"
                                        : "sched";
+    switch (c.how) {
+      case SpanEnd::Closed: break;
+      case SpanEnd::Unwound: b += ",unwound"; break;
+      case SpanEnd::Repaired: b += ",repaired"; break;
+      case SpanEnd::ThreadExit:
+      case SpanEnd::TraceEnd: b += ",unfinished"; break;
+    }
     b += "\",\"ts\":";
-    append_us(b, ts);
+    append_us(b, s.start);
     ids(b, pid, tid);
   }
 
@@ -174,6 +172,7 @@ class ChromeWriter : public TimelineSink {
 
   ChunkedWriter& w_;
   TraceNames& names_;
+  bool slice_args_;  // --slice-args
   bool first_ = true;
   std::unordered_map<uint64_t, std::string> names_cache_;
   std::unordered_map<uint32_t, std::string> modules_cache_;
@@ -208,7 +207,7 @@ void export_chrome(formats::TraceReader& reader, std::ostream& out, const Export
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   other_data(w.buf(), reader);
-  ChromeWriter chrome(w, names);
+  ChromeWriter chrome(w, names, options.slice_args);
 
   // Names first: viewers label tracks with them.
   std::set<uint32_t> pids;

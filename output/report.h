@@ -48,6 +48,8 @@ struct ReportOptions {
   // --long-names: full demangled names instead of short ones (set on the
   // profile's and views' FunctionNames; function_names.h).
   bool long_names = false;
+  // --color: the function table's column names in bold (text only).
+  bool color = false;
 };
 
 // "compensated: 1.23 us per nop5 call (0.9 us inside it), ..." and a line

@@ -68,8 +68,7 @@ std::vector<std::pair<uint32_t, Row>> ordered(const CallTree& tree, std::map<uin
 // (fnmatch) over its demangled name, that name without parameters and
 // return type, its short name, or the name the report shows.
 bool is_named(const std::string& func, const std::string& name, const std::string& shown) {
-  auto glob = [&](const std::string& s) { return fnmatch(func.c_str(), s.c_str(), 0) == 0; };
-  return glob(name) || glob(base::base_name(name)) || glob(base::short_name(name)) || glob(shown);
+  return base::glob_names(func, name) || fnmatch(func.c_str(), shown.c_str(), 0) == 0;
 }
 
 const FunctionTotals* totals_of(const std::vector<FunctionTotals>& all, uint32_t id) {

@@ -15,6 +15,8 @@ class Table {
   // Columns left-aligned besides the last (which always is).
   explicit Table(std::vector<size_t> left_columns = {}) : left_(std::move(left_columns)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // The first row (the column names) in bold (--color; widths unchanged).
+  void bold_header(bool on) { bold_ = on; }
   void print(std::ostream& out) const {
     std::vector<size_t> width;
     for (const auto& r : rows_)
@@ -22,8 +24,9 @@ class Table {
         if (width.size() <= i) width.push_back(0);
         width[i] = std::max(width[i], r[i].size());
       }
-    for (const auto& r : rows_) {
-      std::string line;
+    for (size_t n = 0; n < rows_.size(); n++) {
+      const auto& r = rows_[n];
+      std::string line = n == 0 && bold_ ? "\x1b[1m" : "";
       for (size_t i = 0; i < r.size(); i++) {
         if (i) line += "  ";
         std::string pad(width[i] - r[i].size(), ' ');
@@ -31,12 +34,13 @@ class Table {
         else if (std::find(left_.begin(), left_.end(), i) != left_.end()) line += r[i] + pad;
         else line += pad + r[i];
       }
-      out << line << '\n';
+      out << line << (n == 0 && bold_ ? "\x1b[0m\n" : "\n");
     }
   }
 
  private:
   std::vector<size_t> left_;
+  bool bold_ = false;
   std::vector<std::vector<std::string>> rows_;
 };
 

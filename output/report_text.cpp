@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/plural.h"
 #include "output/report.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
@@ -147,6 +148,7 @@ void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const F
   sort_functions(rows, opt.sort, opt.then_sort);
   const std::vector<Field> fields = opt.fields.empty() ? default_fields(recorded) : opt.fields;
   Table t;
+  t.bold_header(opt.color);
   std::vector<std::string> head;
   for (Field f : fields) head.push_back(heading(f));
   head.push_back("Function");
@@ -167,8 +169,9 @@ void print_thread_kernel(std::ostream& out, const ThreadSummary& th) {
   const KernelTimes& k = th.kernel;
   out << "  on-CPU " << format_duration(th.oncpu_ns) << ", off-CPU "
       << format_duration(k.offcpu_ns()) << " (blocked " << format_duration(k.offcpu_blocked_ns)
-      << ", runnable " << format_duration(k.offcpu_runnable_ns) << "), " << k.syscalls
-      << " system calls (" << format_duration(k.syscall_ns) << "), " << k.faults << " faults\n";
+      << ", runnable " << format_duration(k.offcpu_runnable_ns) << "), "
+      << base::plural(k.syscalls, "system call") << " (" << format_duration(k.syscall_ns) << "), "
+      << base::plural(k.faults, "fault") << "\n";
 }
 
 void print_summary(std::ostream& out, const ReportInput& in) {

@@ -20,6 +20,25 @@ namespace atrace::analysis {
 
 namespace {
 
+// The escape that colours a kind's name (--color).
+const char* kind_color(formats::EventKind k) {
+  using K = formats::EventKind;
+  switch (k) {
+    case K::FuncEntry:
+    case K::FuncExit:
+    case K::Unwind: return "\x1b[32m";
+    case K::SyscallEnter:
+    case K::SyscallExit: return "\x1b[33m";
+    case K::PageFault:
+    case K::Gap: return "\x1b[31m";
+    case K::SchedSwitchOut:
+    case K::SchedSwitchIn:
+    case K::SchedWakeup:
+    case K::SchedMigrate: return "\x1b[34m";
+    default: return "\x1b[35m";
+  }
+}
+
 struct FieldName {
   std::string_view name;
   ScriptField field;
@@ -401,6 +420,7 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
       append_hex(out, ev.arg0);
       out += " ip=";
       append_hex(out, ev.arg1);
+      if (name_code_) out += name_code_(ev);
       out += ev.flags & formats::kFaultWrite ? " write" : " read";
       out += ev.flags & formats::kFaultUser ? " user" : " kernel";
       if (ev.flags & formats::kFaultMajor) out += " major";
@@ -512,8 +532,10 @@ void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
         break;
       case ScriptField::Kind: {
         const char* kind = formats::to_string(ev.kind);
+        if (color_) out += kind_color(ev.kind);
         out += kind;
         out += ':';
+        if (color_) out += "\x1b[0m";
         // Padded only when something follows, so no line ends in blanks.
         bool more = std::any_of(
             fields_.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields_.end(),

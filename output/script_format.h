@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,8 +53,17 @@ class ScriptFormatter : private ReplayListener {
   // Appends the line of `ev` (ending in '\n') to `out`. Events are expected
   // in time order per thread, as TraceReader::next gives them.
   void format(const formats::Event& ev, std::string& out);
+  // --color: the kind column in colour (calls green, system calls yellow,
+  // faults red, scheduling blue, the rest magenta); widths unchanged.
+  void color(bool on) { color_ = on; }
+  // What names the code at a fault's ip (the caller knows the modules and
+  // reads their symbols): " leaf+0x10 (target_c)", or "" when it cannot.
+  using CodeNamer = std::function<std::string(const formats::Event& fault)>;
+  void name_code(CodeNamer namer) { name_code_ = std::move(namer); }
 
  private:
+  bool color_ = false;
+  CodeNamer name_code_;
   struct Thread {
     std::string comm;
     bool in_syscall = false;  // entered syscall_nr at syscall_ts, not yet left

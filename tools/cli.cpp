@@ -3,11 +3,66 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <utility>
 
 namespace atrace::tools::cli {
+
+namespace {
+
+// Help as a person writes it: "--sort KEYS" and "(default: total)" at the
+// end of the description, not CLI11's "TEXT:{a,b}=total" or
+// "FLOAT:POSITIVE", whose checks say what they accept in their messages.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_type_size() == 0) return "";
+    std::string type = opt->get_type_name();
+    type = type.substr(0, type.find(':'));
+    if (type == "INT" || type == "UINT") type = "N";
+    if (type == "FLOAT") type = "NUMBER";
+    if (type == "TEXT") {  // as argparse does: --buffer-size BUFFER-SIZE
+      type.clear();
+      for (char c : opt->get_single_name()) type += static_cast<char>(std::toupper(c));
+    }
+    return " " + type;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string desc = opt->get_description();
+    if (opt->get_required()) desc += " (required)";
+    if (!opt->get_default_str().empty()) desc += " (default: " + opt->get_default_str() + ")";
+    return desc;
+  }
+};
+
+std::string show(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A number check whose message says what is accepted, in words.
+CLI::Validator number_check(double min, double max, bool above_min) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        char* end = nullptr;
+        v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v))
+          return "'" + text + "' is not a number";
+        if (above_min && v <= min) return "must be above " + show(min);
+        if (v < min && max == HUGE_VAL) return "must be at least " + show(min);
+        if (v < min || v > max) return "must be from " + show(min) + " to " + show(max);
+        return "";
+      },
+      "");
+}
+
+}  // namespace
 
 Option& Option::capture_default() {
   option_->capture_default_str();
@@ -45,12 +100,12 @@ Option& Option::one_of(std::initializer_list<const char*> values) {
 }
 
 Option& Option::range(double min, double max) {
-  option_->check(CLI::Range(min, max));
+  option_->check(number_check(min, max, false));
   return *this;
 }
 
-Option& Option::positive() {
-  option_->check(CLI::PositiveNumber);
+Option& Option::at_least(double min) {
+  option_->check(number_check(min, HUGE_VAL, false));
   return *this;
 }
 
@@ -94,8 +149,9 @@ void Command::callback(std::function<void()> run) { app_->callback(std::move(run
 
 CommandLine::CommandLine(const std::string& description, const std::string& version)
     : app_(std::make_unique<CLI::App>(description)) {
-  app_->set_version_flag("--version", version);
+  app_->set_version_flag("-V,--version", "atrace " + version);
   app_->require_subcommand(1);
+  app_->formatter(std::make_shared<HelpFormatter>());
 }
 
 CommandLine::~CommandLine() = default;
@@ -113,7 +169,10 @@ std::optional<int> CommandLine::parse(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "atrace: %s (see atrace --help)\n", e.what());
+    // The help that says what was wrong: the subcommand's, once it is known.
+    std::string help = "atrace";
+    for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
+    std::fprintf(stderr, "atrace: %s (see %s --help)\n", e.what(), help.c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());

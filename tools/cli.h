@@ -32,10 +32,11 @@ class Option {
   Option& type_name(const std::string& name);
   Option& needs(Option other);
   Option& excludes(Option other);
-  // Checks: CLI::IsMember(values), CLI::Range(min, max), CLI::PositiveNumber.
+  // Checks: CLI::IsMember(values); a number from min to max, or at least
+  // min (their messages say so in words: "must be at least 1").
   Option& one_of(std::initializer_list<const char*> values);
   Option& range(double min, double max);
-  Option& positive();
+  Option& at_least(double min);
 
  private:
   CLI::Option* option_;

@@ -1,7 +1,8 @@
 // `atrace convert`: a trace in a format other tools read (docs/convert.md).
 // The formats are rows of kFormats: a name, the exporter (output/export.h
-// gives them all one signature), whether the output is binary, and a line
-// for --help. Adding a format is adding a row.
+// gives them all one signature), whether the output is binary, the options
+// of its own it takes, and a line for --help. Adding a format is adding a
+// row; an option given to a format that does not take it is an error.
 //
 // The output goes to stdout or to -o FILE, created by base/new_file.h's
 // rule (0600, the sudo caller's; a link, device or FIFO refused). FILE gets
@@ -25,33 +26,56 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
+#include "tools/filter_options.h"
+#include "tools/option_values.h"
 
 namespace atrace::tools {
 namespace {
 
 using Exporter = void (*)(formats::TraceReader&, std::ostream&, const analysis::ExportOptions&);
 
+// The options only some formats take.
+enum FormatOption : unsigned {
+  kWeight = 1,
+  kMinPct = 2,
+  kThreads = 4,
+  kLongNames = 8,
+  kSliceArgs = 16
+};
+struct OptionName {
+  FormatOption bit;
+  const char* name;
+};
+const OptionName kFormatOptions[] = {{kWeight, "--weight"},
+                                     {kMinPct, "--min-pct"},
+                                     {kThreads, "--threads"},
+                                     {kLongNames, "--long-names"},
+                                     {kSliceArgs, "--slice-args"}};
+
 struct Format {
   const char* name;
   Exporter write;
   bool binary;       // refused on a terminal
+  unsigned options;  // the FormatOptions it takes
   const char* what;  // --help: what it is and what opens it
 };
 
 const Format kFormats[] = {
-    {"chrome", analysis::export_chrome, false,
-     "Chrome Trace Event JSON: ui.perfetto.dev, chrome://tracing (docs/export-chrome.md)"},
-    {"perfetto", analysis::export_perfetto, true,
+    {"chrome", analysis::export_chrome, false, kLongNames | kSliceArgs,
+     "Chrome Trace Event JSON: ui.perfetto.dev, speedscope (docs/export-chrome.md)"},
+    {"perfetto", analysis::export_perfetto, true, kLongNames,
      "Perfetto protobuf trace: ui.perfetto.dev, trace_processor (docs/export-perfetto.md)"},
-    {"paje", analysis::export_paje, false,
+    {"paje", analysis::export_paje, false, kLongNames,
      "Paje trace: ViTE, pajeng's pj_dump (docs/export-paje.md)"},
-    {"csv", analysis::export_csv, false,
+    // CSV always has the full names.
+    {"csv", analysis::export_csv, false, 0,
      "one event a line: spreadsheets, pandas.read_csv (docs/export-csv.md)"},
-    {"folded", analysis::export_folded, false,
+    {"folded", analysis::export_folded, false, kWeight | kThreads | kLongNames,
      "folded stacks: flamegraph.pl, inferno, speedscope (docs/export-folded.md)"},
-    {"callgrind", analysis::export_callgrind, false,
+    {"callgrind", analysis::export_callgrind, false, kLongNames,
      "callgrind profile: kcachegrind, callgrind_annotate (docs/export-callgrind.md)"},
-    {"dot", analysis::export_dot, false, "call graph: Graphviz dot -Tsvg (docs/export-dot.md)"},
+    {"dot", analysis::export_dot, false, kWeight | kMinPct | kLongNames,
+     "call graph: Graphviz dot -Tsvg (docs/export-dot.md)"},
 };
 
 const Format* find_format(const std::string& name) {
@@ -66,11 +90,20 @@ std::string format_names(const char* sep) {
   return s;
 }
 
+// "folded, dot": the formats that take `bit`.
+std::string formats_taking(FormatOption bit) {
+  std::string s;
+  for (const auto& f : kFormats)
+    if (f.options & bit) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  return s;
+}
+
 struct ConvertArgs {
   std::string input = "atrace.data";
   std::string output = "-";
   std::string to;
   analysis::ExportOptions options;
+  FilterArgs filter;
 };
 
 // An unbuffered streambuf over a file descriptor (the exporters hand it 64
@@ -148,16 +181,29 @@ void warn_from(const formats::TraceReader& reader, size_t first) {
     std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
 }
 
-int run_convert(const ConvertArgs& args) {
+int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
   const Format* format = find_format(args.to);
   if (!format) {
     std::fprintf(stderr, "atrace: --to: unknown format '%s' (known: %s)\n", args.to.c_str(),
                  format_names(", ").c_str());
     return 2;
   }
+  for (const auto& o : kFormatOptions)
+    if (cmd.given(o.name) && !(format->options & o.bit)) {
+      std::fprintf(stderr, "atrace: %s does not apply to --to=%s (only to %s)\n", o.name,
+                   format->name, formats_taking(o.bit).c_str());
+      return 2;
+    }
   if (format->binary && args.output == "-" && ::isatty(STDOUT_FILENO)) {
     std::fprintf(stderr, "atrace: --to=%s writes binary data: give -o FILE or redirect stdout\n",
                  format->name);
+    return 2;
+  }
+  formats::EventFilter filter;
+  try {
+    filter = parse_filter(args.filter);
+  } catch (const OptionError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
     return 2;
   }
   // A closed pipe must show up as EPIPE from write(), not kill the process.
@@ -166,6 +212,10 @@ int run_convert(const ConvertArgs& args) {
   std::unique_ptr<formats::TraceReader> reader;
   try {
     reader = std::make_unique<formats::TraceReader>(args.input);
+    if (filter.any()) reader->select(filter);
+  } catch (const formats::FilterError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 2;
   } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
@@ -208,26 +258,40 @@ void add_convert(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ConvertArgs>();
   cli::Command cmd =
       app.subcommand("convert", "Write a trace in a format other tools read (docs/convert.md)");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
-  cmd.option("--to", args->to, "Output format: " + format_names(", ")).required();
-  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)").capture_default();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default()
+      .type_name("FILE");
+  cmd.option("--to", args->to, "Output format: " + format_names(", "))
+      .required()
+      .type_name("FORMAT");
+  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
+      .capture_default()
+      .type_name("FILE");
   cmd.option("--weight", args->options.weight,
-             "What the weighted formats count: time (ns) or calls")
+             "What the stacks or edges weigh: time (ns) or calls (" + formats_taking(kWeight) + ")")
       .one_of({"time", "calls"})
       .capture_default();
   cmd.option("--min-pct", args->options.min_pct,
-             "Leave out what weighs less than this percentage of the total (pruning formats)")
+             "Leave out what weighs less than this percentage of the total (" +
+                 formats_taking(kMinPct) + ")")
       .range(0.0, 100.0)
       .capture_default();
   cmd.flag("--threads", args->options.threads,
-           "folded: each stack starts with its thread (NAME-TID) instead of all merged");
+           "Each stack starts with its thread (NAME-TID) instead of all merged (" +
+               formats_taking(kThreads) + ")");
   cmd.flag("--long-names", args->options.long_names,
            "Full demangled names (return type, parameters, template arguments) instead of "
-           "short ones");
+           "short ones (all but csv, whose names are always full)");
+  cmd.flag("--slice-args", args->options.slice_args,
+           "Each call, system call and off-CPU slice with its details as args (module, "
+           "system call number and return value, how it ended), for Perfetto's UI; "
+           "speedscope then tells frames apart by them (" +
+               formats_taking(kSliceArgs) + ")");
+  add_filter_options(cmd, args->filter, false);
   std::string footer = "Formats:\n";
   for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";
   cmd.footer(footer);
-  cmd.callback([args, &exit_status] { exit_status = run_convert(*args); });
+  cmd.callback([args, cmd, &exit_status] { exit_status = run_convert(*args, cmd); });
 }
 
 }  // namespace atrace::tools

@@ -199,7 +199,9 @@ void add_info(cli::Command app, int& exit_status) {
       "info",
       "What a trace file holds: header, probes and their kernel paths, filter decisions, "
       "threads, losses");
-  cmd.option("-i,--input", *input, "Trace file to read ('-' reads stdin)").capture_default();
+  cmd.option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
+      .capture_default()
+      .type_name("FILE");
   auto kernel = std::make_shared<bool>(false);
   cmd.flag("--kernel", *kernel,
            "Instead of a trace: what the running kernel offers atrace, and what atrace does "

@@ -78,7 +78,9 @@ void add_record(cli::Command app, int& exit_status) {
   auto args = std::make_shared<RecordArgs>();
   cli::Command cmd = app.subcommand(
       "record", "Record the selected functions of a running (-p PID) or launched (-- CMD) process");
-  cmd.option("-o,--output", args->opts.output, "Trace file to write ('-' for stdout)")
+  cmd.option("-o,--output", args->opts.output,
+             "Trace file to write ('-' for stdout); an existing one becomes FILE.old")
+      .type_name("FILE")
       .default_text("atrace.data");
   cli::Option pid = cmd.option("-p,--pid", args->pid, "Attach to this running process");
   cmd.option("--select", args->opts.select,
@@ -100,7 +102,10 @@ void add_record(cli::Command app, int& exit_status) {
   cmd.option("--retval", args->opts.retval,
              "Return values of traced functions: SELECTORS[/TYPE];... (types as --args, "
              "default i64), e.g. 'parse/i32;name_of/s'");
-  cmd.option("--duration", args->duration, "Stop recording after SEC seconds");
+  cmd.option("--duration", args->duration,
+             "Stop recording after SEC seconds; a launched command then runs on untraced, "
+             "and atrace waits for it to exit")
+      .type_name("SEC");
   cmd.option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
       .default_text("8M");
   cmd.option("--attach", args->attach,
@@ -160,7 +165,9 @@ void add_record(cli::Command app, int& exit_status) {
       "  atrace record -p 1234 --select='libz.so*:deflate*' --duration=10\n"
       "  atrace record --usdt='myapp:request(str,int),libfoo.so*:foo:*' -- ./myapp\n"
       "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
-      "a launched command's exit status is passed on.\n"
+      "a launched command's exit status is passed on. After --duration a launched\n"
+      "command runs on without probes and atrace waits for it (Ctrl-C passes on to it).\n"
+      "An existing trace file is kept as FILE.old, as perf does.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
       "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.");
   cmd.callback([args, cmd, &exit_status]() {

@@ -10,9 +10,11 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
+#include "tools/filter_options.h"
 #include "tools/option_values.h"
 #include "tools/report_html_option.h"
 #include "tools/report_view_options.h"
+#include "tools/terminal.h"
 
 namespace atrace::tools {
 namespace {
@@ -26,8 +28,10 @@ struct ReportArgs {
   bool syscalls = false;
   bool compensate = false;
   bool long_names = false;
-  ReportViewArgs views;  // --tree, --callers, --callees, --diff
-  std::string html;      // --html=FILE
+  ReportViewArgs views;   // --tree, --callers, --callees, --diff
+  std::string html;       // --html=FILE
+  FilterArgs filter;      // --tid, --pid, --comm, --time, --function
+  TerminalArgs terminal;  // --color, --no-pager
 };
 
 // Splits "a,b,c"; each item parsed by `parse`; a bad one is an OptionError
@@ -52,7 +56,9 @@ std::vector<T> parse_list(const char* option, const std::string& text, Parse par
 
 int run_report(const ReportArgs& args) {
   analysis::ReportOptions opt;
+  formats::EventFilter filter;
   try {
+    filter = parse_filter(args.filter);
     std::vector<analysis::SortKey> keys = parse_list<analysis::SortKey>(
         "--sort", args.sort, analysis::parse_sort_key, analysis::sort_key_names());
     opt.sort = keys.front();
@@ -67,6 +73,7 @@ int run_report(const ReportArgs& args) {
   }
   try {
     formats::TraceReader reader(args.input);
+    if (filter.any()) reader.select(filter);
     // Compensation needs the costs calibrated when recording: without them
     // (older traces, failed calibration) the report stays raw and says so.
     const bool compensate = args.compensate && analysis::probe_costs(reader.header()).any();
@@ -78,6 +85,7 @@ int run_report(const ReportArgs& args) {
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
     opt.long_names = args.long_names;
+    opt.color = args.format == "text" && use_color(args.terminal);
 
     // One pass over the trace whatever is printed: the profile and the
     // views asked for all listen to one replay.
@@ -85,7 +93,9 @@ int run_report(const ReportArgs& args) {
     if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
     analysis::ProfileBuilder profile_builder(replay, reader.probes());
     profile_builder.long_names(opt.long_names);
-    ReportView view(args.views, replay, reader, opt);
+    ReportViewArgs views = args.views;
+    views.filter = filter;
+    ReportView view(views, replay, reader, opt);
     std::optional<analysis::HtmlViews> html;
     if (!args.html.empty()) html.emplace(replay, reader, opt);
     reader.rewind();
@@ -106,11 +116,15 @@ int run_report(const ReportArgs& args) {
     std::string out = rendered                ? *rendered
                       : args.format == "json" ? analysis::render_json(in, opt)
                                               : analysis::render_text(in, opt);
+    Pager pager(args.terminal);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
       std::perror("atrace: stdout: write failed");
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // the report is printed, but from a damaged file
+  } catch (const formats::FilterError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 2;
   } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
@@ -123,17 +137,21 @@ void add_report(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ReportArgs>();
   cli::Command cmd = app.subcommand(
       "report", "Per-function profile of a trace: calls, total (inclusive) and self time");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default()
+      .type_name("FILE");
   cmd.option("--sort", args->sort,
              "Order of the rows, by one column or several (--sort=self,calls: equal self times "
              "by calls): calls, total, self, avg, min, max or name; with kernel events also "
              "offcpu, selfoff, systime, selfsys, syscalls or faults")
-      .capture_default();
+      .capture_default()
+      .type_name("KEYS");
   cmd.option("--fields", args->fields,
              "The table's columns before the name, in order (--fields=calls,self,max): calls, "
              "total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults; "
              "'-' where the trace did not measure it. Default: calls to max, and the kernel "
-             "columns of the groups recorded");
+             "columns of the groups recorded")
+      .type_name("COLUMNS");
   cmd.flag("--threads", args->threads,
            "One table per thread instead of all threads merged (with kernel events: "
            "each thread's on-CPU, off-CPU and system call totals too)");
@@ -147,8 +165,11 @@ void add_report(cli::Command app, int& exit_status) {
            "Full demangled names (return type, parameters, template arguments) instead of "
            "short ones; the JSON report has both");
   cmd.option("--format", args->format, "Output format: text or json")
+      .type_name("FORMAT")
       .one_of({"text", "json"})
       .capture_default();
+  add_filter_options(cmd, args->filter, false);
+  add_terminal_options(cmd, args->terminal);
   add_report_view_options(cmd, args->views);
   add_report_html_option(cmd, args->html);
   cmd.callback([args, &exit_status] { exit_status = run_report(*args); });

@@ -8,12 +8,17 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "formats/trace_reader.h"
 #include "output/output.h"
+#include "tools/code_names.h"
 #include "tools/commands.h"
+#include "tools/filter_options.h"
+#include "tools/option_values.h"
+#include "tools/terminal.h"
 
 namespace atrace::tools {
 namespace {
@@ -21,6 +26,8 @@ namespace {
 struct ScriptArgs {
   std::string input = "atrace.data";
   std::string fields;
+  FilterArgs filter;
+  TerminalArgs terminal;
 };
 
 enum class WriteStatus { Ok, Closed, Failed };
@@ -61,11 +68,19 @@ int run_script(const ScriptArgs& args) {
     }
     fields = std::move(*parsed);
   }
+  formats::EventFilter filter;
+  try {
+    filter = parse_filter(args.filter);
+  } catch (const OptionError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 2;
+  }
   // A closed pipe must show up as EPIPE from write(), not kill the process
   // with a status the shell may complain about.
   std::signal(SIGPIPE, SIG_IGN);
   try {
     formats::TraceReader reader(args.input);
+    if (filter.any()) reader.select(filter);
     // Damage found at open is said before the events; more can turn up while
     // blocks are decoded, said at the end (as `atrace report` does).
     warn_from(reader, 0);
@@ -78,6 +93,10 @@ int run_script(const ScriptArgs& args) {
 
     analysis::ScriptFormatter formatter(reader.header(), reader.probes(), reader.threads(),
                                         std::move(fields));
+    formatter.color(use_color(args.terminal));
+    CodeNames code_names(reader);
+    formatter.name_code(std::ref(code_names));
+    Pager pager(args.terminal);
     constexpr size_t kChunk = 64 * 1024;
     std::string buf;
     buf.reserve(kChunk + 4096);
@@ -96,6 +115,9 @@ int run_script(const ScriptArgs& args) {
     if (status == WriteStatus::Failed) return 1;
     warn_from(reader, warned);
     return reader.damaged() ? 3 : 0;  // every readable event is printed, but the file is damaged
+  } catch (const formats::FilterError& e) {
+    std::fprintf(stderr, "atrace: %s\n", e.what());
+    return 2;
   } catch (const formats::TraceError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 1;
@@ -108,10 +130,15 @@ void add_script(cli::Command app, int& exit_status) {
   auto args = std::make_shared<ScriptArgs>();
   cli::Command cmd = app.subcommand(
       "script", "Every event in time order, one a line (perf script style; docs/script.md)");
-  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)").capture_default();
+  cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
+      .capture_default()
+      .type_name("FILE");
   cmd.option("-F,--fields", args->fields,
              "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
-             "+FIELD/-FIELD edit the default");
+             "+FIELD/-FIELD edit the default")
+      .type_name("FIELDS");
+  add_filter_options(cmd, args->filter, true);
+  add_terminal_options(cmd, args->terminal);
   cmd.callback([args, &exit_status] { exit_status = run_script(*args); });
 }
 

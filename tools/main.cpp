@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "git_commit.h"  // build/: ATRACE_GIT_COMMIT
 #include "tools/cli.h"
 #include "tools/commands.h"
 
@@ -38,8 +39,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  cli::CommandLine line{"atrace: trace user functions and kernel events of a process with eBPF",
-                        ATRACE_VERSION};
+  const std::string commit = ATRACE_GIT_COMMIT;
+  cli::CommandLine line{
+      "atrace: trace user functions and kernel events of a process with eBPF",
+      std::string(ATRACE_VERSION) + (commit.empty() ? "" : " (git " + commit + ")")};
   int status = 0;
   atrace::tools::add_record(line.root(), status);
   atrace::tools::add_report(line.root(), status);

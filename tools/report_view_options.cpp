@@ -17,7 +17,7 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v) {
       "The call tree: one line per call path (a function under two callers is two lines) with "
       "calls, total, share and self time; per thread with --threads");
   report.option("--depth", v.depth, "--tree: show this many levels of calls")
-      .positive()
+      .at_least(1)
       .needs(tree);
   report
       .option("--min-pct", v.min_pct,
@@ -59,7 +59,8 @@ std::optional<std::string> ReportView::render(const std::string& input,
     std::unique_ptr<formats::TraceReader> other_reader;
     try {
       other_reader = std::make_unique<formats::TraceReader>(v_.diff);
-    } catch (const formats::TraceError& e) {  // kept: says it is the --diff trace
+      if (v_.filter.any()) other_reader->select(v_.filter);
+    } catch (const formats::Error& e) {  // kept: says it is the --diff trace
       throw std::runtime_error("--diff: " + std::string(e.what()));
     }
     formats::TraceReader& other = *other_reader;

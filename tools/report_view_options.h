@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/analysis.h"
+#include "formats/event_filter.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/cli.h"
@@ -20,6 +21,8 @@ struct ReportViewArgs {
   int depth = 0;
   double min_pct = 0;
   std::string callers, callees, diff;
+  // The report's read filters: --diff reads OTHER through them too.
+  formats::EventFilter filter;
 };
 
 // Adds the options to `report` (after its own, which some exclude).

@@ -47,6 +47,7 @@ UsdtSpec parse_one(const std::string& item) {
   if (size_t open = item.find('('); open != std::string::npos) {
     if (item.back() != ')') throw bad("the argument types end with ')'");
     probe = item.substr(0, open);
+    s.typed = true;
     std::string types = item.substr(open + 1, item.size() - open - 2);
     size_t i = 0, strings = 0;
     for (const auto& raw : split_items(types)) {
@@ -149,14 +150,19 @@ std::vector<UsdtTarget> resolve_usdt(const std::vector<UsdtSpec>& specs,
     std::map<std::pair<std::string, std::string>, uint32_t> masks;
     std::vector<std::pair<std::string, std::string>> order;
     for (const auto& n : notes) {
+      // The first spec that gives the probe's argument types, otherwise the
+      // first that names it: `app:*,app:request(str,int)` reads request's
+      // first argument as a string whatever the order.
+      const UsdtSpec* spec = nullptr;
       for (const auto* s : wanted) {
         if (!glob(s->provider_glob, n.provider) || !glob(s->name_glob, n.name)) continue;
-        auto key = std::make_pair(n.provider, n.name);
-        if (!chosen.count(key)) order.push_back(key);
-        chosen[key].push_back(n);
-        masks[key] |= s->string_mask;
-        break;
+        if (!spec || (s->typed && !spec->typed)) spec = s;
       }
+      if (!spec) continue;
+      auto key = std::make_pair(n.provider, n.name);
+      if (!chosen.count(key)) order.push_back(key);
+      chosen[key].push_back(n);
+      masks[key] |= spec->string_mask;
     }
     std::string build_id = chosen.empty() ? "" : read_build_id(m.path);
     std::set<std::pair<std::string, std::string>> paired;

@@ -7,6 +7,9 @@
 //                              argument as the address of a NUL-terminated
 //                              string; `int` (or empty) keeps the integer
 //
+// A probe several specs name takes its types from the first spec that
+// gives types ("app:*,app:request(str,int)": request's are str and int).
+//
 // Probes named NAME__begin / NAME__end of one provider and module that are
 // both selected become one interval probe "provider:NAME" (ATRACE_BEGIN /
 // ATRACE_END of include/atrace/probe.h), recorded like a function call.
@@ -34,6 +37,7 @@ struct UsdtSpec {
   std::string module_glob;  // empty: the main executable
   std::string provider_glob, name_glob;
   uint32_t string_mask = 0;  // bit i: argument i is a string
+  bool typed = false;        // written with "(types)": wins over an untyped spec of the probe
   // Its module part as a selector's: found, waited for and matched by the
   // one rule function selectors follow (docs/selectors.md).
   Selector module_selector() const { return Selector::of_module("USDT spec", text, module_glob); }

@@ -2,7 +2,8 @@
 # ctest install.FindPackage: installs this build into a fresh prefix with
 # `cmake --install`, configures and builds tests/install/consumer against it
 # with find_package(atrace), runs the program and checks that its probes are
-# in the ELF notes with one semaphore per probe name.
+# in the ELF notes with one semaphore per probe name; and that the man pages
+# and the bash completion are installed.
 #   run.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -eu
 build=$1 src=$2 work=$3
@@ -10,6 +11,10 @@ rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/atrace/probe.h"
 test -x "$work/prefix/bin/atrace"
+# The man pages and the completion, where man and bash-completion look.
+man -M "$work/prefix/share/man" -w atrace-record >/dev/null
+test -f "$work/prefix/share/man/man1/atrace.1"
+test -f "$work/prefix/share/bash-completion/completions/atrace"
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
 cmake --build "$work/consumer" >/dev/null

@@ -121,6 +121,23 @@ TEST_F(Usdt, StringArgumentsAreExact) {
   EXPECT_NE(text.out.find("\"/api/v1\""), std::string::npos) << text.out;
 }
 
+// The README's example: a glob before the typed spec of one of its probes.
+// The typed spec gives request's types; before, the glob won and the
+// string printed as a number.
+TEST_F(Usdt, TypedSpecWinsOverAnEarlierGlob) {
+  std::string trace = record_usdt("app:*,app:request(str,int)");
+  auto hits = usdt_hits(trace);
+  size_t requests = 0;
+  for (const auto& h : hits) {
+    if (h.probe != "app:request") continue;
+    ASSERT_EQ(h.args.size(), 2u);
+    bool index = requests % 5 < 3;
+    EXPECT_EQ(h.args[0], index ? "\"/index\"" : "\"/api/v1\"") << requests;
+    ++requests;
+  }
+  EXPECT_EQ(requests, 100u);
+}
+
 TEST_F(Usdt, BeginEndPairsAreIntervals) {
   std::string trace = record_usdt("app:phase__*");
   auto rep = report_json(trace);

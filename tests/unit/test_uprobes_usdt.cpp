@@ -147,5 +147,20 @@ TEST(UprobesUsdt, ResolvePairsBeginAndEndIntoIntervals) {
   }
 }
 
+// The README's own example: a glob before a typed spec of one of its
+// probes. The typed spec gives that probe's types whatever the order; the
+// glob's other probes keep integers.
+TEST(UprobesUsdt, TypedSpecWinsOverGlobWhateverTheOrder) {
+  Module self{self_exe(), "atrace_unit_tests", true};
+  for (const char* list : {"unittest:*,unittest:text(str)", "unittest:text(str),unittest:*"}) {
+    auto targets = resolve_usdt(parse_usdt_specs(list), {self}, 1);
+    ASSERT_EQ(targets.size(), 3u) << list;
+    for (const auto& t : targets) {
+      if (t.name == "text") EXPECT_EQ(t.string_mask, 1u) << list;
+      else EXPECT_EQ(t.string_mask, 0u) << list << ": " << t.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace atrace::uprobes
