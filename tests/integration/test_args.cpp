@@ -236,7 +236,9 @@ TEST_F(Args, BadSpecsSayOneLine) {
       {"--args=ar_string", "is not SELECTOR@ARG"},
       {"--args=ar_string@arg1,", "empty argument"},
       {"--args=nothing_here@arg1", "matches no function --select traces"},
-      {"--retval=ar_name/f32", "unknown type 'f32'"},
+      {"--retval=ar_name/u7", "unknown type 'u7'"},
+      {"--retval=ar_name/f32", "XMM registers, which uprobe programs cannot read"},
+      {"--args=ar_string@arg1/d", "floating-point values ('d') cannot be recorded"},
       {"--retval=nothing_here", "matches no function --select traces"},
   };
   for (const auto& [opt, says] : bad) {
