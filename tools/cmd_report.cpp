@@ -26,6 +26,7 @@ struct ReportArgs {
   bool syscalls = false;
   bool compensate = false;
   bool long_names = false;
+  std::string group_by;  // --group-by=arg1..arg6|retval
   ReportViewArgs views;  // --tree, --callers, --callees, --diff
   std::string html;      // --html=FILE
 };
@@ -65,6 +66,13 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 2;
   }
+  std::optional<uint8_t> group_slot;
+  if (!args.group_by.empty() && !(group_slot = analysis::parse_group_key(args.group_by))) {
+    std::fprintf(stderr,
+                 "atrace: --group-by: '%s' is not a recorded value (arg1 to arg6, retval)\n",
+                 args.group_by.c_str());
+    return 2;
+  }
   try {
     formats::TraceReader reader(args.input);
     // Compensation needs the costs calibrated when recording: without them
@@ -85,6 +93,8 @@ int run_report(const ReportArgs& args) {
     if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
     analysis::ProfileBuilder profile_builder(replay, reader.probes());
     profile_builder.long_names(opt.long_names);
+    std::optional<analysis::ValueGrouper> grouper;
+    if (group_slot) grouper.emplace(replay, *group_slot);
     ReportView view(args.views, replay, reader, opt);
     std::optional<analysis::HtmlViews> html;
     if (!args.html.empty()) html.emplace(replay, reader, opt);
@@ -97,7 +107,10 @@ int run_report(const ReportArgs& args) {
     // After reading: damage found in the events is warned about too.
     for (const auto& w : reader.warnings())
       std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
-    analysis::ReportInput in{reader.header(), profile, reader.warnings()};
+    std::optional<analysis::ValueGroups> groups;
+    if (grouper) groups = grouper->result();
+    analysis::ReportInput in{reader.header(), profile, reader.warnings(),
+                             groups ? &*groups : nullptr};
     if (html)
       return !write_report_html(args.html, html->data(reader, in, opt)) ? 1
              : reader.damaged()                                         ? 3
@@ -146,6 +159,9 @@ void add_report(cli::Command app, int& exit_status) {
   cmd.flag("--long-names", args->long_names,
            "Full demangled names (return type, parameters, template arguments) instead of "
            "short ones; the JSON report has both");
+  cmd.option("--group-by", args->group_by,
+             "Also the calls of each function that recorded it (record --args/--retval) "
+             "grouped by one value: arg1 to arg6 or retval; calls, total and avg per value");
   cmd.option("--format", args->format, "Output format: text or json")
       .one_of({"text", "json"})
       .capture_default();
