@@ -25,8 +25,8 @@ void ValueGrouper::on_call_end(const ReplayThread&, const ClosedCall& c) {
   for (const formats::ProbeArg& a : *values) {
     if (a.slot != slot_) continue;
     const bool by_text = a.is_string && a.str_state != formats::StrState::Unreadable;
-    Key key{a.is_string ? static_cast<uint8_t>(a.str_state) + 1 : 0, a.is_string ? a.str : "",
-            by_text ? 0 : a.value};
+    const auto kind = static_cast<uint8_t>(a.is_string ? static_cast<int>(a.str_state) + 1 : 0);
+    Key key{kind, a.is_string ? a.str : "", by_text ? 0 : a.value};
     auto [it, fresh] = by_function_[c.id].try_emplace(std::move(key));
     if (fresh) it->second.value = a;
     it->second.calls++;

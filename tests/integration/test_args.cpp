@@ -177,8 +177,9 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
       if (!st.empty()) {
         ASSERT_EQ(n, st.back() - 1) << line;
       } else {
-        if (next_outer.count(tid))
+        if (next_outer.count(tid)) {
           ASSERT_EQ(n, next_outer[tid]) << "a call's values missing or repeated: " << line;
+        }
         next_outer[tid] = n % 3 + 1;
       }
       st.push_back(n);

@@ -126,6 +126,34 @@ TEST_F(ArgsExport, CsvTextHoldsTheValues) {
   EXPECT_EQ(seen["entry ar_unsigned "], 2);
 }
 
+// The HTML report's timeline: each call's values, one line per distinct
+// set, indexed by the span's 8th number (report_html_data.cpp).
+TEST_F(ArgsExport, HtmlTimelineSpansCarryTheValues) {
+  std::string trace = record_args(), page = file("a.html");
+  Result r = run({Paths::atrace, "report", "-i", trace, "--html=" + page});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const std::string html = read_whole(page);
+  const std::string open = "<script type=\"application/json\" id=\"atrace-data\">";
+  size_t a = html.find(open);
+  ASSERT_NE(a, std::string::npos);
+  a += open.size();
+  nlohmann::json d = nlohmann::json::parse(html.substr(a, html.find("</script", a) - a));
+  const auto& tl = d["timeline"];
+  const size_t stride = tl["span_stride"];
+  ASSERT_EQ(stride, 8u);
+  std::map<std::string, int> seen;  // "name values" -> spans
+  const auto& spans = tl["spans"];
+  for (size_t o = 0; o + stride <= spans.size(); o += stride) {
+    const std::string name = tl["names"][spans[o + 5].get<size_t>()];
+    seen[name + " " + tl["values"][spans[o + 7].get<size_t>()].get<std::string>()]++;
+  }
+  EXPECT_EQ(seen["ar_negative arg1=5 retval=-5"], 2) << ::testing::PrintToString(seen);
+  EXPECT_EQ(seen["ar_negative arg1=-7 retval=7"], 2);
+  EXPECT_EQ(seen["ar_string arg1=\"hello\" arg2=1 retval=5"], 2);
+  EXPECT_EQ(seen["ar_name retval=\"one\""], 2);
+  EXPECT_EQ(seen["ar_unsigned "], 2) << "no values: line 0, empty";
+}
+
 TEST_F(ArgsExport, ReportGroupsCallsByAValue) {
   std::string trace = record_args();
   Result j = run({Paths::atrace, "report", "-i", trace, "--group-by=arg1", "--format=json"});
@@ -152,10 +180,11 @@ TEST_F(ArgsExport, ReportGroupsCallsByAValue) {
   EXPECT_EQ(s["\"\\xff\\xfea\\x80\""], 2);
   EXPECT_EQ(s["NULL"], 2);
   EXPECT_EQ(s.size(), 6u) << "the unmapped pointer is one more value";
-  for (const auto& f : doc["groups"]["functions"])
-    if (f["name"] == "ar_negative")
-      for (const auto& v : f["values"])
-        EXPECT_EQ(v["number"], std::stoll(v["value"].get<std::string>()));
+  for (const auto& f : doc["groups"]["functions"]) {
+    if (f["name"] != "ar_negative") continue;
+    for (const auto& v : f["values"])
+      EXPECT_EQ(v["number"], std::stoll(v["value"].get<std::string>()));
+  }
 
   Result t = run({Paths::atrace, "report", "-i", trace, "--group-by=retval"});
   ASSERT_TRUE(t.exited(0)) << t.describe();
