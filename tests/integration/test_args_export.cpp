@@ -56,6 +56,22 @@ TEST_F(ArgsExport, ChromeEventsCarryTheValuesAsArgs) {
   EXPECT_EQ(unreadable, 2) << ::testing::PrintToString(seen);
 }
 
+// An interned EventName's name. protoc --decode_raw shows a string that
+// also parses as a message as that message: "ar_string" (9 bytes) is
+// field 12 ('a': tag 97, fixed64) and 8 bytes; the bytes are rebuilt.
+std::string name_of(const RawField& event_name) {
+  const RawField* f = event_name.first(2);
+  if (!f || !f->is_message) return event_name.text(2);
+  std::string out;
+  for (const RawField& part : f->fields) {
+    if (part.is_message || part.value.rfind("0x", 0) != 0) return "?";
+    out += static_cast<char>(part.number << 3 | 1);
+    uint64_t v = std::stoull(part.value, nullptr, 16);
+    for (int i = 0; i < 8; ++i) out += static_cast<char>(v >> (8 * i) & 0xff);
+  }
+  return out;
+}
+
 TEST_F(ArgsExport, PerfettoSlicesCarryTheValuesAsDebugAnnotations) {
   REQUIRE_TOOL("protoc");
   std::string trace = record_args(), pb = file("a.perfetto-trace");
@@ -83,7 +99,7 @@ TEST_F(ArgsExport, PerfettoSlicesCarryTheValuesAsDebugAnnotations) {
   };
   for (const RawField& packet : root.fields) {
     if (const RawField* interned = packet.first(12)) {
-      for (const RawField* n : interned->all(2)) names[n->integer(1)] = n->text(2);
+      for (const RawField* n : interned->all(2)) names[n->integer(1)] = name_of(*n);
       for (const RawField* n : interned->all(3)) keys[n->integer(1)] = n->text(2);
     }
     const RawField* ev = packet.first(11);
