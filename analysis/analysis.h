@@ -9,6 +9,7 @@
 //   timeline_downsample.h the HTML timeline's sampling of those spans
 //   function_names.h      how every view names a function
 //   syscall_names.h       system call numbers to names
+//   value_groups.h        listener: calls grouped by a recorded argument (--group-by)
 #pragma once
 
 #include "analysis/call_replay.h"
@@ -18,3 +19,4 @@
 #include "analysis/profile.h"
 #include "analysis/syscall_names.h"
 #include "analysis/timeline_downsample.h"
+#include "analysis/value_groups.h"

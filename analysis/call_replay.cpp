@@ -88,7 +88,7 @@ void CallReplay::add(const formats::Event& ev) {
     case formats::EventKind::FuncEntry: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       uint32_t slot = slot_of(ev.id);
-      t.stack.push_back(OpenCall{ev.id, slot, ev.ts, 0, t.kernel.totals(), {}, 0});
+      t.stack.push_back(OpenCall{ev.id, slot, ev.ts, 0, t.kernel.totals(), {}, 0, ev.args});
       if (slot >= t.active.size()) t.active.resize(slot + 1, 0);
       t.active[slot]++;
       for (auto* l : listeners_) l->on_call_begin(t, t.stack.back());
@@ -103,7 +103,7 @@ void CallReplay::add(const formats::Event& ev) {
       }
       // Calls above the match were left without their exit: they end here.
       while (t.stack.size() > *match + 1) close_top(t, ev.ts, CallEnd::Skipped);
-      close_top(t, ev.ts, CallEnd::Returned);
+      close_top(t, ev.ts, CallEnd::Returned, &ev.args);
       break;
     }
     case formats::EventKind::Unwind: {
@@ -179,8 +179,9 @@ void CallReplay::add_self_kernel(ReplayThread& t, const KernelTimes& before) {
   if (!t.stack.empty()) t.stack.back().self_kernel += t.kernel.totals() - before;
 }
 
-void CallReplay::close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how) {
-  OpenCall f = t.stack[index];
+void CallReplay::close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how,
+                       const std::vector<formats::ProbeArg>* ret) {
+  OpenCall f = std::move(t.stack[index]);
   t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
   OpenCall* caller = index > 0 ? &t.stack[index - 1] : nullptr;
   uint64_t dur = ts > f.start ? ts - f.start : 0;
@@ -199,6 +200,8 @@ void CallReplay::close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how) 
   c.self_kernel = f.self_kernel;
   c.outermost = --t.active[f.slot] == 0;
   c.how = how;
+  c.args = &f.args;
+  c.ret = ret;
   if (caller) caller->child_ns += dur;
   for (auto* l : listeners_) l->on_call_end(t, c);
 }

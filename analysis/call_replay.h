@@ -80,10 +80,11 @@ struct OpenCall {
   uint32_t id = 0;    // probe id
   uint32_t slot = 0;  // dense number of the id (CallReplay::id_of_slot)
   uint64_t start = 0;
-  uint64_t child_ns = 0;        // durations of the calls closed inside it
-  KernelTimes kernel_at_entry;  // the thread's totals when it began
-  KernelTimes self_kernel;      // gained while it was the innermost open call
-  uint64_t nested_cost = 0;     // --compensate: probe cost of the calls nested in it
+  uint64_t child_ns = 0;                // durations of the calls closed inside it
+  KernelTimes kernel_at_entry;          // the thread's totals when it began
+  KernelTimes self_kernel;              // gained while it was the innermost open call
+  uint64_t nested_cost = 0;             // --compensate: probe cost of the calls nested in it
+  std::vector<formats::ProbeArg> args;  // its entry's recorded arguments (record --args)
 };
 
 // A call that ended.
@@ -97,6 +98,10 @@ struct ClosedCall {
   KernelTimes self_kernel;      // while innermost
   bool outermost = true;        // no other activation of its function open below it
   CallEnd how = CallEnd::Returned;
+  // What record --args/--retval recorded: its entry's arguments, and the
+  // return value of the exit it returned by (empty: none recorded).
+  const std::vector<formats::ProbeArg>* args = nullptr;
+  const std::vector<formats::ProbeArg>* ret = nullptr;
 };
 
 // One thread as the replay knows it.
@@ -180,9 +185,12 @@ class CallReplay {
   void syscall(const std::optional<ClosedSyscall>& c);
   void add_self_kernel(ReplayThread& t, const KernelTimes& before);
   // Frame `index` of `t` (the innermost but for an unwound call) ends at `ts`.
-  void close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how);
-  void close_top(ReplayThread& t, uint64_t ts, CallEnd how) {
-    close(t, t.stack.size() - 1, ts, how);
+  // `ret`: the values of the exit it returned by.
+  void close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how,
+             const std::vector<formats::ProbeArg>* ret = nullptr);
+  void close_top(ReplayThread& t, uint64_t ts, CallEnd how,
+                 const std::vector<formats::ProbeArg>* ret = nullptr) {
+    close(t, t.stack.size() - 1, ts, how, ret);
   }
   // The innermost open call of `slot` on `t`, if any.
   std::optional<size_t> find(const ReplayThread& t, uint32_t slot) const;

@@ -85,7 +85,8 @@ void Timeline::on_call_begin(const ReplayThread& t, const OpenCall& c) {
   s.kind = SpanKind::Function;
   s.id = c.id;
   s.start = c.start;
-  frames_[t.index].push_back(Frame{s});
+  frames_[t.index].push_back(Frame{s, false, c.args});
+  s.args = &frames_[t.index].back().args;
   sink_.begin(t.pid, t.tid, s);
 }
 
@@ -94,7 +95,9 @@ void Timeline::end(const ReplayThread& t, Frame& f, const SpanClose& c) {
   f.drawn = true;
   SpanClose at = c;
   at.ts = std::max(c.ts, f.span.start);  // a span never ends before it began
-  sink_.end(t.pid, t.tid, f.span, at);
+  Span s = f.span;
+  s.args = &f.args;
+  sink_.end(t.pid, t.tid, s, at);
 }
 
 void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
@@ -103,7 +106,9 @@ void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
   // An unwound call below the top: the calls above it end with it.
   for (size_t i = frames.size(); i-- > c.index + 1;)
     end(t, frames[i], SpanClose{c.end, SpanEnd::Unwound});
-  end(t, frames[c.index], SpanClose{c.end, span_end(c.how)});
+  SpanClose close{c.end, span_end(c.how)};
+  close.values = c.ret;
+  end(t, frames[c.index], close);
   frames.erase(frames.begin() + static_cast<std::ptrdiff_t>(c.index));
 }
 

@@ -45,6 +45,9 @@ struct Span {
   uint64_t nr = 0;    // Syscall: the number entered
   uint8_t state = 0;  // OffCpu: prev_state (formats::kSwitchRunnable: preempted)
   uint64_t start = 0;
+  // Function: its entry's recorded arguments (record --args), valid during
+  // the sink's call; nullptr or empty: none.
+  const std::vector<formats::ProbeArg>* args = nullptr;
   bool blocked() const { return state != formats::kSwitchRunnable; }
 };
 
@@ -65,6 +68,9 @@ struct SpanClose {
   SpanEnd how = SpanEnd::Closed;
   bool has_ret = false;  // Syscall closed by its exit: the return value
   int64_t ret = 0;
+  // Function returned by its exit: the return value it recorded
+  // (record --retval), valid during the sink's call; nullptr: none.
+  const std::vector<formats::ProbeArg>* values = nullptr;
 };
 
 class TimelineSink {
@@ -109,6 +115,7 @@ class Timeline : public ReplayListener {
     // Already drawn as ended: a call below it was unwound while it was
     // still open, and spans must nest (it ended there too).
     bool drawn = false;
+    std::vector<formats::ProbeArg> args;  // span.args points here when drawn
   };
   void end(const ReplayThread& t, Frame& f, const SpanClose& c);
 

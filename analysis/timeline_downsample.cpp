@@ -81,13 +81,15 @@ void TimelineDownsampler::end(uint32_t pid, uint32_t tid, const Span& s, const S
   cand.dur = c.ts - s.start;  // Timeline: never negative
   cand.name_key = name_key(s);
   cand.how = c.how;
+  if (s.args) cand.values = *s.args;
+  if (c.values) cand.values.insert(cand.values.end(), c.values->begin(), c.values->end());
   ++total_;
   name_spans_.try_emplace(cand.name_key, s);
   if (opt_.max_spans == 0) {
     drop(cand);
     return;
   }
-  kept_.push(cand);
+  kept_.push(std::move(cand));
   if (kept_.size() > opt_.max_spans) {
     drop(kept_.top());
     kept_.pop();
@@ -172,7 +174,7 @@ DownsampledTimeline TimelineDownsampler::finish() {
     if (fresh) out.names.push_back(names_.span(name_spans_.at(c.name_key)));
     SpanRow row = c.row;
     row.thread = index[row.thread];
-    out.spans.push_back(KeptSpan{row, c.start, c.dur, it->second, c.how});
+    out.spans.push_back(KeptSpan{row, c.start, c.dur, it->second, c.how, c.values});
     kept_.pop();
   }
   std::sort(out.spans.begin(), out.spans.end(), [](const KeptSpan& a, const KeptSpan& b) {

@@ -51,6 +51,7 @@ struct KeptSpan {
   uint64_t dur = 0;
   uint32_t name = 0;  // index into DownsampledTimeline::names
   SpanEnd how = SpanEnd::Closed;
+  std::vector<formats::ProbeArg> values;  // Function: what record --args/--retval recorded
 };
 
 // Time of the spans left out, in one bucket of one row.
@@ -95,6 +96,7 @@ class TimelineDownsampler : public TimelineSink {
     uint64_t start, dur;
     uint64_t name_key;  // see name_key()
     SpanEnd how;
+    std::vector<formats::ProbeArg> values;
   };
   // Orders the heap: the span to drop first on top (shortest; among equal
   // durations the deepest, so that a caller outlives its callees).

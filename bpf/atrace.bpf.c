@@ -153,16 +153,18 @@ struct {
 	__type(value, struct call_stack);
 } call_stacks SEC(".maps");
 
-static __always_inline void emit_hdr(__u64 ts, __u64 pid_tgid, __u32 id, __u16 kind, __u64 flags)
+/* Whether the record was written (its ring had room). */
+static __always_inline bool emit_hdr(__u64 ts, __u64 pid_tgid, __u32 id, __u16 kind, __u64 flags)
 {
 	struct atrace_rec_hdr *r;
 	__u32 cpu;
 
 	r = reserve(&cpu, sizeof(*r), kind, ts, pid_tgid >> 32, (__u32)pid_tgid);
 	if (!r)
-		return;
+		return false;
 	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, kind);
 	bpf_ringbuf_submit(r, flags);
+	return true;
 }
 
 /* The recorder sleeps on a timer; a function that a program just turned
@@ -200,8 +202,8 @@ static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
 	return handed; /* an old link, after the switch */
 }
 
-static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_state *st,
-					       __u64 ts, __u64 pid_tgid, __u64 sp)
+static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_state *st,
+						__u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
 	struct atrace_fn_stat *stat;
@@ -210,14 +212,14 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
 	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_ENTRY, sp) || st->off)
-		return 0;
+		return false;
 	if (filter_max_calls) {
 		__u64 n = __sync_fetch_and_add(&st->calls, 1);
 
 		if (n >= filter_max_calls && !st->keep) {
 			st->off = ATRACE_OFF_MAX_CALLS; /* the recorder detaches it */
 			hint(pid_tgid, id, st);
-			return 0;
+			return false;
 		}
 	}
 	if (cs) {
@@ -232,14 +234,13 @@ static __always_inline int func_entry_filtered(__u64 cookie, struct atrace_fn_st
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat)
 		stat->open++;
-	emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY, BPF_RB_NO_WAKEUP);
-	return 0;
+	return emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY, BPF_RB_NO_WAKEUP);
 }
 
 /* An exit is recorded when its entry was: a function being detached still
  * closes the calls it had in flight, and never shows an exit without its
  * entry. */
-static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_state *st,
+static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_state *st,
 					       __u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
@@ -251,7 +252,7 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 	cs = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_EXIT, sp))
-		return 0;
+		return false;
 	if (cs && cs->depth > 0) {
 		__u32 d = cs->depth - 1;
 
@@ -270,8 +271,7 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 	}
 	/* No entry of ours (the call began before recording, or while off). */
 	if (!matched)
-		return st->off ? 0 : (emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT,
-					       BPF_RB_NO_WAKEUP), 0);
+		return !st->off && emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat) {
 		stat->open--;
@@ -289,8 +289,7 @@ static __always_inline int func_exit_filtered(__u64 cookie, struct atrace_fn_sta
 			}
 		}
 	}
-	emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
-	return 0;
+	return emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
 }
 
 /* Calls a thread started after the stop that have not returned yet: their
@@ -322,51 +321,57 @@ static __always_inline bool stop_gate(__u16 kind)
 	return true;
 }
 
-static __always_inline int emit_func(struct pt_regs *ctx, __u16 kind)
-{
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct atrace_rec_hdr *r;
-	__u32 cpu;
+/* What a function probe's hit computes once: its values record, when it
+ * has one, is stamped and keyed with the same (bpf/atrace_values.bpf.h). */
+struct func_hit {
+	__u64 ts;
+	__u64 pid_tgid;
+	__u64 cookie; /* function id, and in the upper half its link's generation */
+};
 
+/* Records a function's entry or exit by the rules above; whether it did. */
+static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct func_hit *h)
+{
+	h->ts = bpf_ktime_get_ns();
+	h->pid_tgid = bpf_get_current_pid_tgid();
+	h->cookie = bpf_get_attach_cookie(ctx);
 	/* Constant folded at load: the lookup exists only for --follow-forks. */
-	if (filter_functions && !traced(pid_tgid >> 32))
-		return 0;
+	if (filter_functions && !traced(h->pid_tgid >> 32))
+		return false;
 	if (before_exec || (stopping && !stop_gate(kind)))
-		return 0;
+		return false;
 	if (filtering) {
-		__u64 cookie = bpf_get_attach_cookie(ctx);
-		__u32 id = (__u32)cookie;
+		__u32 id = (__u32)h->cookie;
 		struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
 
 		/* Ids beyond the table (atrace's own calibration probes) are
 		 * recorded as without filters. */
 		if (st)
 			return kind == ATRACE_REC_FUNC_ENTRY
-				       ? func_entry_filtered(cookie, st, ts, pid_tgid,
+				       ? func_entry_filtered(h->cookie, st, h->ts, h->pid_tgid,
 							     PT_REGS_SP(ctx))
-				       : func_exit_filtered(cookie, st, ts, pid_tgid,
+				       : func_exit_filtered(h->cookie, st, h->ts, h->pid_tgid,
 							    PT_REGS_SP(ctx));
 	}
-	r = reserve(&cpu, sizeof(*r), kind, ts, pid_tgid >> 32, (__u32)pid_tgid);
-	if (!r)
-		return 0;
-	fill_hdr(r, ts, pid_tgid >> 32, (__u32)pid_tgid, (__u32)bpf_get_attach_cookie(ctx), cpu,
-		 kind);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	return 0;
+	return emit_hdr(h->ts, h->pid_tgid, (__u32)h->cookie, kind, BPF_RB_NO_WAKEUP);
 }
 
 SEC("uprobe")
 int func_entry(struct pt_regs *ctx)
 {
-	return emit_func(ctx, ATRACE_REC_FUNC_ENTRY);
+	struct func_hit h;
+
+	emit_func(ctx, ATRACE_REC_FUNC_ENTRY, &h);
+	return 0;
 }
 
 SEC("uretprobe")
 int func_exit(struct pt_regs *ctx)
 {
-	return emit_func(ctx, ATRACE_REC_FUNC_EXIT);
+	struct func_hit h;
+
+	emit_func(ctx, ATRACE_REC_FUNC_EXIT, &h);
+	return 0;
 }
 
 /* The other programs, by job: USDT probes, then the kernel events. */

@@ -44,8 +44,8 @@ enum atrace_rec_kind {
 	ATRACE_REC_FUNC_EXIT = 2,  /* uretprobe of the same function; id = cookie */
 	ATRACE_REC_THREAD_EXIT = 3, /* a traced thread exits; rec_comm: its name */
 	ATRACE_REC_FUNC_VALUES = 4, /* rec_values: id = function id; the arguments or
-				     * return value of the thread's next entry or exit
-				     * record of that id (record --args/--retval) */
+				     * return value of the entry or exit record of that
+				     * thread, id and ts (record --args/--retval) */
 	ATRACE_REC_SWITCH_OUT = 16, /* rec_args: id = prev_state, arg0 = next tid */
 	ATRACE_REC_SWITCH_IN = 17,  /* rec_args: arg0 = prev tid */
 	ATRACE_REC_WAKEUP = 18,     /* rec_args: arg0 = waker tid, arg1 = target cpu */
@@ -183,9 +183,10 @@ struct atrace_rec_usdt_str {
 /*
  * Function arguments and return values (issue 20; bpf/atrace_values.bpf.h).
  * fn_values[function id] says what to record; the functions that have a
- * spec are attached with the func_*_values programs, which emit a
- * rec_values record and then the function's usual entry or exit record
- * (same program run, same CPU, so the same ring, in that order). The
+ * spec are attached with the func_*_values programs, which emit the
+ * function's usual entry or exit record and, when they did, a rec_values
+ * record with the same header fields (ts, tid, id): that key, not the
+ * order of the rings, joins it to its event. The
  * recorder types the registers (sizes, signs) from the user's spec; the
  * programs only copy registers and read strings.
  */

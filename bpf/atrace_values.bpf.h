@@ -6,14 +6,17 @@
  *   func_entry_values(_nofault)  a function entry with its argument registers
  *   func_exit_values(_nofault)   a function exit with its return register
  *
- * Only functions with a spec are attached with these (record/attach.cpp);
- * each emits its values record and then calls emit_func, so the entry and
- * exit records, the filters and their statistics are exactly those of the
- * plain programs. The values record comes first, in the same ring: the
- * recorder joins it to the thread's next entry or exit record of the same
- * function, and drops it when that record was not emitted (a filter had
- * turned the function off, the ring was full). The filters never look at
- * the values.
+ * Only functions with a spec are attached with these (record/attach.cpp).
+ * Each runs emit_func first, so the entry and exit records, the filters
+ * and their statistics are exactly those of the plain programs, and writes
+ * the values record only when emit_func recorded the hit: one decision, so
+ * a hit that two links of one function see while its link group is rebuilt
+ * (bpf/atrace.bpf.c, struct handover) has one values record, or none when
+ * its event was not recorded. The values record follows its event in the
+ * same ring with the same time stamp, thread and function id: the
+ * recorder joins it to that event (record/func_values.h). Its loss (a full
+ * ring) is counted for its kind but is no gap in the thread's events: the
+ * call is there, without its values. The filters never look at the values.
  *
  * Strings are copied like the USDT ones: with bpf_copy_from_user_str() in
  * the sleepable variants (a page not yet mapped in is faulted in), with
@@ -74,47 +77,37 @@ static __always_inline void fill_values(struct pt_regs *ctx, struct atrace_rec_v
 	}
 }
 
-static __always_inline void emit_values(struct pt_regs *ctx, __u16 kind, bool can_fault)
+/* The values record of a hit emit_func recorded. */
+static __always_inline void emit_values(struct pt_regs *ctx, __u16 kind, const struct func_hit *h,
+					bool can_fault)
 {
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 id = (__u32)h->cookie, tgid = h->pid_tgid >> 32, tid = (__u32)h->pid_tgid;
 	struct atrace_value_spec *spec;
 	struct atrace_rec_values_str *rs;
 	struct atrace_rec_values *r;
 	__u32 cpu, nstr, i;
 
-	if (filter_functions && !traced(pid_tgid >> 32))
-		return;
-	/* At the stop the entry is not recorded; an exit then goes without. */
-	if (before_exec || stopping)
-		return;
 	spec = bpf_map_lookup_elem(&fn_values, &id);
 	if (!spec || !(kind == ATRACE_REC_FUNC_ENTRY ? spec->entry : spec->exit))
 		return;
-	if (filtering) {
-		struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
-
-		if (st && st->off)
-			return; /* its entry will not be recorded */
-	}
 	nstr = kind == ATRACE_REC_FUNC_ENTRY ? spec->nstr : (spec->ret_str ? 1 : 0);
 	if (!nstr) {
-		r = reserve(&cpu, sizeof(*r), ATRACE_REC_FUNC_VALUES, ts, pid_tgid >> 32,
-			    (__u32)pid_tgid);
-		if (!r)
+		r = ring_reserve(&cpu, sizeof(*r));
+		if (!r) {
+			count_lost(ATRACE_REC_FUNC_VALUES);
 			return;
-		fill_hdr(&r->hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu,
-			 ATRACE_REC_FUNC_VALUES);
+		}
+		fill_hdr(&r->hdr, h->ts, tgid, tid, id, cpu, ATRACE_REC_FUNC_VALUES);
 		fill_values(ctx, r, kind);
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 		return;
 	}
-	rs = reserve(&cpu, sizeof(*rs), ATRACE_REC_FUNC_VALUES, ts, pid_tgid >> 32,
-		     (__u32)pid_tgid);
-	if (!rs)
+	rs = ring_reserve(&cpu, sizeof(*rs));
+	if (!rs) {
+		count_lost(ATRACE_REC_FUNC_VALUES);
 		return;
-	fill_hdr(&rs->v.hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, id, cpu, ATRACE_REC_FUNC_VALUES);
+	}
+	fill_hdr(&rs->v.hdr, h->ts, tgid, tid, id, cpu, ATRACE_REC_FUNC_VALUES);
 	fill_values(ctx, &rs->v, kind);
 	rs->str[1][0] = 0;
 #pragma unroll
@@ -132,30 +125,35 @@ static __always_inline void emit_values(struct pt_regs *ctx, __u16 kind, bool ca
 	bpf_ringbuf_submit(rs, BPF_RB_NO_WAKEUP);
 }
 
+static __always_inline int func_values(struct pt_regs *ctx, __u16 kind, bool can_fault)
+{
+	struct func_hit h;
+
+	if (emit_func(ctx, kind, &h))
+		emit_values(ctx, kind, &h, can_fault);
+	return 0;
+}
+
 SEC("uprobe.s")
 int func_entry_values(struct pt_regs *ctx)
 {
-	emit_values(ctx, ATRACE_REC_FUNC_ENTRY, true);
-	return emit_func(ctx, ATRACE_REC_FUNC_ENTRY);
+	return func_values(ctx, ATRACE_REC_FUNC_ENTRY, true);
 }
 
 SEC("uprobe")
 int func_entry_values_nofault(struct pt_regs *ctx)
 {
-	emit_values(ctx, ATRACE_REC_FUNC_ENTRY, false);
-	return emit_func(ctx, ATRACE_REC_FUNC_ENTRY);
+	return func_values(ctx, ATRACE_REC_FUNC_ENTRY, false);
 }
 
 SEC("uretprobe.s")
 int func_exit_values(struct pt_regs *ctx)
 {
-	emit_values(ctx, ATRACE_REC_FUNC_EXIT, true);
-	return emit_func(ctx, ATRACE_REC_FUNC_EXIT);
+	return func_values(ctx, ATRACE_REC_FUNC_EXIT, true);
 }
 
 SEC("uretprobe")
 int func_exit_values_nofault(struct pt_regs *ctx)
 {
-	emit_values(ctx, ATRACE_REC_FUNC_EXIT, false);
-	return emit_func(ctx, ATRACE_REC_FUNC_EXIT);
+	return func_values(ctx, ATRACE_REC_FUNC_EXIT, false);
 }

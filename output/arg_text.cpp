@@ -29,6 +29,11 @@ void append_quoted(std::string& out, const std::string& s) {
   out += '"';
 }
 
+// Hex shows the bits the type keeps.
+uint64_t kept_bits(const formats::ProbeArg& a) {
+  return a.size < 8 ? a.value & ((uint64_t{1} << (8 * a.size)) - 1) : a.value;
+}
+
 }  // namespace
 
 void append_arg_value(std::string& out, const formats::ProbeArg& a) {
@@ -50,9 +55,7 @@ void append_arg_value(std::string& out, const formats::ProbeArg& a) {
     return;
   }
   if (a.format != formats::ArgFormat::Decimal) {
-    uint64_t v = a.value;
-    if (a.size < 8) v &= (uint64_t{1} << (8 * a.size)) - 1;  // hex shows the bits kept
-    append_hex(out, v);
+    append_hex(out, kept_bits(a));
   } else if (a.is_signed) {
     out += std::to_string(a.svalue());
   } else {
@@ -60,8 +63,36 @@ void append_arg_value(std::string& out, const formats::ProbeArg& a) {
   }
 }
 
-std::string arg_name(const formats::ProbeArg& a) {
-  return a.slot == formats::kArgRetval ? "retval" : "arg" + std::to_string(a.slot);
+std::string arg_name(const formats::ProbeArg& a) { return slot_name(a.slot); }
+
+std::string values_text(const std::vector<formats::ProbeArg>& args) {
+  std::string s;
+  for (const formats::ProbeArg& a : args) {
+    if (!s.empty()) s += ' ';
+    s += arg_name(a);
+    s += '=';
+    append_arg_value(s, a);
+  }
+  return s;
+}
+
+void append_value_args(std::vector<InstantArg>& out, const std::vector<formats::ProbeArg>& args) {
+  using T = InstantArg::Type;
+  for (const formats::ProbeArg& a : args) {
+    InstantArg& o = out.emplace_back();
+    o.key = arg_name(a);
+    if (a.is_string) {
+      o.type = T::Text;
+      if (a.str_state == formats::StrState::Ok) o.text = a.str;
+      else append_arg_value(o.text, a);
+    } else if (a.format != formats::ArgFormat::Decimal) {
+      o.type = T::Hex;
+      o.value = kept_bits(a);
+    } else {
+      o.type = a.is_signed ? T::Int : T::Uint;
+      o.value = a.is_signed ? static_cast<uint64_t>(a.svalue()) : a.value;
+    }
+  }
 }
 
 }  // namespace atrace::analysis

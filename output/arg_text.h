@@ -7,7 +7,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "analysis/analysis.h"
 #include "formats/trace_types.h"
 
 namespace atrace::analysis {
@@ -15,5 +17,14 @@ namespace atrace::analysis {
 void append_arg_value(std::string& out, const formats::ProbeArg& a);
 // "arg2" for argument 2; "retval" for the return value.
 std::string arg_name(const formats::ProbeArg& a);
+// "arg1=5 arg2=\"/a\" retval=-2": a call's values on one line (CSV, the
+// HTML timeline).
+std::string values_text(const std::vector<formats::ProbeArg>& args);
+// The values as the timeline exporters' arguments (Chrome args, Perfetto
+// debug annotations), keyed by arg_name: signed decimals as Int, unsigned
+// as Uint, hex and pointers as Hex (the bits the type keeps), a string as
+// its text, or as append_arg_value spells it when it is not whole (NULL,
+// <unreadable 0x...>, a cut one).
+void append_value_args(std::vector<InstantArg>& out, const std::vector<formats::ProbeArg>& args);
 
 }  // namespace atrace::analysis

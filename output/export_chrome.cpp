@@ -18,6 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "formats/trace_reader.h"
+#include "output/arg_text.h"
 #include "output/export.h"
 #include "output/text_escape.h"
 
@@ -63,8 +64,15 @@ class ChromeWriter : public TimelineSink {
     append_us(b, ev.ts);
     ids(b, ev.pid, ev.tid);
     b += ",\"args\":{";
-    for (size_t i = 0; i < in.args.size(); ++i) {
-      const InstantArg& a = in.args[i];
+    append_args(b, in.args);
+    b += "}}";
+    w_.maybe_flush();
+  }
+
+  // "key":value,... of `args`, without the braces.
+  static void append_args(std::string& b, const std::vector<InstantArg>& args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const InstantArg& a = args[i];
       if (i) b += ',';
       append_json_string(b, a.key);
       b += ':';
@@ -80,8 +88,6 @@ class ChromeWriter : public TimelineSink {
         case InstantArg::Type::Text: append_json_string(b, a.text); break;
       }
     }
-    b += "}}";
-    w_.maybe_flush();
   }
 
   void metadata(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
@@ -131,6 +137,14 @@ class ChromeWriter : public TimelineSink {
       case SpanKind::Function:
         b += "\"module\":";
         b += quoted_module(s.id);
+        // record --args/--retval: "arg1":..., "retval":...
+        if ((s.args && !s.args->empty()) || (c.values && !c.values->empty())) {
+          values_.clear();
+          if (s.args) append_value_args(values_, *s.args);
+          if (c.values) append_value_args(values_, *c.values);
+          b += ',';
+          append_args(b, values_);
+        }
         break;
       case SpanKind::Syscall:
         b += "\"nr\":";
@@ -176,6 +190,7 @@ class ChromeWriter : public TimelineSink {
   bool first_ = true;
   std::unordered_map<uint64_t, std::string> names_cache_;
   std::unordered_map<uint32_t, std::string> modules_cache_;
+  std::vector<InstantArg> values_;  // a call's recorded values, reused
 };
 
 void other_data(std::string& b, const formats::TraceReader& reader) {

@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "formats/trace_reader.h"
+#include "output/arg_text.h"
 #include "output/export.h"
 #include "output/text_escape.h"
 
@@ -104,6 +105,8 @@ class CsvWriter {
     else if (ev.kind == K::Unwind)
       b += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
     else if (ev.kind == K::Usdt) append_csv_field(b, usdt_args(ev));
+    else if (ev.kind == K::FuncEntry || ev.kind == K::FuncExit)
+      append_csv_field(b, values_text(ev.args));  // record --args/--retval
     else append_csv_field(b, ev.text);
     b += '\n';
     w_.maybe_flush();

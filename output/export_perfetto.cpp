@@ -56,6 +56,7 @@
 
 #include "analysis/analysis.h"
 #include "formats/trace_reader.h"
+#include "output/arg_text.h"
 #include "output/export.h"
 #include "output/proto_wire.h"
 #include "output/text_escape.h"
@@ -130,6 +131,7 @@ class PerfettoWriter : public TimelineSink {
                                                : s.kind == SpanKind::Syscall ? "syscall"
                                                                              : "sched"));
     if (s.kind == SpanKind::Syscall) annotate_uint("nr", s.nr);
+    if (s.args) annotate_values(*s.args);  // record --args
     finish_event();
   }
 
@@ -137,6 +139,7 @@ class PerfettoWriter : public TimelineSink {
     start_event(c.ts, thread_track(pid, tid), kSliceEnd);
     // Arguments of an END are merged into its slice's.
     if (c.has_ret) annotate_int("ret", c.ret);
+    if (c.values) annotate_values(*c.values);  // record --retval
     if (unfinished(c.how)) annotate_bool("unfinished", true);
     if (c.how == SpanEnd::Unwound) annotate_bool("unwound", true);
     if (c.how == SpanEnd::Repaired) annotate_bool("closing_event_lost", true);
@@ -148,7 +151,24 @@ class PerfettoWriter : public TimelineSink {
     start_event(ev.ts, track, kInstant);
     event_.uint(field::kNameIid, names_iid_.iid(in.name, interned_, field::kEventNames));
     event_.uint(field::kCategoryIids, category(in.category));
-    for (const InstantArg& a : in.args) {
+    annotate_args(in.args);
+    finish_event();
+  }
+
+  // Every thread of the file's table gets its track up front, so that the
+  // viewer lists them in the table's order.
+  void declare(uint32_t pid, uint32_t tid) { thread_track(pid, tid); }
+
+ private:
+  void annotate_values(const std::vector<formats::ProbeArg>& values) {
+    if (values.empty()) return;
+    values_.clear();
+    append_value_args(values_, values);
+    annotate_args(values_);
+  }
+
+  void annotate_args(const std::vector<InstantArg>& args) {
+    for (const InstantArg& a : args) {
       switch (a.type) {
         case InstantArg::Type::Int: annotate_int(a.key, static_cast<int64_t>(a.value)); break;
         case InstantArg::Type::Uint: annotate_uint(a.key, a.value); break;
@@ -165,14 +185,8 @@ class PerfettoWriter : public TimelineSink {
         }
       }
     }
-    finish_event();
   }
 
-  // Every thread of the file's table gets its track up front, so that the
-  // viewer lists them in the table's order.
-  void declare(uint32_t pid, uint32_t tid) { thread_track(pid, tid); }
-
- private:
   void emit() {
     std::string& b = w_.buf();
     proto::append_tag(b, field::kTracePacket, proto::kLen);
@@ -304,6 +318,7 @@ class PerfettoWriter : public TimelineSink {
   uint64_t next_uuid_ = 1;
   uint32_t last_tid_ = 0;
   uint64_t last_track_ = 0;
+  std::vector<InstantArg> values_;  // a call's recorded values, reused
 };
 
 }  // namespace

@@ -63,6 +63,8 @@ struct ReportInput {
   const formats::TraceHeader& header;
   const Profile& profile;
   const std::vector<std::string>& warnings;
+  // --group-by: the calls grouped by a recorded value (value_groups.h).
+  const ValueGroups* groups = nullptr;
 };
 
 // "812 ns", "20.1 ms", "1.52 s": three significant digits.

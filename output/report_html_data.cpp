@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/analysis.h"
 #include "formats/trace_reader.h"
+#include "output/arg_text.h"
 #include "output/report_html.h"
 #include "output/text_escape.h"
 
@@ -203,15 +205,28 @@ void append_timeline(std::string& b, const DownsampledTimeline& t, TraceNames& n
   }
   b += "],\"names\":";
   append_names(b, t.names);
-  b += ",\"span_stride\":7,\"spans\":[";
+  // A call's recorded values (record --args/--retval): the 8th number is
+  // its line in `values` (0: none), each distinct line written once.
+  std::vector<std::string> values{""};
+  std::unordered_map<std::string, uint64_t> value_index;
+  b += ",\"span_stride\":8,\"spans\":[";
   bool first = true;
-  for (const KeptSpan& s : t.spans)
+  for (const KeptSpan& s : t.spans) {
+    uint64_t v = 0;
+    if (!s.values.empty()) {
+      auto [it, fresh] = value_index.try_emplace(values_text(s.values), values.size());
+      if (fresh) values.push_back(it->first);
+      v = it->second;
+    }
     append_numbers(
         b,
         {s.row.thread, static_cast<uint64_t>(s.row.kind), s.row.depth,
-         s.start >= t.t0 ? s.start - t.t0 : 0, s.dur, s.name, static_cast<uint64_t>(s.how)},
+         s.start >= t.t0 ? s.start - t.t0 : 0, s.dur, s.name, static_cast<uint64_t>(s.how), v},
         first);
-  b += "],\"cell_stride\":6,\"cells\":[";
+  }
+  b += "],\"values\":";
+  append_names(b, values);
+  b += ",\"cell_stride\":6,\"cells\":[";
   first = true;
   for (const BusyCell& c : t.cells)
     append_numbers(b,

@@ -3,6 +3,9 @@
 // removed; every time is an integer in nanoseconds.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include "output/arg_text.h"
 #include "output/report.h"
 
 namespace atrace::analysis {
@@ -97,6 +100,38 @@ json function_row(const FunctionStats& f, const Profile& p, bool threads) {
   return row;
 }
 
+// --group-by: {"by": "arg1", "functions": [{name, short_name, module,
+// values: [{value, calls, total_ns, avg_ns}]}]}; a value as `script`
+// spells it, an integer also as a number.
+json groups_doc(const ValueGroups& g, const Profile& p) {
+  json functions = json::array();
+  for (const auto& f : g.functions) {
+    json row;
+    auto it = std::find_if(p.functions.begin(), p.functions.end(),
+                           [&](const FunctionStats& s) { return s.id == f.id; });
+    if (it != p.functions.end()) {
+      row["name"] = it->name;
+      row["short_name"] = p.names.short_of(it->name, it->module);
+      row["module"] = it->module;
+    }
+    json values = json::array();
+    for (const auto& v : f.groups) {
+      std::string text;
+      append_arg_value(text, v.value);
+      json r = {{"value", text},
+                {"calls", v.calls},
+                {"total_ns", v.total_ns},
+                {"avg_ns", v.calls ? v.total_ns / v.calls : 0}};
+      if (!v.value.is_string)
+        r["number"] = v.value.is_signed ? json(v.value.svalue()) : json(v.value.value);
+      values.push_back(std::move(r));
+    }
+    row["values"] = std::move(values);
+    functions.push_back(std::move(row));
+  }
+  return json{{"by", slot_name(g.slot)}, {"functions", std::move(functions)}};
+}
+
 }  // namespace
 
 std::string render_json(const ReportInput& in, const ReportOptions& opt) {
@@ -149,6 +184,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     probes.push_back(std::move(row));
   }
   doc["probes"] = std::move(probes);
+  if (in.groups) doc["groups"] = groups_doc(*in.groups, p);
   json detached = json::array();
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   const formats::ProbeCosts costs = formats::probe_costs(h);

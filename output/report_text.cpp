@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/plural.h"
+#include "output/arg_text.h"
 #include "output/report.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
@@ -253,6 +254,43 @@ void print_probes(std::ostream& out, const ReportInput& in, const std::string& m
   for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
 }
 
+// --group-by: per function, its calls by value (the most time first, at
+// most kValuesShown values): calls, total, avg.
+void print_value_groups(std::ostream& out, const ReportInput& in, const std::string& main) {
+  constexpr size_t kValuesShown = 20;
+  if (!in.groups) return;
+  const Profile& p = in.profile;
+  const std::string key = slot_name(in.groups->slot);
+  out << "\nCalls by " << key << ":\n";
+  if (in.groups->functions.empty()) {
+    out << "  no function recorded " << key << " (record --args/--retval)\n";
+    return;
+  }
+  Table t({3});
+  t.add({"Calls", "Total", "Avg", "Function", key});
+  for (const auto& f : in.groups->functions) {
+    auto it = std::find_if(p.functions.begin(), p.functions.end(),
+                           [&](const FunctionStats& s) { return s.id == f.id; });
+    const std::string name = it == p.functions.end()
+                                 ? "<probe " + std::to_string(f.id) + ">"
+                                 : display_name(p.names, it->name, it->module, main);
+    for (size_t i = 0; i < f.groups.size() && i < kValuesShown; i++) {
+      const ValueGroup& g = f.groups[i];
+      std::string value;
+      append_arg_value(value, g.value);
+      t.add({std::to_string(g.calls), format_duration(g.total_ns),
+             format_duration(g.total_ns / g.calls), i ? "" : name, value});
+    }
+    if (f.groups.size() > kValuesShown)
+      t.add({"", "", "", "",
+             "... " + std::to_string(f.groups.size() - kValuesShown) + " more values"});
+  }
+  std::ostringstream table;
+  t.print(table);
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
+}
+
 void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, bool syscalls,
                      bool detached_marks, const std::vector<std::string>& kernel_limits) {
   bool unfinished = std::any_of(p.functions.begin(), p.functions.end(),
@@ -345,6 +383,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
       }
     }
   }
+  if (!opt.syscalls) print_value_groups(out, in, main);
   if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
   print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);

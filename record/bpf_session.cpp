@@ -224,8 +224,10 @@ formats::LostCounts BpfSession::read_lost(std::string* by_kind) const {
       kind_total += values[static_cast<size_t>(c)];
     }
     if (by_kind && kind_total)
-      *by_kind += (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
-                  formats::to_string(static_cast<formats::EventKind>(k));
+      *by_kind +=
+          (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
+          (k == ATRACE_REC_FUNC_VALUES ? "values"  // a record, not an event of its own
+                                       : formats::to_string(static_cast<formats::EventKind>(k)));
   }
   return lost;
 }

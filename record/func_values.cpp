@@ -51,17 +51,20 @@ atrace_value_spec bpf_value_spec(const uprobes::FuncValues& v) {
   return s;
 }
 
-void ValueJoiner::hold(const void* data, size_t size) {
+bool ValueDecoder::decode(const void* data, size_t size, formats::Event& out) const {
   const auto* r = static_cast<const atrace_rec_values*>(data);
   auto spec = specs_.find(r->hdr.id);
-  if (spec == specs_.end()) return;
+  if (spec == specs_.end()) return false;
   const auto* rs = size >= sizeof(atrace_rec_values_str) && r->nstr
                        ? static_cast<const atrace_rec_values_str*>(data)
                        : nullptr;
-  Held h;
-  h.id = r->hdr.id;
-  h.kind = r->of_kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
-                                               : formats::EventKind::FuncExit;
+  out.kind = r->of_kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
+                                                 : formats::EventKind::FuncExit;
+  out.id = r->hdr.id;
+  out.tid = r->hdr.tid;
+  out.pid = r->hdr.tgid;
+  out.ts = r->hdr.ts;
+  out.args.clear();
   // The strings are in the order the spec names them (bpf_value_spec).
   unsigned str = 0;
   auto take_str = [&](formats::ProbeArg& a) {
@@ -73,26 +76,25 @@ void ValueJoiner::hold(const void* data, size_t size) {
     a.str.assign(rs->str[str], strnlen(rs->str[str], ATRACE_VALUE_STR_LEN - 1));
     str++;
   };
-  if (h.kind == formats::EventKind::FuncEntry) {
+  if (out.kind == formats::EventKind::FuncEntry) {
     for (const auto& spec_arg : spec->second.args) {
       formats::ProbeArg a = typed(spec_arg.type, spec_arg.slot, r->regs[spec_arg.slot - 1]);
       if (a.is_string) take_str(a);
-      h.args.push_back(std::move(a));
+      out.args.push_back(std::move(a));
     }
   } else if (spec->second.has_retval) {
     formats::ProbeArg a = typed(spec->second.retval, formats::kArgRetval, r->regs[0]);
     if (a.is_string) take_str(a);
-    h.args.push_back(std::move(a));
+    out.args.push_back(std::move(a));
   }
-  held_[r->hdr.tid] = std::move(h);
+  return true;
 }
 
-void ValueJoiner::join(formats::Event& ev) {
-  if (held_.empty()) return;
-  auto it = held_.find(ev.tid);
-  if (it == held_.end()) return;
-  if (it->second.id == ev.id && it->second.kind == ev.kind) ev.args = std::move(it->second.args);
-  held_.erase(it);
+bool join_values(Reorderer& held, formats::Event&& values) {
+  formats::Event* ev = held.find_held(values.tid, values.ts, values.kind, values.id);
+  if (!ev) return false;
+  ev->args = std::move(values.args);
+  return true;
 }
 
 }  // namespace atrace

@@ -95,7 +95,7 @@ void RecordDecoder::usdt_event(const void* data, size_t size, formats::Event& ev
   }
 }
 
-DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
+DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
   DecodedRecord out;
   if (size < sizeof(atrace_rec_hdr)) return out;
   const auto* h = static_cast<const atrace_rec_hdr*>(data);
@@ -110,10 +110,10 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
       ev.kind = h->kind == ATRACE_REC_FUNC_ENTRY ? formats::EventKind::FuncEntry
                                                  : formats::EventKind::FuncExit;
       ev.id = h->id;
-      values_.join(ev);
       break;
-    case ATRACE_REC_FUNC_VALUES:  // not an event: the next one's args
-      if (size >= sizeof(atrace_rec_values)) values_.hold(data, size);
+    case ATRACE_REC_FUNC_VALUES:  // not an event: the args of one
+      if (size >= sizeof(atrace_rec_values) && values_.decode(data, size, ev))
+        out.type = DecodedRecord::Type::Values;
       return out;
     case ATRACE_REC_THREAD_EXIT:
     case ATRACE_REC_COMM: {
@@ -123,7 +123,6 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
       out.thread_name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
       out.names_thread = true;
       if (ev.kind == formats::EventKind::Comm) ev.text = out.thread_name;
-      else values_.forget(ev.tid);
       break;
     }
     case ATRACE_REC_USDT:

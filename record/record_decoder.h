@@ -20,6 +20,8 @@ struct DecodedRecord {
   enum class Type {
     Event,       // `event` is for the trace
     FilterHint,  // a program turned a function off: the filters decide now
+    Values,      // `event` is the key and args of an event already decoded
+                 // (--args/--retval: func_values.h, join_values)
     Invalid,     // too short for its kind, or a kind this recorder does not know
   };
   Type type = Type::Invalid;
@@ -39,15 +41,13 @@ class RecordDecoder {
   explicit RecordDecoder(const std::vector<uprobes::UsdtTarget>& usdt = {},
                          std::vector<WatchedModule> modules = {},
                          std::map<uint32_t, uprobes::FuncValues> values = {});
-  // Not const: a values record waits for its thread's next function
-  // record (func_values.h), and is then its args.
-  DecodedRecord decode(const void* data, size_t size);
+  DecodedRecord decode(const void* data, size_t size) const;
 
  private:
   void usdt_event(const void* data, size_t size, formats::Event& ev) const;
   std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
   std::vector<WatchedModule> modules_;
-  ValueJoiner values_;
+  ValueDecoder values_;
 };
 
 }  // namespace atrace

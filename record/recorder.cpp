@@ -103,6 +103,8 @@ class Recorder {
   Reorderer reorder_;
   StatusLine status_;
   uint64_t events_ = 0;
+  // Values records whose event had already left the reorder window.
+  uint64_t values_late_ = 0;
   uint64_t last_event_ts_ = 0;
   std::unique_ptr<UnwindGuard> unwind_guard_;
   std::vector<uprobes::UnwindPoint> unwind_points_;
@@ -284,6 +286,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
 void Recorder::on_record(const void* data, size_t size) {
   DecodedRecord r = decoder_.decode(data, size);
   if (r.type == DecodedRecord::Type::FilterHint && relevance_) relevance_->hint();
+  if (r.type == DecodedRecord::Type::Values && !join_values(reorder_, std::move(r.event)))
+    ++values_late_;
   if (r.type != DecodedRecord::Type::Event) return;
   if (r.names_thread) threads_.named(r.event, r.thread_name);
   else threads_.saw(r.event);
@@ -534,6 +538,11 @@ RecordResult Recorder::run() {
   if (r.write_error.empty()) write_exclude_list(detached, opts_.output, plan_.exe_path, opts_.pid);
 
   for (const auto& line : late_.never_seen()) std::fprintf(stderr, "atrace: %s\n", line.c_str());
+  if (values_late_)
+    std::fprintf(stderr,
+                 "atrace: warning: the arguments or return values of %llu call(s) arrived after "
+                 "the call was written, and are missing\n",
+                 static_cast<unsigned long long>(values_late_));
 
   r.events = events_;
   r.lost = lost.total();

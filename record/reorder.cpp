@@ -23,4 +23,12 @@ std::vector<formats::Event> Reorderer::take_until(uint64_t cutoff) {
   return out;
 }
 
+formats::Event* Reorderer::find_held(uint32_t tid, uint64_t ts, formats::EventKind kind,
+                                     uint32_t id) {
+  // From the newest: the event was pushed moments before.
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it)
+    if (it->tid == tid && it->ts == ts && it->kind == kind && it->id == id) return &*it;
+  return nullptr;
+}
+
 }  // namespace atrace

@@ -19,6 +19,10 @@ class Reorderer {
   // order, so a thread's entry and exit with equal stamps stay in order).
   std::vector<formats::Event> take_until(uint64_t cutoff);
   std::vector<formats::Event> take_all() { return take_until(UINT64_MAX); }
+  // The held event of thread `tid` with this time stamp, kind and id (the
+  // newest such), or nullptr; for a record that completes an event
+  // (func_values.h).
+  formats::Event* find_held(uint32_t tid, uint64_t ts, formats::EventKind kind, uint32_t id);
 
   // Events that arrived after their time had been released (out of order in
   // the stream; readers sort them back).

@@ -28,6 +28,7 @@ struct ReportArgs {
   bool syscalls = false;
   bool compensate = false;
   bool long_names = false;
+  std::string group_by;   // --group-by=arg1..arg6|retval
   ReportViewArgs views;   // --tree, --callers, --callees, --diff
   std::string html;       // --html=FILE
   FilterArgs filter;      // --tid, --pid, --comm, --time, --function
@@ -71,6 +72,13 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 2;
   }
+  std::optional<uint8_t> group_slot;
+  if (!args.group_by.empty() && !(group_slot = analysis::parse_group_key(args.group_by))) {
+    std::fprintf(stderr,
+                 "atrace: --group-by: '%s' is not a recorded value (arg1 to arg6, retval)\n",
+                 args.group_by.c_str());
+    return 2;
+  }
   try {
     formats::TraceReader reader(args.input);
     if (filter.any()) reader.select(filter);
@@ -93,6 +101,8 @@ int run_report(const ReportArgs& args) {
     if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
     analysis::ProfileBuilder profile_builder(replay, reader.probes());
     profile_builder.long_names(opt.long_names);
+    std::optional<analysis::ValueGrouper> grouper;
+    if (group_slot) grouper.emplace(replay, *group_slot);
     ReportViewArgs views = args.views;
     views.filter = filter;
     ReportView view(views, replay, reader, opt);
@@ -107,7 +117,10 @@ int run_report(const ReportArgs& args) {
     // After reading: damage found in the events is warned about too.
     for (const auto& w : reader.warnings())
       std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
-    analysis::ReportInput in{reader.header(), profile, reader.warnings()};
+    std::optional<analysis::ValueGroups> groups;
+    if (grouper) groups = grouper->result();
+    analysis::ReportInput in{reader.header(), profile, reader.warnings(),
+                             groups ? &*groups : nullptr};
     if (html)
       return !write_report_html(args.html, html->data(reader, in, opt)) ? 1
              : reader.damaged()                                         ? 3
@@ -164,6 +177,9 @@ void add_report(cli::Command app, int& exit_status) {
   cmd.flag("--long-names", args->long_names,
            "Full demangled names (return type, parameters, template arguments) instead of "
            "short ones; the JSON report has both");
+  cmd.option("--group-by", args->group_by,
+             "Also the calls of each function that recorded it (record --args/--retval) "
+             "grouped by one value: arg1 to arg6 or retval; calls, total and avg per value");
   cmd.option("--format", args->format, "Output format: text or json")
       .type_name("FORMAT")
       .one_of({"text", "json"})

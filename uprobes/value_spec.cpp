@@ -55,6 +55,14 @@ ValueType parse_value_type(const std::string& text, const std::string& context) 
     return ValueSpecError(context + ": unknown type '" + text +
                           "' (i8..i64, u8..u64, x8..x64, i, u, x, p, s)");
   };
+  // Floating-point values travel in the XMM registers. A uprobe's program
+  // sees the trap's pt_regs, which hold only the integer registers; the
+  // vector registers are still live in the CPU (saved to the task only at a
+  // switch), and no BPF helper reads them (docs/arguments.md).
+  if (text == "f" || text == "d" || text == "f32" || text == "f64")
+    throw ValueSpecError(context + ": floating-point values ('" + text +
+                         "') cannot be recorded: they travel in XMM registers, which uprobe "
+                         "programs cannot read");
   if (text == "s") {
     t.is_string = true;
     t.is_signed = false;

@@ -236,7 +236,8 @@ function TimelineView() {
         if (s + d >= ns - tol)
           return t.names[spans[o + 5]] + " \u2014 " + fmtDur(d) + ", from +" + fmtAt(s, px) +
             " to +" + fmtAt(s + d, px) + " on " + who +
-            (r.kind === KIND_CALL ? ", depth " + r.depth : "") + (HOW[spans[o + 6]] || "");
+            (r.kind === KIND_CALL ? ", depth " + r.depth : "") + (HOW[spans[o + 6]] || "") +
+            (t.values && spans[o + 7] ? " \u2014 " + t.values[spans[o + 7]] : "");
       }
     }
     if (r.chi > r.clo) {

@@ -3,6 +3,8 @@
 // trace's script lines must show exactly those, strings that cannot be
 // read must be recorded as such, and the traced program must print what it
 // prints untraced.
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -130,6 +132,104 @@ TEST_F(Args, ClobberingPrefixWouldMoveTheProbe) {
   EXPECT_NE(r.out.find("+5 "), std::string::npos) << r.out;
 }
 
+// A hit of a function with --args makes one decision, emit_func's, and
+// its values record is written with its event: while the link group of the
+// functions with values is rebuilt (a detach: new links, a generation
+// switch, the old links closed; bpf/atrace.bpf.c, struct handover), a kept
+// function seen by two links still gets its values once, and each call
+// its own. target_generations: h00..h31 are called with 0, 1, 2, ... and
+// each detached at --filter-max-calls=100 (32 rebuilds), while a second
+// thread runs kept(n) without pause, 1 + i % 3 for its i-th call, each
+// recursing down to kept(0) and returning r(n) = n * 2654435761 ^ r(n - 1).
+TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
+  std::string trace = file("g.data");
+  Result r =
+      record(trace, "kept,h0*,h1*,h2*,h3*", {Paths::target_generations, "32", "200", tag_arg()},
+             {"--args=kept,h*@arg1/u64", "--retval=kept/u64", "--no-kernel", "--filter=absolute",
+              "--filter-max-calls=100", "--filter-keep=kept"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  Result s = run({Paths::atrace, "script", "-i", trace, "--fields=tid,kind,details"});
+  ASSERT_TRUE(s.exited(0)) << s.describe();
+  auto ret = [](uint64_t n) {
+    uint64_t v = 0;
+    for (uint64_t k = 1; k <= n; ++k) v = (k * 2654435761u) ^ v;
+    return v;
+  };
+  std::map<std::string, std::vector<uint64_t>> stacks;  // by tid: kept's open args
+  std::map<std::string, uint64_t> next_outer;           // by tid: the next outermost arg
+  std::map<std::string, uint64_t> h_next;               // by function: the next arg
+  long kept_entries = 0, kept_exits = 0, detaches = 0;
+  std::istringstream lines(s.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    std::string tid, kind, rest;
+    in >> tid >> kind;
+    std::getline(in, rest);
+    rest = rest.substr(std::min(rest.size(), rest.find_first_not_of(' ')));
+    if (kind == "detach:") ++detaches;
+    if (kind != "entry:" && kind != "exit:") continue;
+    const std::string fn = rest.substr(0, rest.find_first_of(" ("));
+    if (fn == "kept" && kind == "entry:") {
+      ++kept_entries;
+      uint64_t n = 0;
+      ASSERT_EQ(std::sscanf(rest.c_str(), "kept(arg1=%lu)", &n), 1) << line;
+      auto& st = stacks[tid];
+      if (!st.empty()) {
+        ASSERT_EQ(n, st.back() - 1) << line;
+      } else {
+        if (next_outer.count(tid)) {
+          ASSERT_EQ(n, next_outer[tid]) << "a call's values missing or repeated: " << line;
+        }
+        next_outer[tid] = n % 3 + 1;
+      }
+      st.push_back(n);
+    } else if (fn == "kept") {
+      ++kept_exits;
+      auto& st = stacks[tid];
+      ASSERT_FALSE(st.empty()) << line;
+      const size_t eq = rest.rfind(" = ");
+      ASSERT_NE(eq, std::string::npos) << "no return value: " << line;
+      EXPECT_EQ(rest.substr(eq + 3), std::to_string(ret(st.back()))) << line;
+      st.pop_back();
+    } else if (fn.size() == 3 && fn[0] == 'h' && kind == "entry:") {
+      uint64_t x = 0;
+      ASSERT_EQ(std::sscanf(rest.c_str() + 3, "(arg1=%lu)", &x), 1) << line;
+      ASSERT_EQ(x, h_next[fn]++) << line;
+    }
+  }
+  EXPECT_GT(kept_entries, 1000) << s.out.substr(0, 2000);
+  EXPECT_EQ(kept_entries, kept_exits);
+  EXPECT_GE(detaches, 2) << "one rebuild only: no switch under load";
+  EXPECT_EQ(h_next.size(), 32u);
+  for (const auto& [fn, n] : h_next) EXPECT_EQ(n, 100u) << fn;
+}
+
+// An exit is recorded when its entry was, even after its function was
+// turned off (relevance.h: a detached function closes the calls it had in
+// flight); its return value must come with it, by the same decision.
+// target_generations' kept recurses (entries 2, 3, 4 per call by turns), so
+// --filter-max-calls=100 refuses entry 101 inside a call, whose exit comes
+// after the switch-off. (Before the one decision, the values program
+// skipped every hit of a function turned off, and that exit had none.)
+TEST_F(Args, AnExitRecordedAfterTheSwitchOffHasItsValue) {
+  std::string trace = file("m.data");
+  Result r = record(trace, "kept,h00", {Paths::target_generations, "1", "200", tag_arg()},
+                    {"--args=kept@arg1/u64", "--retval=kept/u64", "--no-kernel",
+                     "--filter=absolute", "--filter-max-calls=100"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  long entries = 0, exits = 0, without = 0;
+  for (const auto& c : calls(trace)) {
+    if (c.rfind("kept(arg1=", 0) == 0) ++entries;
+    if (c.rfind("kept", 0) == 0 && c.find('(') == std::string::npos) {
+      ++exits;
+      if (c.find(" = ") == std::string::npos) ++without;
+    }
+  }
+  EXPECT_EQ(entries, 100);
+  EXPECT_GT(exits, 0);
+  EXPECT_EQ(without, 0) << exits << " exits of kept recorded";
+}
+
 TEST_F(Args, BadSpecsSayOneLine) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"--args=ar_string@arg1/q", "unknown type 'q'"},
@@ -137,7 +237,9 @@ TEST_F(Args, BadSpecsSayOneLine) {
       {"--args=ar_string", "is not SELECTOR@ARG"},
       {"--args=ar_string@arg1,", "empty argument"},
       {"--args=nothing_here@arg1", "matches no function --select traces"},
-      {"--retval=ar_name/f32", "unknown type 'f32'"},
+      {"--retval=ar_name/u7", "unknown type 'u7'"},
+      {"--retval=ar_name/f32", "XMM registers, which uprobe programs cannot read"},
+      {"--args=ar_string@arg1/d", "floating-point values ('d') cannot be recorded"},
       {"--retval=nothing_here", "matches no function --select traces"},
   };
   for (const auto& [opt, says] : bad) {

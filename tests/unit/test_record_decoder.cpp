@@ -210,10 +210,10 @@ TEST(RecordDecoder, ShortAndUnknownRecordsAreRefused) {
   }
 }
 
-// --args/--retval: a values record is the args of its thread's next entry
-// or exit of the same function, typed by the spec; one whose event did not
-// come (filtered off, lost) is dropped at the thread's next function record.
-TEST(RecordDecoder, ValuesJoinTheirFunctionEvent) {
+// --args/--retval: a values record (written after its event, stamped
+// alike) is typed by the spec and joined to the held event with the same
+// thread, time stamp, kind and function; never to another call's.
+TEST(RecordDecoder, ValuesJoinTheEventTheyWereWrittenWith) {
   uprobes::FuncValues spec;
   spec.args = {{1, {4, true, false, formats::ArgFormat::Decimal}},
                {2, {8, false, true, formats::ArgFormat::Decimal}},
@@ -221,6 +221,15 @@ TEST(RecordDecoder, ValuesJoinTheirFunctionEvent) {
   spec.has_retval = true;
   spec.retval = {1, true, false, formats::ArgFormat::Decimal};
   RecordDecoder d({}, {}, {{3, spec}});
+  Reorderer held;
+  atrace_rec_hdr e = hdr(ATRACE_REC_FUNC_ENTRY, 3);
+  DecodedRecord r = d.decode(&e, sizeof e);
+  ASSERT_EQ(r.type, Type::Event);
+  held.push(std::move(r.event));
+  atrace_rec_hdr later = e;  // the next call of the same thread and function
+  later.ts += 10;
+  held.push(d.decode(&later, sizeof later).event);
+
   atrace_rec_values_str v{};
   v.v.hdr = hdr(ATRACE_REC_FUNC_VALUES, 3);
   v.v.of_kind = ATRACE_REC_FUNC_ENTRY;
@@ -230,34 +239,47 @@ TEST(RecordDecoder, ValuesJoinTheirFunctionEvent) {
   v.v.nstr = 1;
   v.v.str_state[0] = ATRACE_STR_CUT;
   std::memcpy(v.str[0], "abc", 4);
-  EXPECT_EQ(d.decode(&v, sizeof v).type, Type::Invalid);  // not an event of its own
-  atrace_rec_hdr e = hdr(ATRACE_REC_FUNC_ENTRY, 3);
-  DecodedRecord r = d.decode(&e, sizeof e);
-  ASSERT_EQ(r.type, Type::Event);
-  ASSERT_EQ(r.event.args.size(), 3u);
-  EXPECT_EQ(r.event.args[0].slot, 1);
-  EXPECT_EQ(r.event.args[0].svalue(), -2);
-  EXPECT_TRUE(r.event.args[1].is_string);
-  EXPECT_EQ(r.event.args[1].str, "abc");
-  EXPECT_EQ(r.event.args[1].str_state, formats::StrState::Cut);
-  EXPECT_EQ(r.event.args[1].value, 0x1000u);
-  EXPECT_EQ(r.event.args[2].format, formats::ArgFormat::Hex);
-  EXPECT_EQ(r.event.args[2].value, 0xabcu);
+  r = d.decode(&v, sizeof v);
+  ASSERT_EQ(r.type, Type::Values);  // not an event of its own
+  ASSERT_TRUE(join_values(held, std::move(r.event)));
+  auto out = held.take_all();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[1].args.empty());  // the later call got nothing of it
+  const auto& args = out[0].args;
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[0].slot, 1);
+  EXPECT_EQ(args[0].svalue(), -2);
+  EXPECT_TRUE(args[1].is_string);
+  EXPECT_EQ(args[1].str, "abc");
+  EXPECT_EQ(args[1].str_state, formats::StrState::Cut);
+  EXPECT_EQ(args[1].value, 0x1000u);
+  EXPECT_EQ(args[2].format, formats::ArgFormat::Hex);
+  EXPECT_EQ(args[2].value, 0xabcu);
 
+  // An exit's values: only into that exit; one whose event is not held
+  // (not recorded, already written) joins nothing.
+  atrace_rec_hdr exit = hdr(ATRACE_REC_FUNC_EXIT, 3);
+  atrace_rec_hdr other = hdr(ATRACE_REC_FUNC_EXIT, 4);
+  held.push(d.decode(&other, sizeof other).event);
   atrace_rec_values x{};
   x.hdr = hdr(ATRACE_REC_FUNC_VALUES, 3);
   x.of_kind = ATRACE_REC_FUNC_EXIT;
   x.regs[0] = 0x1ff;  // i8: -1
-  d.decode(&x, sizeof x);
-  atrace_rec_hdr other = hdr(ATRACE_REC_FUNC_EXIT, 4);  // not its exit: the values go
-  EXPECT_TRUE(d.decode(&other, sizeof other).event.args.empty());
-  atrace_rec_hdr exit = hdr(ATRACE_REC_FUNC_EXIT, 3);
-  EXPECT_TRUE(d.decode(&exit, sizeof exit).event.args.empty());
-  d.decode(&x, sizeof x);
-  r = d.decode(&exit, sizeof exit);
-  ASSERT_EQ(r.event.args.size(), 1u);
-  EXPECT_EQ(r.event.args[0].slot, formats::kArgRetval);
-  EXPECT_EQ(r.event.args[0].svalue(), -1);
+  r = d.decode(&x, sizeof x);
+  ASSERT_EQ(r.type, Type::Values);
+  EXPECT_FALSE(join_values(held, formats::Event(r.event)));
+  held.push(d.decode(&exit, sizeof exit).event);
+  ASSERT_TRUE(join_values(held, std::move(r.event)));
+  out = held.take_all();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].args.empty());  // function 4's exit
+  ASSERT_EQ(out[1].args.size(), 1u);
+  EXPECT_EQ(out[1].args[0].slot, formats::kArgRetval);
+  EXPECT_EQ(out[1].args[0].svalue(), -1);
+
+  // A function without a spec: nothing.
+  x.hdr.id = 5;
+  EXPECT_EQ(d.decode(&x, sizeof x).type, Type::Invalid);
 }
 
 }  // namespace

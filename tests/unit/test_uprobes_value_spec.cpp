@@ -79,7 +79,15 @@ TEST(ValueSpec, MistakesSayWhat) {
   EXPECT_NE(
       message([] { parse_arg_rules("f@arg1/s,arg2/s,arg3/s"); }).find("at most 2 string arguments"),
       std::string::npos);
-  EXPECT_NE(message([] { parse_arg_rules("f@arg1/d"); }).find("unknown type 'd'"),
+  EXPECT_NE(message([] { parse_arg_rules("f@arg1/q"); }).find("unknown type 'q'"),
             std::string::npos);
+  // Floating point: refused for what it is (XMM registers), not as a typo.
+  for (const char* fp : {"f@arg1/d", "f@arg1/f", "f@arg1/f32", "f@arg1/f64"})
+    EXPECT_NE(message([fp] {
+                parse_arg_rules(fp);
+              }).find("cannot be recorded: they travel in XMM registers"),
+              std::string::npos)
+        << fp;
+  EXPECT_NE(message([] { parse_retval_rules("f/d"); }).find("XMM registers"), std::string::npos);
   EXPECT_NE(message([] { parse_retval_rules("f/w"); }).find("unknown type 'w'"), std::string::npos);
 }
