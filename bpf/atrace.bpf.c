@@ -119,6 +119,7 @@ struct frame {
 	__u32 id;
 	__u32 pad;
 	__u64 ts; /* entry time minus preempted_ns then */
+	__u64 sp; /* the stack pointer at the entry: the return address's slot */
 };
 /* One hit of a probe runs the program of every link on it, the newest
  * link's first (the kernel puts a new consumer at the head of the uprobe's
@@ -228,6 +229,7 @@ static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_s
 		if (d < ATRACE_FILTER_STACK) {
 			cs->frames[d].id = id;
 			cs->frames[d].ts = ts - cs->preempted_ns - cs->probe_ns;
+			cs->frames[d].sp = sp;
 		}
 		cs->depth = d + 1;
 	}
@@ -257,7 +259,12 @@ static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_st
 		__u32 d = cs->depth - 1;
 
 		if (d < ATRACE_FILTER_STACK) {
-			if (cs->frames[d].id == id) {
+			/* At the exit the return address is popped: sp is the
+			 * entry's + 8. A lower one is the exit of a deeper call
+			 * of the same function whose entry was not recorded (a
+			 * recursion that went on while the function was off):
+			 * it must not close the recorded call around it. */
+			if (cs->frames[d].id == id && sp >= cs->frames[d].sp + 8) {
 				matched = true;
 				entry_ts = cs->frames[d].ts + cs->preempted_ns + cs->probe_ns;
 				cs->depth = d;

@@ -228,6 +228,43 @@ TEST_F(Args, AnExitRecordedAfterTheSwitchOffHasItsValue) {
   EXPECT_EQ(entries, 100);
   EXPECT_GT(exits, 0);
   EXPECT_EQ(without, 0) << exits << " exits of kept recorded";
+
+  // And each recorded exit is its own call's: kept(n) returns
+  // n * 2654435761 ^ kept(n - 1), so the value tells which activation
+  // returned. The exits of the deeper activations whose entries max-calls
+  // refused (the recursion went on while kept was off) must not close the
+  // recorded calls around them (bpf/atrace.bpf.c: the entry's stack pointer).
+  auto kept_of = [](unsigned long n) {
+    unsigned long v = 0;
+    for (unsigned long k = 1; k <= n; k++) v = (k * 2654435761u) ^ v;
+    return v;
+  };
+  Result s = run({Paths::atrace, "script", "-i", trace, "--fields=tid,kind,details"});
+  ASSERT_TRUE(s.exited(0)) << s.describe();
+  std::map<std::string, std::vector<unsigned long>> open;  // tid -> arg1 of open kept calls
+  std::istringstream lines(s.out);
+  long checked = 0, wrong = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    std::string tid, kind, name;
+    in >> tid >> kind >> name;
+    if (name.rfind("kept", 0) != 0) continue;
+    if (kind == "entry:") {
+      open[tid].push_back(std::stoul(name.substr(name.find('=') + 1)));
+    } else if (kind == "exit:" && !open[tid].empty()) {
+      const unsigned long n = open[tid].back();
+      open[tid].pop_back();
+      const size_t eq = line.find(" = ");
+      ASSERT_NE(eq, std::string::npos) << line;
+      ++checked;
+      if (std::stoul(line.substr(eq + 3)) != kept_of(n)) {
+        ++wrong;
+        ADD_FAILURE() << "kept(" << n << ") returned " << kept_of(n) << ": " << line;
+        if (wrong > 5) break;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 100);
 }
 
 TEST_F(Args, BadSpecsSayOneLine) {
