@@ -40,6 +40,10 @@ struct BpfSettings {
   // --args/--retval by function id (record_plan.h); empty: the values
   // programs are not even loaded.
   std::map<uint32_t, uprobes::FuncValues> values;
+  // --stack: some functions record their call stack (the stack program is
+  // not even loaded otherwise), at most stack_depth frames.
+  bool stacks = false;
+  uint32_t stack_depth = 32;
   bool verbose = false;  // calibration problems on stderr
 };
 
@@ -63,6 +67,8 @@ class BpfSession {
   // fault a string's page in; null when none are recorded.
   bpf_program* values_entry_program() const { return values_entry_; }
   bpf_program* values_exit_program() const { return values_exit_; }
+  // The entry program of the functions with --stack; null when none.
+  bpf_program* stack_entry_program() const { return stack_entry_; }
   int ncpus() const { return ncpus_; }
   // How often the rings must be drained not to fill (see bpf_session.cpp).
   uint64_t drain_period_ns() const { return drain_period_ns_; }
@@ -105,6 +111,8 @@ class BpfSession {
   void load(const BpfSettings& s);
   void select_value_programs(const BpfSettings& s, const KernelFeatures& f);
   void fill_values(const BpfSettings& s);
+  void select_stack_program(const BpfSettings& s);
+  bpf_program* stack_entry_ = nullptr;
   bpf_program* values_entry_ = nullptr;
   bpf_program* values_exit_ = nullptr;
 

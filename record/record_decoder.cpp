@@ -111,7 +111,11 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
                                                  : formats::EventKind::FuncExit;
       ev.id = h->id;
       values_.join(ev);
+      stacks_.join(ev);
       break;
+    case ATRACE_REC_FUNC_STACK:  // not an event: the next entry's stack
+      if (size >= sizeof(atrace_rec_stack)) stacks_.hold(data, size);
+      return out;
     case ATRACE_REC_FUNC_VALUES:  // not an event: the next one's args
       if (size >= sizeof(atrace_rec_values)) values_.hold(data, size);
       return out;
@@ -123,7 +127,10 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) {
       out.thread_name = text_of(static_cast<const atrace_rec_comm*>(data)->comm, ATRACE_COMM_LEN);
       out.names_thread = true;
       if (ev.kind == formats::EventKind::Comm) ev.text = out.thread_name;
-      else values_.forget(ev.tid);
+      else {
+        values_.forget(ev.tid);
+        stacks_.forget(ev.tid);
+      }
       break;
     }
     case ATRACE_REC_USDT:

@@ -12,6 +12,7 @@
 #include "formats/trace_types.h"
 #include "record/func_values.h"
 #include "record/module_watch.h"
+#include "record/stack_joiner.h"
 #include "uprobes/usdt_select.h"
 
 namespace atrace {
@@ -48,6 +49,7 @@ class RecordDecoder {
   std::map<uint32_t, std::vector<uprobes::UsdtArg>> usdt_args_;  // by probe id
   std::vector<WatchedModule> modules_;
   ValueJoiner values_;
+  StackJoiner stacks_;
 };
 
 }  // namespace atrace

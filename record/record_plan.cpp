@@ -11,6 +11,7 @@
 #include "record/calibrate.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
+#include "record/stack_rules.h"
 #include "record/unwind_guard.h"
 #include "uprobes/late_modules.h"
 #include "uprobes/library_search.h"
@@ -114,6 +115,7 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
         if (site.path == k.path && site.offset == k.offset) plan.keep_ids.push_back(site.id);
   }
   if (!o.args.empty() || !o.retval.empty()) apply_value_rules(o, ro, plan, sites);
+  if (!o.stack.empty()) apply_stack_rules(o.stack, ro, plan.modules, sites);
   return sites;
 }
 
@@ -131,6 +133,8 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   if ((!o.args.empty() || !o.retval.empty()) && o.select.empty())
     throw uprobes::ValueSpecError(std::string(o.args.empty() ? "--retval" : "--args") +
                                   " needs --select: it names some of the traced functions");
+  if (!o.stack.empty() && o.select.empty())
+    throw uprobes::SelectorError("--stack needs --select: it names some of the traced functions");
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
   if (!o.usdt.empty()) {
     // USDT probes only in mapped modules: their semaphores are set in the

@@ -253,6 +253,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   probes_ = std::make_unique<FunctionProbes>(skel->progs.func_entry, skel->progs.func_exit, where,
                                              multi_);
   probes_->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
+  probes_->set_stack_program(bpf_->stack_entry_program());
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
@@ -484,6 +485,9 @@ RecordResult Recorder::run() {
   bs.filter = opts_.filter;
   bs.max_id = plan_.max_id;
   bs.values = plan_.values;
+  bs.stacks = std::any_of(plan_.sites.begin(), plan_.sites.end(),
+                          [](const uprobes::ProbeSite& s) { return s.with_stack; });
+  bs.stack_depth = opts_.stack_depth;
   bs.verbose = opts_.verbose;
   bpf_ = std::make_unique<BpfSession>(bs, features_);
   // Calibrated before the rings hand anything to the recording: what a
