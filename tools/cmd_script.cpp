@@ -14,6 +14,7 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
+#include "tools/frame_symbols.h"
 
 namespace atrace::tools {
 namespace {
@@ -82,9 +83,13 @@ int run_script(const ScriptArgs& args) {
     std::string buf;
     buf.reserve(kChunk + 4096);
     WriteStatus status = WriteStatus::Ok;
+    // Stack frames are named against the modules loaded so far (record --stack).
+    analysis::FrameResolver frames(module_frame_symbols());
     formats::Event ev;
     while (reader.next(ev)) {
+      frames.on_event(ev);
       formatter.format(ev, buf);
+      if (!ev.stack.empty()) analysis::append_stack_lines(frames.resolve(ev), buf);
       if (buf.size() >= kChunk) {
         status = write_all(buf);
         buf.clear();
