@@ -13,7 +13,7 @@ JOBS      ?= $(shell nproc)
 # (libiberty: the C++ and Rust demangler).
 BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev
+	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev libdw-dev
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,

@@ -64,4 +64,10 @@ std::string arg_name(const formats::ProbeArg& a) {
   return a.slot == formats::kArgRetval ? "retval" : "arg" + std::to_string(a.slot);
 }
 
+std::string arg_name(const formats::ProbeArg& a, const std::vector<std::string>& names) {
+  if (a.slot != formats::kArgRetval && a.slot <= names.size() && !names[a.slot - 1].empty())
+    return names[a.slot - 1];
+  return arg_name(a);
+}
+
 }  // namespace atrace::analysis

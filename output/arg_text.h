@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "formats/trace_types.h"
 
@@ -15,5 +16,7 @@ namespace atrace::analysis {
 void append_arg_value(std::string& out, const formats::ProbeArg& a);
 // "arg2" for argument 2; "retval" for the return value.
 std::string arg_name(const formats::ProbeArg& a);
+// Its name from the probe table (ProbeInfo::arg_names) when it has one.
+std::string arg_name(const formats::ProbeArg& a, const std::vector<std::string>& names);
 
 }  // namespace atrace::analysis

@@ -13,6 +13,7 @@
 #include "record/kernel_groups.h"
 #include "record/stack_rules.h"
 #include "record/unwind_guard.h"
+#include "uprobes/dwarf_params.h"
 #include "uprobes/late_modules.h"
 #include "uprobes/library_search.h"
 #include "uprobes/resolve.h"
@@ -44,6 +45,24 @@ void say_waiting(const std::vector<uprobes::Module>& modules,
   }
 }
 
+// FUNC@auto: the function's parameters from its debug information, named
+// in the probe table; those not read are said, one line each.
+std::vector<uprobes::ArgSpec> auto_args(const uprobes::ValueRule& rule, uprobes::ProbeSite& site) {
+  auto params = uprobes::dwarf_params(site.path, site.build_id, site.address);
+  if (!params)
+    throw uprobes::ValueSpecError("--args: '" + rule.text + "': no debug information for " +
+                                  site.name + " in " + site.module +
+                                  " (build it with -g, or name its arguments: FUNC@arg1/TYPE,...)");
+  for (const auto& note : params->notes)
+    std::fprintf(stderr, "atrace: --args=%s@auto: %s\n", site.name.c_str(), note.c_str());
+  site.arg_names.clear();
+  for (const auto& a : params->args) {
+    if (site.arg_names.size() < a.slot) site.arg_names.resize(a.slot);
+    site.arg_names[a.slot - 1] = a.name;
+  }
+  return params->args;
+}
+
 // --args/--retval: each rule's functions among the traced ones get its
 // values, and their entry probe goes back to the first instruction: a probe
 // placed further (uprobes/placement.h) may run after the prefix has
@@ -73,6 +92,8 @@ void apply_value_rules(const RecordOptions& o, uprobes::ResolveOptions ro, Recor
         if (rule.has_retval) {
           v.has_retval = true;
           v.retval = rule.retval;
+        } else if (rule.auto_args) {
+          v.args = auto_args(rule, site);
         } else {
           v.args = rule.args;
         }
@@ -158,6 +179,7 @@ formats::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
   p.path_kind = s.entry_path;
   p.build_id = s.build_id;
   p.entry_delta = s.entry_delta;
+  p.arg_names = s.arg_names;
   return p;
 }
 
