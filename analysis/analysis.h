@@ -8,6 +8,8 @@
 //   export_timeline.h     listener: the spans timeline viewers draw
 //   timeline_downsample.h the HTML timeline's sampling of those spans
 //   function_names.h      how every view names a function
+//   stack_callers.h       listener: callers named by recorded call stacks
+//   stack_frames.h        the addresses of recorded call stacks, named
 //   syscall_names.h       system call numbers to names
 //   value_groups.h        listener: calls grouped by a recorded argument (--group-by)
 #pragma once
@@ -17,6 +19,8 @@
 #include "analysis/export_timeline.h"
 #include "analysis/function_names.h"
 #include "analysis/profile.h"
+#include "analysis/stack_callers.h"
+#include "analysis/stack_frames.h"
 #include "analysis/syscall_names.h"
 #include "analysis/timeline_downsample.h"
 #include "analysis/value_groups.h"

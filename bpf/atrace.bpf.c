@@ -11,6 +11,8 @@
  *   func_exit      uretprobe of the same function
  *   func_*_values  the same with the function's arguments / return value
  *                  (record --args/--retval: atrace_values.bpf.h)
+ *   func_entry_stack  the same with the user call stack (record --stack:
+ *                  atrace_stack.bpf.h)
  *   calls_after_stop  per thread, once the recording stops: calls begun since,
  *                  whose exits are not recorded (stop_gate)
  *   usdt_hit       a USDT probe (libbpf's USDT support reads its arguments)
@@ -386,3 +388,4 @@ int func_exit(struct pt_regs *ctx)
 #include "bpf/atrace_kernel.bpf.h"
 #include "bpf/atrace_module.bpf.h"
 #include "bpf/atrace_values.bpf.h"
+#include "bpf/atrace_stack.bpf.h"

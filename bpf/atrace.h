@@ -46,6 +46,9 @@ enum atrace_rec_kind {
 	ATRACE_REC_FUNC_VALUES = 4, /* rec_values: id = function id; the arguments or
 				     * return value of the entry or exit record of that
 				     * thread, id and ts (record --args/--retval) */
+	ATRACE_REC_FUNC_STACK = 5,  /* rec_stack: id = function id; the user call stack
+				     * of the entry record of that thread, id and ts
+				     * (record --stack) */
 	ATRACE_REC_SWITCH_OUT = 16, /* rec_args: id = prev_state, arg0 = next tid */
 	ATRACE_REC_SWITCH_IN = 17,  /* rec_args: arg0 = prev tid */
 	ATRACE_REC_WAKEUP = 18,     /* rec_args: arg0 = waker tid, arg1 = target cpu */
@@ -218,6 +221,29 @@ struct atrace_rec_values {
 struct atrace_rec_values_str {
 	struct atrace_rec_values v;
 	char str[ATRACE_VALUE_STRS][ATRACE_VALUE_STR_LEN];
+};
+
+/*
+ * User call stacks at the entry of selected functions (record --stack;
+ * bpf/atrace_stack.bpf.h): bpf_get_stack(BPF_F_USER_STACK) walks the frame
+ * pointers. The record is one of two sizes, by the depth asked for, so
+ * the default depth does not reserve room for the largest.
+ */
+#define ATRACE_STACK_SMALL 32  /* frames of the small record (the default depth) */
+#define ATRACE_STACK_MAX 127   /* the cap: the kernel's default perf_event_max_stack */
+struct atrace_rec_stack {
+	struct atrace_rec_hdr hdr;
+	__u64 ret_addr; /* [rsp] at the entry: the caller's return address */
+	__u32 nframes;  /* frames in ips */
+	__u32 pad;
+	__u64 ips[ATRACE_STACK_SMALL]; /* innermost first; ips[0] = the function */
+};
+struct atrace_rec_stack_big {
+	struct atrace_rec_hdr hdr;
+	__u64 ret_addr;
+	__u32 nframes;
+	__u32 pad;
+	__u64 ips[ATRACE_STACK_MAX];
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

@@ -96,6 +96,29 @@ static uint64_t read_sized(ByteReader& p, uint8_t size, bool is_signed) {
   return v;
 }
 
+// FUNC_STACK (FORMAT.md, kind 35): the count, the innermost address, then
+// each next one as a signed difference (frames of one module are close).
+static void encode_func_stack(const std::vector<uint64_t>& stack, ByteWriter& out) {
+  const size_t n = std::min(stack.size(), kMaxStackFrames);
+  out.u8(static_cast<uint8_t>(n));
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    out.svarint(static_cast<int64_t>(stack[i] - prev));
+    prev = stack[i];
+  }
+}
+
+static void decode_func_stack(ByteReader& p, std::vector<uint64_t>& stack) {
+  const unsigned n = p.u8();
+  if (n > kMaxStackFrames) throw Malformed{};
+  stack.resize(n);
+  uint64_t prev = 0;
+  for (auto& a : stack) {
+    a = prev + static_cast<uint64_t>(p.svarint());
+    prev = a;
+  }
+}
+
 static void decode_func_values(ByteReader& p, std::vector<ProbeArg>& args) {
   args.resize(p.u8());
   for (auto& a : args) {
@@ -197,7 +220,14 @@ void BlockBuilder::add(const Event& ev) {
     payload_.clear();
     encode_func_values(ev.args, payload_);
   }
-  size_t need = kMaxEventBytes + (with_payload || with_values ? 13 + payload_.size() : 0);
+  // And its call stack as a FUNC_STACK record (delta 0), after the values.
+  const bool with_stack = !ev.stack.empty() && ev.kind == EventKind::FuncEntry;
+  if (with_stack) {
+    stack_.clear();
+    encode_func_stack(ev.stack, stack_);
+  }
+  size_t need = kMaxEventBytes + (with_payload || with_values ? 13 + payload_.size() : 0) +
+                (with_stack ? 13 + stack_.size() : 0);
   if (len_ + need > buf_.size())
     buf_.resize(std::max<size_t>({4096, buf_.size() * 2, len_ + need}));
   if (meta_.count == 0) {
@@ -247,6 +277,15 @@ void BlockBuilder::add(const Event& ev) {
     len_ += payload_.size();
     meta_.count++;
   }
+  if (with_stack) {
+    buf_[len_++] = kFuncStack;
+    put_varint(0);
+    put_varint(stack_.size());
+    std::copy(stack_.buf().begin(), stack_.buf().end(),
+              buf_.begin() + static_cast<ptrdiff_t>(len_));
+    len_ += stack_.size();
+    meta_.count++;
+  }
   cpu_ = ev.cpu;
   meta_.last_ts = ev.ts;
   meta_.count++;
@@ -289,6 +328,16 @@ void BlockCursor::take_values(Event& ev) {
   if (in_.varint() != 0) throw Malformed{};
   ByteReader p(in_.take(in_.varint()));
   decode_func_values(p, ev.args);
+  decoded_++;
+}
+
+// The FUNC_STACK record after a function entry (and its values), if any.
+void BlockCursor::take_stack(Event& ev) {
+  if (decoded_ >= meta_.count || in_.peek_u8() != kFuncStack) return;
+  in_.u8();
+  if (in_.varint() != 0) throw Malformed{};
+  ByteReader p(in_.take(in_.varint()));
+  decode_func_stack(p, ev.stack);
   decoded_++;
 }
 

@@ -58,6 +58,7 @@ class BlockBuilder {
   }
   std::vector<uint8_t> buf_;
   ByteWriter payload_;          // a kernel event's payload, before its length
+  ByteWriter stack_;            // a FUNC_STACK's payload
   std::vector<uint32_t> open_;  // probe ids of the block's open entries
   size_t len_ = 0;
   BlockMeta meta_;
@@ -131,6 +132,8 @@ class BlockCursor {
     }
     decoded_++;
     if (kind <= v2::kFuncReturn && kind != v2::kThreadExit) take_values(ev);
+    if (!ev.stack.empty()) ev.stack.clear();
+    if (kind == v2::kFuncEntry) take_stack(ev);
     ev.ts = ts_;
     ev.pid = meta_.pid;
     ev.tid = meta_.tid;
@@ -148,6 +151,7 @@ class BlockCursor {
   uint16_t read_cpu();
   void take_payload(Event& ev);
   void take_values(Event& ev);
+  void take_stack(Event& ev);
   void skip_payload(uint8_t kind, UnknownKindCounts& unknown);
 
   ByteReader in_;

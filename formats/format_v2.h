@@ -90,8 +90,12 @@ enum PayloadKind : uint8_t {
   // FUNC_EXIT / FUNC_RETURN just before it in the block (delta 0). The
   // reader puts them in that event's args; older readers skip it.
   kFuncValues = 34,
+  // Not an event: the user call stack at the FUNC_ENTRY before it (after
+  // its FUNC_VALUES, if any), delta 0. The reader puts it in that event's
+  // stack; older readers skip it.
+  kFuncStack = 35,
 };
-constexpr uint8_t kLastDefinedKind = kFuncValues;
+constexpr uint8_t kLastDefinedKind = kFuncStack;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it, and LOST (the footer has the totals).
 constexpr uint8_t kLastApiKind = kGap;

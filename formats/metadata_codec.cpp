@@ -108,7 +108,9 @@ void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings
       e.varint(strings.id(p.module));
       e.varint(strings.id(p.path));
       e.varint(strings.id(p.build_id));
-      e.varint(p.entry_delta);  // appended after the first 2.0 writers
+      e.varint(p.entry_delta);       // appended after the first 2.0 writers
+      e.varint(p.arg_names.size());  // appended with --args=FUNC@auto
+      for (const auto& n : p.arg_names) e.varint(strings.id(n));
     });
   }
 }
@@ -129,6 +131,11 @@ std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::strin
     p.path = string_at(strings, e.varint());
     p.build_id = string_at(strings, e.varint());
     if (e.left()) p.entry_delta = e.varint();  // older writers end before it
+    if (e.left()) {
+      uint64_t names = e.varint();
+      if (names > kMaxFuncArgs) throw Malformed{};
+      for (uint64_t i = 0; i < names; i++) p.arg_names.push_back(string_at(strings, e.varint()));
+    }
   }
   return out;
 }

@@ -154,6 +154,7 @@ struct ProbeArg {
 constexpr uint8_t kArgRetval = 0;    // ProbeArg::slot of a return value
 constexpr uint8_t kMaxFuncArgs = 6;  // arg1..arg6: the SysV integer registers
 constexpr size_t kUsdtStringMax = 127;
+constexpr size_t kMaxStackFrames = 127;  // FUNC_STACK's bound (bpf/atrace.h's cap)
 
 struct Event;
 // A ModuleLoad/ModuleUnload event's build id ("" for other kinds), and the
@@ -173,6 +174,11 @@ struct Event {
   uint64_t arg1 = 0;
   std::string text;
   std::vector<ProbeArg> args;
+  // A FuncEntry recorded with `record --stack`: the user call stack at the
+  // entry, innermost first (stack[0] is in the function itself, stack[1]
+  // is the return address into its caller), as addresses in the process;
+  // at most kMaxStackFrames.
+  std::vector<uint64_t> stack;
 
   int64_t sarg0() const { return static_cast<int64_t>(arg0); }
   int64_t sarg1() const { return static_cast<int64_t>(arg1); }
@@ -211,6 +217,9 @@ struct ProbeInfo {
   // Bytes from the function's first instruction to the probed one
   // (uprobes/placement.h); 0 at the entry, and in files that predate it.
   uint64_t entry_delta = 0;
+  // The names of its recorded arguments, by slot - 1 ("" where unnamed):
+  // from debug info with `record --args=FUNC@auto`; empty otherwise.
+  std::vector<std::string> arg_names;
 };
 
 // Where and how a function's entry probe runs, as shown by `list` and

@@ -95,4 +95,10 @@ void append_value_args(std::vector<InstantArg>& out, const std::vector<formats::
   }
 }
 
+std::string arg_name(const formats::ProbeArg& a, const std::vector<std::string>& names) {
+  if (a.slot != formats::kArgRetval && a.slot <= names.size() && !names[a.slot - 1].empty())
+    return names[a.slot - 1];
+  return arg_name(a);
+}
+
 }  // namespace atrace::analysis

@@ -26,5 +26,7 @@ std::string values_text(const std::vector<formats::ProbeArg>& args);
 // its text, or as append_arg_value spells it when it is not whole (NULL,
 // <unreadable 0x...>, a cut one).
 void append_value_args(std::vector<InstantArg>& out, const std::vector<formats::ProbeArg>& args);
+// Its name from the probe table (ProbeInfo::arg_names) when it has one.
+std::string arg_name(const formats::ProbeArg& a, const std::vector<std::string>& names);
 
 }  // namespace atrace::analysis

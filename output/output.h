@@ -5,6 +5,7 @@
 //   render_views.h  --tree, --callers, --callees, --diff
 //   report_html.h   the self-contained HTML report
 //   script_format.h `atrace script`: one line per event
+//   script_stack.h  `atrace script`: the call stack after an entry
 //   export.h        `atrace convert`: every exporter
 //   export_graph.h  the exporters built from the call tree
 #pragma once
@@ -15,3 +16,4 @@
 #include "output/report.h"
 #include "output/report_html.h"
 #include "output/script_format.h"
+#include "output/script_stack.h"

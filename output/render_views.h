@@ -55,12 +55,15 @@ std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& f
 
 // --callers=FUNC / --callees=FUNC (either may be empty): for each function
 // FUNC names, its callers (the calls of it each made, their inclusive and
-// self time) and its callees (the calls it made to each).
+// self time) and its callees (the calls it made to each). With `stacks`
+// (a trace recorded with --stack), the callers its entries' call stacks
+// name follow, traced or not, each said to come from the stacks.
 std::string render_callers_text(const ReportInput& in, const CallTree& tree,
-                                const std::string& callers, const std::string& callees);
+                                const std::string& callers, const std::string& callees,
+                                const StackCallers* stacks = nullptr);
 std::string render_callers_json(const ReportInput& in, const ReportOptions& opt,
                                 const CallTree& tree, const std::string& callers,
-                                const std::string& callees);
+                                const std::string& callees, const StackCallers* stacks = nullptr);
 
 // --diff: one trace (`base`) against another (`other`); `*_file` name them.
 struct DiffInput {

@@ -106,6 +106,40 @@ json rows_json(const CallTree& tree, const std::map<uint32_t, Row>& rows) {
   return out;
 }
 
+// A caller named by a call stack, as the report shows it.
+std::string stack_caller_label(const StackCaller& c) {
+  return c.function.empty() ? "[unknown]" : base::base_name(c.function);
+}
+
+// The callers FUNC's entries' call stacks name (record --stack).
+void print_stack_callers(std::ostream& out, const StackCallers& stacks, uint32_t id,
+                         uint64_t calls) {
+  auto rows = stacks.callers_of(id);
+  if (rows.empty()) return;
+  out << "  From call stacks (" << stacks.stacks_of(id) << " of its " << calls
+      << (calls == 1 ? " call" : " calls") << " have one), traced callers or not:\n";
+  Table t;
+  t.add({"Calls", "Caller", "Module", "Traced"});
+  for (const auto& r : rows)
+    t.add({std::to_string(r.calls), stack_caller_label(r), r.module.empty() ? "?" : r.module,
+           r.traced ? "yes" : "no (stack)"});
+  std::ostringstream table;
+  t.print(table);
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) out << "    " << line << '\n';
+}
+
+json stack_callers_json(const StackCallers& stacks, uint32_t id) {
+  json out = json::array();
+  for (const auto& r : stacks.callers_of(id))
+    out.push_back(json{{"name", r.function.empty() ? "[unknown]" : r.function},
+                       {"short_name", stack_caller_label(r)},
+                       {"module", r.module},
+                       {"calls", r.calls},
+                       {"traced", r.traced}});
+  return out;
+}
+
 // The node of function `id` that names it (any will do).
 uint32_t node_of(const CallTree& tree, uint32_t id) {
   uint32_t found = CallTree::kRoot;
@@ -119,7 +153,8 @@ uint32_t node_of(const CallTree& tree, uint32_t id) {
 }
 
 json view_json(const CallTree& tree, const std::vector<FunctionTotals>& all,
-               const std::string& func, const char* option, bool callers) {
+               const std::string& func, const char* option, bool callers,
+               const StackCallers* stacks) {
   json out = json::array();
   for (uint32_t id : functions_named(tree, func, option)) {
     const FunctionTotals* f = totals_of(all, id);
@@ -132,6 +167,8 @@ json view_json(const CallTree& tree, const std::vector<FunctionTotals>& all,
              {"total_ns", f->total_ns},
              {"self_ns", f->self_ns},
              {callers ? "callers" : "callees", rows_json(tree, rows_of(tree, id, callers))}});
+    if (callers && stacks && stacks->stacks_of(id))
+      out.back()["stack_callers"] = stack_callers_json(*stacks, id);
   }
   return out;
 }
@@ -155,7 +192,8 @@ std::vector<uint32_t> functions_named(const CallTree& tree, const std::string& f
 }
 
 std::string render_callers_text(const ReportInput& in, const CallTree& tree,
-                                const std::string& callers, const std::string& callees) {
+                                const std::string& callers, const std::string& callees,
+                                const StackCallers* stacks) {
   std::ostringstream out;
   const auto all = tree.functions();
   bool first = true;
@@ -173,6 +211,7 @@ std::string render_callers_text(const ReportInput& in, const CallTree& tree,
       auto rows = rows_of(tree, id, want_callers);
       if (rows.empty()) out << "  none: it called no traced function\n";
       else print_rows(out, tree, rows, want_callers ? "Caller" : "Callee");
+      if (want_callers && stacks) print_stack_callers(out, *stacks, id, f->calls);
     }
   }
   out << "\nCalls, Total, Self: the calls along that caller -> callee pair and their time";
@@ -184,11 +223,11 @@ std::string render_callers_text(const ReportInput& in, const CallTree& tree,
 
 std::string render_callers_json(const ReportInput& in, const ReportOptions& opt,
                                 const CallTree& tree, const std::string& callers,
-                                const std::string& callees) {
+                                const std::string& callees, const StackCallers* stacks) {
   const auto all = tree.functions();
   json doc = json::parse(render_json(in, opt));
-  if (!callers.empty()) doc["callers"] = view_json(tree, all, callers, "--callers", true);
-  if (!callees.empty()) doc["callees"] = view_json(tree, all, callees, "--callees", false);
+  if (!callers.empty()) doc["callers"] = view_json(tree, all, callers, "--callers", true, stacks);
+  if (!callees.empty()) doc["callees"] = view_json(tree, all, callees, "--callees", false, nullptr);
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -243,7 +243,7 @@ ScriptFormatter::ScriptFormatter(const formats::TraceHeader& header,
     std::string name = escaped(p.name);
     const size_t bare = name.size();
     if (!p.module.empty() && p.module != main) name += " [" + escaped(p.module) + "]";
-    functions_[p.id] = Function{std::move(name), bare};
+    functions_[p.id] = Function{std::move(name), bare, p.arg_names};
   }
   for (const auto& t : threads) table_names_[t.tid] = escaped(t.name);
 }
@@ -312,7 +312,7 @@ void ScriptFormatter::function_details(const formats::Event& ev, std::string& ou
     out += '(';
     for (size_t i = 0; i < ev.args.size(); i++) {
       if (i) out += ", ";
-      out += arg_name(ev.args[i]);
+      out += arg_name(ev.args[i], functions_[ev.id].arg_names);
       out += '=';
       append_arg_value(out, ev.args[i]);
     }

@@ -71,8 +71,9 @@ class ScriptFormatter : private ReplayListener {
     uint64_t syscall_ts = 0;
   };
   struct Function {
-    std::string name;  // with " [module]" when not the main module's
-    size_t bare = 0;   // the length of the name without that tag
+    std::string name;                    // with " [module]" when not the main module's
+    size_t bare = 0;                     // the length of the name without that tag
+    std::vector<std::string> arg_names;  // ProbeInfo::arg_names
   };
 
   Thread& thread(const formats::Event& ev);

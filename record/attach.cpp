@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "record/uprobe_multi.h"
@@ -35,8 +36,11 @@ uint64_t cookie(const uprobes::ProbeSite& s, uint32_t gen) {
 
 }  // namespace
 
-// A group's sites all have values or none has (attach()).
+// A group's sites all have values or none has, and all stacks or none
+// (attach()). The stack program runs the values program's entry part too.
 bpf_program* FunctionProbes::program(const Group& g, bool ret) const {
+  const bool stack = !g.sites.empty() && g.sites.front().with_stack && stack_entry_prog_;
+  if (stack && !ret) return stack_entry_prog_;
   const bool values = !g.sites.empty() && g.sites.front().with_values && values_entry_prog_;
   if (values) return ret ? values_exit_prog_ : values_entry_prog_;
   return ret ? exit_prog_ : entry_prog_;
@@ -91,8 +95,8 @@ std::vector<AttachFailure> FunctionProbes::attach(const std::vector<uprobes::Pro
     }
     return failures;
   }
-  std::map<std::pair<std::string, bool>, std::vector<const uprobes::ProbeSite*>> by_module;
-  for (const auto& s : sites) by_module[{s.path, s.with_values}].push_back(&s);
+  std::map<std::tuple<std::string, bool, bool>, std::vector<const uprobes::ProbeSite*>> by_module;
+  for (const auto& s : sites) by_module[{s.path, s.with_values, s.with_stack}].push_back(&s);
   for (auto& [path, group] : by_module) attach_multi_split(group, failures);
   return failures;
 }

@@ -82,6 +82,8 @@ class FunctionProbes {
     values_entry_prog_ = entry;
     values_exit_prog_ = exit;
   }
+  // The entry program of the sites with_stack (--stack), grouped apart too.
+  void set_stack_program(bpf_program* entry) { stack_entry_prog_ = entry; }
   FunctionProbes(const FunctionProbes&) = delete;
   FunctionProbes& operator=(const FunctionProbes&) = delete;
 
@@ -117,6 +119,7 @@ class FunctionProbes {
   bpf_program* exit_prog_;
   bpf_program* values_entry_prog_ = nullptr;
   bpf_program* values_exit_prog_ = nullptr;
+  bpf_program* stack_entry_prog_ = nullptr;
   pid_t pid_;
   bool multi_;
   std::vector<Group> groups_;

@@ -67,6 +67,7 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
       std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs, kMaxDrainPeriodNs);
   select_kernel_programs(s, f);
   select_value_programs(s, f);
+  select_stack_program(s);
   load(s);
   fill_values(s);
   if (s.multi)
@@ -90,6 +91,18 @@ void BpfSession::select_value_programs(const BpfSettings& s, const KernelFeature
     bpf_program__set_expected_attach_type(values_entry_, t);
     bpf_program__set_expected_attach_type(values_exit_, t);
   }
+}
+
+void BpfSession::select_stack_program(const BpfSettings& s) {
+  bpf_program* p = skel_->progs.func_entry_stack;
+  bpf_program__set_autoload(p, s.stacks);
+  if (!s.stacks) return;
+  stack_entry_ = p;
+  skel_->rodata->stack_depth = s.stack_depth;
+  skel_->rodata->stack_values = !s.values.empty();
+  if (s.multi)
+    bpf_program__set_expected_attach_type(p,
+                                          static_cast<enum bpf_attach_type>(kBpfTraceUprobeMulti));
 }
 
 // Each function's spec, where the programs look it up by id.
@@ -226,8 +239,10 @@ formats::LostCounts BpfSession::read_lost(std::string* by_kind) const {
     if (by_kind && kind_total)
       *by_kind +=
           (by_kind->empty() ? "" : ", ") + std::to_string(kind_total) + " " +
-          (k == ATRACE_REC_FUNC_VALUES ? "values"  // a record, not an event of its own
-                                       : formats::to_string(static_cast<formats::EventKind>(k)));
+          // Records of their own that complete an event, not events.
+          (k == ATRACE_REC_FUNC_VALUES  ? "values"
+           : k == ATRACE_REC_FUNC_STACK ? "stack"
+                                        : formats::to_string(static_cast<formats::EventKind>(k)));
   }
   return lost;
 }

@@ -41,6 +41,10 @@ struct BpfSettings {
   // --args/--retval by function id (record_plan.h); empty: the values
   // programs are not even loaded.
   std::map<uint32_t, uprobes::FuncValues> values;
+  // --stack: some functions record their call stack (the stack program is
+  // not even loaded otherwise), at most stack_depth frames.
+  bool stacks = false;
+  uint32_t stack_depth = 32;
   bool verbose = false;  // calibration problems on stderr
 };
 
@@ -67,6 +71,8 @@ class BpfSession {
   // The argument specs of USDT sites on uprobe_multi links; null when the
   // USDT programs were loaded for libbpf's perf-event links.
   UsdtSpecTable* usdt_specs() const { return usdt_specs_.get(); }
+  // The entry program of the functions with --stack; null when none.
+  bpf_program* stack_entry_program() const { return stack_entry_; }
   int ncpus() const { return ncpus_; }
   // How often the rings must be drained not to fill (see bpf_session.cpp).
   uint64_t drain_period_ns() const { return drain_period_ns_; }
@@ -109,6 +115,8 @@ class BpfSession {
   void load(const BpfSettings& s);
   void select_value_programs(const BpfSettings& s, const KernelFeatures& f);
   void fill_values(const BpfSettings& s);
+  void select_stack_program(const BpfSettings& s);
+  bpf_program* stack_entry_ = nullptr;
   bpf_program* values_entry_ = nullptr;
   bpf_program* values_exit_ = nullptr;
   std::unique_ptr<UsdtSpecTable> usdt_specs_;

@@ -115,6 +115,14 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       if (size >= sizeof(atrace_rec_values) && values_.decode(data, size, ev))
         out.type = DecodedRecord::Type::Values;
       return out;
+    case ATRACE_REC_FUNC_STACK:  // not an event: the stack of one entry
+      if (size >= sizeof(atrace_rec_stack)) {
+        ev.kind = formats::EventKind::FuncEntry;
+        ev.id = h->id;
+        ev.stack = stack_frames(data, size);
+        out.type = DecodedRecord::Type::Stack;
+      }
+      return out;
     case ATRACE_REC_THREAD_EXIT:
     case ATRACE_REC_COMM: {
       if (size < sizeof(atrace_rec_comm)) return out;

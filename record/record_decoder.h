@@ -12,6 +12,7 @@
 #include "formats/trace_types.h"
 #include "record/func_values.h"
 #include "record/module_watch.h"
+#include "record/stack_joiner.h"
 #include "uprobes/usdt_select.h"
 
 namespace atrace {
@@ -22,6 +23,8 @@ struct DecodedRecord {
     FilterHint,  // a program turned a function off: the filters decide now
     Values,      // `event` is the key and args of an event already decoded
                  // (--args/--retval: func_values.h, join_values)
+    Stack,       // `event` is the key and stack of an entry already decoded
+                 // (--stack: stack_joiner.h, join_stack)
     Invalid,     // too short for its kind, or a kind this recorder does not know
   };
   Type type = Type::Invalid;

@@ -12,7 +12,9 @@
 #include "record/exec_follow.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
+#include "record/stack_rules.h"
 #include "record/unwind_guard.h"
+#include "uprobes/dwarf_params.h"
 #include "uprobes/late_modules.h"
 #include "uprobes/library_search.h"
 #include "uprobes/resolve.h"
@@ -65,6 +67,24 @@ void add_waited_modules(const RecordOptions& o, const std::vector<uprobes::UsdtS
   uprobes::add_late_modules(named, plan.modules, ld_library_path);
 }
 
+// FUNC@auto: the function's parameters from its debug information, named
+// in the probe table; those not read are said, one line each.
+std::vector<uprobes::ArgSpec> auto_args(const uprobes::ValueRule& rule, uprobes::ProbeSite& site) {
+  auto params = uprobes::dwarf_params(site.path, site.build_id, site.address);
+  if (!params)
+    throw uprobes::ValueSpecError("--args: '" + rule.text + "': no debug information for " +
+                                  site.name + " in " + site.module +
+                                  " (build it with -g, or name its arguments: FUNC@arg1/TYPE,...)");
+  for (const auto& note : params->notes)
+    std::fprintf(stderr, "atrace: --args=%s@auto: %s\n", site.name.c_str(), note.c_str());
+  site.arg_names.clear();
+  for (const auto& a : params->args) {
+    if (site.arg_names.size() < a.slot) site.arg_names.resize(a.slot);
+    site.arg_names[a.slot - 1] = a.name;
+  }
+  return params->args;
+}
+
 // --args/--retval: each rule's functions among the traced ones get its
 // values, and their entry probe goes back to the first instruction: a probe
 // placed further (uprobes/placement.h) may run after the prefix has
@@ -94,6 +114,8 @@ void apply_value_rules(const RecordOptions& o, uprobes::ResolveOptions ro, Recor
         if (rule.has_retval) {
           v.has_retval = true;
           v.retval = rule.retval;
+        } else if (rule.auto_args) {
+          v.args = auto_args(rule, site);
         } else {
           v.args = rule.args;
         }
@@ -127,6 +149,7 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
         if (site.path == k.path && site.offset == k.offset) plan.keep_ids.push_back(site.id);
   }
   if (!o.args.empty() || !o.retval.empty()) apply_value_rules(o, ro, plan, sites);
+  if (!o.stack.empty()) apply_stack_rules(o.stack, ro, plan.modules, sites);
   return sites;
 }
 
@@ -147,6 +170,8 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
                                   " needs --select: it names some of the traced functions");
   const std::vector<uprobes::UsdtSpec> usdt = uprobes::parse_usdt_specs(o.usdt);
   if (probes) add_waited_modules(o, usdt, ld_library_path, plan);
+  if (!o.stack.empty() && o.select.empty())
+    throw uprobes::SelectorError("--stack needs --select: it names some of the traced functions");
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
   // A module not loaded yet is probed like a mapped one, USDT probes too:
   // the kernel sets a semaphore (uprobe ref_ctr_offset) in each mapping of
@@ -167,6 +192,7 @@ formats::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
   p.path_kind = s.entry_path;
   p.build_id = s.build_id;
   p.entry_delta = s.entry_delta;
+  p.arg_names = s.arg_names;
   return p;
 }
 

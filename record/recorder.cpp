@@ -35,6 +35,7 @@
 #include "record/relevance.h"
 #include "record/reorder.h"
 #include "record/status_line.h"
+#include "record/stack_joiner.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
 #include "record/thread_table.h"
@@ -103,8 +104,9 @@ class Recorder {
   Reorderer reorder_;
   StatusLine status_;
   uint64_t events_ = 0;
-  // Values records whose event had already left the reorder window.
-  uint64_t values_late_ = 0;
+  // Values and stack records whose event had already left the reorder
+  // window.
+  uint64_t values_late_ = 0, stacks_late_ = 0;
   uint64_t last_event_ts_ = 0;
   std::unique_ptr<UnwindGuard> unwind_guard_;
   std::vector<uprobes::UnwindPoint> unwind_points_;
@@ -252,6 +254,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
   probes_ = std::make_unique<FunctionProbes>(skel->progs.func_entry, skel->progs.func_exit, where,
                                              multi_);
   probes_->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
+  probes_->set_stack_program(bpf_->stack_entry_program());
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
@@ -288,6 +291,8 @@ void Recorder::on_record(const void* data, size_t size) {
   if (r.type == DecodedRecord::Type::FilterHint && relevance_) relevance_->hint();
   if (r.type == DecodedRecord::Type::Values && !join_values(reorder_, std::move(r.event)))
     ++values_late_;
+  if (r.type == DecodedRecord::Type::Stack && !join_stack(reorder_, std::move(r.event)))
+    ++stacks_late_;
   if (r.type != DecodedRecord::Type::Event) return;
   if (r.names_thread) threads_.named(r.event, r.thread_name);
   else threads_.saw(r.event);
@@ -414,6 +419,9 @@ RecordResult Recorder::run() {
   bs.filter = opts_.filter;
   bs.max_id = plan_.max_id;
   bs.values = plan_.values;
+  bs.stacks = std::any_of(plan_.sites.begin(), plan_.sites.end(),
+                          [](const uprobes::ProbeSite& s) { return s.with_stack; });
+  bs.stack_depth = opts_.stack_depth;
   bs.verbose = opts_.verbose;
   bpf_ = std::make_unique<BpfSession>(bs, features_);
   // Calibrated before the rings hand anything to the recording: what a
@@ -543,6 +551,11 @@ RecordResult Recorder::run() {
                  "atrace: warning: the arguments or return values of %llu call(s) arrived after "
                  "the call was written, and are missing\n",
                  static_cast<unsigned long long>(values_late_));
+  if (stacks_late_)
+    std::fprintf(stderr,
+                 "atrace: warning: the call stacks of %llu call(s) arrived after the call was "
+                 "written, and are missing\n",
+                 static_cast<unsigned long long>(stacks_late_));
 
   r.events = events_;
   r.lost = lost.total();

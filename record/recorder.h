@@ -26,6 +26,11 @@ class StopSignals;
 // perf-event link per probe (Perf).
 enum class AttachMode { Auto, Multi, Perf };
 
+// --stack-depth: the default and the cap (bpf/atrace.h's ATRACE_STACK_SMALL
+// and ATRACE_STACK_MAX; the cap is the kernel's default perf_event_max_stack).
+constexpr uint32_t kDefaultStackDepth = 32;
+constexpr uint32_t kMaxStackDepth = 127;
+
 struct RecordOptions {
   std::string output = "atrace.data";
   pid_t pid = 0;                     // attach mode when > 0
@@ -36,6 +41,10 @@ struct RecordOptions {
   // Function arguments and return values (uprobes/value_spec.h); their
   // selectors must name functions --select traces.
   std::string args, retval;
+  // User call stacks at the entry of these functions (a --select list,
+  // ';' or ',' separated; record/stack_rules.h), at most stack_depth frames.
+  std::string stack;
+  uint32_t stack_depth = kDefaultStackDepth;
   double duration_s = 0;            // 0: until the target exits or a signal
   size_t buffer_bytes = 8u << 20;   // per CPU
   std::string atrace_command_line;  // for the trace header

@@ -31,6 +31,7 @@ struct RecordArgs {
   std::string filter_max_calls = "0";
   std::string filter_budget = "0";
   std::string buffer_size = "8M";
+  std::string stack_depth = "32";
   std::string kernel;  // empty: not given, default_kernel_groups()
   bool no_kernel = false;
   std::string filter = "absolute";
@@ -56,10 +57,15 @@ void parse_values(RecordArgs& a) {
   o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
   o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
+  o.stack_depth =
+      static_cast<uint32_t>(parse_count("--stack-depth", a.stack_depth, kMaxStackDepth));
+  if (o.stack_depth == 0)
+    throw OptionError("--stack-depth: '0' is out of range (a whole number from 1 to 127)");
   // An empty list is a mistake (often a shell variable), not "everything".
   const std::pair<const char*, const std::string*> lists[] = {
       {"--select", &o.select}, {"--exclude", &o.exclude}, {"--usdt", &o.usdt},
-      {"--args", &o.args},     {"--retval", &o.retval},   {"--filter-keep", &o.filter.keep}};
+      {"--args", &o.args},     {"--retval", &o.retval},   {"--filter-keep", &o.filter.keep},
+      {"--stack", &o.stack}};
   for (const auto& [name, value] : lists)
     if (a.given.count(name) && value->find_first_not_of(" \t") == std::string::npos)
       throw OptionError(std::string(name) + ": empty value");
@@ -102,6 +108,12 @@ void add_record(cli::Command app, int& exit_status) {
   cmd.option("--retval", args->opts.retval,
              "Return values of traced functions: SELECTORS[/TYPE];... (types as --args, "
              "default i64), e.g. 'parse/i32;name_of/s'");
+  cmd.option("--stack", args->opts.stack,
+             "User call stacks at the entry of these traced functions: SELECTORS;... (frame "
+             "pointers; script prints them, report --callers names untraced callers from them; "
+             "docs/stacks.md)");
+  cmd.option("--stack-depth", args->stack_depth, "Frames kept per --stack call stack, 1 to 127")
+      .default_text("32");
   cmd.option("--duration", args->duration,
              "Stop recording after SEC seconds; a launched command then runs on untraced, "
              "and atrace waits for it to exit")
@@ -175,7 +187,7 @@ void add_record(cli::Command app, int& exit_status) {
     StopSignals stop;
     auto& o = args->opts;
     for (const char* name :
-         {"--select", "--exclude", "--usdt", "--filter-keep", "--args", "--retval"})
+         {"--select", "--exclude", "--usdt", "--filter-keep", "--args", "--retval", "--stack"})
       if (cmd.given(name)) args->given.insert(name);
     try {
       parse_values(*args);

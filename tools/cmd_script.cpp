@@ -14,9 +14,9 @@
 
 #include "formats/trace_reader.h"
 #include "output/output.h"
-#include "tools/code_names.h"
 #include "tools/commands.h"
 #include "tools/filter_options.h"
+#include "tools/frame_symbols.h"
 #include "tools/option_values.h"
 #include "tools/terminal.h"
 
@@ -94,8 +94,13 @@ int run_script(const ScriptArgs& args) {
     analysis::ScriptFormatter formatter(reader.header(), reader.probes(), reader.threads(),
                                         std::move(fields));
     formatter.color(use_color(args.terminal));
-    CodeNames code_names(reader);
-    formatter.name_code(std::ref(code_names));
+    // Stack frames and fault ips are named against the modules mapped so
+    // far (record --stack; a fault in a recorded module).
+    const analysis::FrameResolver frames = trace_frames(reader);
+    formatter.name_code([&frames](const formats::Event& fault) {
+      analysis::StackFrame f = frames.resolve(fault.pid, fault.arg1);
+      return f.function.empty() ? std::string() : " " + analysis::frame_text(f);
+    });
     Pager pager(args.terminal);
     constexpr size_t kChunk = 64 * 1024;
     std::string buf;
@@ -104,6 +109,7 @@ int run_script(const ScriptArgs& args) {
     formats::Event ev;
     while (reader.next(ev)) {
       formatter.format(ev, buf);
+      if (!ev.stack.empty()) analysis::append_stack_lines(frames.resolve(ev), buf);
       if (buf.size() >= kChunk) {
         status = write_all(buf);
         buf.clear();

@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "output/output.h"
+#include "tools/frame_symbols.h"
 
 namespace atrace::tools {
 
@@ -49,6 +50,11 @@ ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
   t.per_thread = v.tree && opt.threads;
   t.long_names = opt.long_names;
   tree_.emplace(replay, reader.header(), reader.probes(), t);
+  // The callers call stacks name (record --stack): the module files are
+  // read only for the callers of a function that has stacks.
+  if (!v.callers.empty())
+    stacks_ =
+        std::make_unique<analysis::StackCallers>(replay, reader.probes(), trace_frames(reader));
 }
 
 std::optional<std::string> ReportView::render(const std::string& input,
@@ -79,8 +85,8 @@ std::optional<std::string> ReportView::render(const std::string& input,
     return json ? analysis::render_tree_json(in, opt, tree, view)
                 : analysis::render_tree_text(in, tree, view);
   }
-  return json ? analysis::render_callers_json(in, opt, tree, v_.callers, v_.callees)
-              : analysis::render_callers_text(in, tree, v_.callers, v_.callees);
+  return json ? analysis::render_callers_json(in, opt, tree, v_.callers, v_.callees, stacks_.get())
+              : analysis::render_callers_text(in, tree, v_.callers, v_.callees, stacks_.get());
 }
 
 }  // namespace atrace::tools

@@ -5,6 +5,7 @@
 // as the profile (call_replay.h): the report reads the trace once.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -44,7 +45,8 @@ class ReportView {
 
  private:
   ReportViewArgs v_;
-  std::optional<analysis::CallTreeBuilder> tree_;  // --tree, --callers, --callees
+  std::optional<analysis::CallTreeBuilder> tree_;   // --tree, --callers, --callees
+  std::unique_ptr<analysis::StackCallers> stacks_;  // --callers: from call stacks
 };
 
 }  // namespace atrace::tools

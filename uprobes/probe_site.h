@@ -25,6 +25,11 @@ struct ProbeSite {
   // Its arguments or return value are recorded (--args/--retval): attached
   // with the programs that read them, its entry probe at +0.
   bool with_values = false;
+  // Its user call stack is recorded at each entry (--stack): attached with
+  // the program that reads it, its entry probe at +0.
+  bool with_stack = false;
+  // Its recorded arguments' names by slot - 1 (--args=FUNC@auto).
+  std::vector<std::string> arg_names;
 };
 
 }  // namespace atrace::uprobes

@@ -98,6 +98,11 @@ std::vector<ValueRule> parse_arg_rules(const std::string& list) {
     r.selectors = selectors_of(item.substr(0, at), "--args", item);
     unsigned strings = 0;
     std::string rest = item.substr(at + 1);
+    if (rest == "auto") {
+      r.auto_args = true;
+      rules.push_back(std::move(r));
+      continue;
+    }
     size_t start = 0;
     while (start <= rest.size()) {
       size_t end = rest.find(',', start);

@@ -6,6 +6,9 @@
 //   --args='SELECTORS@arg1/s,arg2/i32;SELECTORS@arg3'
 //   --retval='SELECTORS[/TYPE];...'
 //
+// SELECTORS@auto takes the parameters, their names and types from each
+// function's debug information instead (uprobes/dwarf_params.h).
+//
 // TYPE: i8 i16 i32 i64 (signed), u8..u64 (unsigned), x8..x64 (hex), p (a
 // pointer, hex), s (a C string read from the process); i, u, x are the
 // 64-bit ones. Without a type: i64. SELECTORS is a --select list.
@@ -38,6 +41,7 @@ struct ValueType {
 struct ArgSpec {
   uint8_t slot = 1;  // 1..formats::kMaxFuncArgs
   ValueType type;
+  std::string name;  // the parameter's name (FUNC@auto: dwarf_params.h); "" otherwise
 };
 
 // What to record for the functions a selector list names.
@@ -45,6 +49,7 @@ struct ValueRule {
   std::string text;  // as the user wrote it, for messages
   std::vector<Selector> selectors;
   std::vector<ArgSpec> args;  // in the order given
+  bool auto_args = false;     // SELECTORS@auto: args from each function's debug info
   bool has_retval = false;
   ValueType retval;
 };

@@ -29,6 +29,8 @@ struct Paths {
   static constexpr const char* target_generations = TARGET_GENERATIONS_BIN;
   static constexpr const char* target_usdt = TARGET_USDT_BIN;
   static constexpr const char* target_args = TARGET_ARGS_BIN;
+  static constexpr const char* target_stack = TARGET_STACK_BIN;
+  static constexpr const char* target_dwarf = TARGET_DWARF_BIN;
   static constexpr const char* target_safety = TARGET_SAFETY_BIN;
   static constexpr const char* target_cold = TARGET_COLD_BIN;
   // tests/integration/safety: the corpus's scripts and inputs.

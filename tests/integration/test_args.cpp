@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "tests/integration/fixture.h"
@@ -265,6 +266,56 @@ TEST_F(Args, AnExitRecordedAfterTheSwitchOffHasItsValue) {
     }
   }
   EXPECT_EQ(checked, 100);
+}
+
+// A call an exception unwinds has no return value, and gets none of
+// another call's: target_exceptions' thrower(x) returns x, or throws when
+// x % 3 == 0 (caught 2 or 3 frames up). Every recorded exit of thrower
+// must carry its own x, and only calls with x % 3 == 0 may lack an exit.
+TEST_F(Args, UnwoundCallsHaveNoReturnValue) {
+  std::string trace = file("x.data");
+  ComparedRun r = run_untraced_and_traced({Paths::target_exceptions, "throw", "20"}, trace,
+                                          {"--select=thrower", "--args=thrower@arg1/i32",
+                                           "--retval=thrower/i32", "--no-kernel", "--filter=off"});
+  EXPECT_TRUE(behaves_as_untraced(r)) << r.atrace_lines;
+  ASSERT_TRUE(r.untraced.exited(0)) << r.untraced.describe();
+  Result s = run({Paths::atrace, "script", "-i", trace, "--fields=tid,kind,details"});
+  ASSERT_TRUE(s.exited(0)) << s.describe();
+  std::map<std::string, std::optional<long>> open;  // tid -> x of its open thrower call
+  long returned = 0, unwound = 0;
+  std::istringstream lines(s.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    std::string tid, kind, name;
+    in >> tid >> kind >> name;
+    if (name.rfind("thrower", 0) != 0) continue;
+    std::optional<long>& x = open[tid];
+    if (kind == "entry:") {
+      if (x) {  // the previous call never returned: an exception went through it
+        EXPECT_EQ(*x % 3, 0) << "thrower(" << *x << ") lost its exit";
+        ++unwound;
+      }
+      x = std::stol(name.substr(name.find('=') + 1));
+    } else if (kind == "exit:") {
+      ASSERT_TRUE(x) << line;
+      const size_t eq = line.find(" = ");
+      ASSERT_NE(eq, std::string::npos) << line;
+      EXPECT_EQ(std::stol(line.substr(eq + 3)), *x) << line;
+      EXPECT_NE(*x % 3, 0) << "thrower(" << *x << ") threw, yet returned: " << line;
+      ++returned;
+      x.reset();
+    }
+  }
+  for (const auto& [tid, x] : open)
+    if (x) ++unwound, EXPECT_EQ(*x % 3, 0);
+  EXPECT_GT(returned, 0);
+  EXPECT_GT(unwound, 0);
+  // The program's own count of thrower's calls and returns.
+  const std::string& out = r.untraced.out;
+  EXPECT_NE(out.find("thrower calls=" + std::to_string(returned + unwound) +
+                     " unwound=" + std::to_string(unwound)),
+            std::string::npos)
+      << out << " (returned " << returned << ", unwound " << unwound << ")";
 }
 
 TEST_F(Args, BadSpecsSayOneLine) {

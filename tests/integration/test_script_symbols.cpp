@@ -1,4 +1,4 @@
-// `atrace script` names the code at a fault's ip (tools/code_names.h):
+// `atrace script` names the code at a fault's ip (analysis/stack_frames.h, tools/frame_symbols.h):
 // target_kernel's toucher() writes one byte to each of 1000 fresh pages,
 // so at least 1000 faults have their ip in toucher itself.
 #include <sstream>

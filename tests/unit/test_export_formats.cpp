@@ -112,7 +112,9 @@ TEST_F(ExportFormats, Chrome) {
     EXPECT_TRUE(e.contains("name") && !e["name"].get<std::string>().empty()) << e.dump();
     const std::string ph = e["ph"];
     EXPECT_TRUE(ph == "X" || ph == "i" || ph == "M") << e.dump();
-    if (ph == "X") EXPECT_FALSE(e.contains("args")) << e.dump();
+    if (ph == "X") {
+      EXPECT_FALSE(e.contains("args")) << e.dump();
+    }
   }
 
   const auto* deflate = find(evs, "X", "deflate");

@@ -81,7 +81,7 @@ inline bool same_args(const std::vector<ProbeArg>& a, const std::vector<ProbeArg
 inline bool same(const Event& a, const Event& b) {
   return a.ts == b.ts && a.pid == b.pid && a.tid == b.tid && a.id == b.id && a.cpu == b.cpu &&
          a.kind == b.kind && a.flags == b.flags && a.arg0 == b.arg0 && a.arg1 == b.arg1 &&
-         a.text == b.text && same_args(a.args, b.args);
+         a.text == b.text && same_args(a.args, b.args) && a.stack == b.stack;
 }
 
 inline std::vector<Event> all_events(TraceReader& r) {
