@@ -32,7 +32,8 @@ class ArgsExport : public IntegrationTest {
 // would split a function's frames by value; ConvertChrome.*).
 TEST_F(ArgsExport, ChromeEventsCarryTheValuesAsArgs) {
   std::string trace = record_args(), out = file("a.json");
-  Result conv = run({Paths::atrace, "convert", "-i", trace, "--to=chrome", "--slice-args", "-o", out});
+  Result conv =
+      run({Paths::atrace, "convert", "-i", trace, "--to=chrome", "--slice-args", "-o", out});
   ASSERT_TRUE(conv.exited(0)) << conv.describe();
   nlohmann::json doc = nlohmann::json::parse(read_whole(out));
   std::map<std::string, int> seen;  // "name args" -> calls
