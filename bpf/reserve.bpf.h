@@ -79,37 +79,41 @@ static __always_inline void note_thread_loss(__u32 tid)
 		lossy_add(1);
 }
 
-/* The thread's GAP record, before its record stamped `ts`. */
-static __always_inline void emit_gap(__u64 ts, __u32 tgid, __u32 tid)
+/* The thread's GAP record, before its record stamped `ts`; whether the
+ * thread may write that record: false while its losses wait for a GAP the
+ * ring had no room for. */
+static __always_inline bool emit_gap(__u64 ts, __u32 tgid, __u32 tid)
 {
 	struct atrace_rec_args *r;
 	__u64 *n = bpf_map_lookup_elem(&thread_lost, &tid);
 	__u32 cpu;
 
 	if (!n)
-		return;
+		return true;
 	r = ring_reserve(&cpu, sizeof(*r));
 	if (!r)
-		return; /* still full: the count waits for the next record */
+		return false; /* still full: the count waits for the next record */
 	fill_hdr(&r->hdr, ts, tgid, tid, 0, cpu, ATRACE_REC_GAP);
 	r->arg0 = *n;
 	r->arg1 = 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	if (bpf_map_delete_elem(&thread_lost, &tid) == 0)
 		lossy_add(-1);
+	return true;
 }
 
 /* Room for a record of thread `tid` stamped `ts`, after the thread's GAP
  * record if it has losses waiting; a failure counts for its CPU and kind
- * and for the thread. */
+ * and for the thread. A record never goes in without the GAP before it:
+ * a smaller record may fit where the GAP did not, and would then follow
+ * the hole unmarked (an exit paired with an unrelated entry). */
 static __always_inline void *reserve(__u32 *cpu, __u64 size, __u32 kind, __u64 ts, __u32 tgid,
 				     __u32 tid)
 {
-	void *rec;
+	void *rec = NULL;
 
-	if (any_lossy())
-		emit_gap(ts, tgid, tid);
-	rec = ring_reserve(cpu, size);
+	if (!any_lossy() || emit_gap(ts, tgid, tid))
+		rec = ring_reserve(cpu, size);
 	if (!rec) {
 		count_lost(kind);
 		note_thread_loss(tid);
