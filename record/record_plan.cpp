@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "record/calibrate.h"
+#include "record/entry_sites.h"
 #include "record/exec_follow.h"
 #include "record/features.h"
 #include "record/kernel_groups.h"
@@ -94,33 +95,20 @@ void apply_value_rules(const RecordOptions& o, uprobes::ResolveOptions ro, Recor
                        std::vector<uprobes::ProbeSite>& sites) {
   std::vector<uprobes::ValueRule> rules = uprobes::parse_arg_rules(o.args);
   for (auto& r : uprobes::parse_retval_rules(o.retval)) rules.push_back(std::move(r));
-  ro.move_probes = false;
   for (const auto& rule : rules) {
-    std::vector<uprobes::ProbeSite> at_entry;
-    try {
-      at_entry = uprobes::resolve_probe_sites(rule.selectors, {}, plan.modules, ro);
-    } catch (const uprobes::Error&) {
-      at_entry.clear();  // said below, in the option's words
-    }
-    size_t matched = 0;
-    for (const auto& e : at_entry)
-      for (auto& site : sites) {
-        if (site.path != e.path || site.address != e.address) continue;
-        site.offset = e.offset;
-        site.entry_delta = 0;
-        site.entry_path = e.entry_path;
-        site.with_values = true;
-        uprobes::FuncValues& v = plan.values[site.id];
-        if (rule.has_retval) {
-          v.has_retval = true;
-          v.retval = rule.retval;
-        } else if (rule.auto_args) {
-          v.args = auto_args(rule, site);
-        } else {
-          v.args = rule.args;
-        }
-        matched++;
-      }
+    const size_t matched =
+        at_entry_sites(rule.selectors, ro, plan.modules, sites, [&](uprobes::ProbeSite& site) {
+          site.with_values = true;
+          uprobes::FuncValues& v = plan.values[site.id];
+          if (rule.has_retval) {
+            v.has_retval = true;
+            v.retval = rule.retval;
+          } else if (rule.auto_args) {
+            v.args = auto_args(rule, site);
+          } else {
+            v.args = rule.args;
+          }
+        });
     if (!matched)
       throw uprobes::ValueSpecError(std::string(rule.has_retval ? "--retval" : "--args") + ": '" +
                                     rule.text + "' matches no function --select traces");
