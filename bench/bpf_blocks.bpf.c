@@ -183,3 +183,92 @@ SEC("uprobe") int force_wakeup(void *ctx)
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
+
+/* ---- a per-CPU slot lane instead of the ring buffer ------------------------
+ * Fixed 32-byte slots in an array map (mmap-able by the reader), one lane of
+ * LANE_SLOTS per CPU; the producer index is claimed with a compare-and-swap
+ * so that a program preempted between reading and claiming it cannot take
+ * a slot the reader has not freed; a slot is published by its sequence
+ * number, written last. */
+#define LANE_SLOTS (1u << 16)
+
+struct lane {
+	__u64 prod;
+	__u64 pad1[7];
+	__u64 cons;
+	__u64 pad2[7];
+};
+struct slot {
+	__u64 seq;
+	struct rec rec;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* the CPU count, set by the loader */
+	__type(key, __u32);
+	__type(value, struct lane);
+} lanes SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* CPUs x LANE_SLOTS, set by the loader */
+	__type(key, __u32);
+	__type(value, struct slot);
+} slots SEC(".maps");
+
+static __always_inline struct slot *lane_claim(__u32 cpu, __u64 *seq)
+{
+	struct lane *l = bpf_map_lookup_elem(&lanes, &cpu);
+	__u64 p;
+	__u32 k;
+
+	if (!l)
+		return 0;
+	p = *(volatile __u64 *)&l->prod;
+	if (p - *(volatile __u64 *)&l->cons >= LANE_SLOTS)
+		return 0;
+	if (__sync_val_compare_and_swap(&l->prod, p, p + 1) != p)
+		return 0;
+	k = cpu * LANE_SLOTS + (__u32)(p & (LANE_SLOTS - 1));
+	*seq = p + 1;
+	return bpf_map_lookup_elem(&slots, &k);
+}
+
+SEC("uprobe") int lane_claim_publish(void *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct slot *s;
+	__u64 seq;
+
+	s = lane_claim(cpu, &seq);
+	if (!s)
+		return 0;
+	s->rec.ts = 1;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&s->seq = seq;
+	return 0;
+}
+
+/* atrace's record path (`record` above) on a slot lane. */
+SEC("uprobe") int record_lane(void *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct slot *s;
+	__u64 seq;
+
+	s = lane_claim(cpu, &seq);
+	if (!s)
+		return 0;
+	s->rec.ts = ts;
+	s->rec.tgid = pid_tgid >> 32;
+	s->rec.tid = (__u32)pid_tgid;
+	s->rec.id = (__u32)bpf_get_attach_cookie(ctx);
+	s->rec.cpu = cpu;
+	s->rec.kind = 1;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&s->seq = seq;
+	return 0;
+}

@@ -58,6 +58,12 @@ static int measure(const char *obj_path, const char *target, const char *fn, con
 		}
 	}
 	bpf_map__set_inner_map_fd(outer, inner[0]);
+	struct bpf_map *lanes = bpf_object__find_map_by_name(obj, "lanes");
+	struct bpf_map *slots = bpf_object__find_map_by_name(obj, "slots");
+	if (lanes && slots) {
+		bpf_map__set_max_entries(lanes, ncpu);
+		bpf_map__set_max_entries(slots, ncpu * (1u << 16));
+	}
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "bpf_blocks: cannot load %s\n", obj_path);
 		goto out;

@@ -23,7 +23,7 @@ tree=$(build_tree uprobe_target bpf_blocks)
 target=$(readlink -f "$tree/uprobe_target")
 assert_unprobed "$target"
 
-progs=(empty count ktime ids reserve_submit reserve_query_submit record record_query force_wakeup)
+progs=(empty count ktime ids reserve_submit reserve_query_submit record record_query lane_claim_publish record_lane force_wakeup)
 declare -A what=(
 	[empty]="nothing (the statistics' own overhead)"
 	[count]="per-CPU array counter += 1 (the least a counting program does)"
@@ -34,6 +34,8 @@ declare -A what=(
 	[record]="atrace's whole record path (func_entry/func_exit of bpf/atrace.bpf.c)"
 	[record_query]="the same with the ring query of atrace before commit 154b546"
 	[force_wakeup]="reserve + submit with BPF_RB_FORCE_WAKEUP (a wake-up per record)"
+	[lane_claim_publish]="per-CPU slot lane: compare-and-swap claim of a 32-byte slot, publish by sequence number"
+	[record_lane]="atrace's record path on a slot lane instead of the ring"
 )
 declare -A ns
 for ((r = 1; r <= rounds; r++)); do

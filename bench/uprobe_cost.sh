@@ -13,7 +13,7 @@
 # The entry bytes are checked with objdump before anything runs.
 #
 # usage: bench/uprobe_cost.sh [-b BUILD] [-n CALLS] [-r ROUNDS]
-#                             [-v "singlestep nop5 push endbrpush"] [-a ARGS] [-A] [-w]
+#                             [-v "singlestep nop5 push endbrpush"] [-a ARGS] [-A] [-w] [-T]
 #   -b  build tree holding atrace (default: build); uprobe_target is built
 #       from bench/ on its own (see build_target in bench_lib.sh)
 #   -n  calls per run (default 200000; singlestep and endbrpush run n/10)
@@ -27,17 +27,20 @@
 #   -A  skip atrace (bpftrace and baseline only)
 #   -w  report elapsed time per call instead of the calling thread's CPU time
 #       per call (the default, which other load on the machine disturbs less)
+#   -T  also bpftrace timing each call, as its users measure durations
+#       (entry time in a map keyed by thread, a histogram of the
+#       differences): what taking two timestamps a call costs bpftrace
 # Run as root from the repository root. Prints a Markdown table of medians.
 # Target and tracers run at nice -10 (BENCH_NICE=N to change, "" for none).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bench_lib.sh"
 
-build=build n=200000 rounds=5 variants="singlestep nop5 push endbrpush" use_atrace=1 atrace_args=""
-while getopts b:n:r:v:a:Awh opt; do
+build=build n=200000 rounds=5 variants="singlestep nop5 push endbrpush" use_atrace=1 atrace_args="" bt_timing=0
+while getopts b:n:r:v:a:AwTh opt; do
 	case $opt in
 	b) build=$OPTARG ;; n) n=$OPTARG ;; r) rounds=$OPTARG ;;
-	v) variants=$OPTARG ;; a) atrace_args=$OPTARG ;; A) use_atrace=0 ;; w) METRIC=wall ;;
+	v) variants=$OPTARG ;; a) atrace_args=$OPTARG ;; A) use_atrace=0 ;; w) METRIC=wall ;; T) bt_timing=1 ;;
 	*) usage; exit 2 ;;
 	esac
 done
@@ -106,6 +109,15 @@ run_bpftrace() {
 		echo "warning: bpftrace $fn: $c entries, $r returns, expected ${calls[$v]}" >&2
 	res[$v.bpftrace]+="$ns "
 }
+run_bttime() {
+	local v=$1 fn=bench_fn_$1 ns c
+	bt_start "uprobe:$target:$fn { @s[tid] = nsecs; } uretprobe:$target:$fn /@s[tid]/ { @d = hist(nsecs - @s[tid]); delete(@s[tid]); @c = count(); }" 2
+	ns=$(run_plain "$target" "$fn" "${calls[$v]}")
+	bt_stop
+	c=$(bt_count c)
+	[[ $c -eq ${calls[$v]} ]] || echo "warning: bpftrace timing $fn: $c calls timed, expected ${calls[$v]}" >&2
+	res[$v.bttime]+="$ns "
+}
 run_atrace() {
 	local v=$1 fn=bench_fn_$1 out ns json c l
 	# shellcheck disable=SC2086 # atrace_args: words on purpose
@@ -126,10 +138,11 @@ run_atrace() {
 }
 
 modes=(base bpftrace atrace)
+((bt_timing)) && modes+=(bttime)
 for ((r = 0; r < rounds; r++)); do
 	for v in $variants; do
-		for ((k = 0; k < 3; k++)); do
-			m=${modes[(k + r) % 3]}
+		for ((k = 0; k < ${#modes[@]}; k++)); do
+			m=${modes[(k + r) % ${#modes[@]}]}
 			[[ $m == atrace ]] && ((!use_atrace)) && continue
 			"run_$m" "$v"
 		done
@@ -157,3 +170,15 @@ for v in $variants; do
 	fi
 	echo "| bench_fn_$v | ${path[$v]} | ${calls[$v]} | $(fmt "$b") | $(fmt "$t") | $(fmt "$a") | $(fmt "$db") | $(fmt "$da") | $ratio | $rec | $lost |"
 done
+if ((bt_timing)); then
+	echo
+	echo "| function | entry path | bpftrace timing added | atrace added | atrace / bpftrace timing |"
+	echo "| --- | --- | ---: | ---: | ---: |"
+	for v in $variants; do
+		b=$(med "${res[$v.base]:-}") tt=$(med "${res[$v.bttime]:-}") a=$(med "${res[$v.atrace]:-}")
+		dt=$(sub "$tt" "$b") da=$(sub "$a" "$b")
+		ratio=TODO
+		[[ $da != nan && $dt != nan ]] && ratio=$(awk -v a="$da" -v b="$dt" 'BEGIN {printf "%.2f", a / b}')
+		echo "| bench_fn_$v | ${path[$v]} | $(fmt "$dt") | $(fmt "$da") | $ratio |"
+	done
+fi
