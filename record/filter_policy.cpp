@@ -113,7 +113,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
 
   // Budget: estimated probe time since the last call = new hits x cost per
   // hit of the function's path; detach the most expensive until it is
-  // under budget_pct of the traced threads' CPU time.
+  // under budget_pct of the traced threads' own CPU time.
   if (o_.budget_pct > 0 && cpu_ns > 0) {
     struct Cost {
       const FunctionSample* s;
@@ -131,7 +131,9 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       double c = static_cast<double>(hits - before) *
                  static_cast<double>(p < cost_ns.size() ? cost_ns[p] : 0);
       total += c;
-      if (!is(s.id, keep_)) costs.push_back({&s, c});
+      // Like the other rules, only a function judged on enough calls
+      // goes; the young ones' cost counts all the same.
+      if (!is(s.id, keep_) && s.calls >= o_.min_calls) costs.push_back({&s, c});
     }
     std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
     // The budget is a share of what the program itself used: the traced

@@ -23,12 +23,15 @@ enum class FilterMode { Off, Absolute, Relative };
 // Defaults (stated in `atrace record --help`): absolute, 2 us, after 1000
 // calls. Conservative: a function must be both frequent and, net of the
 // probe's own cost, shorter than the cost of tracing it, before it goes.
+// And a budget: whatever the durations, the probes may not take more CPU
+// than the program itself (tracing at most doubles it): past that, the
+// functions judged (past min_calls) whose probes cost most go first.
 struct FilterOptions {
   FilterMode mode = FilterMode::Absolute;
   uint64_t threshold_ns = 2000;
   uint64_t min_calls = 1000;
   uint64_t max_calls = 0;  // 0: no limit
-  double budget_pct = 0;   // 0: no budget controller
+  double budget_pct = 100;  // 0: no budget controller
   std::string keep;        // selectors never filtered
   bool active() const { return mode != FilterMode::Off || max_calls > 0 || budget_pct > 0; }
 };

@@ -29,7 +29,7 @@ struct RecordArgs {
   std::string duration;
   std::string filter_min_calls = "1000";
   std::string filter_max_calls = "0";
-  std::string filter_budget = "0";
+  std::string filter_budget;  // empty: the default, 0 with --filter=off
   std::string buffer_size = "8M";
   std::string stack_depth = "32";
   std::string kernel;  // empty: not given, default_kernel_groups()
@@ -56,7 +56,8 @@ void parse_values(RecordArgs& a) {
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
   o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
-  o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
+  if (!a.filter_budget.empty())
+    o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
   o.stack_depth =
       static_cast<uint32_t>(parse_count("--stack-depth", a.stack_depth, kMaxStackDepth));
   if (o.stack_depth == 0)
@@ -163,9 +164,10 @@ void add_record(cli::Command app, int& exit_status) {
       .default_text("0");
   cmd.option("--filter-budget", args->filter_budget,
              "Detach the costliest functions until the estimated probe overhead is under "
-             "PCT % of the CPU time the traced process uses on its own (0: off; 100: "
-             "tracing at most doubles it)")
-      .default_text("0");
+             "PCT % of the CPU time the traced process uses on its own, among the functions "
+             "past --filter-min-calls (0: off; 100: tracing at most doubles it; 0 with "
+             "--filter=off)")
+      .default_text("100");
   cmd.option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
   cmd.flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
   cli::Option command = cmd.option("command", args->opts.command, "Command to launch (after --)");
@@ -212,6 +214,8 @@ void add_record(cli::Command app, int& exit_status) {
       return;
     }
     o.filter.mode = parse_filter_mode(args->filter).value_or(FilterMode::Absolute);
+    // --filter=off keeps every probe, unless a budget is asked for.
+    if (o.filter.mode == FilterMode::Off && args->filter_budget.empty()) o.filter.budget_pct = 0;
     if (auto t = parse_duration_ns(args->filter_threshold)) {
       o.filter.threshold_ns = *t;
     } else {

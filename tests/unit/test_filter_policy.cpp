@@ -140,6 +140,7 @@ TEST(FilterPolicy, RelativeUsesTheMeanOfCalledFunctions) {
 TEST(FilterPolicy, OffDecidesNothing) {
   FilterOptions o;
   o.mode = FilterMode::Off;
+  o.budget_pct = 0;  // as `--filter=off` sets it when no budget is given
   EXPECT_FALSE(o.active());
   RelevanceFilter f(o);
   EXPECT_TRUE(f.decide({fn(1, 1000000, 1)}).empty());
@@ -175,6 +176,35 @@ TEST(FilterPolicy, BudgetIsAShareOfTheProgramsOwnTime) {
   // Under budget: nothing goes.
   RelevanceFilter g(o);
   EXPECT_TRUE(g.decide({fn(1, 200000, 50), fn(2, 100000, 50)}, 1'000'000'000, cost).empty());
+}
+
+// The default budget (tracing at most doubles the program's CPU time)
+// judges a function only past min_calls, like the other rules; the young
+// functions' probes count in the overhead all the same.
+TEST(FilterPolicy, BudgetTakesOnlyFunctionsPastMinCalls) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  EXPECT_EQ(o.budget_pct, 100);
+  EXPECT_TRUE(o.active());
+  RelevanceFilter f(o);
+  std::vector<uint64_t> cost(5, 0);
+  cost[static_cast<size_t>(formats::ProbePath::SingleStep)] = 10000;
+  // 100 ms of CPU: 999 calls of function 1 (10 ms of probes) and 1000 of
+  // function 2 (10 ms): the 80 ms left allow it all.
+  EXPECT_TRUE(f.decide({fn(1, 999, 50, formats::ProbePath::SingleStep),
+                        fn(2, 1000, 50, formats::ProbePath::SingleStep)},
+                       100'000'000, cost)
+                  .empty());
+  // 60 ms of CPU, 60 ms of it function 1's probes (5999 calls, judged) and
+  // 9 ms function 3's (900 calls, young): over budget; only 1 goes.
+  RelevanceFilter g(o);
+  auto d = g.decide({fn(1, 5999, 50, formats::ProbePath::SingleStep),
+                     fn(3, 900, 50, formats::ProbePath::SingleStep)},
+                    60'000'000, cost);
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
+  // Over budget with young functions only: nothing goes yet.
+  RelevanceFilter h(o);
+  EXPECT_TRUE(h.decide({fn(3, 900, 50, formats::ProbePath::SingleStep)}, 10'000'000, cost).empty());
 }
 
 TEST(FilterPolicy, ParsesDurationsAndModes) {
