@@ -30,9 +30,9 @@ struct FilterOptions {
   FilterMode mode = FilterMode::Absolute;
   uint64_t threshold_ns = 2000;
   uint64_t min_calls = 1000;
-  uint64_t max_calls = 0;  // 0: no limit
+  uint64_t max_calls = 0;   // 0: no limit
   double budget_pct = 100;  // 0: no budget controller
-  std::string keep;        // selectors never filtered
+  std::string keep;         // selectors never filtered
   bool active() const { return mode != FilterMode::Off || max_calls > 0 || budget_pct > 0; }
 };
 

@@ -77,7 +77,7 @@ TEST(Reorderer, ManyDrainsReleaseEveryEventOnceInOrder) {
       }
     Event* held = r.find_held(1, next_ts[0] - 2, EventKind::FuncEntry, 1);
     ASSERT_NE(held, nullptr);
-    held->arg0 = 77;  // completed in place, as func_values does
+    held->arg0 = 77;                                     // completed in place, as func_values does
     cut = 200u * static_cast<uint64_t>(drain + 1) - 50;  // the newest 50 stay
     for (auto& e : r.take_until(cut)) all.push_back(e.ts * 1000 + e.arg0);
     EXPECT_EQ(r.held(), 50u);
