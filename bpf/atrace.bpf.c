@@ -4,6 +4,8 @@
  * decision (what to probe, how to order, what to keep) is in user space.
  *
  *   rings          one ring buffer per CPU (array of ringbufs): no shared lock
+ *   lane_*         one lane of fixed slots per CPU for the plain function
+ *                  entries and exits: cheaper than a ring (lanes.bpf.h)
  *   lost           per-CPU, per-kind count of records that found no room
  *   thread_lost    per thread, losses its next record's GAP record tells
  *   traced_tgids   processes whose kernel events are recorded
@@ -87,6 +89,7 @@ static __always_inline bool traced(__u32 tgid)
 }
 
 #include "bpf/reserve.bpf.h"
+#include "bpf/lanes.bpf.h"
 
 /* ---- functions ---------------------------------------------------------- */
 
@@ -170,6 +173,18 @@ static __always_inline bool emit_hdr(__u64 ts, __u64 pid_tgid, __u32 id, __u16 k
 	return true;
 }
 
+/* A function's entry or exit record: through this CPU's lane when `lane`
+ * (a constant at each call) and there are lanes, else through its ring.
+ * The programs that write a values or stack record after the entry or
+ * exit keep both in the ring: the recorder joins the second to the first,
+ * which must be drained before it (record/func_values.h). */
+static __always_inline bool emit_call(bool lane, __u64 ts, __u64 pid_tgid, __u32 id, __u16 kind)
+{
+	if (lane && lane_slots)
+		return lane_emit(ts, pid_tgid, id, kind);
+	return emit_hdr(ts, pid_tgid, id, kind, BPF_RB_NO_WAKEUP);
+}
+
 /* The recorder sleeps on a timer; a function that a program just turned
  * off wakes it at once (a forced wake-up costs ~8.5 us, paid once per
  * function), so its probes go within milliseconds. */
@@ -205,7 +220,7 @@ static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
 	return handed; /* an old link, after the switch */
 }
 
-static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_state *st,
+static __always_inline bool func_entry_filtered(bool lane, __u64 cookie, struct atrace_fn_state *st,
 						__u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
@@ -238,13 +253,13 @@ static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_s
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat)
 		stat->open++;
-	return emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY, BPF_RB_NO_WAKEUP);
+	return emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY);
 }
 
 /* An exit is recorded when its entry was: a function being detached still
  * closes the calls it had in flight, and never shows an exit without its
  * entry. */
-static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_state *st,
+static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct atrace_fn_state *st,
 					       __u64 ts, __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
@@ -280,7 +295,7 @@ static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_st
 	}
 	/* No entry of ours (the call began before recording, or while off). */
 	if (!matched)
-		return !st->off && emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
+		return !st->off && emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT);
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat) {
 		stat->open--;
@@ -298,7 +313,7 @@ static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_st
 			}
 		}
 	}
-	return emit_hdr(ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT, BPF_RB_NO_WAKEUP);
+	return emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT);
 }
 
 /* Calls a thread started after the stop that have not returned yet: their
@@ -338,8 +353,10 @@ struct func_hit {
 	__u64 cookie; /* function id, and in the upper half its link's generation */
 };
 
-/* Records a function's entry or exit by the rules above; whether it did. */
-static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct func_hit *h)
+/* Records a function's entry or exit by the rules above; whether it did.
+ * `lane`: see emit_call. */
+static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct func_hit *h,
+				      bool lane)
 {
 	h->ts = bpf_ktime_get_ns();
 	h->pid_tgid = bpf_get_current_pid_tgid();
@@ -357,12 +374,12 @@ static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct fu
 		 * recorded as without filters. */
 		if (st)
 			return kind == ATRACE_REC_FUNC_ENTRY
-				       ? func_entry_filtered(h->cookie, st, h->ts, h->pid_tgid,
-							     PT_REGS_SP(ctx))
-				       : func_exit_filtered(h->cookie, st, h->ts, h->pid_tgid,
-							    PT_REGS_SP(ctx));
+				       ? func_entry_filtered(lane, h->cookie, st, h->ts,
+							     h->pid_tgid, PT_REGS_SP(ctx))
+				       : func_exit_filtered(lane, h->cookie, st, h->ts,
+							    h->pid_tgid, PT_REGS_SP(ctx));
 	}
-	return emit_hdr(h->ts, h->pid_tgid, (__u32)h->cookie, kind, BPF_RB_NO_WAKEUP);
+	return emit_call(lane, h->ts, h->pid_tgid, (__u32)h->cookie, kind);
 }
 
 SEC("uprobe")
@@ -370,7 +387,7 @@ int func_entry(struct pt_regs *ctx)
 {
 	struct func_hit h;
 
-	emit_func(ctx, ATRACE_REC_FUNC_ENTRY, &h);
+	emit_func(ctx, ATRACE_REC_FUNC_ENTRY, &h, true);
 	return 0;
 }
 
@@ -379,7 +396,7 @@ int func_exit(struct pt_regs *ctx)
 {
 	struct func_hit h;
 
-	emit_func(ctx, ATRACE_REC_FUNC_EXIT, &h);
+	emit_func(ctx, ATRACE_REC_FUNC_EXIT, &h, true);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
  *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
  *   struct atrace_rec_module a watched module mapped or unmapped
  *   struct atrace_rec_values a function's argument or return registers
+ *   struct atrace_lane_*     a CPU's lane of function entries and exits
  *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
  *   ATRACE_LOST_SLOTS        loss counters, one per kind
@@ -122,6 +123,29 @@ struct atrace_rec_hdr {
 	__u32 id;   /* function/probe id: the BPF cookie set at attach time */
 	__u16 cpu;  /* CPU the record was written on */
 	__u16 kind; /* enum atrace_rec_kind */
+};
+
+/*
+ * The plain function entries and exits (most of a recording's records) do
+ * not go through the ring buffers but through one lane per CPU of fixed
+ * slots, each a header-only record, in two BPF_F_MMAPABLE arrays the
+ * recorder maps (bpf/lanes.bpf.h, record/lanes.h): claiming a slot is a
+ * compare-and-swap on the CPU's producer index instead of the ring's
+ * locked reservation and commit (docs/BENCHMARKS.md). A slot is published
+ * by writing its sequence number (its index + 1) last; the recorder frees
+ * slots by advancing the consumer index. The two indices are on cache
+ * lines of their own. A GAP record in a lane carries its count in hdr.id.
+ */
+struct atrace_lane_ctl {
+	__u64 prod; /* slots claimed so far */
+	__u64 pad1[7];
+	__u64 cons; /* slots the recorder has read */
+	__u64 pad2[7];
+};
+
+struct atrace_lane_slot {
+	__u64 seq; /* index + 1 once published */
+	struct atrace_rec_hdr hdr;
 };
 
 struct atrace_rec_comm {

@@ -76,7 +76,7 @@ int func_entry_stack(struct pt_regs *ctx)
 {
 	struct func_hit h;
 
-	if (!emit_func(ctx, ATRACE_REC_FUNC_ENTRY, &h))
+	if (!emit_func(ctx, ATRACE_REC_FUNC_ENTRY, &h, false))
 		return 0;
 	if (stack_values)
 		emit_values(ctx, ATRACE_REC_FUNC_ENTRY, &h, false);

@@ -129,7 +129,7 @@ static __always_inline int func_values(struct pt_regs *ctx, __u16 kind, bool can
 {
 	struct func_hit h;
 
-	if (emit_func(ctx, kind, &h))
+	if (emit_func(ctx, kind, &h, false))
 		emit_values(ctx, kind, &h, can_fault);
 	return 0;
 }

@@ -49,7 +49,11 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   ncpus_ = libbpf_num_possible_cpus();
   if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
     throw RecordError("cannot determine the number of CPUs");
-  ring_bytes_ = ring_size_for(s.buffer_bytes);
+  // The plain function entries and exits go through the lanes, the rest
+  // through the rings: with function probes, each gets half the buffer.
+  const bool lanes = s.max_id > 0;
+  ring_bytes_ = ring_size_for(lanes ? s.buffer_bytes / 2 : s.buffer_bytes);
+  if (lanes) lane_slots_ = static_cast<uint32_t>(ring_bytes_ / sizeof(atrace_lane_slot));
   try {
     rings_ = std::make_unique<PerCpuRings>(ncpus_, ring_bytes_);
   } catch (const RecordError&) {
@@ -60,6 +64,11 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
     throw;
   }
   bpf_map__set_max_entries(skel_->maps.rings, static_cast<__u32>(ncpus_));
+  if (lane_slots_) {
+    skel_->rodata->lane_slots = lane_slots_;
+    bpf_map__set_max_entries(skel_->maps.lane_ctl, static_cast<__u32>(ncpus_));
+    bpf_map__set_max_entries(skel_->maps.lane_data, static_cast<__u32>(ncpus_) * lane_slots_);
+  }
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
   const size_t record = s.kernel_groups ? kRingKernelRecordBytes : kRingRecordBytes;
   const double fill_s = static_cast<double>(ring_bytes_ / record) / kMaxRecordsPerSecPerCpu;
@@ -69,6 +78,9 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   select_value_programs(s, f);
   select_stack_program(s);
   load(s);
+  if (lane_slots_)
+    lanes_ = std::make_unique<SlotLanes>(bpf_map__fd(skel_->maps.lane_ctl),
+                                         bpf_map__fd(skel_->maps.lane_data), ncpus_, lane_slots_);
   fill_values(s);
   if (s.multi)
     usdt_specs_ = std::make_unique<UsdtSpecTable>(bpf_map__fd(skel_->maps.__bpf_usdt_specs),
@@ -116,8 +128,9 @@ void BpfSession::fill_values(const BpfSettings& s) {
 }
 
 BpfSession::~BpfSession() {
-  // The rings' consumer goes before the maps it reads.
+  // The rings' and lanes' consumers go before the maps they read.
   rings_.reset();
+  lanes_.reset();
   skel_.reset();
 }
 
@@ -179,7 +192,7 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
 // the rings hand their records to it alone.
 const ProbeCost& BpfSession::calibrate() {
   CalibrationRecords records;
-  rings_->install(bpf_map__fd(skel_->maps.rings), [&records](const void* d, size_t n) {
+  start([&records](const void* d, size_t n) {
     if (n < sizeof(atrace_rec_hdr)) return;
     const auto* h = static_cast<const atrace_rec_hdr*>(d);
     if (h->kind == ATRACE_REC_FUNC_ENTRY || h->kind == ATRACE_REC_FUNC_EXIT)
@@ -187,20 +200,31 @@ const ProbeCost& BpfSession::calibrate() {
   });
   CalibrationOptions co;
   co.multi = multi_;
-  co.ring_bytes = ring_bytes_;
-  co.drain = [this] { rings_->drain(); };
+  co.ring_bytes = ring_bytes_;  // a lane holds as many calls
+  co.drain = [this] { drain(); };
   co.records = &records;
   cost_ = calibrate_probe_cost(skel_->progs.func_entry, skel_->progs.func_exit, co);
-  rings_->drain();
-  rings_->handle_with({});
+  drain();
+  start({});
   if (verbose_ && !cost_.error.empty())
     std::fprintf(stderr, "atrace: probe cost calibration: %s\n", cost_.error.c_str());
   return cost_;
 }
 
 void BpfSession::start(PerCpuRings::Handler handler) {
-  if (!rings_->installed()) rings_->install(bpf_map__fd(skel_->maps.rings), std::move(handler));
-  else rings_->handle_with(std::move(handler));
+  handler_ = std::move(handler);
+  auto to_handler = [this](const void* d, size_t n) {
+    if (handler_) handler_(d, n);
+  };
+  if (!rings_->installed()) rings_->install(bpf_map__fd(skel_->maps.rings), to_handler);
+}
+
+// Lanes first: a record in a ring is never joined to an event in a lane
+// (bpf/atrace.bpf.c, emit_call), but the reorder window is measured from
+// the start of the drain, and the lanes hold most of the records.
+size_t BpfSession::drain() {
+  size_t n = lanes_ ? lanes_->drain(handler_) : 0;
+  return n + rings_->drain();
 }
 
 void BpfSession::trace(pid_t tgid) {

@@ -1,6 +1,6 @@
 // The BPF side of one recording: atrace's programs (bpf/atrace.bpf.c)
-// opened, given their read-only settings and loaded; the per-CPU rings; the
-// loss counters; the map of traced processes. Every kernel object is owned
+// opened, given their read-only settings and loaded; the per-CPU rings and
+// lanes; the loss counters; the map of traced processes. Every kernel object is owned
 // here by RAII (the skeleton, the rings), so however a recording leaves,
 // nothing of it stays in the kernel.
 //
@@ -21,6 +21,7 @@
 #include "record/calibrate.h"
 #include "record/features.h"
 #include "record/filter_policy.h"
+#include "record/lanes.h"
 #include "record/rings.h"
 #include "record/usdt_specs.h"
 #include "uprobes/value_spec.h"
@@ -31,8 +32,10 @@ struct bpf_program;
 namespace atrace {
 
 struct BpfSettings {
-  size_t buffer_bytes = 8u << 20;  // per CPU (rounded up to a ring size)
-  unsigned kernel_groups = 0;      // kernel_groups.h
+  // Per CPU (rounded up to a ring size); with function probes, half for the
+  // ring and half for the lane (bpf/lanes.bpf.h).
+  size_t buffer_bytes = 8u << 20;
+  unsigned kernel_groups = 0;  // kernel_groups.h
   bool follow_forks = false;
   bool launch = false;   // a launched target: its events start at its exec
   bool multi = false;    // function and USDT probes on uprobe_multi links
@@ -77,7 +80,8 @@ class BpfSession {
   // How often the rings must be drained not to fill (see bpf_session.cpp).
   uint64_t drain_period_ns() const { return drain_period_ns_; }
   int rings_fd() const { return rings_->epoll_fd(); }
-  size_t drain() { return rings_->drain(); }
+  // Every record the lanes and the rings hold, lanes first; how many.
+  size_t drain();
 
   // The programs record the threads of process `tgid` (and, with
   // --follow-forks, of its descendants, which they add themselves).
@@ -123,8 +127,11 @@ class BpfSession {
 
   std::unique_ptr<atrace_bpf, SkelDeleter> skel_;
   std::unique_ptr<PerCpuRings> rings_;
+  std::unique_ptr<SlotLanes> lanes_;  // null: no function probes
+  PerCpuRings::Handler handler_;      // of both
   int ncpus_ = 0;
   size_t ring_bytes_ = 0;
+  uint32_t lane_slots_ = 0;
   bool multi_ = false;
   bool verbose_ = false;
   uint64_t drain_period_ns_ = 0;

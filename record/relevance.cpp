@@ -1,7 +1,6 @@
 #include "record/relevance.h"
 
 #include <bpf/bpf.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,20 +44,14 @@ RelevanceRun::RelevanceRun(const FilterOptions& o, FunctionProbes& probes, int s
   for (const auto& p : table) table_[p.id] = p;
   for (uint32_t id : keep) policy_.keep(id);
   state_len_ = max_id + 1;
-  long page = sysconf(_SC_PAGESIZE);
-  size_t bytes = state_len_ * sizeof(atrace_fn_state);
-  map_bytes_ = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) *
-               static_cast<size_t>(page);
-  void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
-  if (m == MAP_FAILED) throw RecordError("cannot map the filter state map");
-  state_ = static_cast<atrace_fn_state*>(m);
+  state_map_ = MapMemory(state_fd, state_len_ * sizeof(atrace_fn_state), "the filter state map");
+  state_ = static_cast<atrace_fn_state*>(state_map_.get());
   detacher_ = std::make_unique<Detacher>(probes, state_, state_len_, stat_fd, ncpus);
   last_cpu_ = traced_cpu_ns();
 }
 
 RelevanceRun::~RelevanceRun() {
   detacher_.reset();  // before the mapping it writes to goes
-  if (state_) munmap(state_, map_bytes_);
 }
 
 // utime + stime of the traced process, in ns (clock ticks in /proc).

@@ -16,6 +16,7 @@
 #include "formats/trace_types.h"
 #include "record/detacher.h"
 #include "record/filter_policy.h"
+#include "record/map_memory.h"
 
 namespace atrace {
 
@@ -53,8 +54,9 @@ class RelevanceRun {
   int ncpus_;
   pid_t pid_;
   std::vector<formats::ProbeInfo> table_;  // by id
+  MapMemory state_map_;                    // fn_state, shared with the programs
   atrace_fn_state* state_ = nullptr;
-  size_t state_len_ = 0, map_bytes_ = 0;
+  size_t state_len_ = 0;
   std::unique_ptr<Detacher> detacher_;
   std::vector<formats::ProbeInfo> detached_;
   uint64_t last_tick_ = 0, last_cpu_ = 0;

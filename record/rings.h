@@ -1,5 +1,7 @@
 // The per-CPU ring buffers: one BPF ringbuf per CPU, installed in the BPF
-// program's ARRAY_OF_MAPS, drained by one libbpf ring_buffer consumer.
+// program's ARRAY_OF_MAPS, drained by one libbpf ring_buffer consumer. They
+// carry every record but the plain function entries and exits, which go
+// through the lanes (record/lanes.h).
 // Draining never blocks a traced thread: the programs write without waking
 // us and we come by on a timer sized to the rings (record/recorder.cpp).
 #pragma once
@@ -33,8 +35,6 @@ class PerCpuRings {
   // Stores ring i at index i of the loaded outer map and starts consuming.
   void install(int outer_map_fd, Handler handler);
   bool installed() const { return rb_ != nullptr; }
-  // The records drained from now on go to `handler` (none: dropped).
-  void handle_with(Handler handler) { handler_ = std::move(handler); }
 
   // Readable when a program forces a wake-up (none does today).
   int epoll_fd() const;

@@ -119,7 +119,9 @@ void add_record(cli::Command app, int& exit_status) {
              "Stop recording after SEC seconds; a launched command then runs on untraced, "
              "and atrace waits for it to exit")
       .type_name("SEC");
-  cmd.option("--buffer-size", args->buffer_size, "Ring buffer size per CPU (e.g. 8M)")
+  cmd.option("--buffer-size", args->buffer_size,
+             "Buffer per CPU (e.g. 8M); with function probes, half holds their entries and exits "
+             "(a lane), half the other records (a ring)")
       .default_text("8M");
   cmd.option("--attach", args->attach,
              "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
