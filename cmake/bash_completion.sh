@@ -5,7 +5,7 @@
 #   bash_completion.sh ATRACE OUT
 set -eu
 atrace=$1 out=$2
-subs="record report script convert info list"
+subs="record top report script convert info list"
 # Option names as the help lists them: "  -i,--input FILE  ...".
 options() {
   "$atrace" "$@" --help | grep -E '^ +-' | sed -E 's/^ +//; s/ .*//' | tr ',' '\n' | sort -u |

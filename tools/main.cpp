@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
       [] { return atrace::kernel_features_text(atrace::detect_kernel_features()); }};
   int status = 0;
   atrace::tools::add_record(line.root(), status);
+  atrace::tools::add_top(line.root(), status);
   atrace::tools::add_report(line.root(), status);
   atrace::tools::add_script(line.root(), status);
   atrace::tools::add_convert(line.root(), status);

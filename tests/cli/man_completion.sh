@@ -6,7 +6,7 @@
 set -eu
 build=$1
 fail() { echo "FAIL: $*"; exit 1; }
-for sub in "" record report script convert info list; do
+for sub in "" record top report script convert info list; do
   page=$build/man/atrace${sub:+-$sub}.1
   [ -s "$page" ] || fail "$page was not made"
   # The page documents the command's own options.

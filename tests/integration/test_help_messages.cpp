@@ -59,7 +59,7 @@ TEST_F(HelpMessages, VersionNamesAtraceItsBuildAndTheKernelsFeatures) {
 
 // No CLI11 notation ("FLOAT:POSITIVE", "TEXT:{a,b}=x", "TEXT") in any help.
 TEST_F(HelpMessages, HelpTextsHaveNoParserNoise) {
-  for (const char* sub : {"", "record", "report", "script", "convert", "info", "list"}) {
+  for (const char* sub : {"", "record", "top", "report", "script", "convert", "info", "list"}) {
     std::vector<std::string> argv = {Paths::atrace};
     if (*sub) argv.push_back(sub);
     argv.push_back("--help");
