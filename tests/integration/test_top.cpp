@@ -91,7 +91,9 @@ TEST_F(Top, AttachedUntilDuration) {
   ASSERT_TRUE(r.exited(0)) << r.describe();
   const std::vector<Table> tables = tables_of(r.out);
   ASSERT_GE(tables.size(), 3u) << r.describe();
-  const long long recorded = tables.back().calls["tick"];
+  const auto tick = tables.back().calls.find("tick");
+  ASSERT_NE(tick, tables.back().calls.end()) << r.out;
+  const long long recorded = tick->second;
   EXPECT_GE(recorded, 1) << r.out;
   EXPECT_EQ(target.code_now(), target.original_code()) << "tick() still patched";
   expect_no_uprobe_events_left();
