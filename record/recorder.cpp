@@ -130,7 +130,9 @@ void Recorder::check_request() {
   if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
     throw RecordError(
         "nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
-  if (!opts_.output.empty()) check_output_path(opts_.output);  // a bad -o first, before any work
+  // A bad -o first, before any work; none at all only when a sink takes
+  // the events.
+  if (!opts_.output.empty() || !sink_) check_output_path(opts_.output);
   if (auto denied = tracing_privilege_error("record"); !denied.empty()) throw RecordError(denied);
   features_ = detect_kernel_features();
   if (auto missing = features_.missing_requirement(); !missing.empty()) throw RecordError(missing);
