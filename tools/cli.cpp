@@ -148,7 +148,7 @@ void Command::positionals_at_end() { app_->positionals_at_end(); }
 void Command::callback(std::function<void()> run) { app_->callback(std::move(run)); }
 
 CommandLine::CommandLine(const std::string& description, const std::string& version,
-                         std::function<std::string()> details)
+                         const std::function<std::string()>& details)
     : app_(std::make_unique<CLI::App>(description)) {
   app_->set_version_flag(
       "-V,--version",

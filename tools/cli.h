@@ -71,7 +71,7 @@ class CommandLine {
   // -V/--version prints "atrace VERSION", then what `details` returns
   // (asked only then: it may take time).
   CommandLine(const std::string& description, const std::string& version,
-              std::function<std::string()> details = {});
+              const std::function<std::string()>& details = {});
   ~CommandLine();
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;
