@@ -6,7 +6,10 @@
 set -eu
 build=$1
 fail() { echo "FAIL: $*"; exit 1; }
-for sub in "" record top report script convert info list; do
+# Every subcommand atrace has (its --help lists them), and atrace itself.
+subs=$("$build/atrace" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 { print $1 }')
+echo "$subs" | grep -qx top || fail "atrace --help lists no top: '$subs'"
+for sub in "" $subs; do
   page=$build/man/atrace${sub:+-$sub}.1
   [ -s "$page" ] || fail "$page was not made"
   # The page documents the command's own options.
