@@ -120,17 +120,8 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<formats::Threa
   return result(threads, lost);
 }
 
-Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
-                               const formats::LostCounts& lost) {
-  const uint64_t end = replay_.end_ts();
-  Profile p;
-  p.events = events_;
-  p.orphan_exits = replay_.orphan_exits();
-  p.compensation = replay_.compensation();
-  p.lost_events = lost.total();
-  p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
-  p.first_ts = first_ts_;
-  p.last_ts = last_ts_;
+// The functions' rows, merged and per thread, and their names.
+void ProfileBuilder::function_rows(Profile& p, const formats::LostCounts& lost) {
   std::vector<formats::ProbeInfo> table;
   for (const auto& [id, probe] : probes_) table.push_back(probe);
   p.names = FunctionNames(table, long_names_);
@@ -153,6 +144,30 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   }
   for (auto& [id, s] : merged) p.functions.push_back(std::move(s));
   std::sort(p.functions.begin(), p.functions.end(), by_total);
+}
+
+Profile ProfileBuilder::snapshot() {
+  Profile p;
+  p.events = events_;
+  p.orphan_exits = replay_.orphan_exits();
+  p.first_ts = first_ts_;
+  p.last_ts = last_ts_;
+  function_rows(p, {});
+  return p;
+}
+
+Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
+                               const formats::LostCounts& lost) {
+  const uint64_t end = replay_.end_ts();
+  Profile p;
+  p.events = events_;
+  p.orphan_exits = replay_.orphan_exits();
+  p.compensation = replay_.compensation();
+  p.lost_events = lost.total();
+  p.lost_known = !lost.per_cpu.empty();  // the footer always has one count a CPU
+  p.first_ts = first_ts_;
+  p.last_ts = last_ts_;
+  function_rows(p, lost);
   std::stable_sort(p.per_thread.begin(), p.per_thread.end(),
                    [](const FunctionStats& a, const FunctionStats& b) {
                      if (a.tid != b.tid) return a.tid < b.tid;

@@ -172,8 +172,11 @@ class ProfileBuilder : public ReplayListener {
   // the last event (0: unknown, truncated trace) means the last event's time.
   Profile finish(uint64_t end_ts, const std::vector<formats::ThreadInfo>& threads,
                  const formats::LostCounts& lost);
-  // After the shared replay's finish().
+  // After the shared replay's finish(), once.
   Profile result(const std::vector<formats::ThreadInfo>& threads, const formats::LostCounts& lost);
+  // While the replay runs, any number of times (`atrace top`): the
+  // functions' rows (merged and per thread) of the calls that ended so far.
+  Profile snapshot();
 
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
   void on_syscall(const ClosedSyscall& c) override { syscalls_.add(c); }
@@ -182,6 +185,7 @@ class ProfileBuilder : public ReplayListener {
  private:
   ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shared,
                  const std::vector<formats::ProbeInfo>& probes);
+  void function_rows(Profile& p, const formats::LostCounts& lost);
   std::vector<SyscallStats> syscall_rows() const;
   void mark_detached(Profile& p);
   void count_probe(const formats::Event& ev);

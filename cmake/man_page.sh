@@ -18,7 +18,7 @@ what=$("$dir/$name" --help | head -n 1 | sed 's/^atrace: //')
 {
   echo "[SEE ALSO]"
   pages=""
-  for other in "" record report script convert info list; do
+  for other in "" record top report script convert info list; do
     [ "$other" = "$sub" ] || pages="$pages${pages:+, }atrace${other:+-$other}(1)"
   done
   echo "$pages"

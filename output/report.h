@@ -77,6 +77,10 @@ bool has_kernel_events(const formats::TraceHeader& h);
 bool has_syscalls(const ReportInput& in);
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt);
+// The function table alone, as render_text prints it (the column names,
+// then at most `max_rows` rows, 0: all): `atrace top`'s screen.
+std::string render_function_table(const ReportInput& in, const ReportOptions& opt,
+                                  size_t max_rows = 0);
 std::string render_json(const ReportInput& in, const ReportOptions& opt);
 
 }  // namespace atrace::analysis

@@ -145,8 +145,10 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
 }
 
 void print_functions(std::ostream& out, std::vector<FunctionStats> rows, const FunctionNames& names,
-                     const std::string& main, const ReportOptions& opt, const Recorded& recorded) {
+                     const std::string& main, const ReportOptions& opt, const Recorded& recorded,
+                     size_t max_rows = 0) {
   sort_functions(rows, opt.sort, opt.then_sort);
+  if (max_rows && rows.size() > max_rows) rows.resize(max_rows);
   const std::vector<Field> fields = opt.fields.empty() ? default_fields(recorded) : opt.fields;
   Table t;
   t.bold_header(opt.color);
@@ -387,6 +389,15 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
   print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);
+  return out.str();
+}
+
+std::string render_function_table(const ReportInput& in, const ReportOptions& opt,
+                                  size_t max_rows) {
+  std::ostringstream out;
+  const Profile& p = in.profile;
+  print_functions(out, p.functions, p.names, main_module(in.header, p), opt, recorded_groups(in),
+                  max_rows);
   return out.str();
 }
 

@@ -59,7 +59,7 @@ void run_until_stop(const DrainLoop& loop) {
     const uint64_t now = now_ns(CLOCK_MONOTONIC);
     if (now >= loop.deadline_ns) stop = true;
     if (target_gone && loop.follow_forks && !loop.processes_left()) stop = true;
-    loop.on_wake(now);
+    if (loop.on_wake(now)) stop = true;
   }
 }
 

@@ -20,8 +20,9 @@ struct DrainLoop {
   // not when the first one exits.
   bool follow_forks = false;
   std::function<bool()> processes_left;
-  // Called after every wake-up, with the time, the last time with stop set.
-  std::function<void(uint64_t now)> on_wake;
+  // Called after every wake-up, with the time, the last time with stop
+  // set; returning true stops the loop there (`atrace top`'s q key).
+  std::function<bool(uint64_t now)> on_wake;
 };
 
 // Runs until a stop signal, the target's exit or the deadline; throws

@@ -87,6 +87,7 @@ KernelFeatures detect_kernel_features() {
   f.bpf_cookie =
       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, nullptr) == 1;
   f.sleepable_uprobe = sleepable_uprobe_loads();
+  f.loads_probed = can_trace();
   libbpf_set_print(old);
   return f;
 }
@@ -122,27 +123,29 @@ std::string KernelFeatures::missing_requirement() const {
 
 std::vector<KernelFeatures::Line> KernelFeatures::describe() const {
   const std::string required = "cannot record";
+  // Found by loading a program: unknown without the capabilities.
+  const bool loaded = loads_probed;
   return {
-      {"BTF", true, btf, required},
-      {"uprobe PMU", true, uprobe_pmu, required},
-      {"BPF ring buffer", true, ringbuf, required},
-      {"BPF cookies", true, bpf_cookie, required},
-      {"task storage", true, task_storage, required},
-      {"tp_btf tracepoints", true, tp_btf, required},
-      {"uprobe_multi links", false, uprobe_multi,
+      {"BTF", true, btf, true, required},
+      {"uprobe PMU", true, uprobe_pmu, true, required},
+      {"BPF ring buffer", true, ringbuf, loaded, required},
+      {"BPF cookies", true, bpf_cookie, loaded, required},
+      {"task storage", true, task_storage, loaded, required},
+      {"tp_btf tracepoints", true, tp_btf, true, required},
+      {"uprobe_multi links", false, uprobe_multi, true,
        "one perf-event link per probe: attaching and detaching many functions is slower"},
-      {"uretprobe syscall", false, uretprobe_syscall,
+      {"uretprobe syscall", false, uretprobe_syscall, true,
        "return probes trap (int3): each traced call costs more, measured durations include more"},
-      {"NOP5 optimization", false, uprobe_syscall,
+      {"NOP5 optimization", false, uprobe_syscall, true,
        "entry probes on a 5-byte NOP trap and are emulated: each traced call costs more"},
-      {"sleepable uprobes", false, sleepable_uprobe,
+      {"sleepable uprobes", false, sleepable_uprobe, loaded,
        "USDT strings read without faulting pages in (as without bpf_copy_from_user_str)"},
-      {"bpf_copy_from_user_str", false, copy_from_user_str,
+      {"bpf_copy_from_user_str", false, copy_from_user_str, true,
        "USDT strings read without faulting pages in: a string on a page the program has not "
        "touched yet is recorded empty"},
-      {"sched_switch prev_state", false, switch_prev_state,
+      {"sched_switch prev_state", false, switch_prev_state, true,
        "the state is read from the task (same value); nothing lost"},
-      {"sched_process_exit group_dead", false, exit_group_dead,
+      {"sched_process_exit group_dead", false, exit_group_dead, true,
        "the last thread is told by the process's live count; nothing lost"},
   };
 }
@@ -166,13 +169,20 @@ std::vector<std::string> KernelFeatures::limits() const {
   return out;
 }
 
-void print_kernel_features(std::FILE* out, const KernelFeatures& f) {
-  std::fprintf(out, "Kernel %s:\n", f.release.c_str());
+std::string kernel_features_text(const KernelFeatures& f) {
+  std::string text = "Kernel " + f.release + ":\n";
   for (const auto& l : f.describe()) {
-    const char* req = l.required ? " (required)" : "";
-    if (l.present) std::fprintf(out, "  %s%s: yes\n", l.name.c_str(), req);
-    else std::fprintf(out, "  %s%s: no -- %s\n", l.name.c_str(), req, l.without.c_str());
+    text += "  " + l.name + (l.required ? " (required)" : "") + ": ";
+    if (!l.known) text += "unknown without CAP_BPF and CAP_PERFMON (or root) -- if not, ";
+    else if (l.present) text += "yes\n";
+    else text += "no -- ";
+    if (!l.known || !l.present) text += l.without + "\n";
   }
+  return text;
+}
+
+void print_kernel_features(std::FILE* out, const KernelFeatures& f) {
+  std::fputs(kernel_features_text(f).c_str(), out);
 }
 
 }  // namespace atrace

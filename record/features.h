@@ -33,6 +33,10 @@ struct KernelFeatures {
   bool switch_prev_state = false;  // sched_switch(..., prev_state): 5.18+
   bool exit_group_dead = false;    // sched_process_exit(p, group_dead): recent
   std::string release;             // uname -r
+  // The features found by loading a program (BPF ring buffer, cookies,
+  // task storage, sleepable uprobes) were probed: false without CAP_BPF
+  // and CAP_PERFMON, when those loads fail whatever the kernel offers.
+  bool loads_probed = true;
 
   // USDT string arguments may fault their pages in.
   bool faulting_string_copy() const { return sleepable_uprobe && copy_from_user_str; }
@@ -46,6 +50,7 @@ struct KernelFeatures {
     std::string name;  // "uprobe_multi links"
     bool required;
     bool present;
+    bool known;           // false: could not be probed without the capabilities
     std::string without;  // what atrace does, and what the user loses, without it
   };
   std::vector<Line> describe() const;
@@ -60,7 +65,10 @@ KernelFeatures detect_kernel_features();
 // "Kernel RELEASE:" then one line per feature, "  NAME: yes" or
 // "  NAME: no -- what atrace does without it", NAME ending in
 // " (required)" for what atrace cannot record without (docs/kernels.md is
-// built from these lines).
+// built from these lines); "  NAME: unknown without CAP_BPF and
+// CAP_PERFMON (or root) -- ..." for what could not be probed.
+// `atrace info --kernel`, `atrace -V` and `record -v` print it.
+std::string kernel_features_text(const KernelFeatures& f);
 void print_kernel_features(std::FILE* out, const KernelFeatures& f);
 
 // "5.15" <= "6.1.0-27-cloud-amd64": compares the leading major.minor.

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "base/capabilities.h"
@@ -24,6 +25,7 @@
 #include "record/bpf_session.h"
 #include "record/bpf_variants.h"
 #include "record/drain_loop.h"
+#include "record/event_sink.h"
 #include "record/exclude_list.h"
 #include "record/exec_follow.h"
 #include "record/features.h"
@@ -68,7 +70,8 @@ std::string join(const std::vector<std::string>& v) {
 // drain_loop.h) in order, and owns what lives for the whole recording.
 class Recorder {
  public:
-  Recorder(const RecordOptions& o, StopSignals& stop) : opts_(o), stop_(stop) {}
+  Recorder(const RecordOptions& o, StopSignals& stop, EventSink* sink)
+      : opts_(o), stop_(stop), sink_(sink), status_(!sink) {}
   RecordResult run();
 
  private:
@@ -81,19 +84,22 @@ class Recorder {
   std::vector<formats::ProbeInfo> attach_functions();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void on_record(const void* data, size_t size);
-  void on_wake(uint64_t now, size_t nprobes, uint64_t start);
+  bool on_wake(uint64_t now, size_t nprobes, uint64_t start);
+  void deliver(std::span<const formats::Event> events);
   void stop_if_signalled() const;
   bool plan_or_follow();
   ExecMatch follow_exec(std::unique_ptr<Target>& target, std::unique_ptr<ExecFollower>& follower);
 
   const RecordOptions& opts_;
   StopSignals& stop_;
+  EventSink* sink_;  // may be null; the events go to it too
   KernelFeatures features_;
   bool multi_ = false;  // function probes on uprobe_multi links
   RecordPlan plan_;
   RecordDecoder decoder_;
   std::unique_ptr<BpfSession> bpf_;
   // A run that fails before the header leaves no file (output_file.h).
+  // Neither when there is no output (a sink alone).
   std::unique_ptr<OutputFile> output_;
   std::unique_ptr<formats::TraceWriter> writer_;
   // Before the filters, which take functions out of them.
@@ -124,7 +130,9 @@ void Recorder::check_request() {
   if (opts_.select.empty() && opts_.usdt.empty() && !opts_.kernel_groups)
     throw RecordError(
         "nothing to record: give --select=PATTERNS or --usdt=SPECS, or drop --no-kernel");
-  check_output_path(opts_.output);  // a bad -o first, before any work
+  // A bad -o first, before any work; none at all only when a sink takes
+  // the events.
+  if (!opts_.output.empty() || !sink_) check_output_path(opts_.output);
   if (auto denied = tracing_privilege_error("record"); !denied.empty()) throw RecordError(denied);
   features_ = detect_kernel_features();
   if (auto missing = features_.missing_requirement(); !missing.empty()) throw RecordError(missing);
@@ -302,20 +310,28 @@ void Recorder::on_record(const void* data, size_t size) {
   ++events_;
 }
 
+// Events leave the reorder window to the file and to the sink.
+void Recorder::deliver(std::span<const formats::Event> events) {
+  if (writer_) writer_->write_events(events);
+  if (sink_ && !events.empty()) sink_->events(events);
+}
+
 // Every wake-up of the drain loop: the filters' decisions, then what the
-// rings hold, written once it is older than the reorder window.
-void Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
+// rings hold, written once it is older than the reorder window. True when
+// the sink ends the recording.
+bool Recorder::on_wake(uint64_t now, size_t nprobes, uint64_t start) {
   if (relevance_) {
     bpf_->drain();  // hints first, then the decisions
     for (auto& ev : relevance_->tick(now)) reorder_.push(std::move(ev));
   }
   bpf_->drain();
   // Called even with nothing to write: the writer flushes blocks by age.
-  writer_->write_events(reorder_.take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
+  deliver(reorder_.take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
   // The loss counters cost a map read per kind: only for a visible line.
   if (status_.enabled())
     status_.show(nprobes, events_, bpf_->read_lost().total(),
                  static_cast<double>(now - start) / 1e9);
+  return sink_ && sink_->tick(now);
 }
 
 // Before the target is released, a stop signal ends the run (stop_signals.h).
@@ -407,8 +423,10 @@ RecordResult Recorder::run() {
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
   if (opts_.pid > 0) target = std::make_unique<Target>(Target::attach(opts_.pid));
-  output_ = std::make_unique<OutputFile>(opts_.output);
-  writer_ = std::make_unique<formats::TraceWriter>(output_->dup_fd(), output_->display());
+  if (!opts_.output.empty()) {
+    output_ = std::make_unique<OutputFile>(opts_.output);
+    writer_ = std::make_unique<formats::TraceWriter>(output_->dup_fd(), output_->display());
+  }
   multi_ = use_multi();
   BpfSettings bs;
   bs.buffer_bytes = opts_.buffer_bytes;
@@ -491,11 +509,14 @@ RecordResult Recorder::run() {
       std::fprintf(stderr, "atrace: %s: recording stopped\n", e.what());
     }
   };
-  writing([&] {
-    writer_->write_header(header);
-    writer_->write_probes(table);
-  });
-  if (r.write_error.empty()) output_->commit();
+  if (writer_) {
+    writing([&] {
+      writer_->write_header(header);
+      writer_->write_probes(table);
+    });
+    if (r.write_error.empty()) output_->commit();
+  }
+  if (sink_) sink_->begin(header, table);
   writing([&] {
     DrainLoop loop;
     loop.rings_fd = bpf_->rings_fd();
@@ -506,7 +527,7 @@ RecordResult Recorder::run() {
       loop.deadline_ns = header.start_mono_ns + static_cast<uint64_t>(opts_.duration_s * 1e9);
     loop.follow_forks = opts_.follow_forks;
     loop.processes_left = [this] { return bpf_->processes_left(); };
-    loop.on_wake = [&](uint64_t now) { on_wake(now, table.size(), header.start_mono_ns); };
+    loop.on_wake = [&](uint64_t now) { return on_wake(now, table.size(), header.start_mono_ns); };
     run_until_stop(loop);
     status_.clear();
   });
@@ -536,14 +557,18 @@ RecordResult Recorder::run() {
   if (!target->exited()) threads_.refresh_names();
   bpf_->drain();
   auto rest = reorder_.take_all();
-  if (!rest.empty()) writing([&] { writer_->write_events(rest); });
+  if (!rest.empty()) writing([&] { deliver(rest); });
   // Exits of calls in flight at the stop come after it.
   header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
 
   formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
-  writing([&] { writer_->finish(header, threads_.table(), lost); });
-  // After a write error the disk or pipe is gone: one message said so.
-  if (r.write_error.empty()) write_exclude_list(detached, opts_.output, plan_.exe_path, opts_.pid);
+  if (writer_) {
+    writing([&] { writer_->finish(header, threads_.table(), lost); });
+    // After a write error the disk or pipe is gone: one message said so.
+    if (r.write_error.empty())
+      write_exclude_list(detached, opts_.output, plan_.exe_path, opts_.pid);
+  }
+  if (sink_) sink_->end(header, threads_.table(), lost);
 
   for (const auto& line : late_.never_seen()) std::fprintf(stderr, "atrace: %s\n", line.c_str());
   if (values_late_)
@@ -572,8 +597,8 @@ RecordResult Recorder::run() {
 
 }  // namespace
 
-RecordResult record(const RecordOptions& opts, StopSignals& stop) {
-  return Recorder(opts, stop).run();
+RecordResult record(const RecordOptions& opts, StopSignals& stop, EventSink* sink) {
+  return Recorder(opts, stop, sink).run();
 }
 
 }  // namespace atrace

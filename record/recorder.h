@@ -19,6 +19,7 @@
 
 namespace atrace {
 
+class EventSink;
 class StopSignals;
 
 // How function probes are attached: uprobe_multi links where the kernel
@@ -32,6 +33,8 @@ constexpr uint32_t kDefaultStackDepth = 32;
 constexpr uint32_t kMaxStackDepth = 127;
 
 struct RecordOptions {
+  // The trace file ("-": stdout); empty: none, the events go to the sink
+  // alone (record()).
   std::string output = "atrace.data";
   pid_t pid = 0;                     // attach mode when > 0
   std::vector<std::string> command;  // launch mode when not empty
@@ -74,7 +77,8 @@ struct RecordResult {
 };
 
 // Throws RecordError for anything the user can fix. `stop` was created
-// first thing by the caller (stop_signals.h).
-RecordResult record(const RecordOptions& opts, StopSignals& stop);
+// first thing by the caller (stop_signals.h). `sink` (event_sink.h), when
+// given, gets every event the file gets, and may end the recording.
+RecordResult record(const RecordOptions& opts, StopSignals& stop, EventSink* sink = nullptr);
 
 }  // namespace atrace

@@ -1,5 +1,6 @@
 // The one refreshed status line of `atrace record` on stderr, shown only
-// when stderr is a terminal (never in pipes or logs).
+// when stderr is a terminal (never in pipes or logs), and not when
+// something else draws on the terminal (`atrace top`).
 #pragma once
 
 #include <unistd.h>
@@ -11,7 +12,7 @@ namespace atrace {
 
 class StatusLine {
  public:
-  StatusLine() : enabled_(isatty(STDERR_FILENO)) {}
+  explicit StatusLine(bool wanted = true) : enabled_(wanted && isatty(STDERR_FILENO)) {}
   bool enabled() const { return enabled_; }
   void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
     if (!enabled_) return;

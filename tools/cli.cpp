@@ -147,9 +147,20 @@ void Command::positionals_at_end() { app_->positionals_at_end(); }
 
 void Command::callback(std::function<void()> run) { app_->callback(std::move(run)); }
 
-CommandLine::CommandLine(const std::string& description, const std::string& version)
+CommandLine::CommandLine(const std::string& description, const std::string& version,
+                         const std::function<std::string()>& details)
     : app_(std::make_unique<CLI::App>(description)) {
-  app_->set_version_flag("-V,--version", "atrace " + version);
+  app_->set_version_flag(
+      "-V,--version",
+      [version, details] {
+        std::string text = "atrace " + version;
+        if (details) text += "\n" + details();
+        // CLI11 ends it with a newline.
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        return text;
+      },
+      "Print the version, then what the running kernel offers atrace and what atrace does "
+      "without each missing feature");
   app_->require_subcommand(1);
   app_->formatter(std::make_shared<HelpFormatter>());
 }

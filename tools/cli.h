@@ -68,7 +68,10 @@ class Command {
 // The whole command line: owns the CLI11 app.
 class CommandLine {
  public:
-  CommandLine(const std::string& description, const std::string& version);
+  // -V/--version prints "atrace VERSION", then what `details` returns
+  // (asked only then: it may take time).
+  CommandLine(const std::string& description, const std::string& version,
+              const std::function<std::string()>& details = {});
   ~CommandLine();
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;

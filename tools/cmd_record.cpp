@@ -1,85 +1,11 @@
 // atrace record: parse options, hand over to the recorder (record/recorder).
-#include <unistd.h>
-
-#include <climits>
-#include <cstdio>
-#include <set>
-#include <string>
-#include <vector>
+#include <memory>
 
 #include "record/record.h"
 #include "tools/commands.h"
-#include "tools/option_values.h"
-#include "uprobes/value_spec.h"
+#include "tools/record_options.h"
 
 namespace atrace::tools {
-
-namespace {
-
-// A ring per CPU: the kernel takes a power of two of pages; beyond 1 GiB a
-// CPU, creating and touching the rings takes seconds and the memory is
-// rarely there.
-constexpr uint64_t kMinBufferBytes = 4096, kMaxBufferBytes = 1ull << 30;
-// --duration: up to a year.
-constexpr double kMaxDurationS = 365.0 * 24 * 3600;
-
-struct RecordArgs {
-  RecordOptions opts;
-  std::string pid;
-  std::string duration;
-  std::string filter_min_calls = "1000";
-  std::string filter_max_calls = "0";
-  std::string filter_budget;  // empty: the default, 0 with --filter=off
-  std::string buffer_size = "8M";
-  std::string stack_depth = "32";
-  std::string kernel;  // empty: not given, default_kernel_groups()
-  bool no_kernel = false;
-  std::string filter = "absolute";
-  std::string filter_threshold = "2us";
-  std::string attach = "auto";
-  std::string full_command_line;
-  std::set<std::string> given;  // the list options given, even empty
-};
-
-// The values given as text, checked and converted; throws OptionError.
-void parse_values(RecordArgs& a) {
-  RecordOptions& o = a.opts;
-  if (!a.pid.empty()) {
-    o.pid = static_cast<pid_t>(parse_count("-p", a.pid, INT32_MAX));
-    if (o.pid == 0) throw OptionError("-p: '0' is not a process id");
-  }
-  o.attach_mode = a.attach == "multi"  ? AttachMode::Multi
-                  : a.attach == "perf" ? AttachMode::Perf
-                                       : AttachMode::Auto;  // CLI11 checked the name
-  if (!a.duration.empty())
-    o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
-  o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
-  o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
-  o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
-  if (!a.filter_budget.empty())
-    o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
-  o.stack_depth =
-      static_cast<uint32_t>(parse_count("--stack-depth", a.stack_depth, kMaxStackDepth));
-  if (o.stack_depth == 0)
-    throw OptionError("--stack-depth: '0' is out of range (a whole number from 1 to 127)");
-  // An empty list is a mistake (often a shell variable), not "everything".
-  const std::pair<const char*, const std::string*> lists[] = {
-      {"--select", &o.select}, {"--exclude", &o.exclude}, {"--usdt", &o.usdt},
-      {"--args", &o.args},     {"--retval", &o.retval},   {"--filter-keep", &o.filter.keep},
-      {"--stack", &o.stack}};
-  for (const auto& [name, value] : lists)
-    if (a.given.count(name) && value->find_first_not_of(" \t") == std::string::npos)
-      throw OptionError(std::string(name) + ": empty value");
-  // The specs' syntax now (the plan matches their selectors later).
-  try {
-    uprobes::parse_arg_rules(o.args);
-    uprobes::parse_retval_rules(o.retval);
-  } catch (const uprobes::ValueSpecError& e) {
-    throw OptionError(e.what());
-  }
-}
-
-}  // namespace
 
 void add_record(cli::Command app, int& exit_status) {
   auto args = std::make_shared<RecordArgs>();
@@ -89,92 +15,7 @@ void add_record(cli::Command app, int& exit_status) {
              "Trace file to write ('-' for stdout); an existing one becomes FILE.old")
       .type_name("FILE")
       .default_text("atrace.data");
-  cli::Option pid = cmd.option("-p,--pid", args->pid, "Attach to this running process");
-  cmd.option("--select", args->opts.select,
-             "Functions to trace: comma-separated GLOB (main executable), MODULE:GLOB "
-             "(shared library by file name), re:REGEX; without it, only kernel events");
-  cmd.option("--exclude", args->opts.exclude,
-             "Functions not to trace (same syntax; @FILE reads selectors from FILE, one a "
-             "line, e.g. a previous recording's OUTPUT.exclude)");
-  cmd.option("--usdt", args->opts.usdt,
-             "USDT probes to record: provider:name (main executable) or "
-             "MODULE:provider:name, globs allowed; append (str,int,...) to read arguments "
-             "as strings, e.g. 'app:request(str,int)'; NAME__begin/NAME__end pairs are "
-             "recorded as intervals");
-  cmd.option("--args", args->opts.args,
-             "Arguments of traced functions: SELECTORS@ARG[/TYPE],...;... with ARG arg1..arg6 "
-             "(x86-64 integer registers) and TYPE i8..i64, u8..u64, x8..x64 (hex), p "
-             "(pointer), s (C string, up to 127 bytes); e.g. 'parse@arg1/s,arg2/i32'. Their "
-             "entry probes stay on the first instruction (docs/arguments.md)");
-  cmd.option("--retval", args->opts.retval,
-             "Return values of traced functions: SELECTORS[/TYPE];... (types as --args, "
-             "default i64), e.g. 'parse/i32;name_of/s'");
-  cmd.option("--stack", args->opts.stack,
-             "User call stacks at the entry of these traced functions: SELECTORS;... (frame "
-             "pointers; script prints them, report --callers names untraced callers from them; "
-             "docs/stacks.md)");
-  cmd.option("--stack-depth", args->stack_depth, "Frames kept per --stack call stack, 1 to 127")
-      .default_text("32");
-  cmd.option("--duration", args->duration,
-             "Stop recording after SEC seconds; a launched command then runs on untraced, "
-             "and atrace waits for it to exit")
-      .type_name("SEC");
-  cmd.option("--buffer-size", args->buffer_size,
-             "Buffer per CPU (e.g. 8M); with function probes, half holds their entries and exits "
-             "(a lane), half the other records (a ring)")
-      .default_text("8M");
-  cmd.option("--attach", args->attach,
-             "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
-             "perf (a perf-event link per probe)")
-      .one_of({"auto", "multi", "perf"})
-      .default_text("auto");
-  cli::Option kernel = cmd.option(
-      "--kernel", args->kernel,
-      "Kernel events of the traced threads, comma-separated groups: sched (context switches, "
-      "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
-      "(fork, exec, exit, thread names), all; +GROUP/-GROUP change the default. Only syscalls "
-      "costs traced calls: while on, every system call of the machine takes the kernel's slow "
-      "path (about +0.3 us each, +0.6 us in the traced process), and so do the uprobe and "
-      "uretprobe system calls of each traced call (about +0.5 us per call); the other groups "
-      "cost per context switch, fault or process event only (docs/BENCHMARKS.md)");
-  kernel.default_text(kDefaultKernelGroupsHelp);
-  cmd.flag("--no-kernel", args->no_kernel, "Record no kernel events, only functions")
-      .excludes(kernel);
-  cmd.flag("--probe-at-entry", args->opts.probe_at_entry,
-           "Put every entry probe on the function's first instruction. By default it goes on "
-           "the cheapest instruction before the function touches its stack or branches (an "
-           "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
-           "instruction); `atrace list` shows where");
-  cmd.flag("--follow-forks", args->opts.follow_forks,
-           "Trace child processes too (functions and kernel events); recording ends when "
-           "every traced process has exited");
-  auto& f = args->opts.filter;
-  cmd.option("--filter", args->filter,
-             "Relevance filter, detaching the probes of functions that are frequent and "
-             "short while recording: off, absolute (mean below --filter-threshold after "
-             "--filter-min-calls calls) or relative (mean below the called functions' mean "
-             "minus the threshold)")
-      .one_of({"off", "absolute", "relative"})
-      .default_text("absolute");
-  cmd.option("--filter-threshold", args->filter_threshold,
-             "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
-      .default_text("2us");
-  cmd.option("--filter-min-calls", args->filter_min_calls, "Calls before a function can be judged")
-      .default_text("1000");
-  cmd.option("--filter-max-calls", args->filter_max_calls,
-             "Detach a function after N calls whatever its duration (0: never)")
-      .default_text("0");
-  cmd.option("--filter-budget", args->filter_budget,
-             "Detach the costliest functions until the estimated probe overhead is under "
-             "PCT % of the CPU time the traced process uses on its own, among the functions "
-             "past --filter-min-calls (0: off; 100: tracing at most doubles it; 0 with "
-             "--filter=off)")
-      .default_text("100");
-  cmd.option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
-  cmd.flag("-v,--verbose", args->opts.verbose, "Show libbpf's messages");
-  cli::Option command = cmd.option("command", args->opts.command, "Command to launch (after --)");
-  pid.excludes(command);
-  cmd.positionals_at_end();
+  add_recording_options(cmd, *args);
   cmd.footer(
       "Examples:\n"
       "  atrace record --select='main,ns::*' -- ./prog arg\n"
@@ -189,69 +30,8 @@ void add_record(cli::Command app, int& exit_status) {
   cmd.callback([args, cmd, &exit_status]() {
     // First: no stop signal may kill atrace or be lost from here on.
     StopSignals stop;
-    auto& o = args->opts;
-    for (const char* name :
-         {"--select", "--exclude", "--usdt", "--filter-keep", "--args", "--retval", "--stack"})
-      if (cmd.given(name)) args->given.insert(name);
-    try {
-      parse_values(*args);
-    } catch (const OptionError& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
-      exit_status = 2;
-      return;
-    }
-    if (o.pid <= 0 && o.command.empty()) {
-      std::fprintf(stderr, "atrace: record needs a target: -p PID or -- CMD [ARGS...]\n");
-      exit_status = 2;
-      return;
-    }
-    try {
-      const unsigned defaults = default_kernel_groups(!o.select.empty() || !o.usdt.empty());
-      o.kernel_groups = args->no_kernel        ? 0
-                        : args->kernel.empty() ? defaults
-                                               : parse_kernel_groups(args->kernel, defaults);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "atrace: --kernel: %s\n", e.what());
-      exit_status = 2;
-      return;
-    }
-    o.filter.mode = parse_filter_mode(args->filter).value_or(FilterMode::Absolute);
-    // --filter=off keeps every probe, unless a budget is asked for.
-    if (o.filter.mode == FilterMode::Off && args->filter_budget.empty()) o.filter.budget_pct = 0;
-    if (auto t = parse_duration_ns(args->filter_threshold)) {
-      o.filter.threshold_ns = *t;
-    } else {
-      std::fprintf(stderr, "atrace: bad --filter-threshold '%s' (e.g. 2us, 500ns, 1ms)\n",
-                   args->filter_threshold.c_str());
-      exit_status = 2;
-      return;
-    }
-    o.atrace_command_line = invocation();
-    try {
-      RecordResult r = record(o, stop);
-      if (!r.write_error.empty()) {  // already said, when it happened
-        exit_status = 1;
-        return;
-      }
-      if (r.lost)
-        std::fprintf(
-            stderr, "atrace: warning: %llu events lost (ring buffer full: %s): try --buffer-size\n",
-            static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
-      const char* where = o.output == "-" ? "stdout" : o.output.c_str();
-      if (r.probes)
-        std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",
-                     static_cast<unsigned long long>(r.events), r.probes, where);
-      else
-        std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",
-                     static_cast<unsigned long long>(r.events), where);
-      exit_status = r.exit_status;
-    } catch (const RecordInterrupted& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
-      exit_status = 128 + e.signal;
-    } catch (const std::exception& e) {  // RecordError, or any other: one line
-      std::fprintf(stderr, "atrace: %s\n", e.what());
-      exit_status = 1;
-    }
+    if ((exit_status = finish_recording_options(cmd, *args, "record"))) return;
+    exit_status = run_recording(args->opts, stop);
   });
 }
 

@@ -14,6 +14,7 @@
 #include "tools/option_values.h"
 #include "tools/report_html_option.h"
 #include "tools/report_view_options.h"
+#include "tools/table_options.h"
 #include "tools/terminal.h"
 
 namespace atrace::tools {
@@ -21,9 +22,8 @@ namespace {
 
 struct ReportArgs {
   std::string input = "atrace.data";
-  std::string sort = "total";
+  TableArgs table;  // --sort, --fields
   std::string format = "text";
-  std::string fields;  // --fields, comma-separated
   bool threads = false;
   bool syscalls = false;
   bool compensate = false;
@@ -35,39 +35,12 @@ struct ReportArgs {
   TerminalArgs terminal;  // --color, --no-pager
 };
 
-// Splits "a,b,c"; each item parsed by `parse`; a bad one is an OptionError
-// naming the option and what it takes.
-template <class T, class Parse>
-std::vector<T> parse_list(const char* option, const std::string& text, Parse parse,
-                          const char* accepted) {
-  std::vector<T> out;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    auto v = parse(item);
-    if (!v)
-      throw OptionError(std::string(option) + ": '" + item + "' is not a column (" + accepted +
-                        ")");
-    out.push_back(*v);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 int run_report(const ReportArgs& args) {
   analysis::ReportOptions opt;
   formats::EventFilter filter;
   try {
     filter = parse_filter(args.filter);
-    std::vector<analysis::SortKey> keys = parse_list<analysis::SortKey>(
-        "--sort", args.sort, analysis::parse_sort_key, analysis::sort_key_names());
-    opt.sort = keys.front();
-    opt.then_sort.assign(keys.begin() + 1, keys.end());
-    if (!args.fields.empty())
-      opt.fields = parse_list<analysis::Field>(
-          "--fields", args.fields, analysis::parse_field,
-          "calls, total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults");
+    apply_table_options(args.table, opt);
   } catch (const OptionError& e) {
     std::fprintf(stderr, "atrace: %s\n", e.what());
     return 2;
@@ -153,18 +126,7 @@ void add_report(cli::Command app, int& exit_status) {
   cmd.option("-i,--input", args->input, "Trace file to read ('-' reads stdin)")
       .capture_default()
       .type_name("FILE");
-  cmd.option("--sort", args->sort,
-             "Order of the rows, by one column or several (--sort=self,calls: equal self times "
-             "by calls): calls, total, self, avg, min, max or name; with kernel events also "
-             "offcpu, selfoff, systime, selfsys, syscalls or faults")
-      .capture_default()
-      .type_name("KEYS");
-  cmd.option("--fields", args->fields,
-             "The table's columns before the name, in order (--fields=calls,self,max): calls, "
-             "total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults; "
-             "'-' where the trace did not measure it. Default: calls to max, and the kernel "
-             "columns of the groups recorded")
-      .type_name("COLUMNS");
+  add_table_options(cmd, args->table);
   cmd.flag("--threads", args->threads,
            "One table per thread instead of all threads merged (with kernel events: "
            "each thread's on-CPU, off-CPU and system call totals too)");

@@ -19,5 +19,6 @@ void add_script(cli::Command app, int& exit_status);
 void add_convert(cli::Command app, int& exit_status);
 void add_info(cli::Command app, int& exit_status);
 void add_list(cli::Command app, int& exit_status);
+void add_top(cli::Command app, int& exit_status);
 
 }  // namespace atrace::tools

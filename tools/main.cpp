@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "git_commit.h"  // build/: ATRACE_GIT_COMMIT
+#include "record/record.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 
@@ -42,9 +43,12 @@ int main(int argc, char** argv) {
   const std::string commit = ATRACE_GIT_COMMIT;
   cli::CommandLine line{
       "atrace: trace user functions and kernel events of a process with eBPF",
-      std::string(ATRACE_VERSION) + (commit.empty() ? "" : " (git " + commit + ")")};
+      std::string(ATRACE_VERSION) + (commit.empty() ? "" : " (git " + commit + ")"),
+      // What the running kernel offers, probed as `record` probes it.
+      [] { return atrace::kernel_features_text(atrace::detect_kernel_features()); }};
   int status = 0;
   atrace::tools::add_record(line.root(), status);
+  atrace::tools::add_top(line.root(), status);
   atrace::tools::add_report(line.root(), status);
   atrace::tools::add_script(line.root(), status);
   atrace::tools::add_convert(line.root(), status);

@@ -6,7 +6,10 @@
 set -eu
 build=$1
 fail() { echo "FAIL: $*"; exit 1; }
-for sub in "" record report script convert info list; do
+# Every subcommand atrace has (its --help lists them), and atrace itself.
+subs=$("$build/atrace" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 { print $1 }')
+echo "$subs" | grep -qx top || fail "atrace --help lists no top: '$subs'"
+for sub in "" $subs; do
   page=$build/man/atrace${sub:+-$sub}.1
   [ -s "$page" ] || fail "$page was not made"
   # The page documents the command's own options.
@@ -17,11 +20,15 @@ for sub in "" record report script convert info list; do
 done
 grep -q 'atrace-record' "$build/man/atrace-record.1" || fail "atrace-record.1 is not named atrace-record"
 
-# complete WORD...: what the completion offers for the last word.
-complete_line() {
-  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _atrace;
-           echo "${COMPREPLY[*]}"' _ "$build/completion/atrace" "$@"
+# complete_at N WORD...: what the completion offers for word N, the cursor
+# at its end (atrace is the build's, found on PATH as a user's would be).
+complete_at() {
+  PATH=$build:$PATH bash -c 'source "$1"; at=$2; shift 2; COMP_WORDS=("$@"); COMP_CWORD=$at;
+           COMP_LINE="$*"; upto=("${@:1:at+1}"); upto="${upto[*]}"; COMP_POINT=${#upto};
+           _atrace; echo "${COMPREPLY[*]}"' _ "$build/completion/atrace" "$@"
 }
+# complete WORD...: the same for the last word.
+complete_line() { complete_at $(($# - 1)) "$@"; }
 check() {
   local want=$1
   shift
@@ -37,4 +44,28 @@ check "chrome csv callgrind" atrace convert --to c
 check "chrome csv callgrind" atrace convert --to = c
 check "--slice-args" atrace convert --sl
 check "--version" atrace --ver
+check "top" atrace to
+check "--interval" atrace top --interv
+
+# -p: running pids, with their command names while several match.
+"$build/tests/targets/target_threads" --forever 30 >/dev/null &
+target=$!
+trap 'kill $target 2>/dev/null' EXIT
+got=" $(complete_line atrace record -p "$target") "
+case "$got" in
+  " $target " | *" $target(target_threads) "*) ;;
+  *) fail "atrace record -p $target: completed to '$got'" ;;
+esac
+got=$(complete_line atrace top --pid "${target:0:1}")
+case " $got " in *" $target(target_threads) "*) ;; *) fail "--pid ${target:0:1}: '$got'" ;; esac
+# --select=: the functions of the command after -- or of the -p process.
+targets=$build/tests/targets
+got=$(complete_at 2 atrace record --select=le -- "$targets/target_c" 10)
+[ "$got" = leaf ] || fail "--select=le -- target_c: completed to '$got', expected 'leaf'"
+got=$(complete_at 2 atrace top --select=middle,le -- "$targets/target_c")
+[ "$got" = middle,leaf ] || fail "--select=middle,le: completed to '$got'"
+got=$(complete_at 3 atrace record --select le -- "$targets/target_c")
+[ "$got" = leaf ] || fail "--select le: completed to '$got', expected 'leaf'"
+check "tick" atrace top -p "$target" --select=tic
+check "" atrace record --select=le
 echo "cli.ManPagesAndCompletion: ok"

@@ -12,8 +12,14 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/atrace/probe.h"
 test -x "$work/prefix/bin/atrace"
 # The man pages and the completion, where man and bash-completion look.
-man -M "$work/prefix/share/man" -w atrace-record >/dev/null
 test -f "$work/prefix/share/man/man1/atrace.1"
+# One page per subcommand the installed atrace has (its --help lists them).
+subs=$("$work/prefix/bin/atrace" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 { print $1 }')
+[ -n "$subs" ] || { echo "atrace --help lists no subcommand"; exit 1; }
+for sub in $subs; do
+  man -M "$work/prefix/share/man" -w "atrace-$sub" >/dev/null ||
+    { echo "no man page atrace-$sub installed"; exit 1; }
+done
 test -f "$work/prefix/share/bash-completion/completions/atrace"
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null

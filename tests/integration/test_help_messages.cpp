@@ -2,6 +2,9 @@
 // tools/cmd_convert.cpp): the version, help texts without parser notation,
 // range errors in words, errors pointing to the subcommand's help, and
 // convert's options refused for the formats that do not take them.
+#include <sys/utsname.h>
+
+#include <cstdio>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -14,19 +17,49 @@ namespace {
 
 class HelpMessages : public IntegrationTest {};
 
-TEST_F(HelpMessages, VersionNamesAtraceAndItsBuild) {
+// The version line, then the running kernel's features as `info --kernel`
+// prints them (one detection for both): on this kernel, as root, each one
+// known, and those whose kernel version is known present.
+TEST_F(HelpMessages, VersionNamesAtraceItsBuildAndTheKernelsFeatures) {
+  Result info = run({Paths::atrace, "info", "--kernel"});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  struct utsname u {};
+  ASSERT_EQ(uname(&u), 0);
+  EXPECT_EQ(info.out.rfind(std::string("Kernel ") + u.release + ":\n", 0), 0u) << info.out;
   for (const char* flag : {"--version", "-V"}) {
     Result r = run({Paths::atrace, flag});
     ASSERT_TRUE(r.exited(0)) << r.describe();
+    const size_t nl = r.out.find('\n');
+    ASSERT_NE(nl, std::string::npos) << r.out;
     EXPECT_TRUE(std::regex_match(
-        r.out, std::regex(R"(atrace [0-9]+\.[0-9]+\.[0-9]+( \(git [0-9a-f]{12}(-dirty)?\))?\n)")))
+        r.out.substr(0, nl),
+        std::regex(R"(atrace [0-9]+\.[0-9]+\.[0-9]+( \(git [0-9a-f]{12}(-dirty)?\))?)")))
         << r.out;
+    EXPECT_EQ(r.out.substr(nl + 1), info.out);
+  }
+  EXPECT_EQ(info.out.find("unknown"), std::string::npos) << info.out;
+  for (const char* required : {"BTF", "uprobe PMU", "BPF ring buffer", "BPF cookies",
+                               "task storage", "tp_btf tracepoints"})
+    EXPECT_NE(info.out.find(std::string("  ") + required + " (required): yes\n"), std::string::npos)
+        << required << "\n"
+        << info.out;
+  unsigned major = 0, minor = 0;
+  ASSERT_EQ(std::sscanf(u.release, "%u.%u", &major, &minor), 2);
+  auto since = [&](unsigned a, unsigned b) { return major != a ? major > a : minor >= b; };
+  const std::pair<const char*, bool> optional[] = {{"uprobe_multi links", since(6, 6)},
+                                                   {"uretprobe syscall", since(6, 11)},
+                                                   {"NOP5 optimization", since(6, 18)}};
+  for (const auto& [name, present] : optional) {
+    if (!present) continue;
+    EXPECT_NE(info.out.find(std::string("  ") + name + ": yes\n"), std::string::npos)
+        << name << "\n"
+        << info.out;
   }
 }
 
 // No CLI11 notation ("FLOAT:POSITIVE", "TEXT:{a,b}=x", "TEXT") in any help.
 TEST_F(HelpMessages, HelpTextsHaveNoParserNoise) {
-  for (const char* sub : {"", "record", "report", "script", "convert", "info", "list"}) {
+  for (const char* sub : {"", "record", "top", "report", "script", "convert", "info", "list"}) {
     std::vector<std::string> argv = {Paths::atrace};
     if (*sub) argv.push_back(sub);
     argv.push_back("--help");

@@ -87,6 +87,20 @@ class Privileges : public IntegrationTest {
   NobodyDir dir_;
 };
 
+// -V without any capability: what needs a test load is said to be
+// unknown, what atrace reads from files is known.
+TEST_F(Privileges, VersionWithoutCapabilitiesSaysWhatIsUnknown) {
+  Result r = run(as_nobody("", {dir_.bin(Paths::atrace), "-V"}));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(r.out.rfind("atrace ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("  BTF (required): yes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  BPF ring buffer (required): unknown without CAP_BPF and CAP_PERFMON "
+                       "(or root) -- if not, cannot record\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  sleepable uprobes: unknown without"), std::string::npos) << r.out;
+}
+
 TEST_F(Privileges, CapBpfAndPerfmonRecordALaunchedTargetWithExactCounts) {
   const std::string out = (dir_.out() / "caps.data").string();
   Result r = run(as_nobody(

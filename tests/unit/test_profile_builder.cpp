@@ -328,3 +328,39 @@ TEST(ProfileBuilder, SortKeys) {
   EXPECT_EQ(rows[0].name, "a");
   EXPECT_EQ(rows[1].name, "b");
 }
+
+// snapshot() while the replay runs (atrace top): the calls ended so far,
+// the open ones not yet; taking it changes nothing, and the final profile
+// is the one a builder without snapshots gives.
+TEST(ProfileBuilder, SnapshotCountsTheCallsEndedSoFar) {
+  Seq first, rest;
+  first.E(0, MAIN).E(10, A).X(20, A).E(30, A);
+  rest.X(40, A).E(45, B).X(48, B).X(50, MAIN);
+  analysis::ProfileBuilder b(probes());
+  for (const auto& e : first.events) b.add(e);
+  for (int i = 0; i < 2; i++) {
+    analysis::Profile p = b.snapshot();
+    ASSERT_EQ(p.functions.size(), 1u);
+    EXPECT_EQ(fn(p, "a").calls, 1u);
+    EXPECT_EQ(fn(p, "a").total_ns, 10u);
+    EXPECT_EQ(p.events, 4u);
+  }
+  for (const auto& e : rest.events) b.add(e);
+  analysis::Profile now = b.snapshot();
+  ASSERT_EQ(now.functions.size(), 3u);
+  EXPECT_EQ(fn(now, "a").calls, 2u);
+  EXPECT_EQ(fn(now, "a").total_ns, 20u);
+  EXPECT_EQ(fn(now, "main").total_ns, 50u);
+  EXPECT_EQ(fn(now, "main").self_ns, 27u);
+  analysis::Profile end = b.finish(50, {}, {});
+  Seq all = first;
+  all.events.insert(all.events.end(), rest.events.begin(), rest.events.end());
+  analysis::Profile plain = build(all, 50);
+  ASSERT_EQ(end.functions.size(), plain.functions.size());
+  for (const auto& f : plain.functions) {
+    EXPECT_EQ(fn(end, f.name).calls, f.calls) << f.name;
+    EXPECT_EQ(fn(end, f.name).total_ns, f.total_ns) << f.name;
+    EXPECT_EQ(fn(end, f.name).self_ns, f.self_ns) << f.name;
+    EXPECT_EQ(fn(now, f.name).calls, f.calls) << f.name;
+  }
+}

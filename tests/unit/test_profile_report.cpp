@@ -202,3 +202,24 @@ TEST(ProfileReport, BuildProfileFromFile) {
   EXPECT_EQ(p.functions[1].total_ns, 10'000u);
   EXPECT_EQ(analysis::recording_duration_ns(r.header(), p), 2'000'000u);
 }
+
+// The table alone (atrace top): report's own table, cut to `max_rows`
+// rows after sorting, nothing around it.
+TEST(ProfileReport, FunctionTableAloneIsReportsTable) {
+  analysis::Profile p = profile();
+  const std::vector<std::string> warnings;
+  analysis::ReportInput in{header(), p, warnings};
+  analysis::ReportOptions opt;
+  opt.fields = {analysis::Field::Calls, analysis::Field::Total};
+  const std::string all = analysis::render_function_table(in, opt);
+  EXPECT_EQ(all,
+            "           Calls    Total  Function\n"
+            "2 (1 unfinished)  1.50 ms  compute\n"
+            "               1  20.0 us  deflate [libz.so.1]\n")
+      << all;
+  EXPECT_NE(analysis::render_text(in, opt).find(all), std::string::npos);
+  opt.sort = analysis::SortKey::Name;
+  EXPECT_EQ(analysis::render_function_table(in, opt, 1),
+            "           Calls    Total  Function\n"
+            "2 (1 unfinished)  1.50 ms  compute\n");
+}
