@@ -50,10 +50,12 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
     throw RecordError("cannot determine the number of CPUs");
   // The plain function entries and exits go through the lanes, the rest
-  // through the rings: with function probes, each gets half the buffer.
+  // through the rings: with function probes, a lane gets the buffer size
+  // (the same room for calls as a ring had before lanes) and a ring half.
   const bool lanes = s.max_id > 0;
   ring_bytes_ = ring_size_for(lanes ? s.buffer_bytes / 2 : s.buffer_bytes);
-  if (lanes) lane_slots_ = static_cast<uint32_t>(ring_bytes_ / sizeof(atrace_lane_slot));
+  if (lanes)
+    lane_slots_ = static_cast<uint32_t>(ring_size_for(s.buffer_bytes) / sizeof(atrace_lane_slot));
   try {
     rings_ = std::make_unique<PerCpuRings>(ncpus_, ring_bytes_);
   } catch (const RecordError&) {
@@ -200,7 +202,7 @@ const ProbeCost& BpfSession::calibrate() {
   });
   CalibrationOptions co;
   co.multi = multi_;
-  co.ring_bytes = ring_bytes_;  // a lane holds as many calls
+  co.ring_bytes = ring_bytes_;  // a lane holds at least as many calls
   co.drain = [this] { drain(); };
   co.records = &records;
   cost_ = calibrate_probe_cost(skel_->progs.func_entry, skel_->progs.func_exit, co);

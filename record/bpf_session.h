@@ -32,8 +32,9 @@ struct bpf_program;
 namespace atrace {
 
 struct BpfSettings {
-  // Per CPU (rounded up to a ring size); with function probes, half for the
-  // ring and half for the lane (bpf/lanes.bpf.h).
+  // Per CPU (rounded up to a ring size); with function probes, this for
+  // the lane of their entries and exits (bpf/lanes.bpf.h), half for the
+  // ring of the rest.
   size_t buffer_bytes = 8u << 20;
   unsigned kernel_groups = 0;  // kernel_groups.h
   bool follow_forks = false;

@@ -21,6 +21,7 @@
 #include "bpf/atrace.skel.h"
 #include "formats/trace_writer.h"
 #include "record/announce.h"
+#include "record/async_writer.h"
 #include "record/attach.h"
 #include "record/bpf_session.h"
 #include "record/bpf_variants.h"
@@ -85,7 +86,7 @@ class Recorder {
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void on_record(const void* data, size_t size);
   bool on_wake(uint64_t now, size_t nprobes, uint64_t start);
-  void deliver(std::span<const formats::Event> events);
+  void deliver(std::vector<formats::Event>&& events);
   void stop_if_signalled() const;
   bool plan_or_follow();
   ExecMatch follow_exec(std::unique_ptr<Target>& target, std::unique_ptr<ExecFollower>& follower);
@@ -102,6 +103,7 @@ class Recorder {
   // Neither when there is no output (a sink alone).
   std::unique_ptr<OutputFile> output_;
   std::unique_ptr<formats::TraceWriter> writer_;
+  std::unique_ptr<AsyncEventWriter> async_;  // writer_'s events, while recording
   // Before the filters, which take functions out of them.
   std::unique_ptr<FunctionProbes> probes_;
   std::unique_ptr<UsdtProbes> usdt_;
@@ -310,10 +312,12 @@ void Recorder::on_record(const void* data, size_t size) {
   ++events_;
 }
 
-// Events leave the reorder window to the file and to the sink.
-void Recorder::deliver(std::span<const formats::Event> events) {
-  if (writer_) writer_->write_events(events);
+// Events leave the reorder window to the sink and to the file (through
+// the writing thread while recording).
+void Recorder::deliver(std::vector<formats::Event>&& events) {
   if (sink_ && !events.empty()) sink_->events(events);
+  if (async_) async_->write_events(std::move(events));
+  else if (writer_) writer_->write_events(events);
 }
 
 // Every wake-up of the drain loop: the filters' decisions, then what the
@@ -510,11 +514,14 @@ RecordResult Recorder::run() {
     }
   };
   if (writer_) {
-    writing([&] {
+    // On the writing thread, so that the drain loop starts now: a write
+    // held up by the disk must not keep it from the buffers.
+    async_ = std::make_unique<AsyncEventWriter>(*writer_);
+    async_->run([this, header, table] {
       writer_->write_header(header);
       writer_->write_probes(table);
+      output_->commit();
     });
-    if (r.write_error.empty()) output_->commit();
   }
   if (sink_) sink_->begin(header, table);
   writing([&] {
@@ -557,13 +564,17 @@ RecordResult Recorder::run() {
   if (!target->exited()) threads_.refresh_names();
   bpf_->drain();
   auto rest = reorder_.take_all();
-  if (!rest.empty()) writing([&] { deliver(rest); });
+  if (!rest.empty()) writing([&] { deliver(std::move(rest)); });
   // Exits of calls in flight at the stop come after it.
   header.end_mono_ns = std::max(header.end_mono_ns, last_event_ts_);
 
   formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
   if (writer_) {
-    writing([&] { writer_->finish(header, threads_.table(), lost); });
+    writing([&] {
+      if (async_) async_->flush();
+      async_.reset();
+      writer_->finish(header, threads_.table(), lost);
+    });
     // After a write error the disk or pipe is gone: one message said so.
     if (r.write_error.empty())
       write_exclude_list(detached, opts_.output, plan_.exe_path, opts_.pid);

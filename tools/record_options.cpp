@@ -94,8 +94,8 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
              "and atrace waits for it to exit")
       .type_name("SEC");
   cmd.option("--buffer-size", args.buffer_size,
-             "Buffer per CPU (e.g. 8M); with function probes, half holds their entries and exits "
-             "(a lane), half the other records (a ring)")
+             "Buffer per CPU (e.g. 8M) for the function entries and exits (a lane), and half "
+             "as much for the other records (a ring; without function probes, all of it)")
       .default_text("8M");
   cmd.option("--attach", args.attach,
              "How probes are attached: auto, multi (uprobe_multi links, Linux 6.6+) or "
