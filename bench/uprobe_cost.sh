@@ -98,7 +98,12 @@ done
 
 declare -A res  # res[variant.mode] = "ns ns ns ..."
 declare -A atr_calls atr_lost bt_min
-run_base() { res[$1.base]+="$(run_plain "$target" "bench_fn_$1" "${calls[$1]}") "; }
+run_base() {
+	local ns
+	ns=$(run_plain "$target" "bench_fn_$1" "${calls[$1]}")
+	echo "run $1 untraced $ns" >&2
+	res[$1.base]+="$ns "
+}
 run_bpftrace() {
 	local v=$1 fn=bench_fn_$1 ns c r
 	bt_start "uprobe:$target:$fn { @c = count(); } uretprobe:$target:$fn { @r = count(); }" 2
@@ -107,6 +112,7 @@ run_bpftrace() {
 	c=$(bt_count c) r=$(bt_count r)
 	[[ $c -eq ${calls[$v]} && $r -eq ${calls[$v]} ]] ||
 		echo "warning: bpftrace $fn: $c entries, $r returns, expected ${calls[$v]}" >&2
+	echo "run $v bpftrace $ns" >&2
 	res[$v.bpftrace]+="$ns "
 }
 run_bttime() {
@@ -116,6 +122,7 @@ run_bttime() {
 	bt_stop
 	c=$(bt_count c)
 	[[ $c -eq ${calls[$v]} ]] || echo "warning: bpftrace timing $fn: $c calls timed, expected ${calls[$v]}" >&2
+	echo "run $v bttime $ns" >&2
 	res[$v.bttime]+="$ns "
 }
 run_atrace() {
@@ -133,6 +140,7 @@ run_atrace() {
 	c=$(jq --arg f "$fn" '[.functions[] | select(.name == $f) | .calls] | add // 0' <<<"$json")
 	l=$(jq '.lost_events' <<<"$json")
 	echo "atrace $fn: calls=$c (expected ${calls[$v]}) lost_events=$l" >&2
+	echo "run $v atrace $ns" >&2
 	res[$v.atrace]+="$ns "
 	atr_calls[$v]+="$c " atr_lost[$v]+="$l "
 }

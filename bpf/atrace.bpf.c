@@ -301,7 +301,11 @@ static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct a
 		stat->open--;
 		if (entry_ts) {
 			stat->calls++;
-			stat->sum_ns += ts - entry_ts;
+			/* The callees' calibrated probe cost, left out of the
+			 * clock, can exceed what a short call really spent on
+			 * them: its own time is then 0, not a negative that
+			 * would wrap the sum. */
+			stat->sum_ns += ts > entry_ts ? ts - entry_ts : 0;
 			/* A candidate on this CPU's numbers alone: the recorder
 			 * decides on all CPUs'. */
 			if (st->limit_ns && stat->calls >= filter_min_calls &&
