@@ -32,16 +32,21 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3 libssl3 rustc tmux nodejs npm qemu-system-x86 busybox-static
+	sqlite3 python3 libssl3 rustc tmux nodejs npm:npm qemu-system-x86 busybox-static
 
 .PHONY: all deps deps-test build build-all demo test format format-check tidy clean
 
 all: build
 
 # Installs only what is missing; apt-get update first, as a fresh machine needs.
+# PACKAGE:COMMAND is missing only when neither the package nor the command
+# is there (npm: Node.js from nodesource bundles its own npm, which
+# Debian's npm package conflicts with).
 define install_missing
 	@missing=""; for p in $(1); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	  pkg=$${p%%:*}; cmd=$${p#*:}; \
+	  if [ "$$cmd" != "$$p" ] && command -v "$$cmd" >/dev/null 2>&1; then continue; fi; \
+	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
