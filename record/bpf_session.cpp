@@ -80,6 +80,11 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   select_value_programs(s, f);
   select_stack_program(s);
   load(s);
+  // Both kinds of buffer hand their records to whatever handler_ is now
+  // (start()): the calibration's, then the recording's.
+  rings_->install(bpf_map__fd(skel_->maps.rings), [this](const void* d, size_t n) {
+    if (handler_) handler_(d, n);
+  });
   if (lane_slots_)
     lanes_ = std::make_unique<SlotLanes>(bpf_map__fd(skel_->maps.lane_ctl),
                                          bpf_map__fd(skel_->maps.lane_data), ncpus_, lane_slots_);
@@ -213,17 +218,10 @@ const ProbeCost& BpfSession::calibrate() {
   return cost_;
 }
 
-void BpfSession::start(PerCpuRings::Handler handler) {
-  handler_ = std::move(handler);
-  auto to_handler = [this](const void* d, size_t n) {
-    if (handler_) handler_(d, n);
-  };
-  if (!rings_->installed()) rings_->install(bpf_map__fd(skel_->maps.rings), to_handler);
-}
+void BpfSession::start(PerCpuRings::Handler handler) { handler_ = std::move(handler); }
 
-// Lanes first: a record in a ring is never joined to an event in a lane
-// (bpf/atrace.bpf.c, emit_call), but the reorder window is measured from
-// the start of the drain, and the lanes hold most of the records.
+// Lanes first, as they hold most records; the order between the two does
+// not matter to the reorderer (no ring record is joined to a lane's).
 size_t BpfSession::drain() {
   size_t n = lanes_ ? lanes_->drain(handler_) : 0;
   return n + rings_->drain();

@@ -34,7 +34,6 @@ class PerCpuRings {
   int template_fd() const { return rings_.front().get(); }
   // Stores ring i at index i of the loaded outer map and starts consuming.
   void install(int outer_map_fd, Handler handler);
-  bool installed() const { return rb_ != nullptr; }
 
   // Readable when a program forces a wake-up (none does today).
   int epoll_fd() const;
