@@ -107,6 +107,8 @@ void CallReplay::add(const formats::Event& ev) {
       break;
     }
     case formats::EventKind::Unwind: {
+      // how 3 (the thread switched stacks: the return is not seen) ends the
+      // call like an unwind for now (issue 29: to be its own "not timed" end).
       if (t.kernel.pending()) user_code(t, ev.ts);
       if (auto match = find(t, slot_of(ev.id))) close(t, *match, ev.ts, CallEnd::Unwound);
       break;

@@ -22,7 +22,16 @@
  *                  address back; the frame is remembered in the thread's
  *                  unwind state
  *   unwind_walk    the same on _Unwind_Backtrace, which unwinds nothing: the
- *                  frames are not remembered (their returns go unseen)
+ *                  frames are remembered apart (unwind_state.walk)
+ *   unwind_walk_end uprobe on each `ret` of _Unwind_Backtrace: the walk's
+ *                  frames above the stack pointer get the trampoline back, so
+ *                  a stack walk (glibc's backtrace()) loses no return
+ *   unwind_switch  uprobe on swapcontext and setcontext: the thread leaves its
+ *                  stack. Every slot of the thread that holds the trampoline
+ *                  gets its original address back, and each such call of
+ *                  atrace's is recorded as ended there (UNWIND, how = stack
+ *                  switch): its return will not be seen. Why: the comment
+ *                  above unwind_switch
  *   unwind_catch   uprobe on the catch points (__cxa_begin_catch,
  *                  _Unwind_DeleteException): remembered frames below the
  *                  catcher's stack pointer were unwound: one UNWIND record each;
@@ -88,7 +97,7 @@ struct atrace_saved_frame {
 
 struct atrace_unwind_state {
 	__u32 n;
-	__u32 pad;
+	__u32 walk; /* a stack walk runs: 1 + index of its first frame in fr */
 	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
 	struct atrace_unwind_req req; /* the request being built */
 };
@@ -185,6 +194,22 @@ static __always_inline void submit_and_wait(struct atrace_unwind_req *req, __u64
 	bpf_loop(1 << 20, wait_step, &w, 0);
 }
 
+static __always_inline void emit_unwound(__u32 tgid, __u32 tid, struct atrace_saved_frame *f,
+					 __u64 how)
+{
+	struct atrace_rec_args *r;
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 cpu;
+
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_UNWIND, ts, tgid, tid);
+	if (!r)
+		return;
+	fill_hdr(&r->hdr, ts, tgid, tid, f->id, cpu, ATRACE_REC_UNWIND);
+	r->arg0 = how;
+	r->arg1 = f->stack;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
 /* The walk of the return instances, one per bpf_loop step (the verifier
  * then checks the body once, not 64 times). */
 struct disarm_ctx {
@@ -193,6 +218,8 @@ struct disarm_ctx {
 	__u64 last; /* slot of the previous armed instance */
 	bool save;       /* remember the frames in st */
 	bool only_ours;  /* atrace's own probes only (the release) */
+	bool record;     /* an UNWIND record for each frame of atrace's (a stack switch) */
+	__u32 tgid, tid;
 	struct atrace_unwind_state *st;
 	struct atrace_unwind_req *req; /* the writes, appended */
 	struct task_struct *task;      /* whose stack; 0: the current thread's */
@@ -232,6 +259,12 @@ static long disarm_step(__u64 i, struct disarm_ctx *c)
 		}
 	}
 	c->last = stack;
+	if (c->record) {
+		struct atrace_saved_frame f = {.stack = stack, .orig = orig, .id = probe_id_of(ri)};
+
+		if (f.id)
+			emit_unwound(c->tgid, c->tid, &f, ATRACE_UNWIND_STACK_SWITCH);
+	}
 	if (c->save && st) {
 		__u32 k = st->n;
 
@@ -245,13 +278,20 @@ static long disarm_step(__u64 i, struct disarm_ctx *c)
 	return 0;
 }
 
-/* Disarms every armed slot of the current thread (only atrace's own with
- * `only_ours`); remembers the frames when `save` (an unwind that will end
- * at a catch or at the thread's end). */
-static __always_inline void disarm(bool save, bool only_ours, __u64 sp)
+enum disarm_how {
+	DISARM_UNWIND,  /* an unwind starts: frames remembered until its catch */
+	DISARM_WALK,    /* a walk starts: frames remembered until it returns */
+	DISARM_SWITCH,  /* a stack switch: frames recorded as ended */
+	DISARM_RELEASE, /* atrace goes: its own frames only */
+};
+
+/* Disarms every armed slot of the current thread (only atrace's own at the
+ * release), as `how` says. */
+static __always_inline void disarm(enum disarm_how how, __u64 sp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct disarm_ctx c = {};
+	__u64 pid_tgid;
 
 	c.tramp = trampoline(t);
 	c.ri = (__u64)BPF_CORE_READ(t, utask, return_instances);
@@ -260,8 +300,18 @@ static __always_inline void disarm(bool save, bool only_ours, __u64 sp)
 	c.st = bpf_task_storage_get(&unwind_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!c.st)
 		return;
-	c.save = save;
-	c.only_ours = only_ours;
+	c.save = how == DISARM_UNWIND || how == DISARM_WALK;
+	c.only_ours = how == DISARM_RELEASE;
+	if (how == DISARM_SWITCH) {
+		pid_tgid = bpf_get_current_pid_tgid();
+		c.tgid = pid_tgid >> 32;
+		c.tid = (__u32)pid_tgid;
+		c.record = bpf_map_lookup_elem(&traced_tgids, &c.tgid) != 0;
+	}
+	/* A walk inside a walk (a callback's backtrace()) finds nothing armed
+	 * and keeps the outer one's start. */
+	if (how == DISARM_WALK && !c.st->walk)
+		c.st->walk = c.st->n + 1;
 	c.req = &c.st->req;
 	c.st->req.n = 0;
 	c.st->req.arm = 0;
@@ -273,39 +323,52 @@ static __always_inline void disarm(bool save, bool only_ours, __u64 sp)
 SEC("uprobe.s")
 int unwind_start(struct pt_regs *ctx)
 {
-	disarm(true, false, PT_REGS_SP(ctx));
+	disarm(DISARM_UNWIND, PT_REGS_SP(ctx));
 	return 0;
 }
 
-/* _Unwind_Backtrace walks the stack and returns: nothing is unwound, and
- * no catch follows to re-arm the frames, whose returns then go unseen. */
+/* _Unwind_Backtrace walks the stack and returns: nothing is unwound. The
+ * frames are remembered apart from an unwind's (a destructor may walk
+ * while an exception is on its way) and re-armed at its return
+ * (unwind_walk_end). */
 SEC("uprobe.s")
 int unwind_walk(struct pt_regs *ctx)
 {
-	disarm(false, false, PT_REGS_SP(ctx));
+	disarm(DISARM_WALK, PT_REGS_SP(ctx));
 	return 0;
 }
 
-static __always_inline void emit_unwound(__u32 tgid, __u32 tid, struct atrace_saved_frame *f,
-					 __u64 how)
+/*
+ * A stack switch (swapcontext, setcontext; a coroutine library's own copy).
+ * The kernel keeps one LIFO list of return instances per thread and takes
+ * an instance whose slot lies below the stack pointer for dead (after
+ * longjmp): on entering a probed call it frees the dead ones on top
+ * (cleanup_return_instances), and at the trampoline it jumps to the
+ * original address of the last instance it pops. Once a thread runs on
+ * another stack, both go wrong: a call on a context stack that lies above
+ * a pending frame frees that frame's instance, whose return then finds the
+ * trampoline with another frame's instance (a jump into the wrong caller)
+ * or none (SIGILL). So at every switch no slot of the thread keeps the
+ * trampoline: each gets its original address back and the calls return on
+ * their own, unseen (recorded here as ended). The instances the kernel
+ * keeps for them are harmless: no trampoline leads to them, a probed call
+ * entered later frees those below its stack pointer and leaves those above,
+ * and it returns, through the trampoline, with them still above it (a call
+ * that switched stacks has no trampoline left), so the kernel finds the
+ * next instance alive and jumps to the call's own return address.
+ */
+SEC("uprobe.s")
+int unwind_switch(struct pt_regs *ctx)
 {
-	struct atrace_rec_args *r;
-	__u64 ts = bpf_ktime_get_ns();
-	__u32 cpu;
-
-	r = reserve(&cpu, sizeof(*r), ATRACE_REC_UNWIND, ts, tgid, tid);
-	if (!r)
-		return;
-	fill_hdr(&r->hdr, ts, tgid, tid, f->id, cpu, ATRACE_REC_UNWIND);
-	r->arg0 = how;
-	r->arg1 = f->stack;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	disarm(DISARM_SWITCH, PT_REGS_SP(ctx));
+	return 0;
 }
 
 struct settle_ctx {
 	struct atrace_unwind_state *st;
 	__u64 sp, how, tramp;
 	__u32 tgid, tid;
+	__u32 from; /* first frame of fr settled */
 	bool record;
 };
 
@@ -331,6 +394,7 @@ static long catch_step(__u64 i, struct settle_ctx *c)
 	struct atrace_saved_frame *f;
 	__u32 n;
 
+	i += c->from;
 	if (i >= st->n || i >= ATRACE_UNWIND_MAX)
 		return 1;
 	if (!settle_frame(i, c, &f))
@@ -393,6 +457,36 @@ int unwind_catch(struct pt_regs *ctx)
 	else
 		bpf_loop(ATRACE_UNWIND_MAX, exit_step, &c, 0);
 	st->n = 0;
+	st->walk = 0;
+	if (st->req.n)
+		submit_and_wait(&st->req, PT_REGS_SP(ctx));
+	return 0;
+}
+
+/* At a `ret` of _Unwind_Backtrace (the stack pointer at its own return
+ * slot): the walk's frames, all above, get the trampoline back where the
+ * slot still holds the original, as at a catch; none is recorded. A walk
+ * left by longjmp or a throw from its callback never gets here: its
+ * frames stay disarmed, their returns unseen (docs/exceptions.md). */
+SEC("uprobe.s")
+int unwind_walk_end(struct pt_regs *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct atrace_unwind_state *st = bpf_task_storage_get(&unwind_states, t, 0, 0);
+	struct settle_ctx c = {};
+
+	if (!st || !st->walk)
+		return 0;
+	settle_init(&c, st, PT_REGS_SP(ctx), 0);
+	c.record = false;
+	c.from = st->walk - 1;
+	c.tramp = trampoline(t);
+	st->req.n = 0;
+	st->req.arm = 1;
+	if (c.tramp)
+		bpf_loop(ATRACE_UNWIND_MAX, catch_step, &c, 0);
+	st->n = c.from;
+	st->walk = 0;
 	if (st->req.n)
 		submit_and_wait(&st->req, PT_REGS_SP(ctx));
 	return 0;
@@ -412,6 +506,7 @@ int BPF_PROG(unwind_exit, struct task_struct *p)
 	settle_init(&c, st, BPF_CORE_READ(regs, sp), ATRACE_UNWIND_THREAD_EXIT);
 	bpf_loop(ATRACE_UNWIND_MAX, exit_step, &c, 0);
 	st->n = 0;
+	st->walk = 0;
 	return 0;
 }
 
@@ -463,7 +558,7 @@ static int release_cb(struct bpf_map *map, void *key, void *value)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 
-	disarm(false, true, BPF_CORE_READ(regs, sp));
+	disarm(DISARM_RELEASE, BPF_CORE_READ(regs, sp));
 	return 0;
 }
 

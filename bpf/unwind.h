@@ -38,6 +38,9 @@ struct atrace_unwind_key {
 enum atrace_unwind_how {
 	ATRACE_UNWIND_CAUGHT = 1,      /* an exception was caught above it */
 	ATRACE_UNWIND_THREAD_EXIT = 2, /* its thread ended while unwinding (pthread_exit, cancel) */
+	ATRACE_UNWIND_STACK_SWITCH = 3, /* its thread switched stacks (swapcontext, setcontext):
+					 * its return address was given back, its return is
+					 * not seen; the record is at the switch */
 };
 
 /*

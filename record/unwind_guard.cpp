@@ -77,6 +77,8 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
       bpf_program__set_expected_attach_type(skel_->progs.unwind_start, t);
       bpf_program__set_expected_attach_type(skel_->progs.unwind_walk, t);
       bpf_program__set_expected_attach_type(skel_->progs.unwind_catch, t);
+      bpf_program__set_expected_attach_type(skel_->progs.unwind_walk_end, t);
+      bpf_program__set_expected_attach_type(skel_->progs.unwind_switch, t);
     }
     bpf_program__set_autoload(skel_->progs.release_scan, with_release);
     return unwind_bpf::load(skel_.get());
@@ -237,6 +239,8 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
     switch (r) {
       case uprobes::UnwindRole::Start: return skel_->progs.unwind_start;
       case uprobes::UnwindRole::Walk: return skel_->progs.unwind_walk;
+      case uprobes::UnwindRole::WalkEnd: return skel_->progs.unwind_walk_end;
+      case uprobes::UnwindRole::Switch: return skel_->progs.unwind_switch;
       case uprobes::UnwindRole::Catch: break;
     }
     return skel_->progs.unwind_catch;

@@ -5,7 +5,8 @@
 // and traced-process map, so its UNWIND records reach the trace like any
 // other, learns which atrace probe id each probed (file, offset) has, and
 // attaches at the unwind points (uprobes/unwind_points.h): the
-// unwinder's entry points and the catch points of every module of the
+// unwinder's entry points, the ends of its stack walk, the catch points and
+// the stack switches (swapcontext, setcontext) of every module of the
 // target, and the thread-exit tracepoint. It must be attached before any
 // return probe and before atrace's own thread-exit program (so a thread's
 // UNWIND records come before its THREAD_EXIT), and destroyed after the

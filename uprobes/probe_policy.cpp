@@ -46,7 +46,7 @@ const char* rule_for(const std::string& name) {
   // The unwinder's entry points read their own return address to find
   // their callers: with the trampoline there, every exception would stop.
   UnwindRole role;
-  if (unwind_role(name, &role) && role != UnwindRole::Catch)
+  if (unwind_role(name, &role) && reads_own_return_address(role))
     return "reads its own return address (unwinder entry point)";
   return nullptr;
 }

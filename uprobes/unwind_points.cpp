@@ -1,5 +1,6 @@
 #include "uprobes/unwind_points.h"
 
+#include <Zydis/Zydis.h>
 #include <gelf.h>
 #include <unistd.h>
 
@@ -20,11 +21,21 @@ struct Named {
 // cancellation and pthread_exit go through _Unwind_ForcedUnwind and
 // _Unwind_Resume of libgcc_s; _Unwind_DeleteException ends a foreign
 // (non-C++) exception's handling, as __cxa_begin_catch starts a C++ one's.
+// glibc's stack switches: swapcontext and setcontext (public names; their
+// __ aliases are the same addresses); makecontext's context returns
+// through __start_context, which calls setcontext.
 constexpr Named kPoints[] = {
-    {"_Unwind_RaiseException", UnwindRole::Start},    {"_Unwind_Resume", UnwindRole::Start},
-    {"_Unwind_Resume_or_Rethrow", UnwindRole::Start}, {"_Unwind_ForcedUnwind", UnwindRole::Start},
-    {"_Unwind_Backtrace", UnwindRole::Walk},          {"__cxa_begin_catch", UnwindRole::Catch},
+    {"_Unwind_RaiseException", UnwindRole::Start},
+    {"_Unwind_Resume", UnwindRole::Start},
+    {"_Unwind_Resume_or_Rethrow", UnwindRole::Start},
+    {"_Unwind_ForcedUnwind", UnwindRole::Start},
+    {"_Unwind_Backtrace", UnwindRole::Walk},
+    {"__cxa_begin_catch", UnwindRole::Catch},
     {"_Unwind_DeleteException", UnwindRole::Catch},
+    {"swapcontext", UnwindRole::Switch},
+    {"__swapcontext", UnwindRole::Switch},
+    {"setcontext", UnwindRole::Switch},
+    {"__setcontext", UnwindRole::Switch},
 };
 
 std::string dir_of(const std::string& path) {
@@ -41,7 +52,11 @@ void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
   }
   for (const auto& f : fns) {
     UnwindRole role;
-    if (!f.ifunc && unwind_role(f.mangled, &role)) out.push_back({path, f.mangled, f.offset, role});
+    if (f.ifunc || !unwind_role(f.mangled, &role)) continue;
+    out.push_back({path, f.mangled, f.offset, role});
+    if (role == UnwindRole::Walk)
+      for (uint64_t at : return_offsets(path, f.offset, f.size))
+        out.push_back({path, f.mangled, at, UnwindRole::WalkEnd});
   }
 }
 
@@ -54,6 +69,26 @@ bool unwind_role(const std::string& symbol, UnwindRole* role) {
       return true;
     }
   return false;
+}
+
+std::vector<uint64_t> return_offsets(const std::string& path, uint64_t offset, uint64_t size) {
+  std::vector<uint64_t> out;
+  detail::ElfFile file(path);
+  std::vector<uint8_t> code(size);
+  if (size == 0 || file.status() != detail::ElfFile::Status::Ok ||
+      file.read_code(offset, code.data(), code.size()) != code.size())
+    return out;
+  ZydisDecoder dec;
+  ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  for (size_t at = 0; at < code.size();) {
+    ZydisDecodedInstruction insn;
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, code.data() + at,
+                                                    code.size() - at, &insn)))
+      return {};
+    if (insn.mnemonic == ZYDIS_MNEMONIC_RET) out.push_back(offset + at);
+    at += insn.length;
+  }
+  return out;
 }
 
 std::vector<UnwindPoint> find_unwind_points(const std::vector<Module>& modules) {

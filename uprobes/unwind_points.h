@@ -1,7 +1,9 @@
-// Where a program unwinds its stack, for exception-safe return probes
-// (bpf/unwind.bpf.c, docs/exceptions.md): the unwinder's entry points (in
-// libgcc_s.so.1, or linked in statically), the points where a C++ catch
-// begins, and programs whose stacks cannot be made safe at all (Go).
+// Where a program unwinds, walks or switches its stack, for safe return
+// probes (bpf/unwind.bpf.c, docs/exceptions.md, docs/safety.md): the
+// unwinder's entry points (in libgcc_s.so.1, or linked in statically), the
+// `ret`s of its stack walk, the points where a C++ catch begins, the
+// functions that switch stacks (swapcontext, setcontext), and programs
+// whose stacks cannot be made safe at all (Go).
 #pragma once
 
 #include <cstdint>
@@ -13,26 +15,37 @@
 namespace atrace::uprobes {
 
 enum class UnwindRole {
-  Start,  // an unwind starts or resumes: _Unwind_RaiseException, ...
-  Walk,   // _Unwind_Backtrace: reads the callers, unwinds nothing
-  Catch,  // a handler takes the exception: __cxa_begin_catch, ...
+  Start,    // an unwind starts or resumes: _Unwind_RaiseException, ...
+  Walk,     // _Unwind_Backtrace: reads the callers, unwinds nothing
+  WalkEnd,  // a `ret` of a Walk function: the walk is over
+  Catch,    // a handler takes the exception: __cxa_begin_catch, ...
+  Switch,   // the thread leaves its stack: swapcontext, setcontext
 };
 
 struct UnwindPoint {
   std::string path;     // module file
   std::string name;     // symbol
-  uint64_t offset = 0;  // file offset of its entry
+  uint64_t offset = 0;  // file offset of its entry (WalkEnd: of the `ret`)
   UnwindRole role = UnwindRole::Start;
 };
 
-// The role of a function by its (mangled) symbol name, if it has one. The
-// Start and Walk functions read their own return address to find their
-// callers: they must never get a return probe.
+// The role of a function by its (mangled) symbol name, if it has one
+// (never WalkEnd, which is a place inside a Walk function). The Start and
+// Walk functions read their own return address to find their callers:
+// they must never get a return probe (reads_own_return_address).
 bool unwind_role(const std::string& symbol, UnwindRole* role = nullptr);
+inline bool reads_own_return_address(UnwindRole r) {
+  return r == UnwindRole::Start || r == UnwindRole::Walk;
+}
+
+// File offsets of the `ret` instructions of the code at `offset`, `size`
+// bytes long (Zydis). Empty when the code cannot be read or decoded.
+std::vector<uint64_t> return_offsets(const std::string& path, uint64_t offset, uint64_t size);
 
 // Every unwind point of the modules, plus those of the system's
 // libgcc_s.so.1 when no module is one: glibc loads it only when a thread
-// is cancelled or calls pthread_exit. Modules that cannot be read are
+// is cancelled, calls pthread_exit or backtrace(). Each Walk function also
+// gives a WalkEnd point per `ret`. Modules that cannot be read are
 // skipped.
 std::vector<UnwindPoint> find_unwind_points(const std::vector<Module>& modules);
 

@@ -7,6 +7,9 @@
 #include "uprobes/proc_maps.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
+#include "uprobes/unwind_points.h"
+
+#include <fcntl.h>
 
 namespace {
 
@@ -83,6 +86,44 @@ TEST(UprobesPolicy, ResolveLeavesThemOutAndSaysSo) {
   } catch (const SelectorError& e) {
     EXPECT_NE(std::string(e.what()).find("returns twice"), std::string::npos) << e.what();
   }
+}
+
+// The unwind guard's points in this process: libc's stack switches, and
+// each `ret` of libgcc's stack walk (where its frames are re-armed), which
+// read as a ret instruction in the file.
+TEST(UnwindPoints, SwitchesAndTheEndsOfTheWalk) {
+  const auto points = find_unwind_points(process_modules(getpid()));
+  bool swapcontext = false, setcontext = false;
+  int walk = 0, walk_ends = 0;
+  for (const auto& p : points) {
+    if (p.role == UnwindRole::Switch && p.path.find("libc.so.6") != std::string::npos) {
+      swapcontext |= p.name == "swapcontext";
+      setcontext |= p.name == "setcontext";
+    }
+    if (p.role == UnwindRole::Walk) walk++;
+    if (p.role != UnwindRole::WalkEnd) continue;
+    walk_ends++;
+    EXPECT_EQ(p.name, "_Unwind_Backtrace");
+    uint8_t b[2] = {};
+    int fd = open(p.path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0) << p.path;
+    ASSERT_EQ(pread(fd, b, 2, static_cast<off_t>(p.offset)), 2);
+    close(fd);
+    EXPECT_TRUE(b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3)) << p.path << "+" << p.offset;
+  }
+  EXPECT_TRUE(swapcontext);
+  EXPECT_TRUE(setcontext);
+  ASSERT_GE(walk, 1);
+  EXPECT_GE(walk_ends, walk);
+  // The switches are probed by the guard, not kept from atrace's probes:
+  // setcontext keeps both (it never returns), swapcontext none (returns
+  // twice); the walk's entry never gets atrace's.
+  UnwindRole r;
+  ASSERT_TRUE(unwind_role("setcontext", &r));
+  EXPECT_EQ(r, UnwindRole::Switch);
+  EXPECT_FALSE(reads_own_return_address(r));
+  ASSERT_TRUE(unwind_role("_Unwind_Backtrace", &r));
+  EXPECT_TRUE(reads_own_return_address(r));
 }
 
 }  // namespace
