@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,6 +100,9 @@ class UnwindGuard {
   bool can_release_ = false;     // release_scan loaded (Linux 6.18)
   std::string release_refused_;  // why a kernel with task work refused it
   std::vector<OwnedLink> links_;
+  // (file, function offset) of atrace's probed functions: a point in one
+  // of them stays at its entry (uprobes/unwind_points.h).
+  std::set<std::pair<std::string, uint64_t>> probed_;
   std::mutex mu_;                     // one writer at a time: the server's requests, release()
   std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
   bool releasing_ = false;            // under mu_: re-arming requests are not served

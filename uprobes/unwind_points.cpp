@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "uprobes/elf_file.h"
 #include "uprobes/elf_symbols.h"
+#include "uprobes/placement.h"
 
 namespace atrace::uprobes {
 
@@ -43,6 +45,26 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// The offset of the cheapest instruction of f's prefix, as for atrace's
+// own entry probes (resolve.cpp): only where no code of the module can
+// enter the prefix past its first byte.
+uint64_t cheap_offset(const std::string& path, const ElfFunction& f,
+                      const std::vector<ElfFunction>& fns, std::unique_ptr<CodeEntries>& entries) {
+  std::vector<uint8_t> code(f.size);
+  detail::ElfFile file(path);
+  if (f.size == 0 || file.status() != detail::ElfFile::Status::Ok ||
+      file.read_code(f.offset, code.data(), code.size()) != code.size())
+    return f.offset;
+  const EntryPlacement pl = place_entry(code.data(), code.size(), f.offset, false);
+  if (pl.delta == 0) return f.offset;
+  if (!entries) {
+    std::vector<uint64_t> starts;
+    for (const auto& g : fns) starts.push_back(g.address);
+    entries = std::make_unique<CodeEntries>(path, std::move(starts));
+  }
+  return entries->any_in(f.address, f.address + pl.delta) ? f.offset : f.offset + pl.delta;
+}
+
 void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
   std::vector<ElfFunction> fns;
   try {
@@ -50,13 +72,14 @@ void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
   } catch (const ElfError&) {
     return;
   }
+  std::unique_ptr<CodeEntries> entries;  // built once, if a point may move
   for (const auto& f : fns) {
     UnwindRole role;
     if (f.ifunc || !unwind_role(f.mangled, &role)) continue;
-    out.push_back({path, f.mangled, f.offset, role});
+    out.push_back({path, f.mangled, cheap_offset(path, f, fns, entries), f.offset, role});
     if (role == UnwindRole::Walk)
       for (uint64_t at : return_offsets(path, f.offset, f.size))
-        out.push_back({path, f.mangled, at, UnwindRole::WalkEnd});
+        out.push_back({path, f.mangled, at, f.offset, UnwindRole::WalkEnd});
   }
 }
 

@@ -25,7 +25,8 @@ enum class UnwindRole {
 struct UnwindPoint {
   std::string path;     // module file
   std::string name;     // symbol
-  uint64_t offset = 0;  // file offset of its entry (WalkEnd: of the `ret`)
+  uint64_t offset = 0;  // file offset of the probe (WalkEnd: of the `ret`)
+  uint64_t entry = 0;   // file offset of the function's first instruction
   UnwindRole role = UnwindRole::Start;
 };
 
@@ -42,6 +43,13 @@ inline bool reads_own_return_address(UnwindRole r) {
 // bytes long (Zydis). Empty when the code cannot be read or decoded.
 std::vector<uint64_t> return_offsets(const std::string& path, uint64_t offset, uint64_t size);
 
+// A point's probe goes on the cheapest instruction of the function's prefix
+// (uprobes/placement.h: `endbr64`, single-stepped, is skipped for the
+// emulated `push %rbp` after it), where the stack is still as at the entry:
+// it costs every throw 3 to 4 probe hits. A function atrace also probes
+// keeps the point at `entry` (the guard's program and atrace's then run on
+// one hit, in the order they always had): record/unwind_guard.cpp.
+//
 // Every unwind point of the modules, plus those of the system's
 // libgcc_s.so.1 when no module is one: glibc loads it only when a thread
 // is cancelled, calls pthread_exit or backtrace(). Each Walk function also

@@ -113,6 +113,19 @@ TEST(UnwindPoints, SwitchesAndTheEndsOfTheWalk) {
   }
   EXPECT_TRUE(swapcontext);
   EXPECT_TRUE(setcontext);
+  // libgcc's entry points start with endbr64 (single-stepped) then push
+  // %rbp (emulated): the probe goes on the push.
+  for (const auto& p : points) {
+    if (p.name != "_Unwind_RaiseException" || p.offset == p.entry) continue;
+    uint8_t b[5] = {};
+    int fd = open(p.path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(pread(fd, b, 5, static_cast<off_t>(p.entry)), 5);
+    close(fd);
+    EXPECT_EQ(b[0], 0xf3) << "moved past an entry that is not endbr64";
+    EXPECT_EQ(p.offset, p.entry + 4);
+    EXPECT_EQ(b[4], 0x55);
+  }
   ASSERT_GE(walk, 1);
   EXPECT_GE(walk_ends, walk);
   // The switches are probed by the guard, not kept from atrace's probes:
