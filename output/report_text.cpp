@@ -320,8 +320,9 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.unwound > 0; }))
     notes.push_back(
-        "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
-        "  cancellation (closed at the thread's exit): docs/exceptions.md");
+        "unwound: calls left by an exception (closed at the catch), by pthread_exit or\n"
+        "  cancellation (closed at the thread's exit), or open when their thread switched\n"
+        "  stacks (closed at the switch, not timed): docs/exceptions.md");
   if (p.orphan_exits)
     notes.push_back(
         std::to_string(p.orphan_exits) +
