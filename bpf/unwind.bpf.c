@@ -98,6 +98,7 @@ struct atrace_saved_frame {
 struct atrace_unwind_state {
 	__u32 n;
 	__u32 walk; /* a stack walk runs: 1 + index of its first frame in fr */
+	__u64 walk_sp; /* its stack pointer at the entry: its return slot */
 	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
 	struct atrace_unwind_req req; /* the request being built */
 };
@@ -308,10 +309,17 @@ static __always_inline void disarm(enum disarm_how how, __u64 sp)
 		c.tid = (__u32)pid_tgid;
 		c.record = bpf_map_lookup_elem(&traced_tgids, &c.tgid) != 0;
 	}
-	/* A walk inside a walk (a callback's backtrace()) finds nothing armed
-	 * and keeps the outer one's start. */
-	if (how == DISARM_WALK && !c.st->walk)
+	/* A walk still on record is one left without returning (longjmp out
+	 * of its callback), or, rarely, the walk whose callback walks again:
+	 * either way its frames are forgotten and stay disarmed (their returns
+	 * unseen), which is safe; only the new walk's are re-armed, at its
+	 * own return. */
+	if (how == DISARM_WALK) {
+		if (c.st->walk)
+			c.st->n = c.st->walk - 1;
 		c.st->walk = c.st->n + 1;
+		c.st->walk_sp = sp;
+	}
 	c.req = &c.st->req;
 	c.st->req.n = 0;
 	c.st->req.arm = 0;
@@ -475,7 +483,8 @@ int unwind_walk_end(struct pt_regs *ctx)
 	struct atrace_unwind_state *st = bpf_task_storage_get(&unwind_states, t, 0, 0);
 	struct settle_ctx c = {};
 
-	if (!st || !st->walk)
+	/* Only the `ret` of the walk that disarmed: sp is its return slot. */
+	if (!st || !st->walk || PT_REGS_SP(ctx) != st->walk_sp)
 		return 0;
 	settle_init(&c, st, PT_REGS_SP(ctx), 0);
 	c.record = false;

@@ -177,6 +177,27 @@ TEST_F(Safety, BacktraceLeavesEveryReturnProbeWorking) {
   }
 }
 
+// A walk left by longjmp from its callback never reaches its `ret`: its
+// frames stay disarmed, and the next walk (a whole backtrace()) re-arms
+// only its own, so every later call returns through its probe.
+TEST_F(Safety, StackWalkLeftByLongjmp) {
+  const std::vector<std::string> cmd = {Paths::target_safety, "walkjmp", "5", tag_arg()};
+  for (const std::string& how : {kAll, std::string("--select=wj_*,bt_*,step")}) {
+    SCOPED_TRACE(how);
+    auto rep = expect_unchanged(cmd, {how});
+    ASSERT_TRUE(rep);
+    EXPECT_EQ(calls_of(*rep, "step"), 5);
+    EXPECT_EQ(function_field(*rep, "step", "unfinished"), 0);
+    for (const char* f : {"bt_foo", "bt_c", "bt_b", "bt_a"}) {
+      EXPECT_EQ(calls_of(*rep, f), 5) << f;
+      EXPECT_EQ(function_field(*rep, f, "unfinished"), 0) << f;
+      EXPECT_EQ(function_field(*rep, f, "unwound"), 0) << f;
+    }
+    EXPECT_EQ(calls_of(*rep, "wj_mid"), 5);
+    EXPECT_EQ((*rep)["orphan_exits"], 0);
+  }
+}
+
 TEST_F(Safety, VforkAndPosixSpawn) {
   const std::vector<std::string> cmd = {Paths::target_safety, "vfork", tag_arg()};
   auto rep = expect_unchanged(cmd, {kAll, "--follow-forks"});

@@ -13,6 +13,8 @@
  *                         each other N times each
  *   target_safety backtrace N  glibc backtrace() 4 traced frames down, N
  *                         times; prints the frames it found, named
+ *   target_safety walkjmp N  a stack walk left by longjmp from its callback,
+ *                         then a whole backtrace(), N times
  *   target_safety vfork   vfork + _exit and vfork + exec, posix_spawn
  *   target_safety fork    fork: both processes return from it
  *
@@ -25,6 +27,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <ucontext.h>
+#include <unwind.h>
 #include <unistd.h>
 
 #include "target_common.h"
@@ -276,6 +279,42 @@ TRACED int run_backtrace(long rounds) {
   return 0;
 }
 
+/* _Unwind_Backtrace's callback longjmps out of the walk at its second
+ * frame: the walk never returns (its frames stay disarmed); the next walk,
+ * higher on the stack, must not re-arm them. */
+static jmp_buf wj_env;
+static int wj_frames;
+
+static _Unwind_Reason_Code wj_step(struct _Unwind_Context* ctx, void* arg) {
+  (void)ctx;
+  (void)arg;
+  if (++wj_frames == 2) longjmp(wj_env, 1);
+  return _URC_NO_REASON;
+}
+
+TRACED void wj_deep(void) {
+  _Unwind_Backtrace(wj_step, 0);
+  TARGET_BARRIER();
+}
+
+TRACED void wj_mid(void) {
+  wj_deep();
+  TARGET_BARRIER();
+}
+
+static int run_walkjmp(long rounds) {
+  volatile long n = 0;
+  for (volatile long i = 0; i < rounds; ++i) {
+    wj_frames = 0;
+    if (setjmp(wj_env) == 0) wj_mid();
+    n += step(i);
+    n += bt_a(i == 0);
+  }
+  printf("walkjmp n=%ld\n", (long)n);
+  printf("step=%ld\n", rounds);
+  return 0;
+}
+
 static int run_vfork(char* self) {
   volatile long total = 0;
   for (int i = 0; i < 3; ++i) {
@@ -328,8 +367,9 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "heapctx") == 0) rc = run_heapctx(target_count_arg(argc, argv, 1, 3));
   else if (strcmp(mode, "pingpong") == 0) rc = run_pingpong(target_count_arg(argc, argv, 1, 4));
   else if (strcmp(mode, "backtrace") == 0) rc = run_backtrace(target_count_arg(argc, argv, 1, 10));
+  else if (strcmp(mode, "walkjmp") == 0) rc = run_walkjmp(target_count_arg(argc, argv, 1, 5));
   else if (strcmp(mode, "vfork") == 0) rc = run_vfork(argv[0]);
   else if (strcmp(mode, "fork") == 0) rc = run_fork();
-  else fprintf(stderr, "usage: target_safety jmp|context|ucontext|heapctx|pingpong|backtrace|vfork|fork\n");
+  else fprintf(stderr, "usage: target_safety jmp|context|ucontext|heapctx|pingpong|backtrace|walkjmp|vfork|fork\n");
   return rc ? rc : target_exit_code(argc, argv);
 }
