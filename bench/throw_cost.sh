@@ -10,8 +10,10 @@
 # the original return addresses back before the unwinder reads them
 # (docs/exceptions.md). Per build and round:
 #   added = (traced throw - traced return) - (untraced throw - untraced return)
-# Rounds interleave the builds. Prints the median of each figure and, with
-# two builds, the ratio of the added costs (new / baseline).
+# Rounds interleave the builds. Prints the median of each figure, and the
+# added cost from the fastest traced throw and return of all rounds (on a
+# loaded machine the least disturbed runs: other work only adds), and, with
+# two builds, the ratios of the added costs (new / baseline).
 #
 # usage: bench/throw_cost.sh [-b BUILD] [-B BASELINE] [-n N] [-r ROUNDS]
 #   -b  build tree or atrace binary (default: build; a copy is run)
@@ -70,8 +72,10 @@ per() {
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 
 declare -A added throw ret
+uthrow="" uret=""
 for ((r = 0; r < rounds; r++)); do
 	ut=$(per throw) ur=$(per return)
+	uthrow+="$ut " uret+="$ur "
 	for name in "${names[@]}"; do
 		tt=$(per throw "${bin[$name]}") tr=$(per return "${bin[$name]}")
 		throw[$name]+="$tt " ret[$name]+="$tr "
@@ -80,15 +84,19 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 
-echo "| atrace | traced throw (ns/iter) | traced return (ns/iter) | added to a throw (ns) |"
-echo "| --- | ---: | ---: | ---: |"
-declare -A med
+minimum() { sort -n | head -1; }
+col() { tr ' ' '\n' <<<"$1" | grep . | "$2"; }
+echo "| atrace | traced throw, median (ns/iter) | traced return, median | added, median of rounds (ns) | traced throw, fastest | traced return, fastest | added, from the fastest (ns) |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+declare -A med fast
 for name in "${names[@]}"; do
-	med[$name]=$(tr ' ' '\n' <<<"${added[$name]}" | grep . | median)
-	echo "| $name | $(tr ' ' '\n' <<<"${throw[$name]}" | grep . | median) |" \
-		"$(tr ' ' '\n' <<<"${ret[$name]}" | grep . | median) | ${med[$name]} |"
+	med[$name]=$(col "${added[$name]}" median)
+	ft=$(col "${throw[$name]}" minimum) fr=$(col "${ret[$name]}" minimum)
+	fast[$name]=$(((ft - fr) - ($(col "$uthrow" minimum) - $(col "$uret" minimum))))
+	echo "| $name | $(col "${throw[$name]}" median) | $(col "${ret[$name]}" median) | ${med[$name]} |" \
+		"$ft | $fr | ${fast[$name]} |"
 done
 if [[ -n $baseline ]]; then
-	awk -v a="${med[new]}" -v b="${med[baseline]}" \
-		'BEGIN {printf "\nadded to a throw, new / baseline: %.2f\n", a / b}'
+	awk -v a="${med[new]}" -v b="${med[baseline]}" -v fa="${fast[new]}" -v fb="${fast[baseline]}" \
+		'BEGIN {printf "\nadded to a throw, new / baseline: %.2f (medians), %.2f (fastest)\n", a / b, fa / fb}'
 fi
