@@ -1,5 +1,5 @@
 // Kernel features atrace depends on or profits from, detected once at start
-// by probing the running kernel (its BTF, test loads, kallsyms), never from
+// by probing the running kernel (its BTF, test loads), never from
 // its version number. kernel-notes/ explains each one: what it does, since
 // when, what atrace does without it; docs/kernels.md says what each Debian
 // kernel has.

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -101,6 +103,14 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   // A request holds a traced thread until it is served: this thread does
   // nothing else, so the wait is one wake-up and a few writes.
   // Signals are the recorder's main thread's business (its signalfd).
+  // The destructor wakes it through wake_ instead of waiting out a poll
+  // timeout (up to 100 ms of every recording's end); its event reads as
+  // ring 0 to libbpf, which then finds that ring empty or serves it.
+  wake_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  struct epoll_event ev {};
+  ev.events = EPOLLIN;
+  if (wake_.get() >= 0)
+    epoll_ctl(ring_buffer__epoll_fd(requests_.get()), EPOLL_CTL_ADD, wake_.get(), &ev);
   server_ = std::thread([this] {
     sigset_t all;
     sigfillset(&all);
@@ -116,6 +126,8 @@ UnwindGuard::~UnwindGuard() {
   release();
   links_.clear();
   stop_ = true;
+  const uint64_t one = 1;
+  if (wake_.get() >= 0) (void)!write(wake_.get(), &one, sizeof one);
   if (server_.joinable()) server_.join();
 }
 

@@ -33,7 +33,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
 #include <vector>
+#include "base/unique_fd.h"
 
 #include "record/attach.h"
 #include "record/record_error.h"
@@ -102,6 +104,7 @@ class UnwindGuard {
   std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
   bool releasing_ = false;            // under mu_: re-arming requests are not served
   std::atomic<bool> stop_{false};
+  UniqueFd wake_;  // an eventfd in the requests' epoll: the server stops at once
   std::thread server_;
 };
 
