@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "base/capabilities.h"
+#include "base/unique_fd.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "record/bpf_variants.h"
@@ -52,7 +54,7 @@ std::string bpf_programs_id() {
 
 void BpfSession::SkelDeleter::operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
 
-BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
+BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alongside& alongside)
     : multi_(s.multi), verbose_(s.verbose), features_(f) {
   skel_.reset(atrace_bpf::open());
   if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + std::strerror(errno));
@@ -90,7 +92,18 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   select_kernel_programs(s, f);
   select_value_programs(s, f);
   select_stack_program(s);
-  load(s);
+  std::future<void> other;
+  if (alongside) {
+    create_shared_maps();
+    other = std::async(std::launch::async, alongside, shared_maps());
+  }
+  try {
+    load(s);
+  } catch (...) {
+    if (other.valid()) other.wait();  // its objects go with it; this error is the one said
+    throw;
+  }
+  if (other.valid()) other.get();
   // Both kinds of buffer hand their records to whatever handler_ is now
   // (start()): the calibration's, then the recording's.
   rings_->install(bpf_map__fd(skel_->maps.rings), [this](const void* d, size_t n) {
@@ -103,6 +116,29 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   if (s.multi)
     usdt_specs_ = std::make_unique<UsdtSpecTable>(bpf_map__fd(skel_->maps.__bpf_usdt_specs),
                                                   kUsdtSpecCapacity);
+}
+
+// The maps another object shares (SharedMapFds), created from their
+// definitions before the load, which then reuses them: so they exist
+// while this object is still being verified.
+void BpfSession::create_shared_maps() {
+  auto& m = skel_->maps;
+  for (bpf_map* map : {m.rings, m.lost, m.traced_tgids, m.thread_lost, m.lossy_threads}) {
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(map));
+    if (map == m.rings) opts.inner_map_fd = static_cast<__u32>(rings_->template_fd());
+    UniqueFd fd(bpf_map_create(bpf_map__type(map), bpf_map__name(map), bpf_map__key_size(map),
+                               bpf_map__value_size(map), bpf_map__max_entries(map), &opts));
+    if (fd.get() < 0) {
+      if ((errno == EPERM || errno == EACCES) && !can_trace())
+        throw RecordError(tracing_privilege_error("record"));
+      throw RecordError(std::string("cannot create BPF map ") + bpf_map__name(map) + ": " +
+                        std::strerror(errno));
+    }
+    // libbpf keeps a duplicate: fd may go.
+    if (int err = bpf_map__reuse_fd(map, fd.get()); err)
+      throw RecordError(std::string("cannot set up BPF map ") + bpf_map__name(map) + ": " +
+                        std::strerror(-err));
+  }
 }
 
 // A recording without USDT probes loads no USDT program, one without

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -75,7 +76,13 @@ std::string bpf_programs_id();
 
 class BpfSession {
  public:
-  BpfSession(const BpfSettings& s, const KernelFeatures& f);
+  // Runs on a thread of its own while these programs are verified, given
+  // the maps this session shares (made before its load for that): another
+  // BPF object's load (the unwind guard's), which then costs no start-up
+  // time of its own on a machine with a second CPU. Its exception is
+  // thrown here, after the load.
+  using Alongside = std::function<void(const SharedMapFds&)>;
+  BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alongside& alongside = {});
   ~BpfSession();
   BpfSession(const BpfSession&) = delete;
   BpfSession& operator=(const BpfSession&) = delete;
@@ -142,6 +149,7 @@ class BpfSession {
   struct SkelDeleter {
     void operator()(atrace_bpf* s) const;
   };
+  void create_shared_maps();
   void select_probe_programs(const BpfSettings& s);
   void select_kernel_programs(const BpfSettings& s, const KernelFeatures& f);
   void load(const BpfSettings& s);

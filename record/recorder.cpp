@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,9 +55,16 @@ namespace {
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
 
 bool g_verbose = false;
+// With -v, libbpf's warnings and notes (a refused program's verifier log
+// is a warning); its debug lines (2,000 a load: every relocation) only
+// with ATRACE_LIBBPF_DEBUG=1, as they would bury the phases.
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
-  if (!g_verbose && level != LIBBPF_WARN) return 0;
   if (!g_verbose) return 0;  // libbpf's own warnings become our one-line errors
+  static const bool debug = [] {
+    const char* e = std::getenv("ATRACE_LIBBPF_DEBUG");
+    return e && *e == '1';
+  }();
+  if (level == LIBBPF_DEBUG && !debug) return 0;
   return vfprintf(stderr, fmt, args);
 }
 
@@ -135,7 +143,7 @@ class Recorder {
   bool plan_or_follow();
   ExecMatch follow_exec();
   BpfSettings bpf_settings(bool calibrating) const;
-  void load_unwind_guard();
+  void load_unwind_guard(const SharedMapFds& shared);
   void set_filter_state(const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_functions();
@@ -319,8 +327,10 @@ void Recorder::load() {
   cached_cost_ = load_cached_cost(kCalibrationCacheDir, cost_key_, &why);
   if (opts_.verbose && !cached_cost_)
     std::fprintf(stderr, "atrace: probe cost not cached (%s): measured\n", why.c_str());
-  bpf_ = std::make_unique<BpfSession>(bpf_settings(!cached_cost_), features_);
-  if (!plan_.sites.empty()) load_unwind_guard();
+  // The unwind guard's programs are verified while atrace's are.
+  BpfSession::Alongside guard;
+  if (!plan_.sites.empty()) guard = [this](const SharedMapFds& maps) { load_unwind_guard(maps); };
+  bpf_ = std::make_unique<BpfSession>(bpf_settings(!cached_cost_), features_, guard);
 }
 
 BpfSettings Recorder::bpf_settings(bool calibrating) const {
@@ -396,13 +406,13 @@ void Recorder::start(const ProbeCost& cost) {
 }
 
 // Return probes made exception-safe (record/unwind_guard.h), loaded
-// before the target is touched. Where the kernel cannot run the guard, a
-// program with a C++ unwinder is refused; any other is traced with a
-// warning (only pthread_exit and cancellation unwind it).
-void Recorder::load_unwind_guard() {
+// before the target is touched, on a thread of its own (BpfSession's
+// Alongside): nothing else of the recorder is touched meanwhile. Where the kernel cannot run the
+// guard, a program with a C++ unwinder is refused; any other is traced with a warning (only
+// pthread_exit and cancellation unwind it).
+void Recorder::load_unwind_guard(const SharedMapFds& shared) {
   probes_.unwind_points = uprobes::find_unwind_points(plan_.modules);
   try {
-    const SharedMapFds shared = bpf_->shared_maps();
     UnwindGuardMaps maps;
     maps.rings = shared.rings;
     maps.lost = shared.lost;
