@@ -79,6 +79,8 @@ KernelFeatures detect_kernel_features() {
       f.exit_group_dead = tracepoint_args(vmlinux, "sched_process_exit") >= 2;
       f.copy_from_user_str =
           btf__find_by_name_kind(vmlinux, "bpf_copy_from_user_str", BTF_KIND_FUNC) >= 0;
+      f.task_work =
+          btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0;
       btf__free(vmlinux);
     }
   }

@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,12 +40,47 @@ std::vector<int> bpf_link_fds() {
 
 namespace {
 
+// Where this process's command line lies in its memory (/proc/self/stat's
+// arg_start and arg_end, fields 48 and 49), to be overwritten by the
+// helper: it must not look like atrace with the target's arguments (to
+// `ps`, or to a test that waits for processes with those arguments).
+struct ArgArea {
+  char* start = nullptr;
+  size_t size = 0;
+};
+ArgArea arg_area() {
+  std::FILE* f = std::fopen("/proc/self/stat", "re");
+  if (!f) return {};
+  char buf[2048];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the name may hold anything
+  if (!p) return {};
+  unsigned long long start = 0, end = 0;
+  int field = 2;
+  for (const char* tok = p + 1; *tok; ++tok) {
+    if (*tok != ' ') continue;
+    ++field;
+    if (field == 48) start = std::strtoull(tok + 1, nullptr, 10);
+    if (field == 49) end = std::strtoull(tok + 1, nullptr, 10);
+  }
+  if (!start || end <= start) return {};
+  return {reinterpret_cast<char*>(start), static_cast<size_t>(end - start)};
+}
+
 // The grandchild: only system calls from here (it was forked from a
 // threaded process). Every fd that is not a link goes first (a pipe's
 // reader must see its end with the recorder's), then, once the recorder
 // has closed its copies (`wait_fd` at its end), the links, one by one.
-[[noreturn]] void reap(std::vector<int> keep, int wait_fd) {
+[[noreturn]] void reap(std::vector<int> keep, int wait_fd, ArgArea args) {
   setsid();
+  static const char kName[] = "atrace (closing its probes)";
+  if (args.start && args.size >= sizeof kName) {
+    std::memset(args.start, 0, args.size);
+    std::memcpy(args.start, kName, sizeof kName);
+  }
+  prctl(PR_SET_NAME, "atrace-close", 0, 0, 0);
   unsigned next = 0;
   for (int fd : keep) {
     if (static_cast<unsigned>(fd) > next)
@@ -68,6 +105,7 @@ LinkReaper hand_links_to_reaper() {
   UniqueFd wait_end(ends[0]);
   LinkReaper reaper{UniqueFd(ends[1])};
   keep.push_back(ends[0]);
+  const ArgArea args = arg_area();
   std::sort(keep.begin(), keep.end());
   // Forked twice, so that the helper is nobody's child to wait for (a
   // recorder inside a longer-lived process leaves no zombie).
@@ -75,7 +113,7 @@ LinkReaper hand_links_to_reaper() {
   if (child < 0) return {};
   if (child == 0) {
     const pid_t helper = fork();
-    if (helper == 0) reap(keep, ends[0]);
+    if (helper == 0) reap(keep, ends[0], args);
     _exit(helper < 0 ? 1 : 0);
   }
   int status = 0;

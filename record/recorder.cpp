@@ -419,7 +419,8 @@ void Recorder::load_unwind_guard(const SharedMapFds& shared) {
     maps.traced_tgids = shared.traced_tgids;
     maps.thread_lost = shared.thread_lost;
     maps.lossy_threads = shared.lossy_threads;
-    probes_.unwind_guard = std::make_unique<UnwindGuard>(maps, plan_.sites, multi_);
+    probes_.unwind_guard =
+        std::make_unique<UnwindGuard>(maps, plan_.sites, multi_, features_.task_work);
   } catch (const UnwindGuardError& e) {
     for (const auto& p : probes_.unwind_points)
       for (const auto& m : plan_.modules)

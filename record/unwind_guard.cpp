@@ -56,7 +56,7 @@ bool kernel_has_task_work() {
 }  // namespace
 
 UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites,
-                         bool multi)
+                         bool multi, std::optional<bool> task_work)
     : multi_(multi) {
   // With the release program if the kernel has what it needs; a kernel
   // that refuses it gets the guard without it.
@@ -84,7 +84,7 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
     return unwind_bpf::load(skel_.get());
   };
   int err = -1;
-  if (kernel_has_task_work()) {
+  if (task_work ? *task_work : kernel_has_task_work()) {
     err = open_and_load(true);
     can_release_ = err == 0;
     if (err) release_refused_ = "the kernel refused the release program (" + errno_text(err) + ")";

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -61,10 +62,12 @@ struct UnwindGuardMaps {
 class UnwindGuard {
  public:
   // Loads the programs; `sites` are the functions that get return probes.
-  // `multi`: attach with uprobe_multi links. Throws UnwindGuardError with
-  // the kernel's reason when this kernel cannot run them.
-  UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites,
-              bool multi);
+  // `multi`: attach with uprobe_multi links. `task_work`: whether the
+  // kernel has the task-work kfunc (KernelFeatures::task_work, probed once
+  // by the recorder); probed here when not given. Throws UnwindGuardError
+  // with the kernel's reason when this kernel cannot run them.
+  UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites, bool multi,
+              std::optional<bool> task_work = std::nullopt);
   ~UnwindGuard();
   UnwindGuard(const UnwindGuard&) = delete;
   UnwindGuard& operator=(const UnwindGuard&) = delete;
