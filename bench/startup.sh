@@ -85,9 +85,10 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 # over the microsecond values of a list
-med() { tr ' ' '\n' <<<"$1" | grep . | median; }
-mn() { tr ' ' '\n' <<<"$1" | grep . | sort -g | head -1; }
-mx() { tr ' ' '\n' <<<"$1" | grep . | sort -g | tail -1; }
+vals() { tr ' ' '\n' <<<"$1" | { grep . || true; }; }
+med() { vals "$1" | median; }
+mn() { vals "$1" | sort -g | head -1; }
+mx() { vals "$1" | sort -g | tail -1; }
 ms() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1000}'; }
 
 echo
@@ -112,7 +113,7 @@ for t in $targets; do
 	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	row="|"
 	for p in features plan load+verify calibration attach "first event" detach write teardown; do
-		row+=" $(tr ' ' '\n' <<<"${phases[$t.$p]:-}" | grep . | median) |"
+		row+=" $(med "${phases[$t.$p]:-}") |"
 	done
 	echo "$row"
 done

@@ -92,23 +92,31 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alon
   select_kernel_programs(s, f);
   select_value_programs(s, f);
   select_stack_program(s);
-  std::future<void> other;
-  if (alongside) {
-    create_shared_maps();
-    other = std::async(std::launch::async, alongside, shared_maps());
-  }
+  // The maps made before the load let the slow parts of the start run
+  // alongside the verifier: the other object's load, and the rings'
+  // install (the kernel waits for a grace period after updating a map of
+  // maps). Both kinds of buffer hand their records to whatever handler_
+  // is now (start()): the calibration's, then the recording's.
+  create_shared_maps();
+  std::future<void> other, rings_in;
+  if (alongside) other = std::async(std::launch::async, alongside, shared_maps());
+  rings_in = std::async(std::launch::async, [this, outer = bpf_map__fd(skel_->maps.rings)] {
+    rings_->install(outer, [this](const void* d, size_t n) {
+      if (handler_) handler_(d, n);
+    });
+  });
   try {
     load(s);
   } catch (...) {
-    if (other.valid()) other.wait();  // its objects go with it; this error is the one said
+    // Their objects go with this session; the load's error is the one said.
+    for (auto* f : {&other, &rings_in})
+      if (f->valid()) f->wait();
     throw;
   }
+  // Their errors, after the load's (rings_in's first: the guard needs no
+  // rings to be said to fail).
+  rings_in.get();
   if (other.valid()) other.get();
-  // Both kinds of buffer hand their records to whatever handler_ is now
-  // (start()): the calibration's, then the recording's.
-  rings_->install(bpf_map__fd(skel_->maps.rings), [this](const void* d, size_t n) {
-    if (handler_) handler_(d, n);
-  });
   if (lane_slots_)
     lanes_ = std::make_unique<SlotLanes>(bpf_map__fd(skel_->maps.lane_ctl),
                                          bpf_map__fd(skel_->maps.lane_data), ncpus_, lane_slots_);
