@@ -106,6 +106,7 @@ for t in $targets; do
 		echo "| $tool | $(ms "$m") | $(ms "$(mn "${wall[$t.$tool]}")") | $(ms "$(mx "${wall[$t.$tool]}")") |" \
 			"$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.1f", (a - b) / 1000}') |"
 	done
+	[[ -n ${phases[$t.features]:-} ]] || continue  # an atrace without phase lines
 	echo
 	echo "atrace's phases (record -v), medians in ms:"
 	echo
