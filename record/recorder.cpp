@@ -647,6 +647,14 @@ void Recorder::detach() {
   bpf_->stopping();
   run_.header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   run_.header.end_real_ns = now_ns(CLOCK_REALTIME);
+  // With --follow-forks the probes are in every process that maps the
+  // module: those are not gone. Taken before anything is closed, the
+  // filters' old links included.
+  const bool target_gone = !opts_.follow_forks && run_.target->exited();
+  if (target_gone) reaper_ = hand_links_to_reaper();
+  if (reaper_ && opts_.verbose)
+    std::fprintf(stderr,
+                 "atrace: the target has exited: its probes are closed in the background\n");
   if (probes_.relevance) {
     probes_.relevance->finish();
     run_.detached = probes_.relevance->detached();
@@ -654,13 +662,6 @@ void Recorder::detach() {
       std::fprintf(stderr, "atrace: %s\n", line.c_str());
     probes_.relevance.reset();
   }
-  // With --follow-forks the probes are in every process that maps the
-  // module: those are not gone.
-  const bool target_gone = !opts_.follow_forks && run_.target->exited();
-  if (target_gone) reaper_ = hand_links_to_reaper();
-  if (reaper_ && opts_.verbose)
-    std::fprintf(stderr,
-                 "atrace: the target has exited: its probes are closed in the background\n");
   // Stop: returns, then entries (attach.h), then everything in flight.
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes_.functions->detach_all();
