@@ -27,9 +27,14 @@
 # threads) and elapsed time; besides, the CPU time of atrace and the target
 # together over the whole `atrace record` (bash's times of the children:
 # start-up, attach, draining, writing and detaching included) and the size
-# of the trace file. Reported: medians, and the share of the tracing
-# overhead a filter removes, (off - filtered) / (off - untraced), from the
-# medians and its range over the rounds (each round's own runs). Every run
+# of the trace file; and the elapsed time of the whole run (`atrace
+# record -- target`, or the target alone when untraced: atrace's start-up
+# and teardown included, bench/startup.sh). Reported: medians, and the
+# share of the tracing overhead a filter removes, (off - filtered) /
+# (off - untraced), from the medians and its range over the rounds (each
+# round's own runs): over the target's own work (start-up subtracted) and
+# over the whole run (start-up included; for a short program the fixed
+# start-up cost is a large part of the overhead no filter can remove). Every run
 # is checked: the target's output (counts and checksum) equals the untraced
 # output, slow's calls are exact, nothing was lost, and a filtered run
 # detached hot (rule named).
@@ -118,20 +123,25 @@ times_children() {
 # one ENTRY THREADS MODE ROUND
 one() {
 	local e=$1 t=$2 m=$3 r=$4 key=$1.$2.$3 out json cpu wall all size hotc slowc lost rules t0 t1 lat
+	local run0 run1
 	# shellcheck disable=SC2046 # target_args: words on purpose
 	if [[ $m == untraced ]]; then
 		times_children >"$tmp/t0"
+		run0=$(date +%s%N)
 		out=$(prio "${bin[$e]}" $(target_args "$t"))
+		run1=$(date +%s%N)
 		times_children >"$tmp/t1"
 		size=0 hotc=0
 	else
 		rm -f "$tmp/x.data" "$tmp/x.data.exclude"
 		times_children >"$tmp/t0"
+		run0=$(date +%s%N)
 		# shellcheck disable=SC2086
 		if ! out=$(prio "$atrace" record -o "$tmp/x.data" --select=hot,slow \
 			${mode_args[$m]} $atrace_args -- "${bin[$e]}" $(target_args "$t") 2>"$tmp/err"); then
 			die "atrace record ($key) failed: $(tail -3 "$tmp/err")"
 		fi
+		run1=$(date +%s%N)
 		times_children >"$tmp/t1"
 		size=$(stat -c %s "$tmp/x.data")
 		json=$("$atrace" report -i "$tmp/x.data" --format=json)
@@ -165,8 +175,9 @@ one() {
 	add "$key.wall" "$wall"
 	add "$key.all" "$all"
 	add "$key.size" "$size"
+	add "$key.run" "$((run1 - run0))"
 	add "$key.hot" "$hotc"
-	roundv[$key.$r.cpu]=$cpu roundv[$key.$r.wall]=$wall
+	roundv[$key.$r.cpu]=$cpu roundv[$key.$r.wall]=$wall roundv[$key.$r.run]=$((run1 - run0))
 }
 
 
@@ -207,22 +218,24 @@ for e in $entries; do
 		echo
 		echo "### entries: $e, threads: $t"
 		echo
-		echo "| mode | target CPU ms | target elapsed ms | atrace+target CPU ms | trace bytes | hot calls recorded | detached | decision to probes gone ms | overhead removed (CPU) | per round (CPU) | overhead removed (elapsed) | per round (elapsed) |"
-		echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | --- |"
+		echo "| mode | target CPU ms | target elapsed ms | atrace+target CPU ms | run elapsed ms | trace bytes | hot calls recorded | detached | decision to probes gone ms | overhead removed (CPU) | per round (CPU) | overhead removed (elapsed, start-up subtracted) | per round | overhead removed (run elapsed, start-up included) | per round |"
+		echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | --- | ---: | --- |"
 		bc=$(med "${res[$e.$t.untraced.cpu]:-}") bw=$(med "${res[$e.$t.untraced.wall]:-}")
 		oc=$(med "${res[$e.$t.off.cpu]:-}") ow=$(med "${res[$e.$t.off.wall]:-}")
+		br=$(med "${res[$e.$t.untraced.run]:-}") or=$(med "${res[$e.$t.off.run]:-}")
 		for m in $modes; do
 			c=$(med "${res[$e.$t.$m.cpu]}") w=$(med "${res[$e.$t.$m.wall]}")
 			a=$(med "${res[$e.$t.$m.all]}") s=$(med "${res[$e.$t.$m.size]}")
-			h=$(med "${res[$e.$t.$m.hot]}")
-			sc="" sr="" swl="" swr=""
+			h=$(med "${res[$e.$t.$m.hot]}") rn=$(med "${res[$e.$t.$m.run]}")
+			sc="" sr="" swl="" swr="" srl="" srr=""
 			if [[ $m != untraced && $m != off && -n ${res[$e.$t.off.cpu]:-} && -n ${res[$e.$t.untraced.cpu]:-} ]]; then
 				sc=$(share "$oc" "$c" "$bc") sr=$(share_range "$e" "$t" "$m" cpu)
 				swl=$(share "$ow" "$w" "$bw") swr=$(share_range "$e" "$t" "$m" wall)
+				srl=$(share "$or" "$rn" "$br") srr=$(share_range "$e" "$t" "$m" run)
 			fi
 			l=$(med "${res[$e.$t.$m.lat]:-}")
 			[[ $l == nan ]] && l=""
-			echo "| $m | $(ms "$c") | $(ms "$w") | $(ms "$a") | $(printf '%.0f' "$s") | $(printf '%.0f' "$h") | ${res[$e.$t.$m.rules]:-} | $l | $sc | $sr | $swl | $swr |"
+			echo "| $m | $(ms "$c") | $(ms "$w") | $(ms "$a") | $(ms "$rn") | $(printf '%.0f' "$s") | $(printf '%.0f' "$h") | ${res[$e.$t.$m.rules]:-} | $l | $sc | $sr | $swl | $swr | $srl | $srr |"
 		done
 	done
 done

@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "base/capabilities.h"
+#include "base/unique_fd.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
 #include "record/bpf_variants.h"
@@ -40,10 +42,20 @@ constexpr uint32_t kUsdtSpecCapacity = 1024;
 
 }  // namespace
 
+std::string bpf_programs_id() {
+  size_t size = 0;
+  const auto* bytes = static_cast<const unsigned char*>(atrace_bpf__elf_bytes(&size));
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
 void BpfSession::SkelDeleter::operator()(atrace_bpf* s) const { atrace_bpf::destroy(s); }
 
-BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
-    : multi_(s.multi), verbose_(s.verbose) {
+BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alongside& alongside)
+    : multi_(s.multi), verbose_(s.verbose), features_(f) {
   skel_.reset(atrace_bpf::open());
   if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + std::strerror(errno));
   ncpus_ = libbpf_num_possible_cpus();
@@ -76,15 +88,35 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   const double fill_s = static_cast<double>(ring_bytes_ / record) / kMaxRecordsPerSecPerCpu;
   drain_period_ns_ =
       std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs, kMaxDrainPeriodNs);
+  select_probe_programs(s);
   select_kernel_programs(s, f);
   select_value_programs(s, f);
   select_stack_program(s);
-  load(s);
-  // Both kinds of buffer hand their records to whatever handler_ is now
-  // (start()): the calibration's, then the recording's.
-  rings_->install(bpf_map__fd(skel_->maps.rings), [this](const void* d, size_t n) {
-    if (handler_) handler_(d, n);
+  // The maps made before the load let the slow parts of the start run
+  // alongside the verifier: the other object's load, and the rings'
+  // install (the kernel waits for a grace period after updating a map of
+  // maps). Both kinds of buffer hand their records to whatever handler_
+  // is now (start()): the calibration's, then the recording's.
+  create_shared_maps();
+  std::future<void> other, rings_in;
+  if (alongside) other = std::async(std::launch::async, alongside, shared_maps());
+  rings_in = std::async(std::launch::async, [this, outer = bpf_map__fd(skel_->maps.rings)] {
+    rings_->install(outer, [this](const void* d, size_t n) {
+      if (handler_) handler_(d, n);
+    });
   });
+  try {
+    load(s);
+  } catch (...) {
+    // Their objects go with this session; the load's error is the one said.
+    for (auto* f : {&other, &rings_in})
+      if (f->valid()) f->wait();
+    throw;
+  }
+  // Their errors, after the load's (rings_in's first: the guard needs no
+  // rings to be said to fail).
+  rings_in.get();
+  if (other.valid()) other.get();
   if (lane_slots_)
     lanes_ = std::make_unique<SlotLanes>(bpf_map__fd(skel_->maps.lane_ctl),
                                          bpf_map__fd(skel_->maps.lane_data), ncpus_, lane_slots_);
@@ -92,6 +124,42 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f)
   if (s.multi)
     usdt_specs_ = std::make_unique<UsdtSpecTable>(bpf_map__fd(skel_->maps.__bpf_usdt_specs),
                                                   kUsdtSpecCapacity);
+}
+
+// The maps another object shares (SharedMapFds), created from their
+// definitions before the load, which then reuses them: so they exist
+// while this object is still being verified.
+void BpfSession::create_shared_maps() {
+  auto& m = skel_->maps;
+  for (bpf_map* map : {m.rings, m.lost, m.traced_tgids, m.thread_lost, m.lossy_threads}) {
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(map));
+    if (map == m.rings) opts.inner_map_fd = static_cast<__u32>(rings_->template_fd());
+    UniqueFd fd(bpf_map_create(bpf_map__type(map), bpf_map__name(map), bpf_map__key_size(map),
+                               bpf_map__value_size(map), bpf_map__max_entries(map), &opts));
+    if (fd.get() < 0) {
+      if ((errno == EPERM || errno == EACCES) && !can_trace())
+        throw RecordError(tracing_privilege_error("record"));
+      throw RecordError(std::string("cannot create BPF map ") + bpf_map__name(map) + ": " +
+                        std::strerror(errno));
+    }
+    // libbpf keeps a duplicate: fd may go.
+    if (int err = bpf_map__reuse_fd(map, fd.get()); err)
+      throw RecordError(std::string("cannot set up BPF map ") + bpf_map__name(map) + ": " +
+                        std::strerror(-err));
+  }
+}
+
+// A recording without USDT probes loads no USDT program, one without
+// functions no function program (their verification was a fifth of the
+// start-up); bpf_variants.cpp then picks among the forms of those kept.
+void BpfSession::select_probe_programs(const BpfSettings& s) {
+  auto& p = skel_->progs;
+  bpf_program__set_autoload(p.func_entry, s.functions);
+  bpf_program__set_autoload(p.func_exit, s.functions);
+  bpf_program__set_autoload(p.usdt_hit, s.usdt);
+  bpf_program__set_autoload(p.usdt_hit_str, s.usdt);
+  bpf_program__set_autoload(p.usdt_hit_str_nofault, s.usdt);
+  bpf_program__set_autoload(p.module_hook, s.module_hooks);
 }
 
 void BpfSession::select_value_programs(const BpfSettings& s, const KernelFeatures& f) {
@@ -198,6 +266,10 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
 // The calibration's probes are on atrace's own functions: while it runs,
 // the rings hand their records to it alone.
 const ProbeCost& BpfSession::calibrate() {
+  if (!bpf_program__autoload(skel_->progs.func_entry)) {
+    cost_.error = "no function probes";
+    return cost_;
+  }
   CalibrationRecords records;
   start([&records](const void* d, size_t n) {
     if (n < sizeof(atrace_rec_hdr)) return;
@@ -271,12 +343,33 @@ formats::LostCounts BpfSession::read_lost(std::string* by_kind) const {
   return lost;
 }
 
-int BpfSession::fd_of_rings_map() const { return bpf_map__fd(skel_->maps.rings); }
-int BpfSession::fd_of_lost() const { return bpf_map__fd(skel_->maps.lost); }
-int BpfSession::fd_of_traced_tgids() const { return bpf_map__fd(skel_->maps.traced_tgids); }
-int BpfSession::fd_of_thread_lost() const { return bpf_map__fd(skel_->maps.thread_lost); }
-int BpfSession::fd_of_lossy_threads() const { return bpf_map__fd(skel_->maps.lossy_threads); }
-int BpfSession::fd_of_fn_state() const { return bpf_map__fd(skel_->maps.fn_state); }
-int BpfSession::fd_of_fn_stat() const { return bpf_map__fd(skel_->maps.fn_stat); }
+namespace {
+bpf_program* if_loaded(bpf_program* p) { return bpf_program__autoload(p) ? p : nullptr; }
+}  // namespace
+
+bpf_program* BpfSession::func_entry_program() const { return if_loaded(skel_->progs.func_entry); }
+bpf_program* BpfSession::func_exit_program() const { return if_loaded(skel_->progs.func_exit); }
+bpf_program* BpfSession::usdt_program() const { return if_loaded(skel_->progs.usdt_hit); }
+bpf_program* BpfSession::usdt_string_program() const {
+  return if_loaded(atrace::usdt_string_program(skel_.get(), features_));
+}
+bpf_program* BpfSession::module_hook_program() const { return if_loaded(skel_->progs.module_hook); }
+
+void BpfSession::set_fn_state(uint32_t id, const atrace_fn_state& st) {
+  bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_state), &id, &st, BPF_ANY);
+}
+
+SharedMapFds BpfSession::shared_maps() const {
+  SharedMapFds m;
+  m.rings = bpf_map__fd(skel_->maps.rings);
+  m.lost = bpf_map__fd(skel_->maps.lost);
+  m.traced_tgids = bpf_map__fd(skel_->maps.traced_tgids);
+  m.thread_lost = bpf_map__fd(skel_->maps.thread_lost);
+  m.lossy_threads = bpf_map__fd(skel_->maps.lossy_threads);
+  return m;
+}
+
+int BpfSession::fn_state_fd() const { return bpf_map__fd(skel_->maps.fn_state); }
+int BpfSession::fn_stat_fd() const { return bpf_map__fd(skel_->maps.fn_stat); }
 
 }  // namespace atrace

@@ -2,7 +2,11 @@
 // opened, given their read-only settings and loaded; the per-CPU rings and
 // lanes; the loss counters; the map of traced processes. Every kernel object is owned
 // here by RAII (the skeleton, the rings), so however a recording leaves,
-// nothing of it stays in the kernel.
+// nothing of it stays in the kernel. Its maps are written through the
+// methods below (trace(), set_fn_state(), ...): nobody else wires them.
+//
+// Only the programs the recording uses are loaded (BpfSettings says
+// which): each one the verifier checks costs start-up time, 5-50 ms here.
 //
 //   BpfSession s(settings, features);  // load; throws RecordError
 //   s.calibrate();                      // the probe cost, on the rings
@@ -13,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +32,7 @@
 #include "uprobes/value_spec.h"
 
 struct atrace_bpf;
+struct atrace_fn_state;
 struct bpf_program;
 
 namespace atrace {
@@ -50,11 +56,33 @@ struct BpfSettings {
   bool stacks = false;
   uint32_t stack_depth = 32;
   bool verbose = false;  // calibration problems on stderr
+  // Which probe programs to load: function probes (or a calibration),
+  // USDT probes, the module hooks (module_watch.h). Those left out are
+  // neither verified nor loaded.
+  bool functions = true;
+  bool usdt = true;
+  bool module_hooks = true;
 };
+
+// The maps the unwind guard's own object shares with these programs
+// (unwind_guard.h): their fds, valid while the session lives.
+struct SharedMapFds {
+  int rings = -1, lost = -1, traced_tgids = -1, thread_lost = -1, lossy_threads = -1;
+};
+
+// What identifies atrace's programs (a hash of the BPF object): a probe
+// cost measured with other programs is not theirs (calibrate_cache.h).
+std::string bpf_programs_id();
 
 class BpfSession {
  public:
-  BpfSession(const BpfSettings& s, const KernelFeatures& f);
+  // Runs on a thread of its own while these programs are verified, given
+  // the maps this session shares (made before its load for that): another
+  // BPF object's load (the unwind guard's), which then costs no start-up
+  // time of its own on a machine with a second CPU. Its exception is
+  // thrown here, after the load.
+  using Alongside = std::function<void(const SharedMapFds&)>;
+  BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alongside& alongside = {});
   ~BpfSession();
   BpfSession(const BpfSession&) = delete;
   BpfSession& operator=(const BpfSession&) = delete;
@@ -66,7 +94,13 @@ class BpfSession {
   // Every record the rings deliver from now on goes to `handler`.
   void start(PerCpuRings::Handler handler);
 
-  atrace_bpf* skel() const { return skel_.get(); }
+  // The programs the probes are attached with; null when not loaded
+  // (BpfSettings).
+  bpf_program* func_entry_program() const;
+  bpf_program* func_exit_program() const;
+  bpf_program* usdt_program() const;
+  bpf_program* usdt_string_program() const;  // the form this kernel has
+  bpf_program* module_hook_program() const;
   // The entry and exit programs of the functions with values
   // (bpf/atrace_values.bpf.h): the sleepable ones where the kernel can
   // fault a string's page in; null when none are recorded.
@@ -104,18 +138,19 @@ class BpfSession {
   // "12 syscall, 3 entry" when not null.
   formats::LostCounts read_lost(std::string* by_kind = nullptr) const;
 
-  int fd_of_rings_map() const;
-  int fd_of_lost() const;
-  int fd_of_traced_tgids() const;
-  int fd_of_thread_lost() const;
-  int fd_of_lossy_threads() const;
-  int fd_of_fn_state() const;
-  int fd_of_fn_stat() const;
+  // A function's filter state (bpf/atrace.h), before its probes fire.
+  void set_fn_state(uint32_t id, const atrace_fn_state& st);
+  SharedMapFds shared_maps() const;
+  // The filter maps the relevance filters read and write (relevance.h).
+  int fn_state_fd() const;
+  int fn_stat_fd() const;
 
  private:
   struct SkelDeleter {
     void operator()(atrace_bpf* s) const;
   };
+  void create_shared_maps();
+  void select_probe_programs(const BpfSettings& s);
   void select_kernel_programs(const BpfSettings& s, const KernelFeatures& f);
   void load(const BpfSettings& s);
   void select_value_programs(const BpfSettings& s, const KernelFeatures& f);
@@ -137,6 +172,7 @@ class BpfSession {
   bool verbose_ = false;
   uint64_t drain_period_ns_ = 0;
   ProbeCost cost_;
+  KernelFeatures features_;
 };
 
 }  // namespace atrace

@@ -1,5 +1,5 @@
 // Kernel features atrace depends on or profits from, detected once at start
-// by probing the running kernel (its BTF, test loads, kallsyms), never from
+// by probing the running kernel (its BTF, test loads), never from
 // its version number. kernel-notes/ explains each one: what it does, since
 // when, what atrace does without it; docs/kernels.md says what each Debian
 // kernel has.
@@ -29,6 +29,9 @@ struct KernelFeatures {
   bool uprobe_syscall = false;      // 6.18+: optimized uprobes on NOP5
   bool sleepable_uprobe = false;    // 6.0+: uprobe programs that may fault
   bool copy_from_user_str = false;  // 6.12+: kfunc bpf_copy_from_user_str
+  // 6.18+: kfunc bpf_task_work_schedule_resume_impl, which the unwind
+  // guard's release needs (unwind_guard.h; it says what it does without).
+  bool task_work = false;
   // Tracepoint signatures that changed (the programs exist in both forms).
   bool switch_prev_state = false;  // sched_switch(..., prev_state): 5.18+
   bool exit_group_dead = false;    // sched_process_exit(p, group_dead): recent

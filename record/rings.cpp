@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "record/record_error.h"
 
@@ -32,10 +33,23 @@ PerCpuRings::PerCpuRings(int ncpus, size_t bytes) {
 
 void PerCpuRings::install(int outer_map_fd, Handler handler) {
   handler_ = std::move(handler);
+  // In one batch: the kernel waits for an RCU grace period after every
+  // update of a map of maps (10-20 ms each here), and once per batch.
+  std::vector<__u32> keys(rings_.size());
+  std::vector<int> fds(rings_.size());
+  for (size_t cpu = 0; cpu < rings_.size(); ++cpu) {
+    keys[cpu] = static_cast<__u32>(cpu);
+    fds[cpu] = rings_[cpu].get();
+  }
+  __u32 count = static_cast<__u32>(rings_.size());
+  LIBBPF_OPTS(bpf_map_batch_opts, batch);
+  const bool batched =
+      bpf_map_update_batch(outer_map_fd, keys.data(), fds.data(), &count, &batch) == 0 &&
+      count == rings_.size();
   for (size_t cpu = 0; cpu < rings_.size(); ++cpu) {
     int fd = rings_[cpu].get();
     __u32 key = static_cast<__u32>(cpu);
-    if (bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
+    if (!batched && bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
       throw RecordError("cannot install ring buffer for CPU " + std::to_string(cpu) + ": " +
                         std::strerror(errno));
     int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this) : 0;

@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -57,7 +59,7 @@ bool kernel_has_task_work() {
 }  // namespace
 
 UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites,
-                         bool multi)
+                         bool multi, std::optional<bool> task_work)
     : multi_(multi) {
   // With the release program if the kernel has what it needs; a kernel
   // that refuses it gets the guard without it.
@@ -87,7 +89,7 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
     return unwind_bpf::load(skel_.get());
   };
   int err = -1;
-  if (kernel_has_task_work()) {
+  if (task_work ? *task_work : kernel_has_task_work()) {
     err = open_and_load(true);
     can_release_ = err == 0;
     if (err) release_refused_ = "the kernel refused the release program (" + errno_text(err) + ")";
@@ -107,6 +109,14 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   // A request holds a traced thread until it is served: this thread does
   // nothing else, so the wait is one wake-up and a few writes.
   // Signals are the recorder's main thread's business (its signalfd).
+  // The destructor wakes it through wake_ instead of waiting out a poll
+  // timeout (up to 100 ms of every recording's end); its event reads as
+  // ring 0 to libbpf, which then finds that ring empty or serves it.
+  wake_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  struct epoll_event ev {};
+  ev.events = EPOLLIN;
+  if (wake_.get() >= 0)
+    epoll_ctl(ring_buffer__epoll_fd(requests_.get()), EPOLL_CTL_ADD, wake_.get(), &ev);
   server_ = std::thread([this] {
     sigset_t all;
     sigfillset(&all);
@@ -134,6 +144,8 @@ UnwindGuard::~UnwindGuard() {
   release();
   links_.clear();
   stop_ = true;
+  const uint64_t one = 1;
+  if (wake_.get() >= 0) (void)!write(wake_.get(), &one, sizeof one);
   if (server_.joinable()) server_.join();
 }
 

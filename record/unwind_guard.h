@@ -32,10 +32,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+
 #include <vector>
+#include "base/unique_fd.h"
 
 #include "record/attach.h"
 #include "record/record_error.h"
@@ -61,10 +64,12 @@ struct UnwindGuardMaps {
 class UnwindGuard {
  public:
   // Loads the programs; `sites` are the functions that get return probes.
-  // `multi`: attach with uprobe_multi links. Throws UnwindGuardError with
-  // the kernel's reason when this kernel cannot run them.
-  UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites,
-              bool multi);
+  // `multi`: attach with uprobe_multi links. `task_work`: whether the
+  // kernel has the task-work kfunc (KernelFeatures::task_work, probed once
+  // by the recorder); probed here when not given. Throws UnwindGuardError
+  // with the kernel's reason when this kernel cannot run them.
+  UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes::ProbeSite>& sites, bool multi,
+              std::optional<bool> task_work = std::nullopt);
   ~UnwindGuard();
   UnwindGuard(const UnwindGuard&) = delete;
   UnwindGuard& operator=(const UnwindGuard&) = delete;
@@ -107,6 +112,7 @@ class UnwindGuard {
   std::map<uint32_t, UniqueFd> mem_;  // tgid -> /proc/TGID/mem (under mu_)
   bool releasing_ = false;            // under mu_: re-arming requests are not served
   std::atomic<bool> stop_{false};
+  UniqueFd wake_;  // an eventfd in the requests' epoll: the server stops at once
   std::thread server_;
 };
 

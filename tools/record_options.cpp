@@ -145,7 +145,9 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
              "--filter=off)")
       .default_text("100");
   cmd.option("--filter-keep", f.keep, "Functions never detached (selectors, as --select)");
-  cmd.flag("-v,--verbose", args.opts.verbose, "Show libbpf's messages");
+  cmd.flag("-v,--verbose", args.opts.verbose,
+           "Show the kernel's features, the time of each start-up and teardown phase, and "
+           "libbpf's messages");
   cli::Option command = cmd.option("command", args.opts.command, "Command to launch (after --)");
   pid.excludes(command);
   cmd.positionals_at_end();

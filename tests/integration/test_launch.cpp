@@ -54,5 +54,36 @@ TEST_F(Launch, DefaultOutputFileIsAtraceData) {
   EXPECT_EQ(calls_of(*rep, "outer"), 1);
 }
 
+// -v names each start-up and teardown phase once, in the order they
+// happen, with its time (bench/startup.sh reads these lines); the
+// recording is the same as without -v.
+TEST_F(Launch, VerboseNamesEveryPhase) {
+  std::string out = file("phases.data");
+  Result r = record(out, "middle", {Paths::target_c, "7", tag_arg()}, {"-v"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const char* phases[] = {"features",    "plan",   "load+verify", "calibration", "attach",
+                          "first event", "detach", "write",       "teardown"};
+  size_t at = 0;
+  for (const char* name : phases) {
+    const std::string line = std::string("\natrace: phase ") + name + ": ";
+    const size_t found = r.err.find(line, at);
+    ASSERT_NE(found, std::string::npos) << "no line for phase " << name << " after the last\n"
+                                        << r.err;
+    EXPECT_EQ(r.err.find(line, found + 1), std::string::npos) << name << " twice";
+    // "12.3 ms" after the name.
+    const size_t ms = r.err.find(" ms", found + line.size());
+    EXPECT_LT(ms, r.err.find('\n', found + 1)) << name << " without a time";
+    at = found + 1;
+  }
+  // The calibration says where its costs came from.
+  EXPECT_TRUE(r.err.find("atrace: phase calibration: ") != std::string::npos &&
+              (r.err.find(" ms (cached)\n") != std::string::npos ||
+               r.err.find(" ms (measured)\n") != std::string::npos))
+      << r.err;
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "middle"), 7);
+}
+
 }  // namespace
 }  // namespace atrace::it

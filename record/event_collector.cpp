@@ -1,0 +1,47 @@
+#include "record/event_collector.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "base/clock.h"
+#include "record/func_values.h"
+#include "record/stack_joiner.h"
+
+namespace atrace {
+
+EventCollector::EventCollector(const RecordPlan& plan, const std::vector<WatchedModule>& watched)
+    : decoder_(plan.usdt, watched, plan.values), late_(plan.modules, plan.sites, plan.usdt) {}
+
+void EventCollector::on_record(const void* data, size_t size) {
+  DecodedRecord r = decoder_.decode(data, size);
+  if (r.type == DecodedRecord::Type::FilterHint && on_hint) on_hint();
+  if (r.type == DecodedRecord::Type::Values && !join_values(reorder_, std::move(r.event)))
+    ++values_late_;
+  if (r.type == DecodedRecord::Type::Stack && !join_stack(reorder_, std::move(r.event)))
+    ++stacks_late_;
+  if (r.type != DecodedRecord::Type::Event) return;
+  if (!first_event_at_) first_event_at_ = now_ns(CLOCK_MONOTONIC);
+  if (r.names_thread) threads_.named(r.event, r.thread_name);
+  else threads_.saw(r.event);
+  last_event_ts_ = std::max(last_event_ts_, r.event.ts);
+  late_.saw(r.event);
+  reorder_.push(std::move(r.event));
+  ++events_;
+}
+
+void EventCollector::warn(std::FILE* out) const {
+  for (const auto& line : late_.never_seen()) std::fprintf(out, "atrace: %s\n", line.c_str());
+  if (values_late_)
+    std::fprintf(out,
+                 "atrace: warning: the arguments or return values of %llu call(s) arrived after "
+                 "the call was written, and are missing\n",
+                 static_cast<unsigned long long>(values_late_));
+  if (stacks_late_)
+    std::fprintf(out,
+                 "atrace: warning: the call stacks of %llu call(s) arrived after the call was "
+                 "written, and are missing\n",
+                 static_cast<unsigned long long>(stacks_late_));
+}
+
+}  // namespace atrace
