@@ -38,6 +38,10 @@ struct atrace_unwind_key {
 enum atrace_unwind_how {
 	ATRACE_UNWIND_CAUGHT = 1,      /* an exception was caught above it */
 	ATRACE_UNWIND_THREAD_EXIT = 2, /* its thread ended while unwinding (pthread_exit, cancel) */
+	/* Written by atrace.bpf.c's function programs (struct atrace_rec_unwind):
+	 * the thread was seen at or above the call's slot without its return. */
+	ATRACE_UNWIND_ABANDONED = 4,     /* longjmp/siglongjmp left it: its return probe was dropped */
+	ATRACE_UNWIND_NESTING_LIMIT = 5, /* it had no return probe: past the kernel's 64 nested ones */
 };
 
 /*

@@ -22,6 +22,8 @@ json stats_fields(const FunctionStats& f) {
   return json{{"calls", f.calls},
               {"unfinished", f.unfinished},
               {"unwound", f.unwound},
+              {"abandoned", f.abandoned},
+              {"untimed", f.untimed},
               {"total_ns", f.total_ns},
               {"self_ns", f.self_ns},
               {"min_ns", f.min_ns},

@@ -125,6 +125,10 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
       std::string calls = std::to_string(f.calls);
       if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
       if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
+      if (f.abandoned) calls += " (" + std::to_string(f.abandoned) + " abandoned)";
+      if (f.untimed)
+        calls += " (" + std::to_string(f.untimed) +
+                 " not timed: past the kernel's 64 nested return probes)";
       return calls;
     }
     case Field::Total: return format_duration(f.total_ns);
@@ -322,6 +326,16 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
     notes.push_back(
         "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
         "  cancellation (closed at the thread's exit): docs/exceptions.md");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.abandoned > 0; }))
+    notes.push_back(
+        "abandoned: calls left by longjmp/siglongjmp, closed where their thread was next\n"
+        "  seen below them (docs/safety.md)");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.untimed > 0; }))
+    notes.push_back(
+        "not timed: calls nested deeper than the kernel's 64 return probes per thread get\n"
+        "  none: counted, left out of Total, Self, Avg, Min and Max (docs/safety.md)");
   if (p.orphan_exits)
     notes.push_back(
         std::to_string(p.orphan_exits) +

@@ -286,9 +286,12 @@ const std::string& ScriptFormatter::syscall(uint64_t nr) {
 // (longjmp, exception), as the profile reads them too. An unwind closes its
 // entry alone, wherever it is (call_replay.h).
 void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
-  if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound) {
+  if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound || c.how == CallEnd::Abandoned) {
     depth_ = c.index;
     call_start_ = c.start;
+  } else if (c.how == CallEnd::Untimed) {
+    depth_ = c.index;  // no duration to show (call_replay.h)
+    call_start_.reset();
   } else if (c.how == CallEnd::ThreadExit || c.how == CallEnd::Gap) {
     unfinished_++;
   }
@@ -331,8 +334,11 @@ void ScriptFormatter::function_details(const formats::Event& ev, std::string& ou
     append_arg_value(out, ev.args.front());
   }
   if (ev.kind == formats::EventKind::Unwind) {
+    const auto how = static_cast<formats::UnwindHow>(ev.flags);
     out += ' ';
-    out += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
+    out += how == formats::UnwindHow::NestingLimit
+               ? "not timed: past the kernel's 64 nested return probes"
+               : formats::to_string(how);
   }
 }
 

@@ -58,16 +58,20 @@ TEST_F(Safety, PythonRaisingAndCatchingExceptions) {
 }
 
 // step() returns normally; jump_deep() and jump_mid() are left by longjmp
-// and siglongjmp: their entries are counted (the report closes the frames
-// a jump left when an outer call returns).
+// and siglongjmp: their calls are counted and closed, abandoned, where the
+// thread is next seen below them (the step() that follows the landing).
 TEST_F(Safety, SetjmpLongjmpAndSigsetjmpSiglongjmp) {
   const std::vector<std::string> cmd = {Paths::target_safety, "jmp", "6", tag_arg()};
   auto rep = expect_unchanged(cmd, {kAll});
   ASSERT_TRUE(rep);
   EXPECT_EQ(calls_of(*rep, "step"), 12);
   EXPECT_EQ(function_field(*rep, "step", "unfinished"), 0);
-  EXPECT_EQ(calls_of(*rep, "jump_deep"), 6);
-  EXPECT_EQ(calls_of(*rep, "jump_mid"), 6);
+  EXPECT_EQ(function_field(*rep, "step", "abandoned"), 0);
+  for (const char* fn : {"jump_deep", "jump_mid"}) {
+    EXPECT_EQ(calls_of(*rep, fn), 6) << fn;
+    EXPECT_EQ(function_field(*rep, fn, "abandoned"), 6) << fn;
+    EXPECT_EQ(function_field(*rep, fn, "unfinished"), 0) << fn;
+  }
   rep = expect_unchanged(cmd, {kLibc});
   ASSERT_TRUE(rep);
   EXPECT_EQ(find_function(*rep, "setjmp"), nullptr) << "setjmp must get no probe";
