@@ -221,6 +221,32 @@ static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
 	return handed; /* an old link, after the switch */
 }
 
+/* Frames whose slot is below `above` were left without their return (a
+ * longjmp): the thread is above them. They are dropped (a few at a hit;
+ * the next hits drop the rest), so that the calls below them are still
+ * timed and their exits still match. */
+static __always_inline void drop_left_frames(struct call_stack *cs, __u64 above)
+{
+	struct atrace_fn_stat *stat;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		__u32 d = cs->depth, id;
+
+		if (d == 0 || d > ATRACE_FILTER_STACK)
+			break;
+		d--;
+		barrier_var(d);
+		if (d >= ATRACE_FILTER_STACK || cs->frames[d].sp >= above)
+			break;
+		id = cs->frames[d].id;
+		stat = bpf_map_lookup_elem(&fn_stat, &id);
+		if (stat)
+			stat->open--;
+		cs->depth = d;
+	}
+}
+
 /* Whether the entry is recorded (emit_func writes it). An `untimed` call
  * (no return probe) is not pushed: no exit would pop it. */
 static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_state *st, __u64 ts,
@@ -246,7 +272,10 @@ static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_s
 	if (untimed)
 		return true;
 	if (cs) {
-		__u32 d = cs->depth;
+		__u32 d;
+
+		drop_left_frames(cs, sp); /* at the same slot: maybe a tail call, kept */
+		d = cs->depth;
 
 		if (d < ATRACE_FILTER_STACK) {
 			cs->frames[d].id = id;
@@ -277,6 +306,8 @@ static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_st
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_EXIT, sp))
 		return false;
+	if (cs)
+		drop_left_frames(cs, sp - 8);
 	if (cs && cs->depth > 0) {
 		__u32 d = cs->depth - 1;
 
