@@ -454,6 +454,16 @@ static __always_inline bool tail_call_at(__u64 sp)
 	return tramp && bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) == 0 && ret == tramp;
 }
 
+/* Whether an exception's unwind (or a forced one) is running on the thread:
+ * the unwind guard holds frames it has not settled. */
+static __always_inline bool exception_in_flight(void)
+{
+	struct atrace_unwind_state *u =
+		bpf_task_storage_get(&unwind_states, bpf_get_current_task_btf(), 0, 0);
+
+	return u && u->n > 0;
+}
+
 /* One call the thread left without its return, told to the replay. */
 static __always_inline void emit_gone(struct func_hit *h, struct sp_frame *f)
 {
@@ -518,6 +528,12 @@ static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u1
 				ss->depth = d - 1;
 			break;
 		}
+		/* An exception's landing pad runs above the frames it left:
+		 * the unwind guard says at the catch that they were unwound
+		 * (bpf/unwind.bpf.c); they are popped after it, and the
+		 * replay finds them closed. */
+		if (exception_in_flight()) /* looked up only here: rare */
+			break;
 		emit_gone(h, f);
 		ss->depth = d - 1;
 	}

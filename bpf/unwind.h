@@ -63,6 +63,23 @@ struct atrace_unwind_req {
 	struct atrace_unwind_write w[ATRACE_UNWIND_MAX];
 };
 
+/* A frame whose trampoline was taken out (bpf/unwind.bpf.c). */
+struct atrace_saved_frame {
+	__u64 stack; /* address of the return-address slot */
+	__u64 orig;  /* the return address written back */
+	__u32 id;    /* atrace's probe id; 0: another tracer's probe */
+	__u32 pad;
+};
+
+/* A thread's unwind state (map unwind_states, bpf/shared_maps.h): n > 0
+ * while an unwind it started has frames it has not settled. */
+struct atrace_unwind_state {
+	__u32 n;
+	__u32 pad;
+	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
+	struct atrace_unwind_req req; /* the request being built */
+};
+
 /*
  * The release (after the recording, docs/exceptions.md): the scan of a
  * process's threads (iterator release_scan) writes, per thread that still

@@ -286,6 +286,7 @@ const std::string& ScriptFormatter::syscall(uint64_t nr) {
 // (longjmp, exception), as the profile reads them too. An unwind closes its
 // entry alone, wherever it is (call_replay.h).
 void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
+  ended_ = true;
   if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound || c.how == CallEnd::Abandoned) {
     depth_ = c.index;
     call_start_ = c.start;
@@ -507,7 +508,11 @@ void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
   Thread& t = thread(ev);
   call_start_.reset();
   unfinished_ = 0;
+  ended_ = false;
   replay_.add(ev);
+  // The recorder's word that a call was left, for a call an exception's
+  // Unwind already closed: it repeats what a line said (call_replay.h).
+  if (ev.kind == formats::EventKind::Unwind && ev.arg0 && !ended_) return;
   // Always, whatever the columns: the details keep the pending system
   // calls up to date.
   details_.clear();

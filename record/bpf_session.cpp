@@ -276,6 +276,7 @@ int BpfSession::fd_of_lost() const { return bpf_map__fd(skel_->maps.lost); }
 int BpfSession::fd_of_traced_tgids() const { return bpf_map__fd(skel_->maps.traced_tgids); }
 int BpfSession::fd_of_thread_lost() const { return bpf_map__fd(skel_->maps.thread_lost); }
 int BpfSession::fd_of_lossy_threads() const { return bpf_map__fd(skel_->maps.lossy_threads); }
+int BpfSession::fd_of_unwind_states() const { return bpf_map__fd(skel_->maps.unwind_states); }
 int BpfSession::fd_of_fn_state() const { return bpf_map__fd(skel_->maps.fn_state); }
 int BpfSession::fd_of_fn_stat() const { return bpf_map__fd(skel_->maps.fn_stat); }
 

@@ -109,6 +109,7 @@ class BpfSession {
   int fd_of_traced_tgids() const;
   int fd_of_thread_lost() const;
   int fd_of_lossy_threads() const;
+  int fd_of_unwind_states() const;
   int fd_of_fn_state() const;
   int fd_of_fn_stat() const;
 

@@ -161,6 +161,7 @@ void Recorder::load_unwind_guard() {
     maps.traced_tgids = bpf_->fd_of_traced_tgids();
     maps.thread_lost = bpf_->fd_of_thread_lost();
     maps.lossy_threads = bpf_->fd_of_lossy_threads();
+    maps.unwind_states = bpf_->fd_of_unwind_states();
     unwind_guard_ = std::make_unique<UnwindGuard>(maps, plan_.sites, multi_);
   } catch (const UnwindGuardError& e) {
     for (const auto& p : unwind_points_)
