@@ -436,10 +436,11 @@ struct {
  * it will check. No utask yet: the thread's first uprobe, depth 0. */
 static __always_inline bool past_nesting_limit(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct uprobe_task *ut = BPF_CORE_READ(task, utask);
+	/* Direct loads of BTF pointers (the verifier guards them), not
+	 * bpf_probe_read_kernel(): this runs at every entry. */
+	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
 
-	return ut && BPF_CORE_READ(ut, depth) >= ATRACE_MAX_URETPROBE_DEPTH;
+	return ut && ut->depth >= ATRACE_MAX_URETPROBE_DEPTH;
 }
 
 /* An entry at the same slot as an open call is a tail call of it (the
@@ -489,9 +490,10 @@ static __always_inline void emit_gone(struct func_hit *h, struct sp_frame *f)
 static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u16 kind, __u64 sp,
 					     bool untimed)
 {
-	struct sp_stack *ss = bpf_task_storage_get(&sp_stacks, bpf_get_current_task_btf(), 0,
-						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 	bool entry = kind == ATRACE_REC_FUNC_ENTRY;
+	/* A thread with no recorded entry has nothing to match its exits. */
+	struct sp_stack *ss = bpf_task_storage_get(&sp_stacks, bpf_get_current_task_btf(), 0,
+						   entry ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	__u32 id = (__u32)h->cookie;
 	int i;
 
