@@ -9,7 +9,7 @@
  *       target measured it around the outermost call) and "calls=N".
  *   target_limits sigjump ROUNDS
  *       ROUNDS times: outer() calls inner(), which spins until a 1 ms timer
- *       signal's handler siglongjmps out of both; then after() returns
+ *       signal's handler siglongjmps out of both (once inner() is entered); then after() returns
  *       normally. Prints "round_max_ns=N" (the longest round, from before
  *       outer() to after()'s return) and "rounds=N". */
 #define _GNU_SOURCE
@@ -95,7 +95,11 @@ static void on_alarm(int sig) {
 static volatile long inner_arg;
 
 TRACED void inner(long x) {
-  inner_arg = x;             /* the loop must not start at the entry: a jump there is a new hit */
+  /* Armed only once both calls are entered (a slow machine, an emulated
+   * one, may take longer than the timer to get here); and the loop must
+   * not start at the entry: a jump there would be a new hit. */
+  inner_arg = x;
+  armed = 1;
   for (;;) TARGET_BARRIER(); /* left only by the handler's siglongjmp */
 }
 
@@ -120,11 +124,13 @@ static int run_sigjump(int argc, char** argv) {
   for (volatile long i = 0; i < rounds; ++i) {
     volatile long long t0 = now_ns();
     if (sigsetjmp(landing, 1) == 0) {
-      struct itimerval it = {{0, 0}, {0, 1000}};
-      armed = 1;
+      /* Every 1 ms until it lands: the handler jumps once inner() armed it. */
+      struct itimerval it = {{0, 1000}, {0, 1000}};
       setitimer(ITIMER_REAL, &it, NULL);
       outer(i);
     }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
     /* The calls left are closed at after()'s entry: the round ends
      * after it. */
     sum += after(i);
