@@ -70,6 +70,52 @@ std::optional<size_t> CallReplay::find(const ReplayThread& t, uint32_t slot) con
   return std::nullopt;
 }
 
+std::optional<size_t> CallReplay::find_started(const ReplayThread& t, uint32_t slot,
+                                               uint64_t start) const {
+  for (size_t i = t.stack.size(); i-- > 0;)
+    if (t.stack[i].slot == slot && t.stack[i].start == start) return i;
+  return std::nullopt;
+}
+
+const char* untimed_text(UntimedReason r) {
+  switch (r) {
+    case UntimedReason::NestingLimit: return "past the kernel's 64 nested return probes";
+    case UntimedReason::StackSwitch: return "the thread switched stacks";
+    case UntimedReason::None: break;
+  }
+  return "";
+}
+
+const char* to_string(UntimedReason r) {
+  switch (r) {
+    case UntimedReason::NestingLimit: return "nesting-limit";
+    case UntimedReason::StackSwitch: return "stack-switch";
+    case UntimedReason::None: break;
+  }
+  return "";
+}
+
+UntimedReason untimed_reason(const formats::Event& ev) {
+  if (ev.kind != formats::EventKind::Unwind) return UntimedReason::None;
+  switch (static_cast<formats::UnwindHow>(ev.flags)) {
+    case formats::UnwindHow::NestingLimit: return UntimedReason::NestingLimit;
+    case formats::UnwindHow::StackSwitch: return UntimedReason::StackSwitch;
+    default: return UntimedReason::None;
+  }
+}
+
+void CallReplay::close_above(ReplayThread& t, size_t index, uint64_t ts) {
+  while (t.stack.size() > index + 1)
+    close_top(
+        t, ts,
+        t.stack.back().untimed != UntimedReason::None ? CallEnd::Untimed : CallEnd::Abandoned);
+}
+
+void CallReplay::close_open(ReplayThread& t, uint64_t ts, CallEnd how) {
+  while (!t.stack.empty())
+    close_top(t, ts, t.stack.back().untimed != UntimedReason::None ? CallEnd::Untimed : how);
+}
+
 void CallReplay::add(const formats::Event& ev) {
   last_ts_ = std::max(last_ts_, ev.ts);
   if (ev.kind == formats::EventKind::Detach) {  // the recording's, not a thread's
@@ -102,15 +148,26 @@ void CallReplay::add(const formats::Event& ev) {
         break;
       }
       // Calls above the match were left without their exit: they end here.
-      while (t.stack.size() > *match + 1) close_top(t, ev.ts, CallEnd::Skipped);
+      close_above(t, *match, ev.ts);
       close_top(t, ev.ts, CallEnd::Returned, &ev.args);
       break;
     }
     case formats::EventKind::Unwind: {
-      // how 3 (the thread switched stacks: the return is not seen) ends the
-      // call like an unwind for now (issue 29: to be its own "not timed" end).
       if (t.kernel.pending()) user_code(t, ev.ts);
-      if (auto match = find(t, slot_of(ev.id))) close(t, *match, ev.ts, CallEnd::Unwound);
+      const uint32_t slot = slot_of(ev.id);
+      // Named by its entry's time (the recorder's stack-pointer rule), or
+      // the innermost of its function (an exception's Unwind).
+      auto match = ev.arg0 ? find_started(t, slot, ev.arg0) : find(t, slot);
+      if (!match) break;
+      const UntimedReason why = untimed_reason(ev);
+      if (why != UntimedReason::None) {
+        t.stack[*match].untimed = why;
+        close(t, *match, ev.ts, CallEnd::Untimed);
+      } else if (static_cast<formats::UnwindHow>(ev.flags) == formats::UnwindHow::Abandoned) {
+        close(t, *match, ev.ts, CallEnd::Abandoned);
+      } else {
+        close(t, *match, ev.ts, CallEnd::Unwound);
+      }
       break;
     }
     case formats::EventKind::Gap: {
@@ -119,7 +176,7 @@ void CallReplay::add(const formats::Event& ev) {
       if (t.kernel.pending()) user_code(t, ev.ts);
       t.gaps++;
       t.lost += ev.arg0;
-      while (!t.stack.empty()) close_top(t, before_this, CallEnd::Gap);
+      close_open(t, before_this, CallEnd::Gap);
       break;
     }
     case formats::EventKind::ThreadExit: {
@@ -127,7 +184,7 @@ void CallReplay::add(const formats::Event& ev) {
       KernelTimes before = t.kernel.totals();
       syscall(t.kernel.exit(ev.ts));
       add_self_kernel(t, before);
-      while (!t.stack.empty()) close_top(t, ev.ts, CallEnd::ThreadExit);
+      close_open(t, ev.ts, CallEnd::ThreadExit);
       break;
     }
     default:
@@ -186,9 +243,31 @@ void CallReplay::close(ReplayThread& t, size_t index, uint64_t ts, CallEnd how,
   OpenCall f = std::move(t.stack[index]);
   t.stack.erase(t.stack.begin() + static_cast<std::ptrdiff_t>(index));
   OpenCall* caller = index > 0 ? &t.stack[index - 1] : nullptr;
+  ClosedCall c;
+  if (how == CallEnd::Untimed) {
+    // No duration: its callees' time goes up to its caller (whose self
+    // time it is not), and so does their probe cost.
+    c.id = f.id;
+    c.slot = f.slot;
+    c.index = index;
+    c.start = f.start;
+    c.end = ts;  // where its thread was seen above it: a bound, not a duration
+    c.kernel = t.kernel.totals() - f.kernel_at_entry;
+    c.self_kernel = f.self_kernel;
+    c.outermost = --t.active[f.slot] == 0;
+    c.how = how;
+    c.untimed = f.untimed;
+    c.args = &f.args;
+    if (caller) {
+      caller->child_ns += f.child_ns;
+      caller->nested_cost += f.nested_cost;
+      caller->self_kernel += f.self_kernel;
+    }
+    for (auto* l : listeners_) l->on_call_end(t, c);
+    return;
+  }
   uint64_t dur = ts > f.start ? ts - f.start : 0;
   if (costs_.any()) dur = compensated(caller, f, dur);
-  ClosedCall c;
   c.id = f.id;
   c.slot = f.slot;
   c.index = index;
@@ -231,7 +310,7 @@ void CallReplay::finish(uint64_t end_ts) {
     KernelTimes before = t.kernel.totals();
     syscall(t.kernel.finish(end_));
     add_self_kernel(t, before);
-    while (!t.stack.empty()) close_top(t, end_, CallEnd::TraceEnd);
+    close_open(t, end_, CallEnd::TraceEnd);
   }
   last_thread_ = nullptr;
 }

@@ -10,7 +10,21 @@
 //
 // - An exit pops back to its entry: the innermost open call of its function.
 //   Calls above it were left without their exit (longjmp, an exception the
-//   recorder did not see): they end at that exit's time too (Skipped).
+//   recorder did not see): they end at that exit's time too (Abandoned), or
+//   Untimed if they were known to have no return probe.
+// - Calls the thread left without their return (docs/safety.md): the
+//   recorder compares stack pointers and writes, before the event that
+//   showed it, an Unwind naming the call by its entry's time (arg0):
+//   UnwindHow::Abandoned (longjmp/siglongjmp: it ends there, Abandoned,
+//   with its duration up to there) or UnwindHow::NestingLimit (the kernel
+//   gave it no return probe, past its 64 nested ones: it ends there,
+//   Untimed, with no duration at all). An Unwind whose call is no longer
+//   open (an exception's Unwind closed it first) does nothing.
+// - Untimed calls (untimed_reason() maps an event to one, in one place)
+//   are counted and never unfinished: they have no duration, so no view
+//   shows one (dur and self_ns are 0, their callees' time goes to their
+//   caller's callees' time), and calls still open at a thread's exit or the
+//   end that are known untimed close as Untimed too.
 // - An exit with no open call of its function (its entry came before the
 //   recording started) is ignored and counted (orphan_exits()).
 // - An Unwind event (docs/exceptions.md) closes the thread's innermost open
@@ -64,16 +78,33 @@ namespace atrace::analysis {
 // How a call ended.
 enum class CallEnd : uint8_t {
   Returned,    // by its own exit
-  Skipped,     // left without its exit: closed by the exit of a call below it
+  Abandoned,   // left without its exit (longjmp): closed where the thread was seen below it
   Unwound,     // by an Unwind event (an exception's catch, a forced unwind)
   ThreadExit,  // open when its thread exited
   TraceEnd,    // open at the end of the recording
   Gap,         // open where events of its thread were lost (its end is unknown)
+  Untimed,     // its return could not be seen (ClosedCall::untimed says why): no duration
 };
 // What the profile counts as `unfinished`.
 inline bool unfinished(CallEnd e) {
   return e == CallEnd::ThreadExit || e == CallEnd::TraceEnd || e == CallEnd::Gap;
 }
+// Whether the call has a duration (every view leaves untimed calls' out).
+inline bool timed(CallEnd e) { return e != CallEnd::Untimed; }
+
+// Why a call has no duration.
+enum class UntimedReason : uint8_t {
+  None = 0,
+  NestingLimit = 1,  // past the kernel's 64 nested return probes of a thread
+  StackSwitch = 2,   // its thread switched stacks (swapcontext): its return is not seen
+};
+// Its words in reports ("not timed: ...").
+const char* untimed_text(UntimedReason r);
+// Its JSON/CSV name.
+const char* to_string(UntimedReason r);
+// The one place an event says a call's return will not be seen: the
+// reason, or None. (A stack switch's UNWIND maps here.)
+UntimedReason untimed_reason(const formats::Event& ev);
 
 // An open call on a thread's stack.
 struct OpenCall {
@@ -85,6 +116,7 @@ struct OpenCall {
   KernelTimes self_kernel;              // gained while it was the innermost open call
   uint64_t nested_cost = 0;             // --compensate: probe cost of the calls nested in it
   std::vector<formats::ProbeArg> args;  // its entry's recorded arguments (record --args)
+  UntimedReason untimed = UntimedReason::None;  // known to have no return to be seen
 };
 
 // A call that ended.
@@ -98,6 +130,7 @@ struct ClosedCall {
   KernelTimes self_kernel;      // while innermost
   bool outermost = true;        // no other activation of its function open below it
   CallEnd how = CallEnd::Returned;
+  UntimedReason untimed = UntimedReason::None;  // how == Untimed: why
   // What record --args/--retval recorded: its entry's arguments, and the
   // return value of the exit it returned by (empty: none recorded).
   const std::vector<formats::ProbeArg>* args = nullptr;
@@ -194,6 +227,13 @@ class CallReplay {
   }
   // The innermost open call of `slot` on `t`, if any.
   std::optional<size_t> find(const ReplayThread& t, uint32_t slot) const;
+  // The open call of `slot` on `t` entered at `start`, if any.
+  std::optional<size_t> find_started(const ReplayThread& t, uint32_t slot, uint64_t start) const;
+  // Closes every call above `index` (left without their exit) at `ts`.
+  void close_above(ReplayThread& t, size_t index, uint64_t ts);
+  // A call still open where its end is unknown: Untimed if it is known to
+  // have no return, else `how`.
+  void close_open(ReplayThread& t, uint64_t ts, CallEnd how);
   uint64_t compensated(OpenCall* caller, const OpenCall& f, uint64_t dur);
 
   std::vector<ReplayListener*> listeners_;

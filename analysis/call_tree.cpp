@@ -163,6 +163,9 @@ void CallTreeBuilder::on_call_end(const ReplayThread& rt, const ClosedCall& c) {
   n.calls++;
   if (unfinished(c.how)) n.unfinished++;
   if (c.how == CallEnd::Unwound) n.unwound++;
+  if (c.how == CallEnd::Abandoned) n.abandoned++;
+  if (!timed(c.how)) n.untimed++;
+  if (c.untimed == UntimedReason::StackSwitch) n.switched++;
   n.total_ns += c.dur;
   n.self_ns += c.self_ns;
   n.kernel += c.kernel;
@@ -195,6 +198,9 @@ CallTree CallTreeBuilder::result(const std::vector<formats::ThreadInfo>& threads
       n.calls += ch.calls;
       n.unfinished += ch.unfinished;
       n.unwound += ch.unwound;
+      n.abandoned += ch.abandoned;
+      n.untimed += ch.untimed;
+      n.switched += ch.switched;
       n.total_ns += ch.total_ns;
       n.kernel += ch.kernel;
     }

@@ -65,12 +65,15 @@ struct CallNode {
   uint32_t parent = 0;  // the root's parent is itself
   uint32_t depth = 0;   // the root is 0, its children 1
   uint64_t calls = 0;
-  uint64_t unfinished = 0;         // of `calls`: closed at a thread's exit or the end
-  uint64_t unwound = 0;            // of `calls`: closed by an Unwind event (call_replay.h)
-  uint64_t total_ns = 0;           // inclusive
-  uint64_t self_ns = 0;            // not inside traced callees
-  KernelTimes kernel;              // during the calls, callees included
-  KernelTimes self_kernel;         // while this node was the innermost open call
+  uint64_t unfinished = 0;  // of `calls`: closed at a thread's exit or the end
+  uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (call_replay.h)
+  uint64_t abandoned = 0;   // of `calls`: left by longjmp (call_replay.h)
+  uint64_t switched = 0;    // of `untimed`: open when their thread switched stacks
+  uint64_t untimed = 0;     // of `calls`: no duration (past the kernel's nested return probes)
+  uint64_t total_ns = 0;    // inclusive
+  uint64_t self_ns = 0;     // not inside traced callees
+  KernelTimes kernel;       // during the calls, callees included
+  KernelTimes self_kernel;  // while this node was the innermost open call
   std::vector<uint32_t> children;  // largest total first, then by name
 };
 

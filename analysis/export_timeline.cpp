@@ -17,7 +17,8 @@ namespace {
 SpanEnd span_end(CallEnd how) {
   switch (how) {
     case CallEnd::Returned: return SpanEnd::Closed;
-    case CallEnd::Skipped:
+    case CallEnd::Abandoned: return SpanEnd::Abandoned;
+    case CallEnd::Untimed: return SpanEnd::Untimed;
     case CallEnd::Unwound: return SpanEnd::Unwound;
     case CallEnd::ThreadExit: return SpanEnd::ThreadExit;
     case CallEnd::TraceEnd:

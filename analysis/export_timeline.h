@@ -59,6 +59,10 @@ enum class SpanEnd : uint8_t {
                // thread was next seen running
   ThreadExit,  // still open when its thread exited
   TraceEnd,    // still open at the end of the recording
+  Abandoned,   // a function left by longjmp: closed where its thread was seen below it
+  Untimed,     // a function whose return could not be seen (past the kernel's 64
+               // nested return probes): its span ends where its thread was seen
+               // below it, a bound, not a duration; views say so
 };
 // What the profile counts as `unfinished`.
 inline bool unfinished(SpanEnd e) { return e == SpanEnd::ThreadExit || e == SpanEnd::TraceEnd; }

@@ -47,11 +47,20 @@ void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
   auto& rows = stats_[t.index];
   if (c.slot >= rows.size()) rows.resize(c.slot + 1);
   FunctionStats& s = rows[c.slot];
-  if (s.calls == 0 || c.dur < s.min_ns) s.min_ns = c.dur;
+  if (!timed(c.how)) {  // counted, never timed (call_replay.h)
+    s.calls++;
+    s.untimed++;
+    if (c.untimed == UntimedReason::StackSwitch) s.switched++;
+    s.self_kernel += c.self_kernel;
+    if (c.outermost) s.kernel += c.kernel;
+    return;
+  }
+  if (s.calls == s.untimed || c.dur < s.min_ns) s.min_ns = c.dur;
   s.max_ns = std::max(s.max_ns, c.dur);
   s.calls++;
   if (unfinished(c.how)) s.unfinished++;
   if (c.how == CallEnd::Unwound) s.unwound++;
+  if (c.how == CallEnd::Abandoned) s.abandoned++;
   s.self_ns += c.self_ns;
   s.self_kernel += c.self_kernel;
   if (c.outermost) {  // recursion: the outermost activation only
@@ -81,12 +90,16 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
     m.tid = 0;
     return;
   }
+  // A row of only untimed calls has no min to give.
+  if (s.calls > s.untimed) m.min_ns = m.calls > m.untimed ? std::min(m.min_ns, s.min_ns) : s.min_ns;
   m.calls += s.calls;
   m.unfinished += s.unfinished;
   m.unwound += s.unwound;
+  m.abandoned += s.abandoned;
+  m.untimed += s.untimed;
+  m.switched += s.switched;
   m.total_ns += s.total_ns;
   m.self_ns += s.self_ns;
-  m.min_ns = std::min(m.min_ns, s.min_ns);
   m.max_ns = std::max(m.max_ns, s.max_ns);
   m.kernel += s.kernel;
   m.self_kernel += s.self_kernel;

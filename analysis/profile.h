@@ -43,7 +43,12 @@ struct FunctionStats {
   uint32_t tid = 0;  // 0 in the all-threads profile
   uint64_t calls = 0;
   uint64_t unfinished = 0;
-  uint64_t unwound = 0;  // of `calls`: left by an exception or forced unwind (Unwind events)
+  uint64_t unwound = 0;    // of `calls`: left by an exception or forced unwind (Unwind events)
+  uint64_t abandoned = 0;  // of `calls`: left by longjmp, closed where the thread was seen below
+  // Of `calls`: no duration, their return could not be seen (past the
+  // kernel's 64 nested return probes); total, self, min and max leave them out.
+  uint64_t untimed = 0;
+  uint64_t switched = 0;  // of `untimed`: open when their thread switched stacks
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;
@@ -59,7 +64,8 @@ struct FunctionStats {
   // the all-threads row: one of its threads): some of its calls may lack
   // their entry or exit, so its numbers may be incomplete.
   bool partial = false;
-  uint64_t avg_ns() const { return calls ? total_ns / calls : 0; }
+  uint64_t timed_calls() const { return calls - untimed; }
+  uint64_t avg_ns() const { return timed_calls() ? total_ns / timed_calls() : 0; }
 };
 
 // One relevance-filter decision (a DETACH event): the function whose probes

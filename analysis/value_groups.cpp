@@ -19,7 +19,7 @@ std::string slot_name(uint8_t slot) {
 ValueGrouper::ValueGrouper(CallReplay& replay, uint8_t slot) : slot_(slot) { replay.listen(*this); }
 
 void ValueGrouper::on_call_end(const ReplayThread&, const ClosedCall& c) {
-  if (unfinished(c.how)) return;
+  if (unfinished(c.how) || !timed(c.how)) return;
   const std::vector<formats::ProbeArg>* values = slot_ == formats::kArgRetval ? c.ret : c.args;
   if (!values) return;
   for (const formats::ProbeArg& a : *values) {

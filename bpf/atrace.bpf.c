@@ -55,6 +55,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "bpf/atrace.h"
+#include "bpf/unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -220,8 +221,36 @@ static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
 	return handed; /* an old link, after the switch */
 }
 
-static __always_inline bool func_entry_filtered(bool lane, __u64 cookie, struct atrace_fn_state *st,
-						__u64 ts, __u64 pid_tgid, __u64 sp)
+/* Frames whose slot is below `above` were left without their return (a
+ * longjmp): the thread is above them. They are dropped (a few at a hit;
+ * the next hits drop the rest), so that the calls below them are still
+ * timed and their exits still match. */
+static __always_inline void drop_left_frames(struct call_stack *cs, __u64 above)
+{
+	struct atrace_fn_stat *stat;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		__u32 d = cs->depth, id;
+
+		if (d == 0 || d > ATRACE_FILTER_STACK)
+			break;
+		d--;
+		barrier_var(d);
+		if (d >= ATRACE_FILTER_STACK || cs->frames[d].sp >= above)
+			break;
+		id = cs->frames[d].id;
+		stat = bpf_map_lookup_elem(&fn_stat, &id);
+		if (stat)
+			stat->open--;
+		cs->depth = d;
+	}
+}
+
+/* Whether the entry is recorded (emit_func writes it). An `untimed` call
+ * (no return probe) is not pushed: no exit would pop it. */
+static __always_inline bool func_entry_filtered(__u64 cookie, struct atrace_fn_state *st, __u64 ts,
+						__u64 pid_tgid, __u64 sp, bool untimed)
 {
 	__u32 id = (__u32)cookie;
 	struct atrace_fn_stat *stat;
@@ -240,8 +269,13 @@ static __always_inline bool func_entry_filtered(bool lane, __u64 cookie, struct 
 			return false;
 		}
 	}
+	if (untimed)
+		return true;
 	if (cs) {
-		__u32 d = cs->depth;
+		__u32 d;
+
+		drop_left_frames(cs, sp); /* at the same slot: maybe a tail call, kept */
+		d = cs->depth;
 
 		if (d < ATRACE_FILTER_STACK) {
 			cs->frames[d].id = id;
@@ -253,14 +287,14 @@ static __always_inline bool func_entry_filtered(bool lane, __u64 cookie, struct 
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat)
 		stat->open++;
-	return emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_ENTRY);
+	return true;
 }
 
 /* An exit is recorded when its entry was: a function being detached still
  * closes the calls it had in flight, and never shows an exit without its
- * entry. */
-static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct atrace_fn_state *st,
-					       __u64 ts, __u64 pid_tgid, __u64 sp)
+ * entry. Whether it is recorded (emit_func writes it). */
+static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_state *st, __u64 ts,
+					       __u64 pid_tgid, __u64 sp)
 {
 	__u32 id = (__u32)cookie;
 	struct atrace_fn_stat *stat;
@@ -272,6 +306,8 @@ static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct a
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!link_current(cs, cookie, st, ATRACE_REC_FUNC_EXIT, sp))
 		return false;
+	if (cs)
+		drop_left_frames(cs, sp - 8);
 	if (cs && cs->depth > 0) {
 		__u32 d = cs->depth - 1;
 
@@ -295,7 +331,7 @@ static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct a
 	}
 	/* No entry of ours (the call began before recording, or while off). */
 	if (!matched)
-		return !st->off && emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT);
+		return !st->off;
 	stat = bpf_map_lookup_elem(&fn_stat, &id);
 	if (stat) {
 		stat->open--;
@@ -317,7 +353,7 @@ static __always_inline bool func_exit_filtered(bool lane, __u64 cookie, struct a
 			}
 		}
 	}
-	return emit_call(lane, ts, pid_tgid, id, ATRACE_REC_FUNC_EXIT);
+	return true;
 }
 
 /* Calls a thread started after the stop that have not returned yet: their
@@ -357,11 +393,174 @@ struct func_hit {
 	__u64 cookie; /* function id, and in the upper half its link's generation */
 };
 
+/* ---- which recorded calls the thread has left --------------------------- */
+
+/* Each thread's recorded calls that have not ended, by the slot of their
+ * return address (the stack pointer at the entry), for two things the
+ * kernel's return probes cannot tell (docs/safety.md):
+ * - a call past the kernel's 64 nested return probes of a thread
+ *   (MAX_URETPROBE_DEPTH) gets no return probe: its exit never fires;
+ * - a call left by longjmp/siglongjmp (or an exception's catch) has its
+ *   return instance dropped by the kernel: its exit never fires either.
+ * The kernel's own rule says when such a call is gone: the thread is seen
+ * at or above its slot (an entry with sp >= slot, an exit with sp > slot +
+ * 8: the return popped the address). Each one gone is an UNWIND record
+ * (how: ATRACE_UNWIND_ABANDONED or _NESTING_LIMIT) naming the call by its
+ * entry's time, written before the event that showed it, so the replay
+ * closes it there and pairs the exit with its own entry. Frames deeper
+ * than ATRACE_SP_STACK are counted, not compared: the replay's own rule
+ * (an exit closes what is above its entry) covers them. */
+struct sp_frame {
+	__u64 sp;
+	__u64 ts; /* the entry record's time: the call's name for the replay */
+	__u32 id;
+	__u32 untimed; /* the kernel gave it no return probe */
+};
+struct sp_stack {
+	__u32 depth;
+	__u32 pad;
+	struct sp_frame f[ATRACE_SP_STACK];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sp_stack);
+} sp_stacks SEC(".maps");
+
+#define ATRACE_MAX_URETPROBE_DEPTH 64 /* the kernel's MAX_URETPROBE_DEPTH, 3.x to 6.18 */
+
+/* Whether the kernel will give this entry no return probe: it checks
+ * utask->depth (the thread's pending return instances) right after the
+ * entry handlers run (prepare_uretprobe), so the value read now is the one
+ * it will check. No utask yet: the thread's first uprobe, depth 0. */
+static __always_inline bool past_nesting_limit(void)
+{
+	/* Direct loads of BTF pointers (the verifier guards them), not
+	 * bpf_probe_read_kernel(): this runs at every entry. */
+	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
+
+	return ut && ut->depth >= ATRACE_MAX_URETPROBE_DEPTH;
+}
+
+/* An entry at the same slot as an open call is a tail call of it (the
+ * call is still live: the kernel chains the two return instances) when
+ * the return address there is the uretprobe trampoline; otherwise the
+ * open call ended unseen and this is a new call in its place. */
+static __always_inline bool tail_call_at(__u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ret = 0, tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+
+	return tramp && bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) == 0 && ret == tramp;
+}
+
+/* Whether an exception's unwind (or a forced one) is running on the thread:
+ * the unwind guard holds frames it has not settled. */
+static __always_inline bool exception_in_flight(void)
+{
+	struct atrace_unwind_state *u =
+		bpf_task_storage_get(&unwind_states, bpf_get_current_task_btf(), 0, 0);
+
+	return u && u->n > 0;
+}
+
+/* One call the thread left without its return, told to the replay. */
+static __always_inline void emit_gone(struct func_hit *h, struct sp_frame *f)
+{
+	struct atrace_rec_unwind *r;
+	__u32 cpu;
+
+	/* 1 ns before the event that showed it: it ends before that event
+	 * in the thread's stream, whichever of lane and ring is drained first. */
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_UNWIND, h->ts - 1, h->pid_tgid >> 32,
+		    (__u32)h->pid_tgid);
+	if (!r)
+		return;
+	fill_hdr(&r->a.hdr, h->ts - 1, h->pid_tgid >> 32, (__u32)h->pid_tgid, f->id, cpu,
+		 ATRACE_REC_UNWIND);
+	r->a.arg0 = f->untimed ? ATRACE_UNWIND_NESTING_LIMIT : ATRACE_UNWIND_ABANDONED;
+	r->a.arg1 = f->sp;
+	r->entry_ts = f->ts;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* Writes a function's entry or exit after the frames it shows gone.
+ * `untimed`: an entry past_nesting_limit() said gets no return probe. */
+static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u16 kind, __u64 sp,
+					     bool untimed)
+{
+	bool entry = kind == ATRACE_REC_FUNC_ENTRY;
+	/* A thread with no recorded entry has nothing to match its exits. */
+	struct sp_stack *ss = bpf_task_storage_get(&sp_stacks, bpf_get_current_task_btf(), 0,
+						   entry ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	__u32 id = (__u32)h->cookie;
+	int i;
+
+	if (!ss)
+		return emit_call(lane, h->ts, h->pid_tgid, id, kind);
+	if (ss->depth > ATRACE_SP_STACK) {
+		/* Past the frames kept: if the deepest kept one is gone, so
+		 * are all below it (the replay closes them); else trust the
+		 * nesting. */
+		struct sp_frame *f = &ss->f[ATRACE_SP_STACK - 1];
+
+		if (entry ? f->sp < sp : f->sp + 8 < sp)
+			ss->depth = ATRACE_SP_STACK;
+		else if (!entry)
+			ss->depth--;
+	}
+	for (i = 0; i < ATRACE_SP_STACK && ss->depth <= ATRACE_SP_STACK; i++) {
+		__u32 d = ss->depth, k;
+		struct sp_frame *f;
+
+		if (d == 0)
+			break;
+		k = d - 1;
+		barrier_var(k); /* the verifier must see the bound the compiler knows */
+		if (k >= ATRACE_SP_STACK)
+			break;
+		f = &ss->f[k];
+		if (entry) {
+			if (f->sp > sp || (f->sp == sp && !f->untimed && tail_call_at(sp)))
+				break;
+		} else if (f->sp + 8 >= sp) {
+			/* Its own return (or an exit of a call not recorded). */
+			if (f->sp + 8 == sp && f->id == id)
+				ss->depth = d - 1;
+			break;
+		}
+		/* An exception's landing pad runs above the frames it left:
+		 * the unwind guard says at the catch that they were unwound
+		 * (bpf/unwind.bpf.c); they are popped after it, and the
+		 * replay finds them closed. */
+		if (exception_in_flight()) /* looked up only here: rare */
+			break;
+		emit_gone(h, f);
+		ss->depth = d - 1;
+	}
+	if (entry) {
+		__u32 d = ss->depth;
+
+		barrier_var(d);
+		if (d < ATRACE_SP_STACK) {
+			ss->f[d].sp = sp;
+			ss->f[d].ts = h->ts;
+			ss->f[d].id = id;
+			ss->f[d].untimed = untimed;
+		}
+		ss->depth = d + 1;
+	}
+	return emit_call(lane, h->ts, h->pid_tgid, id, kind);
+}
+
 /* Records a function's entry or exit by the rules above; whether it did.
  * `lane`: see emit_call. */
 static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct func_hit *h,
 				      bool lane)
 {
+	bool untimed;
+
 	h->ts = bpf_ktime_get_ns();
 	h->pid_tgid = bpf_get_current_pid_tgid();
 	h->cookie = bpf_get_attach_cookie(ctx);
@@ -370,20 +569,21 @@ static __always_inline bool emit_func(struct pt_regs *ctx, __u16 kind, struct fu
 		return false;
 	if (before_exec || (stopping && !stop_gate(kind)))
 		return false;
+	untimed = kind == ATRACE_REC_FUNC_ENTRY && past_nesting_limit();
 	if (filtering) {
 		__u32 id = (__u32)h->cookie;
 		struct atrace_fn_state *st = bpf_map_lookup_elem(&fn_state, &id);
 
 		/* Ids beyond the table (atrace's own calibration probes) are
 		 * recorded as without filters. */
-		if (st)
-			return kind == ATRACE_REC_FUNC_ENTRY
-				       ? func_entry_filtered(lane, h->cookie, st, h->ts,
-							     h->pid_tgid, PT_REGS_SP(ctx))
-				       : func_exit_filtered(lane, h->cookie, st, h->ts,
-							    h->pid_tgid, PT_REGS_SP(ctx));
+		if (st && !(kind == ATRACE_REC_FUNC_ENTRY
+				    ? func_entry_filtered(h->cookie, st, h->ts, h->pid_tgid,
+							  PT_REGS_SP(ctx), untimed)
+				    : func_exit_filtered(h->cookie, st, h->ts, h->pid_tgid,
+							 PT_REGS_SP(ctx))))
+			return false;
 	}
-	return emit_call(lane, h->ts, h->pid_tgid, (__u32)h->cookie, kind);
+	return emit_frame_event(lane, h, kind, PT_REGS_SP(ctx), untimed);
 }
 
 SEC("uprobe")

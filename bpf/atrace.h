@@ -111,6 +111,7 @@ struct atrace_fn_stat {
 };
 
 #define ATRACE_FILTER_STACK 64 /* per-thread frames whose entry time is kept */
+#define ATRACE_SP_STACK 256 /* per-thread recorded calls whose slot is kept (a power of 2) */
 
 /*
  * 24 bytes, naturally aligned, no padding holes (so the BPF and C++ sides
@@ -158,6 +159,15 @@ struct atrace_rec_args {
 	struct atrace_rec_hdr hdr;
 	__u64 arg0;
 	__u64 arg1;
+};
+
+/* ATRACE_REC_UNWIND written by the function programs for a call the
+ * thread left without its return (bpf/unwind.h: ATRACE_UNWIND_ABANDONED,
+ * _NESTING_LIMIT): a rec_args (arg0 = how, arg1 = its return-address slot)
+ * and the time of its entry record, which names the call. */
+struct atrace_rec_unwind {
+	struct atrace_rec_args a;
+	__u64 entry_ts;
 };
 
 struct atrace_rec_exec {

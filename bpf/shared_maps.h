@@ -47,4 +47,13 @@ struct {
 	__type(value, __u32);
 } lossy_threads SEC(".maps");
 
+/* Each thread's unwind state (bpf/unwind.h; written by unwind.bpf.c, read
+ * by atrace.bpf.c's function programs). Needs bpf/unwind.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct atrace_unwind_state);
+} unwind_states SEC(".maps");
+
 #endif

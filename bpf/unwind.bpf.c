@@ -87,28 +87,10 @@ struct {
 	__type(value, __u32);
 } probe_ids SEC(".maps");
 
-/* A frame whose trampoline was taken out. */
-struct atrace_saved_frame {
-	__u64 stack; /* address of the return-address slot */
-	__u64 orig;  /* the return address written back */
-	__u32 id;    /* atrace's probe id; 0: another tracer's probe */
-	__u32 pad;
-};
-
-struct atrace_unwind_state {
-	__u32 n;
-	__u32 walk; /* a stack walk runs: 1 + index of its first frame in fr */
-	__u64 walk_sp; /* its stack pointer at the entry: its return slot */
-	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
-	struct atrace_unwind_req req; /* the request being built */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct atrace_unwind_state);
-} unwind_states SEC(".maps");
+/* unwind_states, the thread's unwind state (struct atrace_unwind_state,
+ * bpf/unwind.h), is one of bpf/shared_maps.h: atrace.bpf.c's function
+ * programs read it to leave to these programs the calls an exception
+ * unwinds. */
 
 /* Kernels before 6.12 point a return instance at its uprobe directly; later
  * ones through a "hybrid" lease (struct hprobe). */

@@ -41,6 +41,10 @@ enum atrace_unwind_how {
 	ATRACE_UNWIND_STACK_SWITCH = 3, /* its thread switched stacks (swapcontext, setcontext):
 					 * its return address was given back, its return is
 					 * not seen; the record is at the switch */
+	/* Written by atrace.bpf.c's function programs (struct atrace_rec_unwind):
+	 * the thread was seen at or above the call's slot without its return. */
+	ATRACE_UNWIND_ABANDONED = 4,     /* longjmp/siglongjmp left it: its return probe was dropped */
+	ATRACE_UNWIND_NESTING_LIMIT = 5, /* it had no return probe: past the kernel's 64 nested ones */
 };
 
 /*
@@ -60,6 +64,24 @@ struct atrace_unwind_req {
 	__u32 n;
 	__u32 arm; /* 1: the writes put the trampoline back (a catch re-arms) */
 	struct atrace_unwind_write w[ATRACE_UNWIND_MAX];
+};
+
+/* A frame whose trampoline was taken out (bpf/unwind.bpf.c). */
+struct atrace_saved_frame {
+	__u64 stack; /* address of the return-address slot */
+	__u64 orig;  /* the return address written back */
+	__u32 id;    /* atrace's probe id; 0: another tracer's probe */
+	__u32 pad;
+};
+
+/* A thread's unwind state (map unwind_states, bpf/shared_maps.h): n > 0
+ * while an unwind it started has frames it has not settled. */
+struct atrace_unwind_state {
+	__u32 n;
+	__u32 walk; /* a stack walk runs: 1 + index of its first frame in fr */
+	__u64 walk_sp; /* its stack pointer at the entry: its return slot */
+	struct atrace_saved_frame fr[ATRACE_UNWIND_MAX];
+	struct atrace_unwind_req req; /* the request being built */
 };
 
 /*

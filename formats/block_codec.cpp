@@ -183,6 +183,8 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
     case EventKind::Unwind:
       out.varint(ev.id);
       out.u8(ev.flags);
+      // Appended field: how long before it the call it ends was entered.
+      if (ev.arg0 && ev.arg0 <= ev.ts) out.varint(ev.ts - ev.arg0);
       break;
     case EventKind::ModuleLoad:
     case EventKind::ModuleUnload:
@@ -385,6 +387,11 @@ void BlockCursor::take_payload(Event& ev) {
     case EventKind::Unwind:
       ev.id = p.varint32();
       ev.flags = p.u8();  // a value this reader does not know is kept as is
+      ev.arg0 = 0;
+      if (!p.empty()) {
+        uint64_t since = p.varint();  // ev.ts is set after the payload: ts_
+        if (since <= ts_) ev.arg0 = ts_ - since;
+      }
       break;
     case EventKind::ModuleLoad:
     case EventKind::ModuleUnload:

@@ -34,6 +34,9 @@ const char* to_string(UnwindHow h) {
   switch (h) {
     case UnwindHow::Caught: return "caught";
     case UnwindHow::ThreadExit: return "thread-exit";
+    case UnwindHow::StackSwitch: return "stack-switch";
+    case UnwindHow::Abandoned: return "abandoned";
+    case UnwindHow::NestingLimit: return "nesting-limit";
   }
   return "unknown";
 }

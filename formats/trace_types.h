@@ -84,6 +84,13 @@ inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReas
 enum class UnwindHow : uint8_t {
   Caught = 1,      // an exception was caught in a caller (the catch time)
   ThreadExit = 2,  // its thread ended while unwinding (pthread_exit, cancel)
+  // Its thread switched stacks (swapcontext, setcontext) while it was open:
+  // its return address was given back, its return is not seen (at the switch).
+  StackSwitch = 3,
+  // The thread was seen at or above the call's return-address slot without
+  // its return (the event is there); arg0 names the call by its entry's time.
+  Abandoned = 4,     // left by longjmp/siglongjmp: the kernel dropped its return probe
+  NestingLimit = 5,  // it had no return probe: past the kernel's 64 nested ones
 };
 
 // The fields of an event, by kind (the file's payload fields, FORMAT.md):
@@ -103,10 +110,13 @@ enum class UnwindHow : uint8_t {
 //   Comm            -      -             -             -             name
 //   Detach          probe  DetachReason  calls         total_ns      -
 //   Usdt            probe  -             -             -             -      (args)
-//   Unwind          probe  UnwindHow     -             -             -
+//   Unwind          probe  UnwindHow     entry ts (0)  -             -
 //   ModuleLoad      -      -             base          -             path   (args)
 //   ModuleUnload    -      -             base          -             path   (args)
 //   Gap             -      -             lost events   -             -
+//
+// An Unwind's arg0, when not 0, is the time of the entry of the call it
+// ends (Abandoned, NestingLimit): it names that call among the open ones.
 //
 // Detach's calls and total_ns are the probe's counts up to the decision
 // (mean = total_ns / calls); it comes in a block of tid 0.

@@ -125,6 +125,8 @@ class ChromeWriter : public TimelineSink {
       case SpanEnd::Repaired: b += ",repaired"; break;
       case SpanEnd::ThreadExit:
       case SpanEnd::TraceEnd: b += ",unfinished"; break;
+      case SpanEnd::Abandoned: b += ",abandoned"; break;
+      case SpanEnd::Untimed: b += ",untimed"; break;
     }
     b += "\",\"ts\":";
     append_us(b, s.start);
@@ -165,6 +167,12 @@ class ChromeWriter : public TimelineSink {
       case SpanEnd::Repaired: b += ",\"ended\":\"closing event lost\""; break;
       case SpanEnd::ThreadExit: b += ",\"unfinished\":true,\"ended\":\"thread exit\""; break;
       case SpanEnd::TraceEnd: b += ",\"unfinished\":true,\"ended\":\"end of recording\""; break;
+      case SpanEnd::Abandoned: b += ",\"abandoned\":true,\"ended\":\"left by longjmp\""; break;
+      case SpanEnd::Untimed:
+        b += ",\"untimed\":true,\"ended\":\"not timed: its return cannot be seen (past the "
+             "kernel's 64 nested return probes, or its thread switched stacks; the slice "
+             "ends where that was seen)\"";
+        break;
     }
     b += '}';
   }

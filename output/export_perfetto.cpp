@@ -143,6 +143,8 @@ class PerfettoWriter : public TimelineSink {
     if (unfinished(c.how)) annotate_bool("unfinished", true);
     if (c.how == SpanEnd::Unwound) annotate_bool("unwound", true);
     if (c.how == SpanEnd::Repaired) annotate_bool("closing_event_lost", true);
+    if (c.how == SpanEnd::Abandoned) annotate_bool("abandoned", true);
+    if (c.how == SpanEnd::Untimed) annotate_bool("untimed", true);
     finish_event();
   }
 

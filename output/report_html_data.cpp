@@ -73,6 +73,8 @@ json functions(const ReportInput& in, const ReportOptions& opt) {
                        {"module", f.module},
                        {"calls", f.calls},
                        {"unfinished", f.unfinished},
+                       {"abandoned", f.abandoned},
+                       {"untimed", f.untimed},
                        {"total_ns", f.total_ns},
                        {"self_ns", f.self_ns},
                        {"avg_ns", f.avg_ns()},

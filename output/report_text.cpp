@@ -58,6 +58,17 @@ bool has_syscalls(const ReportInput& in) {
   return false;
 }
 
+std::string untimed_counts(uint64_t untimed, uint64_t switched) {
+  std::string out;
+  if (untimed > switched)
+    out += " (" + std::to_string(untimed - switched) +
+           " not timed: " + untimed_text(UntimedReason::NestingLimit) + ")";
+  if (switched)
+    out += " (" + std::to_string(switched) +
+           " not timed: " + untimed_text(UntimedReason::StackSwitch) + ")";
+  return out;
+}
+
 namespace {
 
 // After the name of a function whose probes a relevance filter removed.
@@ -125,6 +136,8 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
       std::string calls = std::to_string(f.calls);
       if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
       if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
+      if (f.abandoned) calls += " (" + std::to_string(f.abandoned) + " abandoned)";
+      calls += untimed_counts(f.untimed, f.switched);
       return calls;
     }
     case Field::Total: return format_duration(f.total_ns);
@@ -320,9 +333,20 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.unwound > 0; }))
     notes.push_back(
-        "unwound: calls left by an exception (closed at the catch), by pthread_exit or\n"
-        "  cancellation (closed at the thread's exit), or open when their thread switched\n"
-        "  stacks (closed at the switch, not timed): docs/exceptions.md");
+        "unwound: calls left by an exception (closed at the catch) or by pthread_exit or\n"
+        "  cancellation (closed at the thread's exit): docs/exceptions.md");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.abandoned > 0; }))
+    notes.push_back(
+        "abandoned: calls left by longjmp/siglongjmp, closed where their thread was next\n"
+        "  seen below them (docs/safety.md)");
+  if (std::any_of(p.functions.begin(), p.functions.end(),
+                  [](const FunctionStats& f) { return f.untimed > 0; }))
+    notes.push_back(
+        "not timed: calls whose return cannot be seen, nested deeper than the kernel's 64\n"
+        "  return probes per thread, or open when their thread switched stacks\n"
+        "  (swapcontext, setcontext: closed at the switch): counted, left out of Total,\n"
+        "  Self, Avg, Min and Max (docs/safety.md)");
   if (p.orphan_exits)
     notes.push_back(
         std::to_string(p.orphan_exits) +

@@ -2,6 +2,7 @@
 // threads; report_syscalls.cpp: the --syscalls table).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,5 +14,10 @@ namespace atrace::analysis {
 
 // The --syscalls table, or a line saying why there is none.
 void print_syscalls(std::ostream& out, const ReportInput& in, const std::string& main);
+
+// What a Calls cell adds for calls with no duration, by reason: `untimed`
+// of them, `switched` of those at a stack switch, the rest past the
+// kernel's nesting limit ("" when none).
+std::string untimed_counts(uint64_t untimed, uint64_t switched);
 
 }  // namespace atrace::analysis

@@ -77,6 +77,8 @@ json node_json(const CallTree& tree, uint32_t i) {
   row.update(json{{"calls", n.calls},
                   {"unfinished", n.unfinished},
                   {"unwound", n.unwound},
+                  {"abandoned", n.abandoned},
+                  {"untimed", n.untimed},
                   {"total_ns", n.total_ns},
                   {"self_ns", n.self_ns},
                   {"offcpu_ns", k.offcpu_ns()},
@@ -128,6 +130,8 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
     std::string calls = std::to_string(n.calls);
     if (n.unfinished) calls += " (" + std::to_string(n.unfinished) + " unfinished)";
     if (n.unwound) calls += " (" + std::to_string(n.unwound) + " unwound)";
+    if (n.abandoned) calls += " (" + std::to_string(n.abandoned) + " abandoned)";
+    calls += untimed_counts(n.untimed, n.switched);
     std::vector<std::string> row = {
         calls, format_duration(n.total_ns), share(n.total_ns, tree.root().total_ns),
         n.kind == CallNode::Kind::Function ? format_duration(n.self_ns) : ""};

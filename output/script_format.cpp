@@ -286,9 +286,13 @@ const std::string& ScriptFormatter::syscall(uint64_t nr) {
 // (longjmp, exception), as the profile reads them too. An unwind closes its
 // entry alone, wherever it is (call_replay.h).
 void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
-  if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound) {
+  ended_ = true;
+  if (c.how == CallEnd::Returned || c.how == CallEnd::Unwound || c.how == CallEnd::Abandoned) {
     depth_ = c.index;
     call_start_ = c.start;
+  } else if (c.how == CallEnd::Untimed) {
+    depth_ = c.index;  // no duration to show (call_replay.h)
+    call_start_.reset();
   } else if (c.how == CallEnd::ThreadExit || c.how == CallEnd::Gap) {
     unfinished_++;
   }
@@ -331,8 +335,15 @@ void ScriptFormatter::function_details(const formats::Event& ev, std::string& ou
     append_arg_value(out, ev.args.front());
   }
   if (ev.kind == formats::EventKind::Unwind) {
+    const auto how = static_cast<formats::UnwindHow>(ev.flags);
     out += ' ';
-    out += formats::to_string(static_cast<formats::UnwindHow>(ev.flags));
+    const analysis::UntimedReason why = analysis::untimed_reason(ev);
+    if (why != analysis::UntimedReason::None) {
+      out += "not timed: ";
+      out += analysis::untimed_text(why);
+    } else {
+      out += formats::to_string(how);
+    }
   }
 }
 
@@ -501,7 +512,11 @@ void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
   Thread& t = thread(ev);
   call_start_.reset();
   unfinished_ = 0;
+  ended_ = false;
   replay_.add(ev);
+  // The recorder's word that a call was left, for a call an exception's
+  // Unwind already closed: it repeats what a line said (call_replay.h).
+  if (ev.kind == formats::EventKind::Unwind && ev.arg0 && !ended_) return;
   // Always, whatever the columns: the details keep the pending system
   // calls up to date.
   details_.clear();

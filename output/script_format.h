@@ -94,6 +94,7 @@ class ScriptFormatter : private ReplayListener {
   // began, and how many calls a thread's exit left unfinished.
   size_t depth_ = 0;
   std::optional<uint64_t> call_start_;
+  bool ended_ = false;  // the event being formatted ended a call
   uint64_t unfinished_ = 0;
   std::vector<ScriptField> fields_;
   std::unordered_map<uint32_t, Function> functions_;

@@ -1,6 +1,7 @@
 #include "record/bpf_session.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <vector>
 
 #include "base/capabilities.h"
@@ -131,9 +133,25 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alon
 // while this object is still being verified.
 void BpfSession::create_shared_maps() {
   auto& m = skel_->maps;
-  for (bpf_map* map : {m.rings, m.lost, m.traced_tgids, m.thread_lost, m.lossy_threads}) {
+  // A task-storage map needs its key and value types in BTF the kernel
+  // holds: a copy of the object's own (libbpf loads the original itself at
+  // the object's load, once), kept by the kernel for as long as the map.
+  std::unique_ptr<btf, decltype(&btf__free)> types(nullptr, &btf__free);
+  if (const btf* own = bpf_object__btf(skel_->obj)) {
+    uint32_t size = 0;
+    const void* raw = btf__raw_data(own, &size);
+    types.reset(btf__new(raw, size));
+    if (types && btf__load_into_kernel(types.get()) != 0) types.reset();
+  }
+  for (bpf_map* map :
+       {m.rings, m.lost, m.traced_tgids, m.thread_lost, m.lossy_threads, m.unwind_states}) {
     LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(map));
     if (map == m.rings) opts.inner_map_fd = static_cast<__u32>(rings_->template_fd());
+    if (map == m.unwind_states && types) {
+      opts.btf_fd = static_cast<__u32>(btf__fd(types.get()));
+      opts.btf_key_type_id = bpf_map__btf_key_type_id(map);
+      opts.btf_value_type_id = bpf_map__btf_value_type_id(map);
+    }
     UniqueFd fd(bpf_map_create(bpf_map__type(map), bpf_map__name(map), bpf_map__key_size(map),
                                bpf_map__value_size(map), bpf_map__max_entries(map), &opts));
     if (fd.get() < 0) {
@@ -366,6 +384,7 @@ SharedMapFds BpfSession::shared_maps() const {
   m.traced_tgids = bpf_map__fd(skel_->maps.traced_tgids);
   m.thread_lost = bpf_map__fd(skel_->maps.thread_lost);
   m.lossy_threads = bpf_map__fd(skel_->maps.lossy_threads);
+  m.unwind_states = bpf_map__fd(skel_->maps.unwind_states);
   return m;
 }
 

@@ -68,6 +68,7 @@ struct BpfSettings {
 // (unwind_guard.h): their fds, valid while the session lives.
 struct SharedMapFds {
   int rings = -1, lost = -1, traced_tgids = -1, thread_lost = -1, lossy_threads = -1;
+  int unwind_states = -1;
 };
 
 // What identifies atrace's programs (a hash of the BPF object): a probe

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "bpf/atrace.h"
+#include "bpf/unwind.h"
 
 namespace atrace {
 
@@ -33,6 +34,8 @@ static_assert(same_kind(ATRACE_REC_PROC_EXIT, EventKind::ProcExit));
 static_assert(same_kind(ATRACE_REC_COMM, EventKind::Comm));
 static_assert(same_kind(ATRACE_REC_USDT, EventKind::Usdt));
 static_assert(same_kind(ATRACE_REC_UNWIND, EventKind::Unwind));
+static_assert(ATRACE_UNWIND_ABANDONED == static_cast<int>(formats::UnwindHow::Abandoned));
+static_assert(ATRACE_UNWIND_NESTING_LIMIT == static_cast<int>(formats::UnwindHow::NestingLimit));
 // A loss counter per record kind, indexed by the kind (rings' lost map).
 static_assert(same_kind(ATRACE_REC_MODULE_LOAD, EventKind::ModuleLoad));
 static_assert(same_kind(ATRACE_REC_MODULE_UNLOAD, EventKind::ModuleUnload));
@@ -142,6 +145,9 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.kind = formats::EventKind::Unwind;
       ev.id = h->id;
       ev.flags = static_cast<uint8_t>(static_cast<const atrace_rec_args*>(data)->arg0);
+      // The function programs' UNWIND names its call by the entry's time.
+      if (size >= sizeof(atrace_rec_unwind))
+        ev.arg0 = static_cast<const atrace_rec_unwind*>(data)->entry_ts;
       break;
     }
     case ATRACE_REC_MODULE_LOAD:

@@ -419,6 +419,7 @@ void Recorder::load_unwind_guard(const SharedMapFds& shared) {
     maps.traced_tgids = shared.traced_tgids;
     maps.thread_lost = shared.thread_lost;
     maps.lossy_threads = shared.lossy_threads;
+    maps.unwind_states = shared.unwind_states;
     probes_.unwind_guard =
         std::make_unique<UnwindGuard>(maps, plan_.sites, multi_, features_.task_work);
   } catch (const UnwindGuardError& e) {

@@ -75,6 +75,7 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
     reuse(skel_->maps.traced_tgids, maps.traced_tgids);
     reuse(skel_->maps.thread_lost, maps.thread_lost);
     reuse(skel_->maps.lossy_threads, maps.lossy_threads);
+    reuse(skel_->maps.unwind_states, maps.unwind_states);
     bpf_map__set_max_entries(skel_->maps.probe_ids,
                              static_cast<__u32>(std::max<size_t>(sites.size(), 1)));
     if (multi_) {

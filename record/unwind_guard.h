@@ -59,6 +59,7 @@ class UnwindGuardError : public RecordError {
 struct UnwindGuardMaps {
   // fds of atrace.bpf.c's maps (bpf/shared_maps.h)
   int rings = -1, lost = -1, traced_tgids = -1, thread_lost = -1, lossy_threads = -1;
+  int unwind_states = -1;
 };
 
 class UnwindGuard {

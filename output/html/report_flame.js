@@ -82,6 +82,12 @@ function renderTable() {
         if (c.key === "calls" && r.unfinished) {
           td.textContent += " (" + fmtCount(r.unfinished) + " unfinished)";
         }
+        if (c.key === "calls" && r.abandoned) {
+          td.textContent += " (" + fmtCount(r.abandoned) + " abandoned)";
+        }
+        if (c.key === "calls" && r.untimed) {
+          td.textContent += " (" + fmtCount(r.untimed) + " not timed: past the kernel's 64 nested return probes)";
+        }
         row.appendChild(td);
       });
       frag.appendChild(row);

@@ -214,7 +214,8 @@ function TimelineView() {
     return null;
   }
   const HOW = ["", " (left by a caller's exit)", " (its end was not recorded)",
-    " (unfinished: thread exited)", " (unfinished: recording ended)"];
+    " (unfinished: thread exited)", " (unfinished: recording ended)", " (abandoned: left by longjmp)",
+    " (not timed: past the kernel's 64 nested return probes; ends where its thread was seen below it)"];
   function viewLine() {
     const step = (v1 - v0) / 1000;
     return "view: +" + fmtAt(v0, step) + " to +" + fmtAt(v1, step) + " (" + fmtDur(v1 - v0) + " of " +

@@ -32,6 +32,7 @@ struct Paths {
   static constexpr const char* target_stack = TARGET_STACK_BIN;
   static constexpr const char* target_dwarf = TARGET_DWARF_BIN;
   static constexpr const char* target_safety = TARGET_SAFETY_BIN;
+  static constexpr const char* target_limits = TARGET_LIMITS_BIN;
   static constexpr const char* target_cold = TARGET_COLD_BIN;
   // tests/integration/safety: the corpus's scripts and inputs.
   static constexpr const char* safety_inputs = SAFETY_INPUTS_DIR;

@@ -58,16 +58,20 @@ TEST_F(Safety, PythonRaisingAndCatchingExceptions) {
 }
 
 // step() returns normally; jump_deep() and jump_mid() are left by longjmp
-// and siglongjmp: their entries are counted (the report closes the frames
-// a jump left when an outer call returns).
+// and siglongjmp: their calls are counted and closed, abandoned, where the
+// thread is next seen below them (the step() that follows the landing).
 TEST_F(Safety, SetjmpLongjmpAndSigsetjmpSiglongjmp) {
   const std::vector<std::string> cmd = {Paths::target_safety, "jmp", "6", tag_arg()};
   auto rep = expect_unchanged(cmd, {kAll});
   ASSERT_TRUE(rep);
   EXPECT_EQ(calls_of(*rep, "step"), 12);
   EXPECT_EQ(function_field(*rep, "step", "unfinished"), 0);
-  EXPECT_EQ(calls_of(*rep, "jump_deep"), 6);
-  EXPECT_EQ(calls_of(*rep, "jump_mid"), 6);
+  EXPECT_EQ(function_field(*rep, "step", "abandoned"), 0);
+  for (const char* fn : {"jump_deep", "jump_mid"}) {
+    EXPECT_EQ(calls_of(*rep, fn), 6) << fn;
+    EXPECT_EQ(function_field(*rep, fn, "abandoned"), 6) << fn;
+    EXPECT_EQ(function_field(*rep, fn, "unfinished"), 0) << fn;
+  }
   rep = expect_unchanged(cmd, {kLibc});
   ASSERT_TRUE(rep);
   EXPECT_EQ(find_function(*rep, "setjmp"), nullptr) << "setjmp must get no probe";
@@ -124,7 +128,8 @@ TEST_F(StackSwitch, ContextStackInTheCallersFrame) {
     EXPECT_EQ(function_field(rep, "uc_foo", "unfinished"), 0);
     // uc_switch left its stack: it ends at the switch.
     EXPECT_EQ(calls_of(rep, "uc_switch"), 1);
-    EXPECT_EQ(function_field(rep, "uc_switch", "unwound"), 1);
+    EXPECT_EQ(function_field(rep, "uc_switch", "untimed"), 1);
+    EXPECT_EQ(function_field(rep, "uc_switch", "untimed_stack_switch"), 1);
   }
 }
 
@@ -136,7 +141,8 @@ TEST_F(StackSwitch, ContextOnAHeapStack) {
   EXPECT_EQ(calls_of(only, "step"), 11);
   EXPECT_EQ(function_field(only, "step", "unfinished"), 0);
   EXPECT_EQ(calls_of(only, "heap_switch"), 6);
-  EXPECT_EQ(function_field(only, "heap_switch", "unwound"), 6);
+  EXPECT_EQ(function_field(only, "heap_switch", "untimed"), 6);
+  EXPECT_EQ(function_field(only, "heap_switch", "untimed_stack_switch"), 6);
   EXPECT_EQ(calls_of(only, "heap_fn"), 1);
 }
 
@@ -147,7 +153,8 @@ TEST_F(StackSwitch, PingPongOfTwoContexts) {
   EXPECT_EQ(calls_of(only, "step"), 13);
   EXPECT_EQ(function_field(only, "step", "unfinished"), 0);
   EXPECT_EQ(calls_of(only, "pp_swap"), 13);
-  EXPECT_EQ(function_field(only, "pp_swap", "unwound"), 13);
+  EXPECT_EQ(function_field(only, "pp_swap", "untimed"), 13);
+  EXPECT_EQ(function_field(only, "pp_swap", "untimed_stack_switch"), 13);
   EXPECT_EQ(calls_of(only, "pp_a"), 1);
   EXPECT_EQ(calls_of(only, "pp_b"), 1);
 }

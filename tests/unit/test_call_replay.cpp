@@ -48,13 +48,24 @@ struct Seq {
   Seq& E(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncEntry, id); }
   Seq& X(uint64_t ts, uint32_t id) { return push(ts, EventKind::FuncExit, id); }
   Seq& U(uint64_t ts, uint32_t id) { return push(ts, EventKind::Unwind, id); }
+  // The recorder's stack-pointer rule: the call of `id` entered at `entry`
+  // was left (Abandoned) or had no return probe (NestingLimit).
+  Seq& Left(uint64_t ts, uint32_t id, uint64_t entry) {
+    return push(ts, EventKind::Unwind, id, entry, 0,
+                static_cast<uint8_t>(formats::UnwindHow::Abandoned));
+  }
+  Seq& NoRet(uint64_t ts, uint32_t id, uint64_t entry) {
+    return push(ts, EventKind::Unwind, id, entry, 0,
+                static_cast<uint8_t>(formats::UnwindHow::NestingLimit));
+  }
   Seq& Gap(uint64_t ts, uint64_t lost) { return push(ts, EventKind::Gap, 0, lost); }
 };
 
 const char* name(CallEnd how) {
   switch (how) {
     case CallEnd::Returned: return "returned";
-    case CallEnd::Skipped: return "skipped";
+    case CallEnd::Abandoned: return "abandoned";
+    case CallEnd::Untimed: return "untimed";
     case CallEnd::Unwound: return "unwound";
     case CallEnd::ThreadExit: return "thread-exit";
     case CallEnd::TraceEnd: return "trace-end";
@@ -168,8 +179,8 @@ TEST(CallReplay, AnExitPopsTheCallsLeftAboveItsEntry) {
                            "begin f1 tid=100 at=0 depth=0",
                            "begin f2 tid=100 at=10 depth=1",
                            "begin f3 tid=100 at=20 depth=2",
-                           "end f3 skipped index=2 dur=30 self=30",
-                           "end f2 skipped index=1 dur=40 self=10",
+                           "end f3 abandoned index=2 dur=30 self=30",
+                           "end f2 abandoned index=1 dur=40 self=10",
                            "end f1 returned index=0 dur=50 self=10",
                        }));
 }
@@ -356,4 +367,81 @@ TEST(CallReplay, EveryEventReachesListenersAfterItsCalls) {
   ASSERT_EQ(r.threads().size(), 1u);  // DETACH (tid 0) makes no thread
   EXPECT_EQ(r.threads().at(100).events, 3u);
   EXPECT_EQ(r.end_ts(), 20u);
+}
+
+// Calls past the kernel's nesting limit: the recorder says, before the exit
+// that showed it, which calls had no return probe; they are counted with
+// no duration, their callees' time goes to the timed caller's callees, and
+// the exit that fires is paired with its own entry, not the innermost one.
+TEST(CallReplay, CallsPastTheNestingLimitEndUntimedAndTheExitFindsItsEntry) {
+  Seq s;
+  // A (timed, entered at 0) recurses: A at 10 and 20 got no return probe.
+  s.E(0, A).E(10, A).E(20, A).NoRet(49, A, 20).NoRet(49, A, 10).X(50, A);
+  EXPECT_EQ(replay(s), (Lines{
+                           "begin f2 tid=100 at=0 depth=0",
+                           "begin f2 tid=100 at=10 depth=1",
+                           "begin f2 tid=100 at=20 depth=2",
+                           "end f2 untimed index=2 dur=0 self=0 inner",
+                           "end f2 untimed index=1 dur=0 self=0 inner",
+                           "end f2 returned index=0 dur=50 self=50",
+                       }));
+}
+
+TEST(CallReplay, UntimedCallsPassTheirCalleesTimeToTheirCaller) {
+  Seq s;
+  // MAIN -> A (no return probe) -> B (timed, 10 ns).
+  s.E(0, MAIN).E(10, A).E(20, B).X(30, B).NoRet(39, A, 10).X(40, MAIN);
+  EXPECT_EQ(replay(s), (Lines{
+                           "begin f1 tid=100 at=0 depth=0",
+                           "begin f2 tid=100 at=10 depth=1",
+                           "begin f3 tid=100 at=20 depth=2",
+                           "end f3 returned index=2 dur=10 self=10",
+                           "end f2 untimed index=1 dur=0 self=0",
+                           "end f1 returned index=0 dur=40 self=30",
+                       }));
+}
+
+TEST(CallReplay, AnUnwindNamesItsCallByItsEntryTime) {
+  Seq s;
+  // A recursion: the outer A (at 0) is left by longjmp, the inner (at 10)
+  // was already closed by an exception's Unwind: the recorder's word for
+  // it finds no open call and does nothing; the one for the outer closes
+  // exactly it.
+  s.E(0, A).E(10, A).U(20, A).Left(29, A, 10).Left(30, A, 0).E(30, B).X(35, B);
+  EXPECT_EQ(replay(s), (Lines{
+                           "begin f2 tid=100 at=0 depth=0",
+                           "begin f2 tid=100 at=10 depth=1",
+                           "end f2 unwound index=1 dur=10 self=10 inner",
+                           "end f2 abandoned index=0 dur=30 self=20",
+                           "begin f3 tid=100 at=30 depth=0",
+                           "end f3 returned index=0 dur=5 self=5",
+                       }));
+}
+
+// siglongjmp out of two calls: closed where the thread was seen below
+// them (the next entry), abandoned, with their time up to there.
+TEST(CallReplay, CallsLeftByLongjmpEndAbandonedWhereTheThreadIsSeenBelow) {
+  Seq s;
+  s.E(0, A).E(10, B).Left(99, B, 10).Left(99, A, 0).E(100, MAIN).X(110, MAIN);
+  EXPECT_EQ(replay(s, 1000), (Lines{
+                                 "begin f2 tid=100 at=0 depth=0",
+                                 "begin f3 tid=100 at=10 depth=1",
+                                 "end f3 abandoned index=1 dur=89 self=89",
+                                 "end f2 abandoned index=0 dur=99 self=10",
+                                 "begin f1 tid=100 at=100 depth=0",
+                                 "end f1 returned index=0 dur=10 self=10",
+                             }));
+}
+
+// An untimed call still open when its thread ends is not unfinished.
+TEST(CallReplay, AnUntimedCallIsNeverUnfinished) {
+  EXPECT_FALSE(analysis::unfinished(CallEnd::Untimed));
+  EXPECT_FALSE(analysis::timed(CallEnd::Untimed));
+  EXPECT_TRUE(analysis::timed(CallEnd::Abandoned));
+  formats::Event ev;
+  ev.kind = EventKind::Unwind;
+  ev.flags = static_cast<uint8_t>(formats::UnwindHow::NestingLimit);
+  EXPECT_EQ(analysis::untimed_reason(ev), analysis::UntimedReason::NestingLimit);
+  ev.flags = static_cast<uint8_t>(formats::UnwindHow::Abandoned);
+  EXPECT_EQ(analysis::untimed_reason(ev), analysis::UntimedReason::None);
 }

@@ -100,14 +100,14 @@ TEST(ExportTimeline, NestedCallsEndInnermostFirst) {
   for (const auto& r : c.done) EXPECT_EQ(r.close.how, SpanEnd::Closed);
 }
 
-TEST(ExportTimeline, ExitOfACallerUnwindsTheCallsAboveIt) {
+TEST(ExportTimeline, ExitOfACallerAbandonsTheCallsAboveIt) {
   // 1 -> 2 -> 3, then 1 exits (longjmp out of 3): 3 and 2 end there too.
   auto c = run(Seq().E(10, 1).E(20, 2).E(30, 3).X(40, 1));
   ASSERT_EQ(c.done.size(), 3u);
   EXPECT_EQ(c.done[0].span.id, 3u);
-  EXPECT_EQ(c.done[0].close.how, SpanEnd::Unwound);
+  EXPECT_EQ(c.done[0].close.how, SpanEnd::Abandoned);
   EXPECT_EQ(c.done[1].span.id, 2u);
-  EXPECT_EQ(c.done[1].close.how, SpanEnd::Unwound);
+  EXPECT_EQ(c.done[1].close.how, SpanEnd::Abandoned);
   EXPECT_EQ(c.done[2].close.how, SpanEnd::Closed);
   for (const auto& r : c.done) EXPECT_EQ(r.close.ts, 40u);
 }

@@ -172,6 +172,8 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
       case EventKind::Unwind:  // how values beyond the known ones too
         e.id = static_cast<uint32_t>(rng());
         e.flags = static_cast<uint8_t>(rng());
+        // The entry time of the call it names (0: none), at most its own.
+        if (rng() % 2) e.arg0 = e.ts - rng() % (e.ts + 1);
         break;
       case EventKind::ModuleLoad:  // path, base, build id (empty too)
       case EventKind::ModuleUnload:
@@ -419,6 +421,8 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(EventKind::Gap), "lost");
   EXPECT_STREQ(to_string(UnwindHow::Caught), "caught");
   EXPECT_STREQ(to_string(UnwindHow::ThreadExit), "thread-exit");
+  EXPECT_STREQ(to_string(UnwindHow::Abandoned), "abandoned");
+  EXPECT_STREQ(to_string(UnwindHow::NestingLimit), "nesting-limit");
   EXPECT_STREQ(to_string(static_cast<UnwindHow>(9)), "unknown");
   EXPECT_STREQ(to_string(DetachReason::Absolute), "absolute");
   EXPECT_STREQ(to_string(DetachReason::Relative), "relative");

@@ -135,6 +135,45 @@ TEST(ProfileBuilder, IndirectRecursion) {
   EXPECT_EQ(b.self_ns, 50u);
 }
 
+// Calls past the kernel's nesting limit: counted, untimed, in no time
+// column; min and max are the timed calls'.
+TEST(ProfileBuilder, UntimedCallsAreCountedNotTimed) {
+  Seq s;
+  // a (timed, 0-100) -> a (no return probe, at 10) -> b (timed, 20-50).
+  s.E(0, A).E(10, A).E(20, B).X(50, B);
+  s.push(99, A, EventKind::Unwind);
+  s.events.back().flags = static_cast<uint8_t>(formats::UnwindHow::NestingLimit);
+  s.events.back().arg0 = 10;
+  s.X(100, A);
+  auto p = build(s);
+  auto& a = fn(p, "a");
+  EXPECT_EQ(a.calls, 2u);
+  EXPECT_EQ(a.untimed, 1u);
+  EXPECT_EQ(a.unfinished, 0u);
+  EXPECT_EQ(a.min_ns, 100u);
+  EXPECT_EQ(a.max_ns, 100u);
+  EXPECT_EQ(a.total_ns, 100u);
+  EXPECT_EQ(a.avg_ns(), 100u);
+  EXPECT_EQ(a.self_ns, 70u);  // b's 30 ns are a callee's, through the untimed a
+  EXPECT_EQ(fn(p, "b").total_ns, 30u);
+}
+
+// A call a longjmp left, closed where the recorder saw its thread below it.
+TEST(ProfileBuilder, AbandonedCallsEndWhereTheyWereLeft) {
+  Seq s;
+  s.E(0, MAIN).E(10, A);
+  s.push(40, A, EventKind::Unwind);
+  s.events.back().flags = static_cast<uint8_t>(formats::UnwindHow::Abandoned);
+  s.events.back().arg0 = 10;
+  s.X(100, MAIN);
+  auto p = build(s, 1000);
+  auto& a = fn(p, "a");
+  EXPECT_EQ(a.calls, 1u);
+  EXPECT_EQ(a.abandoned, 1u);
+  EXPECT_EQ(a.unfinished, 0u);
+  EXPECT_EQ(a.total_ns, 30u);
+}
+
 TEST(ProfileBuilder, MismatchedExitClosesSkippedFrames) {
   // main -> a -> b -> c; c and b never return (longjmp to a), a exits at 50.
   Seq s;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "bpf/atrace.h"
+#include "bpf/unwind.h"
 #include "record/record_decoder.h"
 
 namespace atrace {
@@ -106,6 +107,20 @@ TEST(RecordDecoder, ExecAndUnwind) {
   EXPECT_EQ(r.event.kind, formats::EventKind::Unwind);
   EXPECT_EQ(r.event.id, 5u);
   EXPECT_EQ(r.event.flags, static_cast<uint8_t>(formats::UnwindHow::Caught));
+  EXPECT_EQ(r.event.arg0, 0u);  // the unwind guard's: no entry time
+
+  // The function programs' (a call the thread left): named by its entry time.
+  atrace_rec_unwind g{};
+  g.a.hdr = hdr(ATRACE_REC_UNWIND, 6);
+  g.a.arg0 = ATRACE_UNWIND_NESTING_LIMIT;
+  g.a.arg1 = 0x7ffc0000;
+  g.entry_ts = 12345;
+  r = decode(g);
+  ASSERT_EQ(r.type, Type::Event);
+  EXPECT_EQ(r.event.kind, formats::EventKind::Unwind);
+  EXPECT_EQ(r.event.id, 6u);
+  EXPECT_EQ(r.event.flags, static_cast<uint8_t>(formats::UnwindHow::NestingLimit));
+  EXPECT_EQ(r.event.arg0, 12345u);
 }
 
 // A module hook's record: the watched module's path and build id, by index.
