@@ -16,16 +16,27 @@
 // return of new calls whose entry program no longer runs, i.e. record
 // exits without entries (bpf/atrace.bpf.c, stop_gate).
 //
-// Probes are kept in link groups (a module's multi links, or one site's
-// perf links). The relevance filters take a function out by rebuilding its
-// group without it (rebuild_without): new links with the next generation in
-// their cookies (id | gen << 32), then the caller switches the generation
-// the programs accept, then closes the old links — entry first — which it
-// gets back as a RetiredLinks.
+// Probes are kept in link groups (up to kGroupFunctions of a module's
+// functions in one pair of multi links, or one site's perf links). The
+// relevance filters take a function out by rebuilding its group without it
+// (rebuild_without): new links with a new generation in their cookies
+// (id | gen << 32), then the caller switches fn_state's generation and
+// closes the old links, which it gets back as a RetiredLinks. While both
+// are attached, the first program of a hit records it (bpf/atrace.bpf.c,
+// struct hit_mark).
+//
+// Why groups: a rebuild costs what attaching and detaching its probes
+// costs, per probe (about 7 us to attach and 5 us to detach a probe of a
+// multi link here: docs/BENCHMARKS.md), so a module's 2,000 functions in
+// one link made each detach cost tens of ms; in groups of 64 a detach
+// rebuilds 64. More links cost nothing per hit (a hit runs the programs of
+// the links holding that probe only) and little at the end (closed
+// together, their grace periods are shared).
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -71,6 +82,7 @@ struct AttachFailure {
 
 class FunctionProbes {
  public:
+  static constexpr size_t kGroupFunctions = 64;
   // `multi`: the programs were loaded for uprobe_multi links. pid -1: every
   // process that maps the module (the programs filter).
   FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
@@ -123,6 +135,7 @@ class FunctionProbes {
   pid_t pid_;
   bool multi_;
   std::vector<Group> groups_;
+  uint32_t last_gen_ = 0;  // the newest generation handed out, any group
 };
 
 }  // namespace atrace

@@ -20,50 +20,26 @@ void store(uint32_t& field, uint32_t v) { __atomic_store_n(&field, v, __ATOMIC_S
 
 }  // namespace
 
-LinkCloser::LinkCloser() {
-  for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { run(); });
-}
-
-LinkCloser::~LinkCloser() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-}
+LinkCloser::~LinkCloser() { drain(); }
 
 void LinkCloser::close_later(OwnedLink link, uint64_t* started, uint64_t* closed) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    queue_.push_back({std::move(link), started, closed});
-  }
-  cv_.notify_all();
+  // The start is stamped here: the probes go as the close begins.
+  const uint64_t t0 = mono_now();
+  if (started) *started = t0;
+  std::lock_guard<std::mutex> l(mu_);
+  threads_.emplace_back([link = std::move(link), closed]() mutable {
+    link.close();
+    if (closed) *closed = mono_now();
+  });
 }
 
 void LinkCloser::drain() {
-  std::unique_lock<std::mutex> l(mu_);
-  idle_.wait(l, [this] { return queue_.empty() && busy_ == 0; });
-}
-
-void LinkCloser::run() {
-  std::unique_lock<std::mutex> l(mu_);
-  for (;;) {
-    cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and nothing left
-    Item it = std::move(queue_.front());
-    queue_.pop_front();
-    busy_++;
-    l.unlock();
-    uint64_t t0 = mono_now();
-    it.link.close();
-    uint64_t t1 = mono_now();
-    l.lock();
-    if (it.started) *it.started = t0;
-    if (it.closed) *it.closed = t1;
-    busy_--;
-    if (queue_.empty() && busy_ == 0) idle_.notify_all();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    threads.swap(threads_);
   }
+  for (auto& t : threads) t.join();
 }
 
 Detacher::Detacher(FunctionProbes& probes, atrace_fn_state* state, size_t n, int stat_fd, int ncpus)
@@ -137,7 +113,8 @@ void Detacher::poll(uint64_t now) {
 void Detacher::finish() {
   for (auto& p : parked_) retire_exit(p);
   parked_.clear();
-  closer_.drain();
+  // No drain here: the closes return once every probe is gone, which is
+  // the recorder's detach_all after this (the destructor waits for them).
   // Every function of a group shares its group's link times.
   timings_.clear();
   for (size_t i = 0; i < timing_store_.size(); ++i) timings_.push_back(timing_store_[i]);

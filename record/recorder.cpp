@@ -192,9 +192,11 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
     const auto path = static_cast<size_t>(site.entry_path);
     st.keep =
         std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
-    if (opts_.filter.mode == FilterMode::Absolute)
-      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns,
-                                      costs.floor_ns[path % costs.floor_ns.size()]);
+    if (opts_.filter.mode == FilterMode::Absolute) {
+      const uint64_t floor = costs.floor_ns[path % costs.floor_ns.size()];
+      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor);
+      st.early_limit_ns = early_limit_ns(opts_.filter.threshold_ns, floor);
+    }
     // What the programs take off the callers' measured durations when
     // this function returns (its probes ran inside them).
     st.cost_ns = costs.cost_ns[path % costs.cost_ns.size()];
@@ -551,11 +553,11 @@ RecordResult Recorder::run() {
     detached = relevance_->detached();
     if (auto line = relevance_->summary(); !line.empty())
       std::fprintf(stderr, "atrace: %s\n", line.c_str());
-    relevance_.reset();
   }
   // Stop: returns, then entries (attach.h), then everything in flight.
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes_->detach_all();
+  relevance_.reset();  // its closes return once every probe is gone (detacher.h)
   usdt_->detach_all();
   module_watch_.reset();
   if (opts_.verbose && !table.empty())
