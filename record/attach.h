@@ -36,6 +36,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -112,6 +113,7 @@ class FunctionProbes {
   // attach the new links, nothing changes and the error is returned in
   // `error` (the old links go on; the programs' off flag still silences the
   // dropped functions).
+  // Different groups may be rebuilt at once, from different threads.
   RetiredLinks rebuild_without(int g, const std::function<bool(uint32_t)>& drop,
                                const std::function<void(uint32_t, uint32_t)>& switch_gen,
                                std::string& error);
@@ -135,7 +137,9 @@ class FunctionProbes {
   pid_t pid_;
   bool multi_;
   std::vector<Group> groups_;
-  uint32_t last_gen_ = 0;  // the newest generation handed out, any group
+  // The newest generation handed out, any group (groups are rebuilt on
+  // threads of their own at once: record/detacher.cpp).
+  std::atomic<uint32_t> last_gen_{0};
 };
 
 }  // namespace atrace

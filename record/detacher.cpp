@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "base/clock.h"
@@ -62,29 +63,50 @@ void Detacher::detach(const std::vector<uint32_t>& ids, uint64_t now, std::strin
     store(state_[id].off, 1);  // 1. entries stop now
     by_group[probes_.group_of(id)].push_back(id);
   }
+  struct Rebuild {
+    int g;
+    std::vector<uint32_t> ids;
+    std::vector<size_t> slots;
+    RetiredLinks old;
+    std::string err;
+  };
+  std::vector<Rebuild> rebuilds;
   for (auto& [g, group_ids] : by_group) {
     std::vector<size_t> slots;
     for (uint32_t id : group_ids) {
       slots.push_back(timing_store_.size());
       timing_store_.push_back({id, now, 0, 0, 0});
     }
-    if (g < 0) continue;
-    // 2. the group again, without every function that is off by now.
-    auto drop = [this](uint32_t id) {
-      return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST);
-    };
-    auto switch_gen = [this](uint32_t id, uint32_t gen) {
-      if (id < n_) store(state_[id].gen, gen);
-    };
-    std::string err;
-    RetiredLinks old = probes_.rebuild_without(g, drop, switch_gen, err);
-    if (!err.empty()) {
-      error = err;
+    if (g >= 0) rebuilds.push_back({g, group_ids, slots, {}, {}});
+  }
+  // 2. each group again, without every function that is off by now; the
+  // groups at once, each on a thread: a rebuild mostly waits (for an RCU
+  // grace period when the kernel's uprobe registration lock comes out of
+  // its reader mode), and concurrent rebuilds share the wait. 3. the old
+  // entry link closes as soon as its group is rebuilt.
+  auto drop = [this](uint32_t id) {
+    return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST);
+  };
+  auto switch_gen = [this](uint32_t id, uint32_t gen) {
+    if (id < n_) store(state_[id].gen, gen);
+  };
+  auto rebuild = [&](Rebuild& r) {
+    r.old = probes_.rebuild_without(r.g, drop, switch_gen, r.err);
+    if (r.err.empty())
+      closer_.close_later(std::move(r.old.entry), &timing_store_[r.slots.front()].entry_gone,
+                          nullptr);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < rebuilds.size(); ++i) threads.emplace_back(rebuild, std::ref(rebuilds[i]));
+  if (!rebuilds.empty()) rebuild(rebuilds.front());
+  for (auto& t : threads) t.join();
+  // 4. the return link when no call is in flight (poll).
+  for (auto& r : rebuilds) {
+    if (!r.err.empty()) {
+      error = r.err;
       continue;
     }
-    // 3. the entry link now; 4. the return link when no call is in flight.
-    closer_.close_later(std::move(old.entry), &timing_store_[slots.front()].entry_gone, nullptr);
-    parked_.push_back({std::move(old.exit), group_ids, slots, now});
+    parked_.push_back({std::move(r.old.exit), std::move(r.ids), std::move(r.slots), now});
   }
 }
 
