@@ -168,6 +168,15 @@ RetiredLinks FunctionProbes::rebuild_without(
 // waits. The order of the closes does not matter by now: the programs'
 // `stopping` flag is set (stop_gate).
 void FunctionProbes::detach_all() {
+  if (!multi_) {
+    // Perf-event links: each close holds the kernel's event_mutex through
+    // its grace periods, so threads gain nothing (attach.cpp's top): in
+    // order, returns first.
+    for (auto& g : groups_) g.exit.close();
+    for (auto& g : groups_) g.entry.close();
+    groups_.clear();
+    return;
+  }
   std::vector<std::thread> closers;
   for (auto& g : groups_)
     for (OwnedLink* l : {&g.exit, &g.entry})

@@ -3,8 +3,9 @@
 //
 // Two ways, chosen by kernel feature (record/features.h):
 //  - uprobe_multi links (6.6+): one entry link and one return link per
-//    module; attach is one syscall per link and detach one RCU grace period
-//    per link, not per probe;
+//    group of up to kGroupFunctions functions of a module; attach is one
+//    syscall per link and detach one RCU grace period per link, not per
+//    probe;
 //  - perf-event links (uprobe PMU): one per probe, the fallback.
 // Both are fds owned here: if atrace dies, the kernel removes the probes
 // with them, so nothing can be left behind.

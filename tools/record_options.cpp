@@ -137,7 +137,9 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
   cmd.option("--filter-threshold", args.filter_threshold,
              "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
       .default_text("2us");
-  cmd.option("--filter-min-calls", args.filter_min_calls, "Calls before a function can be judged")
+  cmd.option("--filter-min-calls", args.filter_min_calls,
+             "Calls before a function can be judged (not given: 1000, or 100 for a mean far "
+             "below the threshold)")
       .default_text("1000");
   cmd.option("--filter-max-calls", args.filter_max_calls,
              "Detach a function after N calls whatever its duration (0: never)")
