@@ -161,27 +161,26 @@ RetiredLinks FunctionProbes::rebuild_without(
   return retired;
 }
 
-// Every link at once, each on a thread of its own: a close waits for grace
-// periods that concurrent closes share, and for the traced threads to stop
-// hitting probes, which they do only once all the links have removed their
-// probes (record/detacher.h). One after the other, 64 links would take 64
-// waits. The order of the closes does not matter by now: the programs'
-// `stopping` flag is set (stop_gate).
+// Returns first, then entries (attach.h): a return link that outlived its
+// entry link would take over the returns of calls whose entry program no
+// longer runs. Each kind all at once, each link on a thread of its own: a
+// close waits for grace periods that concurrent closes share, and for the
+// traced threads to stop creating return instances (record/detacher.h),
+// which they do once every return link has removed its probes; one after
+// the other, 64 links would take 64 such waits. Perf-event links close in
+// order: each close holds the kernel's event_mutex through its waits, so
+// threads gain nothing.
 void FunctionProbes::detach_all() {
-  if (!multi_) {
-    // Perf-event links: each close holds the kernel's event_mutex through
-    // its grace periods, so threads gain nothing (attach.cpp's top): in
-    // order, returns first.
-    for (auto& g : groups_) g.exit.close();
-    for (auto& g : groups_) g.entry.close();
-    groups_.clear();
-    return;
+  for (bool ret : {true, false}) {
+    std::vector<std::thread> closers;
+    for (auto& g : groups_) {
+      OwnedLink& l = ret ? g.exit : g.entry;
+      if (!l) continue;
+      if (!multi_) l.close();
+      else closers.emplace_back([link = std::move(l)]() mutable { link.close(); });
+    }
+    for (auto& t : closers) t.join();
   }
-  std::vector<std::thread> closers;
-  for (auto& g : groups_)
-    for (OwnedLink* l : {&g.exit, &g.entry})
-      if (*l) closers.emplace_back([link = std::move(*l)]() mutable { link.close(); });
-  for (auto& t : closers) t.join();
   groups_.clear();
 }
 
