@@ -543,12 +543,16 @@ TEST_F(Filters, DetachAtScaleLeavesOneGenerationOfLinks) {
   EXPECT_EQ(calls_of(*rep, "main"), 1);
   EXPECT_EQ(find_function(*rep, "f_0020"), nullptr) << "never called, yet in the report";
   EXPECT_EQ((*rep)["orphan_exits"], 0);
-  const long long groups = (kFunctions + 63) / 64;
-  EXPECT_EQ(printed_count(run_.out, "links").value_or(-1), 2 * groups)
-      << "more than one generation of links left\n"
-      << run_.describe();
-  EXPECT_EQ(printed_count(run_.out, "probes").value_or(-1), 2 * (kFunctions - kPhases))
-      << run_.describe();
+  // The link count where the kernel has uprobe_multi links (6.6+); with
+  // perf-event links (6.1) the target counts none.
+  if (run_.err.find("uprobe_multi links") != std::string::npos) {
+    const long long groups = (kFunctions + 63) / 64;
+    EXPECT_EQ(printed_count(run_.out, "links").value_or(-1), 2 * groups)
+        << "more than one generation of links left\n"
+        << run_.describe();
+    EXPECT_EQ(printed_count(run_.out, "probes").value_or(-1), 2 * (kFunctions - kPhases))
+        << run_.describe();
+  }
   const auto at = run_.err.find("decision to probes gone: median ");
   EXPECT_NE(at, std::string::npos) << run_.err;
   if (at != std::string::npos)
