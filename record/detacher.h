@@ -4,10 +4,14 @@
 //   1. off flag      the programs stop recording the function's entries at
 //                    once (fn_state[id].off; its calls in flight still
 //                    record their exits, so no call is left half-seen);
-//   2. rebuild       its link group is re-attached without it, the kept
-//                    functions switch to the new links' generation;
-//   3. entry link    the old entry link is closed (the kept functions are
-//                    on the new links, the removed ones silenced);
+//   2. rebuild       its link group is re-attached without it, with a new
+//                    generation (the groups of one decision at once, each
+//                    on a thread); while both links are on, the first
+//                    program of a hit records it (bpf/atrace.bpf.c,
+//                    struct hit_mark), so the order of what follows does
+//                    not matter to the kept functions;
+//   3. entry link    the old entry link is closed as soon as its group is
+//                    rebuilt;
 //   4. return link   closed once the function has no call in flight (or
 //                    after kMaxWaitNs: a call that never returns, e.g. deep
 //                    recursion still running, then ends at its caller's
@@ -22,9 +26,9 @@
 // long (main's caller's, say) is older than any grace period. So a close
 // started while the program runs returns only at its end (or a pause of
 // 100 ms without a probed call), long after its probes are gone. Each link
-// is therefore closed on a thread of its own (LinkCloser): the probes go
-// within a millisecond of the decision, whatever the waits before it, and
-// never on the recorder's drain loop. The timings of each step are kept
+// is therefore closed on a thread of its own (LinkCloser): its probes go as
+// the close begins, whatever the closes before it wait for, and never on
+// the recorder's drain loop. The timings of each step are kept
 // for the record's summary.
 #pragma once
 
