@@ -65,6 +65,9 @@ const volatile bool filter_functions = false; /* probes attached system-wide (--
 const volatile bool filtering = false;
 const volatile __u64 filter_max_calls = 0;     /* 0: no max-calls rule */
 const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before judging */
+/* Calls on one CPU before a mean far below the bar (early_limit_ns) is
+ * judged: record/filter_policy.h, the early rule. */
+const volatile __u64 filter_early_calls = 0;
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
 /* The uprobe machinery's own system calls, skipped where the kernel has
@@ -130,19 +133,23 @@ struct frame {
 /* One hit of a probe runs the program of every link on it, the newest
  * link's first (the kernel puts a new consumer at the head of the uprobe's
  * list, 6.1 to 6.18). While a group is rebuilt (record/detacher.h) a kept
- * function has two links: the new one, silent until the generation switch,
- * and the old one, silent after it. A switch made between the two programs
- * of one hit would silence both, and the call would lose its entry or its
- * exit. So the new link's program, finding the switch not made yet, hands
- * the hit over: the old link's program that runs next records it even if
- * the switch is made by then. The handover names the function, the kind
- * and the stack pointer of the hit, and the next filtered program of the
- * thread clears it, so it cannot outlive its hit. */
-struct handover {
+ * function has two links, and a link can be closed, or another added, in
+ * the middle of a hit (a hit is not atomic: the thread can be preempted
+ * between two programs). So no program may count on another one running
+ * after it: the first program of a hit records it, whatever its link's
+ * generation, and leaves a mark; a program whose link is older than the
+ * mark's (it runs after the newer one on the same hit: generations only
+ * grow, and the programs of one hit run newest first) skips the hit. Any
+ * other hit of the thread overwrites the mark, and the first program of a
+ * new hit always belongs to the newest link attached, never older than a
+ * mark left before, so a mark cannot silence another hit. */
+struct hit_mark {
 	__u32 id;
 	__u16 kind;
 	__u16 set;
 	__u64 sp;
+	__u32 gen; /* the generation of the link that recorded the hit */
+	__u32 pad;
 };
 struct call_stack {
 	__u32 depth;
@@ -150,7 +157,7 @@ struct call_stack {
 	__u64 preempted_ns; /* total time preempted while it had this storage */
 	__u64 preempted_at; /* when it was last preempted; 0: running or blocked */
 	__u64 probe_ns;	    /* total probe cost of the calls it returned from */
-	struct handover handover;
+	struct hit_mark mark;
 	struct frame frames[ATRACE_FILTER_STACK];
 };
 struct {
@@ -195,30 +202,23 @@ static __always_inline void hint(__u64 pid_tgid, __u32 id, struct atrace_fn_stat
 		emit_hdr(bpf_ktime_get_ns(), pid_tgid, id, ATRACE_REC_FILTER_HINT, BPF_RB_FORCE_WAKEUP);
 }
 
-/* Whether this link's program may record the hit (struct handover). */
+/* Whether this link's program records the hit (struct hit_mark). */
 static __always_inline bool link_current(struct call_stack *cs, __u64 cookie,
 					 struct atrace_fn_state *st, __u16 kind, __u64 sp)
 {
-	__u32 id = (__u32)cookie, mine = (__u32)(cookie >> 32), now = st->gen;
-	bool handed = false;
+	__u32 id = (__u32)cookie, mine = (__u32)(cookie >> 32);
 
-	if (cs && cs->handover.set) {
-		handed = cs->handover.id == id && cs->handover.kind == kind &&
-			 cs->handover.sp == sp;
-		cs->handover.set = 0;
-	}
-	if (mine == now)
-		return true;
-	if ((__s32)(mine - now) > 0) { /* a new link, before the switch */
-		if (cs) {
-			cs->handover.id = id;
-			cs->handover.kind = kind;
-			cs->handover.sp = sp;
-			cs->handover.set = 1;
-		}
-		return false;
-	}
-	return handed; /* an old link, after the switch */
+	if (!cs) /* no storage for the mark: the generation switch decides */
+		return mine == st->gen;
+	if (cs->mark.set && cs->mark.id == id && cs->mark.kind == kind && cs->mark.sp == sp &&
+	    (__s32)(mine - cs->mark.gen) < 0)
+		return false; /* an older link of a hit already recorded */
+	cs->mark.id = id;
+	cs->mark.kind = kind;
+	cs->mark.sp = sp;
+	cs->mark.gen = mine;
+	cs->mark.set = 1;
+	return true;
 }
 
 /* Frames whose slot is below `above` were left without their return (a
@@ -344,9 +344,11 @@ static __always_inline bool func_exit_filtered(__u64 cookie, struct atrace_fn_st
 			stat->sum_ns += ts > entry_ts ? ts - entry_ts : 0;
 			/* A candidate on this CPU's numbers alone: the recorder
 			 * decides on all CPUs'. */
-			if (st->limit_ns && stat->calls >= filter_min_calls &&
-			    stat->sum_ns < st->limit_ns * stat->calls && !st->hinted &&
-			    !st->keep) {
+			if (st->limit_ns && stat->calls >= filter_early_calls &&
+			    !st->hinted && !st->keep &&
+			    (stat->sum_ns < st->early_limit_ns * stat->calls ||
+			     (stat->calls >= filter_min_calls &&
+			      stat->sum_ns < st->limit_ns * stat->calls))) {
 				/* Off at once: the recorder detaches it when it wakes. */
 				st->off = ATRACE_OFF_THRESHOLD;
 				hint(pid_tgid, id, st);

@@ -75,13 +75,14 @@ enum atrace_rec_kind {
  * Relevance filters (issue 5). Function ids index two maps:
  *   fn_state  shared, mmap-able: the recorder reads and writes it directly
  *   fn_stat   per CPU: what the programs measured, summed by the recorder
- * A link's cookie is id | gen << 32; a program acts only when gen equals
- * fn_state[id].gen, so a module's links can be rebuilt without a function
- * (new links first, then the generation switch, then the old links closed)
- * and no call is seen twice or not at all.
+ * A link's cookie is id | gen << 32; of the links on one hit, the first
+ * program to run records it and the older links' skip it (bpf/atrace.bpf.c,
+ * struct hit_mark), so a link group can be rebuilt without a function (new
+ * links first, then the old ones closed) and no call is seen twice or not
+ * at all. fn_state[id].gen decides alone where a thread has no storage.
  */
 struct atrace_fn_state {
-	__u32 gen;   /* generation of the links that may emit for this id */
+	__u32 gen;   /* generation of the newest links holding this id */
 	__u32 off;   /* entries are no longer recorded: enum atrace_off */
 	__u64 calls; /* entries, counted atomically: only with a max-calls rule */
 	__u32 hinted; /* the hint was sent (once per function) */
@@ -91,6 +92,8 @@ struct atrace_fn_state {
 			 * call includes, by entry path); 0: no rule */
 	__u64 cost_ns;  /* what one call's probes cost (entry + return, by
 			 * entry path): its callers' clocks leave it out */
+	__u64 early_limit_ns; /* the early rule's bar: a mean below this after
+			       * filter_early_calls calls turns it off */
 };
 
 /* Who turned a function off: the recorder, or a program at once when the

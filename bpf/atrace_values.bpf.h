@@ -11,7 +11,7 @@
  * and their statistics are exactly those of the plain programs, and writes
  * the values record only when emit_func recorded the hit: one decision, so
  * a hit that two links of one function see while its link group is rebuilt
- * (bpf/atrace.bpf.c, struct handover) has one values record, or none when
+ * (bpf/atrace.bpf.c, struct hit_mark) has one values record, or none when
  * its event was not recorded. The values record follows its event in the
  * same ring with the same time stamp, thread and function id: the
  * recorder joins it to that event (record/func_values.h). Its loss (a full

@@ -2,9 +2,11 @@
 
 #include <bpf/libbpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -97,7 +99,13 @@ std::vector<AttachFailure> FunctionProbes::attach(const std::vector<uprobes::Pro
   }
   std::map<std::tuple<std::string, bool, bool>, std::vector<const uprobes::ProbeSite*>> by_module;
   for (const auto& s : sites) by_module[{s.path, s.with_values, s.with_stack}].push_back(&s);
-  for (auto& [path, group] : by_module) attach_multi_split(group, failures);
+  for (auto& [path, group] : by_module)
+    for (size_t i = 0; i < group.size(); i += kGroupFunctions) {
+      auto first = group.begin() + static_cast<std::ptrdiff_t>(i);
+      auto last =
+          group.begin() + static_cast<std::ptrdiff_t>(std::min(group.size(), i + kGroupFunctions));
+      attach_multi_split({first, last}, failures);
+    }
   return failures;
 }
 
@@ -138,7 +146,7 @@ RetiredLinks FunctionProbes::rebuild_without(
   if (gi < 0 || static_cast<size_t>(gi) >= groups_.size()) return retired;
   Group& old = groups_[static_cast<size_t>(gi)];
   Group fresh;
-  fresh.gen = old.gen + 1;
+  fresh.gen = ++last_gen_;  // never reused, even after a failed rebuild
   for (const auto& s : old.sites)
     if (!drop(s.id)) fresh.sites.push_back(s);
   if (!fresh.sites.empty()) {
@@ -153,9 +161,26 @@ RetiredLinks FunctionProbes::rebuild_without(
   return retired;
 }
 
+// Returns first, then entries (attach.h): a return link that outlived its
+// entry link would take over the returns of calls whose entry program no
+// longer runs. Each kind all at once, each link on a thread of its own: a
+// close waits for grace periods that concurrent closes share, and for the
+// traced threads to stop creating return instances (record/detacher.h),
+// which they do once every return link has removed its probes; one after
+// the other, 64 links would take 64 such waits. Perf-event links close in
+// order: each close holds the kernel's event_mutex through its waits, so
+// threads gain nothing.
 void FunctionProbes::detach_all() {
-  for (auto& g : groups_) g.exit.close();
-  for (auto& g : groups_) g.entry.close();
+  for (bool ret : {true, false}) {
+    std::vector<std::thread> closers;
+    for (auto& g : groups_) {
+      OwnedLink& l = ret ? g.exit : g.entry;
+      if (!l) continue;
+      if (!multi_) l.close();
+      else closers.emplace_back([link = std::move(l)]() mutable { link.close(); });
+    }
+    for (auto& t : closers) t.join();
+  }
   groups_.clear();
 }
 

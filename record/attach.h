@@ -3,8 +3,9 @@
 //
 // Two ways, chosen by kernel feature (record/features.h):
 //  - uprobe_multi links (6.6+): one entry link and one return link per
-//    module; attach is one syscall per link and detach one RCU grace period
-//    per link, not per probe;
+//    group of up to kGroupFunctions functions of a module; attach is one
+//    syscall per link and detach one RCU grace period per link, not per
+//    probe;
 //  - perf-event links (uprobe PMU): one per probe, the fallback.
 // Both are fds owned here: if atrace dies, the kernel removes the probes
 // with them, so nothing can be left behind.
@@ -16,16 +17,28 @@
 // return of new calls whose entry program no longer runs, i.e. record
 // exits without entries (bpf/atrace.bpf.c, stop_gate).
 //
-// Probes are kept in link groups (a module's multi links, or one site's
-// perf links). The relevance filters take a function out by rebuilding its
-// group without it (rebuild_without): new links with the next generation in
-// their cookies (id | gen << 32), then the caller switches the generation
-// the programs accept, then closes the old links — entry first — which it
-// gets back as a RetiredLinks.
+// Probes are kept in link groups (up to kGroupFunctions of a module's
+// functions in one pair of multi links, or one site's perf links). The
+// relevance filters take a function out by rebuilding its group without it
+// (rebuild_without): new links with a new generation in their cookies
+// (id | gen << 32), then the caller switches fn_state's generation and
+// closes the old links, which it gets back as a RetiredLinks. While both
+// are attached, the first program of a hit records it (bpf/atrace.bpf.c,
+// struct hit_mark).
+//
+// Why groups: a rebuild costs what attaching and detaching its probes
+// costs, per probe (about 7 us to attach and 5 us to detach a probe of a
+// multi link here: docs/BENCHMARKS.md), so a module's 2,000 functions in
+// one link made each detach cost tens of ms; in groups of 64 a detach
+// rebuilds 64. More links cost nothing per hit (a hit runs the programs of
+// the links holding that probe only) and little at the end (closed
+// together, their grace periods are shared).
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -71,6 +84,7 @@ struct AttachFailure {
 
 class FunctionProbes {
  public:
+  static constexpr size_t kGroupFunctions = 64;
   // `multi`: the programs were loaded for uprobe_multi links. pid -1: every
   // process that maps the module (the programs filter).
   FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
@@ -100,6 +114,7 @@ class FunctionProbes {
   // attach the new links, nothing changes and the error is returned in
   // `error` (the old links go on; the programs' off flag still silences the
   // dropped functions).
+  // Different groups may be rebuilt at once, from different threads.
   RetiredLinks rebuild_without(int g, const std::function<bool(uint32_t)>& drop,
                                const std::function<void(uint32_t, uint32_t)>& switch_gen,
                                std::string& error);
@@ -123,6 +138,9 @@ class FunctionProbes {
   pid_t pid_;
   bool multi_;
   std::vector<Group> groups_;
+  // The newest generation handed out, any group (groups are rebuilt on
+  // threads of their own at once: record/detacher.cpp).
+  std::atomic<uint32_t> last_gen_{0};
 };
 
 }  // namespace atrace

@@ -237,6 +237,7 @@ void BpfSession::load(const BpfSettings& s) {
     skel_->rodata->filter_max_calls = s.filter.max_calls;
     if (s.filter.mode == FilterMode::Absolute) {
       skel_->rodata->filter_min_calls = s.filter.min_calls;
+      skel_->rodata->filter_early_calls = std::min(s.filter.early_calls, s.filter.min_calls);
     }
   }
   if (s.multi) {

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "base/clock.h"
@@ -20,50 +21,26 @@ void store(uint32_t& field, uint32_t v) { __atomic_store_n(&field, v, __ATOMIC_S
 
 }  // namespace
 
-LinkCloser::LinkCloser() {
-  for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { run(); });
-}
-
-LinkCloser::~LinkCloser() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-}
+LinkCloser::~LinkCloser() { drain(); }
 
 void LinkCloser::close_later(OwnedLink link, uint64_t* started, uint64_t* closed) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    queue_.push_back({std::move(link), started, closed});
-  }
-  cv_.notify_all();
+  // The start is stamped here: the probes go as the close begins.
+  const uint64_t t0 = mono_now();
+  if (started) *started = t0;
+  std::lock_guard<std::mutex> l(mu_);
+  threads_.emplace_back([link = std::move(link), closed]() mutable {
+    link.close();
+    if (closed) *closed = mono_now();
+  });
 }
 
 void LinkCloser::drain() {
-  std::unique_lock<std::mutex> l(mu_);
-  idle_.wait(l, [this] { return queue_.empty() && busy_ == 0; });
-}
-
-void LinkCloser::run() {
-  std::unique_lock<std::mutex> l(mu_);
-  for (;;) {
-    cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and nothing left
-    Item it = std::move(queue_.front());
-    queue_.pop_front();
-    busy_++;
-    l.unlock();
-    uint64_t t0 = mono_now();
-    it.link.close();
-    uint64_t t1 = mono_now();
-    l.lock();
-    if (it.started) *it.started = t0;
-    if (it.closed) *it.closed = t1;
-    busy_--;
-    if (queue_.empty() && busy_ == 0) idle_.notify_all();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    threads.swap(threads_);
   }
+  for (auto& t : threads) t.join();
 }
 
 Detacher::Detacher(FunctionProbes& probes, atrace_fn_state* state, size_t n, int stat_fd, int ncpus)
@@ -86,29 +63,50 @@ void Detacher::detach(const std::vector<uint32_t>& ids, uint64_t now, std::strin
     store(state_[id].off, 1);  // 1. entries stop now
     by_group[probes_.group_of(id)].push_back(id);
   }
+  struct Rebuild {
+    int g;
+    std::vector<uint32_t> ids;
+    std::vector<size_t> slots;
+    RetiredLinks old;
+    std::string err;
+  };
+  std::vector<Rebuild> rebuilds;
   for (auto& [g, group_ids] : by_group) {
     std::vector<size_t> slots;
     for (uint32_t id : group_ids) {
       slots.push_back(timing_store_.size());
       timing_store_.push_back({id, now, 0, 0, 0});
     }
-    if (g < 0) continue;
-    // 2. the group again, without every function that is off by now.
-    auto drop = [this](uint32_t id) {
-      return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST);
-    };
-    auto switch_gen = [this](uint32_t id, uint32_t gen) {
-      if (id < n_) store(state_[id].gen, gen);
-    };
-    std::string err;
-    RetiredLinks old = probes_.rebuild_without(g, drop, switch_gen, err);
-    if (!err.empty()) {
-      error = err;
+    if (g >= 0) rebuilds.push_back({g, group_ids, slots, {}, {}});
+  }
+  // 2. each group again, without every function that is off by now; the
+  // groups at once, each on a thread: a rebuild mostly waits (for an RCU
+  // grace period when the kernel's uprobe registration lock comes out of
+  // its reader mode), and concurrent rebuilds share the wait. 3. the old
+  // entry link closes as soon as its group is rebuilt.
+  auto drop = [this](uint32_t id) {
+    return id < n_ && __atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST);
+  };
+  auto switch_gen = [this](uint32_t id, uint32_t gen) {
+    if (id < n_) store(state_[id].gen, gen);
+  };
+  auto rebuild = [&](Rebuild& r) {
+    r.old = probes_.rebuild_without(r.g, drop, switch_gen, r.err);
+    if (r.err.empty())
+      closer_.close_later(std::move(r.old.entry), &timing_store_[r.slots.front()].entry_gone,
+                          nullptr);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < rebuilds.size(); ++i) threads.emplace_back(rebuild, std::ref(rebuilds[i]));
+  if (!rebuilds.empty()) rebuild(rebuilds.front());
+  for (auto& t : threads) t.join();
+  // 4. the return link when no call is in flight (poll).
+  for (auto& r : rebuilds) {
+    if (!r.err.empty()) {
+      error = r.err;
       continue;
     }
-    // 3. the entry link now; 4. the return link when no call is in flight.
-    closer_.close_later(std::move(old.entry), &timing_store_[slots.front()].entry_gone, nullptr);
-    parked_.push_back({std::move(old.exit), group_ids, slots, now});
+    parked_.push_back({std::move(r.old.exit), std::move(r.ids), std::move(r.slots), now});
   }
 }
 
@@ -137,7 +135,8 @@ void Detacher::poll(uint64_t now) {
 void Detacher::finish() {
   for (auto& p : parked_) retire_exit(p);
   parked_.clear();
-  closer_.drain();
+  // No drain here: the closes return once every probe is gone, which is
+  // the recorder's detach_all after this (the destructor waits for them).
   // Every function of a group shares its group's link times.
   timings_.clear();
   for (size_t i = 0; i < timing_store_.size(); ++i) timings_.push_back(timing_store_[i]);

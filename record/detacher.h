@@ -4,21 +4,34 @@
 //   1. off flag      the programs stop recording the function's entries at
 //                    once (fn_state[id].off; its calls in flight still
 //                    record their exits, so no call is left half-seen);
-//   2. rebuild       its link group is re-attached without it, the kept
-//                    functions switch to the new links' generation;
-//   3. entry link    the old entry link is closed (the kept functions are
-//                    on the new links, the removed ones silenced);
+//   2. rebuild       its link group is re-attached without it, with a new
+//                    generation (the groups of one decision at once, each
+//                    on a thread); while both links are on, the first
+//                    program of a hit records it (bpf/atrace.bpf.c,
+//                    struct hit_mark), so the order of what follows does
+//                    not matter to the kept functions;
+//   3. entry link    the old entry link is closed as soon as its group is
+//                    rebuilt;
 //   4. return link   closed once the function has no call in flight (or
 //                    after kMaxWaitNs: a call that never returns, e.g. deep
 //                    recursion still running, then ends at its caller's
 //                    exit in the reports).
-// Closing a link waits for an RCU grace period (tens of ms): it happens on
-// a thread of its own (LinkCloser), never on the recorder's drain loop.
-// The breakpoint leaves the traced code as soon as the close starts; the
-// timings of each step are kept for the record's summary.
+// Closing a link removes its probes at once, then waits: for an RCU Tasks
+// Trace grace period and for uretprobes_srcu (uprobe_unregister_sync). The
+// second wait lasts as long as the traced program keeps hitting probes:
+// each pending return of a thread holds an SRCU read lock, which the kernel
+// converts to a reference only when the thread's return-instance timer
+// fires, 100 ms after its last uretprobe hit (RI_TIMER_PERIOD; every hit
+// re-arms it: kernel/events/uprobes.c, 6.14+), and a return pending all run
+// long (main's caller's, say) is older than any grace period. So a close
+// started while the program runs returns only at its end (or a pause of
+// 100 ms without a probed call), long after its probes are gone. Each link
+// is therefore closed on a thread of its own (LinkCloser): its probes go as
+// the close begins, whatever the closes before it wait for, and never on
+// the recorder's drain loop. The timings of each step are kept
+// for the record's summary.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -30,33 +43,23 @@
 
 namespace atrace {
 
-// Closes links on background threads, several at once: each close waits
-// for a grace period, and concurrent waits share it. (Order does not
-// matter by then: the off flag and the generation switch have already
-// silenced the links being closed.)
+// Closes links, each on a thread of its own started at once: a close
+// blocks until the program stops hitting probes (above), so a pool of
+// threads would fill with closes that have removed their probes and wait,
+// while the next closes, and their probes, wait behind them.
 class LinkCloser {
  public:
-  LinkCloser();
-  ~LinkCloser();  // closes whatever is still queued, then joins
+  LinkCloser() = default;
+  ~LinkCloser();  // waits for every close
   LinkCloser(const LinkCloser&) = delete;
   LinkCloser& operator=(const LinkCloser&) = delete;
   // `started`/`closed` (CLOCK_MONOTONIC ns) are written when the close
   // begins and returns; read them only after drain().
   void close_later(OwnedLink link, uint64_t* started, uint64_t* closed);
-  void drain();  // waits until the queue is empty
+  void drain();  // waits until every close has returned
 
  private:
-  struct Item {
-    OwnedLink link;
-    uint64_t* started;
-    uint64_t* closed;
-  };
-  void run();
   std::mutex mu_;
-  std::condition_variable cv_, idle_;
-  std::deque<Item> queue_;
-  int busy_ = 0;
-  bool stop_ = false;
   std::vector<std::thread> threads_;
 };
 
@@ -67,7 +70,7 @@ class Detacher {
     uint64_t decided = 0;     // the filter's decision
     uint64_t entry_gone = 0;  // entry link close started
     uint64_t exit_gone = 0;   // return link close started: the breakpoint goes
-    uint64_t closed = 0;      // return link closed (grace period over)
+    uint64_t closed = 0;      // return link closed (grace period over), if by then
   };
   static constexpr uint64_t kMaxWaitNs = 1'000'000'000;
 
@@ -82,7 +85,8 @@ class Detacher {
   // Step 4 for the groups whose removed functions have returned.
   void poll(uint64_t now);
   bool pending() const { return !parked_.empty(); }
-  // Closes everything still pending and waits: call before the end.
+  // Starts closing everything still pending (the destructor waits for the
+  // closes to return): call before the end; timings() is final then.
   void finish();
   const std::vector<Timing>& timings() const { return timings_; }
 

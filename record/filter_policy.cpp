@@ -58,6 +58,10 @@ uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns) {
   return threshold_ns + floor_ns + floor_ns / 4;
 }
 
+uint64_t early_limit_ns(uint64_t threshold_ns, uint64_t floor_ns) {
+  return absolute_limit_ns(threshold_ns / 4, floor_ns);
+}
+
 uint64_t RelevanceFilter::floor(const FunctionSample& s) const {
   auto p = static_cast<size_t>(s.path);
   return p < floor_.size() ? floor_[p] : 0;
@@ -65,6 +69,11 @@ uint64_t RelevanceFilter::floor(const FunctionSample& s) const {
 
 uint64_t RelevanceFilter::limit(const FunctionSample& s) const {
   return absolute_limit_ns(o_.threshold_ns, floor(s));
+}
+
+bool RelevanceFilter::early_short(const FunctionSample& s) const {
+  const uint64_t early = std::min(o_.early_calls, o_.min_calls);
+  return s.calls >= early && s.sum_ns < early_limit_ns(o_.threshold_ns, floor(s)) * s.calls;
 }
 
 // The mean net of what the probes themselves add to a measured call.
@@ -91,7 +100,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
 
   if (o_.mode == FilterMode::Absolute) {
     for (const auto& s : now)
-      if (open(s) && s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls)
+      if (open(s) && ((s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls) || early_short(s)))
         take(s, DetachReason::Absolute);
   } else if (o_.mode == FilterMode::Relative) {
     // The mean of the means of the functions actually called (each counts
@@ -131,9 +140,11 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       double c = static_cast<double>(hits - before) *
                  static_cast<double>(p < cost_ns.size() ? cost_ns[p] : 0);
       total += c;
-      // Like the other rules, only a function judged on enough calls
-      // goes; the young ones' cost counts all the same.
-      if (!is(s.id, keep_) && s.calls >= o_.min_calls) costs.push_back({&s, c});
+      // Only a function judged on enough calls goes (the early rule's
+      // count: its probes cost already); the young ones' cost counts all
+      // the same.
+      if (!is(s.id, keep_) && s.calls >= std::min(o_.early_calls, o_.min_calls))
+        costs.push_back({&s, c});
     }
     std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
     // The budget is a share of what the program itself used: the traced

@@ -30,6 +30,10 @@ struct FilterOptions {
   FilterMode mode = FilterMode::Absolute;
   uint64_t threshold_ns = 2000;
   uint64_t min_calls = 1000;
+  // The early rule (early_limit_ns): a function can go after this many
+  // calls when the evidence is already clear. --filter-min-calls sets it
+  // to its own value: the user's word that nothing is judged before.
+  uint64_t early_calls = 100;
   uint64_t max_calls = 0;   // 0: no limit
   double budget_pct = 100;  // 0: no budget controller
   std::string keep;         // selectors never filtered
@@ -76,6 +80,18 @@ struct FilterDecision {
 // tracing it anyway.
 uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
 
+// Deciding as soon as the evidence is enough, before min_calls, once a
+// function has early_calls (100) returned calls:
+//  - far below the bar: its mean, net of the probes, is under a quarter of
+//    the threshold (the bar is early_limit_ns: the absolute rule's with a
+//    quarter of the threshold). Its next calls would have to take more than
+//    four times as long as its first 100, on average, for it to belong;
+//  - too costly: the budget rule (budget_pct) is over budget and its probes
+//    cost most: it takes functions from early_calls calls on, not min_calls.
+// The programs apply the first on each CPU's numbers at once (as the
+// absolute rule), the policy on all CPUs' at its tick.
+uint64_t early_limit_ns(uint64_t threshold_ns, uint64_t floor_ns);
+
 // What the filters count per traced call, by entry path (index =
 // ProbePath), from the calibrated costs: `cost_ns` (budget rule) and
 // `floor_ns` (taken off each mean), by formats::ProbeCosts'
@@ -99,8 +115,9 @@ class RelevanceFilter {
   bool decided(uint32_t id) const;
 
  private:
-  uint64_t floor(const FunctionSample& s) const;  // inside cost on its path
-  uint64_t limit(const FunctionSample& s) const;  // absolute rule's bar for the mean
+  uint64_t floor(const FunctionSample& s) const;    // inside cost on its path
+  uint64_t limit(const FunctionSample& s) const;    // absolute rule's bar for the mean
+  bool early_short(const FunctionSample& s) const;  // the early rule's first half
   uint64_t net_mean(const FunctionSample& s) const;
   FilterOptions o_;
   std::vector<uint64_t> floor_;

@@ -447,9 +447,11 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
     const auto path = static_cast<size_t>(site.entry_path);
     st.keep =
         std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
-    if (opts_.filter.mode == FilterMode::Absolute)
-      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns,
-                                      costs.floor_ns[path % costs.floor_ns.size()]);
+    if (opts_.filter.mode == FilterMode::Absolute) {
+      const uint64_t floor = costs.floor_ns[path % costs.floor_ns.size()];
+      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor);
+      st.early_limit_ns = early_limit_ns(opts_.filter.threshold_ns, floor);
+    }
     // What the programs take off the callers' measured durations when
     // this function returns (its probes ran inside them).
     st.cost_ns = costs.cost_ns[path % costs.cost_ns.size()];
@@ -661,11 +663,11 @@ void Recorder::detach() {
     run_.detached = probes_.relevance->detached();
     if (auto line = probes_.relevance->summary(); !line.empty())
       std::fprintf(stderr, "atrace: %s\n", line.c_str());
-    probes_.relevance.reset();
   }
   // Stop: returns, then entries (attach.h), then everything in flight.
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
   probes_.functions->detach_all();
+  probes_.relevance.reset();  // its closes return once every probe is gone (detacher.h)
   probes_.usdt->detach_all();
   probes_.modules.reset();
   if (opts_.verbose && !run_.table.empty())

@@ -45,6 +45,7 @@ class RelevanceRun {
 
  private:
   std::vector<FunctionSample> sample();
+  bool read_all_stats(std::vector<atrace_fn_stat>& all);  // by id, then CPU
   uint64_t traced_cpu_ns();
 
   FilterOptions o_;

@@ -35,7 +35,11 @@ void parse_values(RecordArgs& a) {
   if (!a.duration.empty())
     o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
-  o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
+  // Given, it is the user's word: nothing is judged before (no early rule).
+  if (!a.filter_min_calls.empty()) {
+    o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
+    o.filter.early_calls = o.filter.min_calls;
+  }
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
   if (!a.filter_budget.empty())
     o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
@@ -133,7 +137,9 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
   cmd.option("--filter-threshold", args.filter_threshold,
              "Mean duration that makes a function irrelevant (e.g. 2us, 500ns)")
       .default_text("2us");
-  cmd.option("--filter-min-calls", args.filter_min_calls, "Calls before a function can be judged")
+  cmd.option("--filter-min-calls", args.filter_min_calls,
+             "Calls before a function can be judged (not given: 1000, or 100 for a mean far "
+             "below the threshold)")
       .default_text("1000");
   cmd.option("--filter-max-calls", args.filter_max_calls,
              "Detach a function after N calls whatever its duration (0: never)")

@@ -16,7 +16,7 @@ struct RecordArgs {
   RecordOptions opts;
   std::string pid;
   std::string duration;
-  std::string filter_min_calls = "1000";
+  std::string filter_min_calls;  // empty: 1000, with the early rule
   std::string filter_max_calls = "0";
   std::string filter_budget;  // empty: the default, 0 with --filter=off
   std::string buffer_size = "8M";

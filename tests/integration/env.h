@@ -27,6 +27,7 @@ struct Paths {
   static constexpr const char* target_filter_nop5 = TARGET_FILTER_NOP5_BIN;
   static constexpr const char* target_filter_singlestep = TARGET_FILTER_SINGLESTEP_BIN;
   static constexpr const char* target_generations = TARGET_GENERATIONS_BIN;
+  static constexpr const char* target_detach_scale = TARGET_DETACH_SCALE_BIN;
   static constexpr const char* target_usdt = TARGET_USDT_BIN;
   static constexpr const char* target_args = TARGET_ARGS_BIN;
   static constexpr const char* target_stack = TARGET_STACK_BIN;

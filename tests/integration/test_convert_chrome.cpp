@@ -166,7 +166,7 @@ class ConvertChrome : public IntegrationTest {};
 TEST_F(ConvertChrome, CallsAndTimesMatchTheReport) {
   std::string trace = file("c.data"), json = file("c.json");
   Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()},
-                    {"--kernel=+syscalls"});
+                    {"--kernel=+syscalls", "--filter-min-calls=1000"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "chrome", json));
   ChromeTrace chrome(json);

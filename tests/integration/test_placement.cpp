@@ -104,8 +104,9 @@ TEST_F(Placement, ListShowsWhereEachProbeGoes) {
 
 TEST_F(Placement, CountsExactAndOutputUnchangedWithMovedProbes) {
   const std::string trace = file("moved.data");
-  ComparedRun c = run_untraced_and_traced({Paths::target_placement, "50", tag_arg()}, trace,
-                                          {"--select=" + std::string(kSelect)});
+  ComparedRun c =
+      run_untraced_and_traced({Paths::target_placement, "50", tag_arg()}, trace,
+                              {"--select=" + std::string(kSelect), "--filter-min-calls=1000"});
   ASSERT_TRUE(behaves_as_untraced(c));
   EXPECT_NE(c.atrace_lines.find("past the first instruction"), std::string::npos) << c.atrace_lines;
   auto rep = report_json(trace);
@@ -125,8 +126,9 @@ TEST_F(Placement, CountsExactAndOutputUnchangedWithMovedProbes) {
 
 TEST_F(Placement, SameCountsWithEveryProbeAtEntry) {
   const std::string trace = file("at0.data");
-  ComparedRun c = run_untraced_and_traced({Paths::target_placement, "50", tag_arg()}, trace,
-                                          {"--select=" + std::string(kSelect), "--probe-at-entry"});
+  ComparedRun c = run_untraced_and_traced(
+      {Paths::target_placement, "50", tag_arg()}, trace,
+      {"--select=" + std::string(kSelect), "--probe-at-entry", "--filter-min-calls=1000"});
   ASSERT_TRUE(behaves_as_untraced(c));
   EXPECT_EQ(c.atrace_lines.find("past the first instruction"), std::string::npos) << c.atrace_lines;
   auto rep = report_json(trace);
@@ -137,8 +139,9 @@ TEST_F(Placement, SameCountsWithEveryProbeAtEntry) {
 // The same through perf-event links: one link per probe, at the moved offset.
 TEST_F(Placement, CountsExactWithPerfLinks) {
   const std::string trace = file("perf.data");
-  ComparedRun c = run_untraced_and_traced({Paths::target_placement, "20", tag_arg()}, trace,
-                                          {"--select=" + std::string(kSelect), "--attach=perf"});
+  ComparedRun c = run_untraced_and_traced(
+      {Paths::target_placement, "20", tag_arg()}, trace,
+      {"--select=" + std::string(kSelect), "--attach=perf", "--filter-min-calls=1000"});
   ASSERT_TRUE(behaves_as_untraced(c));
   auto rep = report_json(trace);
   ASSERT_TRUE(rep);

@@ -86,7 +86,7 @@ TEST_F(Top, AttachedUntilDuration) {
   ForeverTarget target(tag_);
   ASSERT_TRUE(target.ok()) << target.startup_output();
   Result r = run({Paths::atrace, "top", "-p", std::to_string(target.pid()), "--select=tick",
-                  "--interval=0.2", "--duration=1"},
+                  "--interval=0.2", "--duration=1", "--filter-min-calls=1000"},
                  milliseconds(30000));
   ASSERT_TRUE(r.exited(0)) << r.describe();
   const std::vector<Table> tables = tables_of(r.out);

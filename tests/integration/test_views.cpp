@@ -71,8 +71,9 @@ class Views : public IntegrationTest {
   // target_c N, its four functions traced, with every kernel group.
   std::string record_c(const std::string& name, int n) {
     std::string out = file(name);
-    Result r = record(out, "leaf,middle,outer,sleeper",
-                      {Paths::target_c, std::to_string(n), tag_arg()}, {"--kernel=all"});
+    Result r =
+        record(out, "leaf,middle,outer,sleeper", {Paths::target_c, std::to_string(n), tag_arg()},
+               {"--kernel=all", "--filter-min-calls=1000"});
     EXPECT_TRUE(r.exited(0)) << r.describe();
     return out;
   }

@@ -23,7 +23,8 @@ std::vector<uint32_t> ids(const std::vector<FilterDecision>& d) {
 }
 
 TEST(FilterPolicy, AbsoluteNeedsEnoughCallsAndAShortMean) {
-  FilterOptions o;  // absolute, 2 us, 1000 calls
+  FilterOptions o;              // absolute, 2 us, 1000 calls
+  o.early_calls = o.min_calls;  // --filter-min-calls given: no early rule
   RelevanceFilter f(o);
   auto d = f.decide({fn(1, 999, 100), fn(2, 1000, 1999), fn(3, 5000, 2000), fn(4, 1000, 300)});
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{2, 4}));
@@ -34,6 +35,33 @@ TEST(FilterPolicy, AbsoluteNeedsEnoughCallsAndAShortMean) {
   EXPECT_TRUE(f.decide({fn(2, 2000, 10), fn(4, 2000, 10)}).empty());
   EXPECT_TRUE(f.decided(2));
   EXPECT_FALSE(f.decided(3));
+}
+
+// The early rule: from 100 calls, a net mean under a quarter of the
+// threshold (500 ns of 2 us) goes; one under the threshold but not far
+// below waits for --filter-min-calls.
+TEST(FilterPolicy, EarlyRuleTakesAMeanFarBelowTheThresholdAfter100Calls) {
+  FilterOptions o;  // absolute, 2 us, 1000 calls, early at 100
+  EXPECT_EQ(o.early_calls, 100u);
+  RelevanceFilter f(o);
+  auto d = f.decide({fn(1, 99, 10), fn(2, 100, 499), fn(3, 100, 501), fn(4, 500, 1999)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(d[0].reason, DetachReason::Absolute);
+  d = f.decide({fn(1, 100, 10), fn(3, 1000, 501), fn(4, 1000, 1999)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1, 3, 4}));
+  // Net of the path's floor, like the absolute rule: 9 us of probes inside.
+  std::vector<uint64_t> floor(5, 0);
+  floor[static_cast<size_t>(formats::ProbePath::SingleStep)] = 9000;
+  RelevanceFilter g(o, floor);
+  EXPECT_EQ(early_limit_ns(2000, 9000), 500u + 9000 + 2250);
+  d = g.decide({fn(5, 100, 9000 + 2250 + 499, formats::ProbePath::SingleStep),
+                fn(6, 100, 9000 + 2250 + 501, formats::ProbePath::SingleStep)});
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{5}));
+  // --filter-min-calls=N given sets early_calls to N: nothing before N.
+  o.min_calls = o.early_calls = 2000;
+  RelevanceFilter h(o);
+  EXPECT_TRUE(h.decide({fn(1, 1999, 1)}).empty());
+  EXPECT_EQ(ids(h.decide({fn(1, 2000, 1)})), (std::vector<uint32_t>{1}));
 }
 
 TEST(FilterPolicy, KeptFunctionsAreNeverDetached) {
@@ -184,6 +212,7 @@ TEST(FilterPolicy, BudgetIsAShareOfTheProgramsOwnTime) {
 TEST(FilterPolicy, BudgetTakesOnlyFunctionsPastMinCalls) {
   FilterOptions o;
   o.mode = FilterMode::Off;
+  o.early_calls = o.min_calls;  // --filter-min-calls given
   EXPECT_EQ(o.budget_pct, 100);
   EXPECT_TRUE(o.active());
   RelevanceFilter f(o);
@@ -205,6 +234,22 @@ TEST(FilterPolicy, BudgetTakesOnlyFunctionsPastMinCalls) {
   // Over budget with young functions only: nothing goes yet.
   RelevanceFilter h(o);
   EXPECT_TRUE(h.decide({fn(3, 900, 50, formats::ProbePath::SingleStep)}, 10'000'000, cost).empty());
+}
+
+// Without --filter-min-calls, the budget takes functions from the early
+// rule's 100 calls on: their probes cost already.
+TEST(FilterPolicy, BudgetTakesFunctionsFrom100CallsByDefault) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  std::vector<uint64_t> cost(5, 0);
+  cost[static_cast<size_t>(formats::ProbePath::SingleStep)] = 10000;
+  RelevanceFilter f(o);
+  // 10 ms of CPU, 9 ms of it function 3's probes (900 calls): over budget.
+  auto d = f.decide({fn(3, 900, 50, formats::ProbePath::SingleStep),
+                     fn(4, 99, 50, formats::ProbePath::SingleStep)},
+                    10'000'000, cost);
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(d[0].reason, DetachReason::Budget);
 }
 
 TEST(FilterPolicy, ParsesDurationsAndModes) {
