@@ -487,6 +487,55 @@ static __always_inline void emit_gone(struct func_hit *h, struct sp_frame *f)
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+/* Looking at the top of a thread's sp_stack for frames an event shows gone. */
+struct gone_ctx {
+	struct sp_stack *ss;
+	struct func_hit *h;
+	__u64 sp;
+	__u32 id;
+	bool entry;
+};
+
+/* The top frame: 0 when it was gone (told, popped: look at the next one),
+ * 1 when it is live, or is the exit's own call (popped), or none is left. */
+static __always_inline long gone_step(struct gone_ctx *c)
+{
+	struct sp_stack *ss = c->ss;
+	__u32 d = ss->depth, k;
+	struct sp_frame *f;
+
+	if (d == 0 || d > ATRACE_SP_STACK)
+		return 1;
+	k = d - 1;
+	barrier_var(k); /* the verifier must see the bound the compiler knows */
+	if (k >= ATRACE_SP_STACK)
+		return 1;
+	f = &ss->f[k];
+	if (c->entry) {
+		if (f->sp > c->sp || (f->sp == c->sp && !f->untimed && tail_call_at(c->sp)))
+			return 1;
+	} else if (f->sp + 8 >= c->sp) {
+		/* Its own return (or an exit of a call not recorded). */
+		if (f->sp + 8 == c->sp && f->id == c->id)
+			ss->depth = d - 1;
+		return 1;
+	}
+	/* An exception's landing pad runs above the frames it left: the
+	 * unwind guard says at the catch that they were unwound
+	 * (bpf/unwind.bpf.c); they are popped after it, and the replay finds
+	 * them closed. */
+	if (exception_in_flight()) /* looked up only here: rare */
+		return 1;
+	emit_gone(c->h, f);
+	ss->depth = d - 1;
+	return 0;
+}
+
+static long gone_loop_step(__u64 i, void *ctx)
+{
+	return gone_step(ctx);
+}
+
 /* Writes a function's entry or exit after the frames it shows gone.
  * `untimed`: an entry past_nesting_limit() said gets no return probe. */
 static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u16 kind, __u64 sp,
@@ -497,7 +546,7 @@ static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u1
 	struct sp_stack *ss = bpf_task_storage_get(&sp_stacks, bpf_get_current_task_btf(), 0,
 						   entry ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	__u32 id = (__u32)h->cookie;
-	int i;
+	struct gone_ctx c = {.ss = ss, .h = h, .sp = sp, .id = id, .entry = entry};
 
 	if (!ss)
 		return emit_call(lane, h->ts, h->pid_tgid, id, kind);
@@ -512,35 +561,11 @@ static __always_inline bool emit_frame_event(bool lane, struct func_hit *h, __u1
 		else if (!entry)
 			ss->depth--;
 	}
-	for (i = 0; i < ATRACE_SP_STACK && ss->depth <= ATRACE_SP_STACK; i++) {
-		__u32 d = ss->depth, k;
-		struct sp_frame *f;
-
-		if (d == 0)
-			break;
-		k = d - 1;
-		barrier_var(k); /* the verifier must see the bound the compiler knows */
-		if (k >= ATRACE_SP_STACK)
-			break;
-		f = &ss->f[k];
-		if (entry) {
-			if (f->sp > sp || (f->sp == sp && !f->untimed && tail_call_at(sp)))
-				break;
-		} else if (f->sp + 8 >= sp) {
-			/* Its own return (or an exit of a call not recorded). */
-			if (f->sp + 8 == sp && f->id == id)
-				ss->depth = d - 1;
-			break;
-		}
-		/* An exception's landing pad runs above the frames it left:
-		 * the unwind guard says at the catch that they were unwound
-		 * (bpf/unwind.bpf.c); they are popped after it, and the
-		 * replay finds them closed. */
-		if (exception_in_flight()) /* looked up only here: rare */
-			break;
-		emit_gone(h, f);
-		ss->depth = d - 1;
-	}
+	/* The top frame inline (almost always the last one looked at), the
+	 * rest, when it was gone, in a bpf_loop: verified once, not once per
+	 * frame of an unrolled loop in every function program. */
+	if (gone_step(&c) == 0)
+		bpf_loop(ATRACE_SP_STACK - 1, gone_loop_step, &c, 0);
 	if (entry) {
 		__u32 d = ss->depth;
 
