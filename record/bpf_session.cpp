@@ -111,8 +111,8 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alon
     load(s);
   } catch (...) {
     // Their objects go with this session; the load's error is the one said.
-    for (auto* f : {&other, &rings_in})
-      if (f->valid()) f->wait();
+    for (auto* pending : {&other, &rings_in})
+      if (pending->valid()) pending->wait();
     throw;
   }
   // Their errors, after the load's (rings_in's first: the guard needs no

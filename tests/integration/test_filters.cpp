@@ -508,7 +508,9 @@ TEST_F(Filters, MinCallsGivenDisablesTheEarlyRule) {
   ASSERT_TRUE(rep);
   EXPECT_GE(calls_of(*rep, "hot"), 2000) << "detached before --filter-min-calls";
   const auto* d = expect_detached(*rep, "hot", "absolute");
-  if (d != nullptr) EXPECT_GE((*d)["calls"].get<long long>(), 2000) << d->dump();
+  if (d != nullptr) {
+    EXPECT_GE((*d)["calls"].get<long long>(), 2000) << d->dump();
+  }
   expect_exact(*rep, "slow", "slow", 100);
 }
 
@@ -558,7 +560,7 @@ TEST_F(Filters, DetachAtScaleLeavesOneGenerationOfLinks) {
   if (at != std::string::npos)
     std::printf("%s; links at the end: %lld\n",
                 run_.err.substr(at, run_.err.find('\n', at) - at).c_str(),
-                printed_count(run_.out, "links").value_or(-1));
+                static_cast<long long>(printed_count(run_.out, "links").value_or(-1)));
 }
 
 }  // namespace
