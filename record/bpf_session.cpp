@@ -134,10 +134,17 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alon
 void BpfSession::create_shared_maps() {
   auto& m = skel_->maps;
   // A task-storage map needs its key and value types in BTF the kernel
-  // holds: a copy of the object's own (libbpf loads the original itself at
-  // the object's load, once), kept by the kernel for as long as the map.
+  // holds: that of a twin of the object, opened apart (reading the raw
+  // BTF of this one's would change what libbpf later loads with its
+  // programs: the verifier then refused libbpf's own USDT functions),
+  // kept by the kernel for as long as the map.
   std::unique_ptr<btf, decltype(&btf__free)> types(nullptr, &btf__free);
-  if (const btf* own = bpf_object__btf(skel_->obj)) {
+  size_t elf_size = 0;
+  const void* elf = atrace_bpf__elf_bytes(&elf_size);
+  std::unique_ptr<bpf_object, decltype(&bpf_object__close)> twin(
+      bpf_object__open_mem(elf, elf_size, nullptr), &bpf_object__close);
+  if (twin && libbpf_get_error(twin.get()) != 0) twin.release();
+  if (const btf* own = twin ? bpf_object__btf(twin.get()) : nullptr) {
     uint32_t size = 0;
     const void* raw = btf__raw_data(own, &size);
     types.reset(btf__new(raw, size));

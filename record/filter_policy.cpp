@@ -142,8 +142,13 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       total += c;
       // Only a function judged on enough calls goes (the early rule's
       // count: its probes cost already); the young ones' cost counts all
-      // the same.
-      if (!is(s.id, keep_) && s.calls >= std::min(o_.early_calls, o_.min_calls))
+      // the same. Nor does one whose probes cost less per call than the
+      // budget allows of its own time: taking a 1 ms function because a
+      // kept hot one is over budget would lose its calls and save nothing.
+      const double per_call = p < cost_ns.size() ? static_cast<double>(cost_ns[p]) : 0;
+      const bool over_its_share =
+          per_call > o_.budget_pct / 100.0 * static_cast<double>(net_mean(s));
+      if (!is(s.id, keep_) && s.calls >= std::min(o_.early_calls, o_.min_calls) && over_its_share)
         costs.push_back({&s, c});
     }
     std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });

@@ -83,7 +83,7 @@ TEST_F(ConvertPerfetto, ProtocDecodesItAndSlicesEqualCalls) {
   REQUIRE_TOOL("protoc");
   std::string trace = file("c.data"), pb = file("c.perfetto-trace");
   Result r = record(trace, "leaf,middle,outer,sleeper", {Paths::target_c, "100", tag_arg()},
-                    {"--kernel=all"});
+                    {"--kernel=all", "--filter-min-calls=1000"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(convert(trace, "perfetto", pb));
   Decoded d;

@@ -103,9 +103,10 @@ TEST_F(Privileges, VersionWithoutCapabilitiesSaysWhatIsUnknown) {
 
 TEST_F(Privileges, CapBpfAndPerfmonRecordALaunchedTargetWithExactCounts) {
   const std::string out = (dir_.out() / "caps.data").string();
-  Result r = run(as_nobody(
-      "+bpf,+perfmon", {dir_.bin(Paths::atrace), "record", "-o", out, "--select=leaf,middle,outer",
-                        "--", dir_.bin(Paths::target_c), "100", tag_arg()}));
+  Result r =
+      run(as_nobody("+bpf,+perfmon", {dir_.bin(Paths::atrace), "record", "-o", out,
+                                      "--select=leaf,middle,outer", "--filter-min-calls=1000", "--",
+                                      dir_.bin(Paths::target_c), "100", tag_arg()}));
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_EQ(printed_count(r.out, "leaf").value_or(-1), 300) << r.describe();
   struct stat st {};
@@ -154,8 +155,9 @@ TEST_F(Privileges, FileCapabilitiesRecordALaunchedTargetWithExactCounts) {
   cap_free(caps);
   ASSERT_EQ(set, 0) << "cannot give " << atrace << " file capabilities: " << strerror(errno);
   const std::string out = (dir_.out() / "filecaps.data").string();
-  Result r = run(as_nobody("", {atrace, "record", "-o", out, "--select=leaf,middle,outer", "--",
-                                dir_.bin(Paths::target_c), "100", tag_arg()}));
+  Result r = run(as_nobody(
+      "", {atrace, "record", "-o", out, "--select=leaf,middle,outer", "--filter-min-calls=1000",
+           "--", dir_.bin(Paths::target_c), "100", tag_arg()}));
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto rep = report_json(out);
   ASSERT_TRUE(rep);

@@ -252,6 +252,25 @@ TEST(FilterPolicy, BudgetTakesFunctionsFrom100CallsByDefault) {
   EXPECT_EQ(d[0].reason, DetachReason::Budget);
 }
 
+// A function whose probes cost less per call than the budget's share of
+// its own time is never the budget's: a kept hot function over budget
+// must not take a slow one with it.
+TEST(FilterPolicy, BudgetLeavesFunctionsWhoseProbesCostLittleOfTheirTime) {
+  FilterOptions o;
+  o.mode = FilterMode::Off;
+  std::vector<uint64_t> cost(5, 0);
+  cost[static_cast<size_t>(formats::ProbePath::Emulated)] = 1000;
+  RelevanceFilter f(o);
+  // 200 ms of CPU, 150 ms of it probes: over budget. Function 1 (150,000
+  // calls of 50 ns) goes; function 2 (100 calls of 1 ms, 1 us of probes
+  // each) stays.
+  auto d = f.decide({fn(1, 150000, 50), fn(2, 100, 1000000)}, 200'000'000, cost);
+  EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));  // the costly one alone
+  // Function 2 alone over budget (100 more calls: 0.1 ms of probes in
+  // 0.15 ms of CPU): still not taken, its probes are 0.1 % of its time.
+  EXPECT_TRUE(f.decide({fn(2, 200, 1000000)}, 150'000, cost).empty());
+}
+
 TEST(FilterPolicy, ParsesDurationsAndModes) {
   EXPECT_EQ(parse_duration_ns("2us"), 2000u);
   EXPECT_EQ(parse_duration_ns("500ns"), 500u);
