@@ -14,13 +14,15 @@ need_tools() {
 }
 
 # build_target [TARGET...]: builds bench/ on its own (cmake -S bench) in
-# ${BENCH_BUILD:-/tmp/atrace-bench-build}, incrementally, and prints the path
-# of that build tree. A private build tree keeps the benchmark independent of
-# the state of the project's build (and of builds running in it).
+# ${BENCH_BUILD:-/tmp/atrace-bench-build-HASH}, incrementally, and prints
+# the path of that build tree. A private build tree keeps the benchmark
+# independent of the state of the project's build (and of builds running in
+# it); HASH names the checkout, since CMake refuses a tree another checkout
+# configured.
 build_tree() {
 	local here own
 	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-	own=${BENCH_BUILD:-${TMPDIR:-/tmp}/atrace-bench-build}
+	own=${BENCH_BUILD:-${TMPDIR:-/tmp}/atrace-bench-build-$(printf %s "$here" | md5sum | cut -c1-8)}
 	{ cmake -S "$here" -B "$own" -DCMAKE_BUILD_TYPE=Release &&
 		cmake --build "$own" --target "${@:-uprobe_target}"; } >"$own.log" 2>&1 ||
 		die "cannot build ${*:-uprobe_target} (see $own.log)"
