@@ -20,13 +20,11 @@
  * process) and "probes=P" (the offsets they hold), or "links=?" when the
  * kernel will not say. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <linux/bpf.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../../bench/link_count.h"
 #include "target_common.h"
 
 static unsigned long calls;
@@ -40,10 +38,9 @@ static unsigned long calls;
 #define F100(n) \
   F10(n##0)     \
   F10(n##1) F10(n##2) F10(n##3) F10(n##4) F10(n##5) F10(n##6) F10(n##7) F10(n##8) F10(n##9)
-#define F1000(n)                                                                          \
-  F100(n##0)                                                                              \
-  F100(n##1) F100(n##2) F100(n##3) F100(n##4) F100(n##5) F100(n##6) F100(n##7) F100(n##8) \
-      F100(n##9)
+#define F1000(n) \
+  F100(n##0)     \
+  F100(n##1) F100(n##2) F100(n##3) F100(n##4) F100(n##5) F100(n##6) F100(n##7) F100(n##8) F100(n##9)
 F1000(_0)
 F1000(_1)
 #undef F
@@ -52,63 +49,6 @@ typedef unsigned long (*fn)(unsigned long);
 #define F(n) f##n,
 static const fn fs[2000] = {F1000(_0) F1000(_1)};
 #undef F
-
-static long sys_bpf(int cmd, union bpf_attr* attr) {
-  return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* The uprobe_multi part of struct bpf_link_info (Linux 6.6+; the build
- * host's headers may predate it): after type, id, prog_id and padding,
- * path, offsets, ref_ctr_offsets, cookies (u64 each), path_size, count,
- * flags, pid. */
-struct link_info_multi {
-  uint32_t type, id, prog_id, pad;
-  uint64_t path, offsets, ref_ctr_offsets, cookies;
-  uint32_t path_size, count, flags, pid;
-  uint8_t rest[64];
-};
-enum { kLinkTypeUprobeMulti = 12 };
-
-static int count_links(unsigned* links, unsigned* probes) {
-  union bpf_attr a;
-  uint32_t id = 0;
-  *links = *probes = 0;
-  for (;;) {
-    memset(&a, 0, sizeof a);
-    a.start_id = id;
-    if (sys_bpf(BPF_LINK_GET_NEXT_ID, &a) != 0) return errno == ENOENT ? 0 : -1; /* the end */
-    id = a.next_id;
-    memset(&a, 0, sizeof a);
-    a.link_id = id;
-    int fd = (int)sys_bpf(BPF_LINK_GET_FD_BY_ID, &a);
-    if (fd < 0) continue; /* gone meanwhile */
-    struct link_info_multi li;
-    memset(&li, 0, sizeof li);
-    memset(&a, 0, sizeof a);
-    a.info.bpf_fd = (uint32_t)fd;
-    a.info.info_len = sizeof li;
-    a.info.info = (uint64_t)(uintptr_t)&li;
-    long r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
-    close(fd);
-    if (r != 0 || li.type != kLinkTypeUprobeMulti || li.pid != (uint32_t)getpid()) continue;
-    struct bpf_prog_info pi;
-    memset(&pi, 0, sizeof pi);
-    memset(&a, 0, sizeof a);
-    a.prog_id = li.prog_id;
-    int pfd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
-    if (pfd < 0) continue;
-    memset(&a, 0, sizeof a);
-    a.info.bpf_fd = (uint32_t)pfd;
-    a.info.info_len = sizeof pi;
-    a.info.info = (uint64_t)(uintptr_t)&pi;
-    r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
-    close(pfd);
-    if (r != 0) continue;
-    if (strcmp(pi.name, "func_entry") != 0 && strcmp(pi.name, "func_exit") != 0) continue;
-    ++*links;
-    *probes += li.count;
-  }
-}
 
 int main(int argc, char** argv) {
   target_line_buffered();
@@ -128,7 +68,8 @@ int main(int argc, char** argv) {
   nanosleep(&settle, NULL);
   unsigned links, probes;
   printf("calls=%lu\nphases=%ld\n", calls, phases);
-  if (count_links(&links, &probes) == 0) printf("links=%u\nprobes=%u\n", links, probes);
+  if (count_atrace_links((uint32_t)getpid(), &links, &probes) == 0)
+    printf("links=%u\nprobes=%u\n", links, probes);
   else printf("links=?\n");
   (void)sum;
   return target_exit_code(argc, argv);
