@@ -15,7 +15,8 @@ std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>
   std::vector<WatchedModule> out;
   std::set<std::string> seen;
   auto add = [&](const std::string& path, const std::string& build_id) {
-    if (seen.insert(path).second) out.push_back({path, build_id});
+    if (seen.insert(path).second)
+      out.push_back({path, build_id, uprobes::file_id(path).value_or(uprobes::FileId{})});
   };
   for (const auto& s : sites) add(s.path, s.build_id);
   for (const auto& t : usdt) add(t.path, t.build_id);
@@ -47,7 +48,7 @@ formats::Event module_event(const std::vector<WatchedModule>& modules, formats::
   ev.kind = kind;
   ev.arg0 = base;
   if (index < modules.size()) {
-    ev.text = modules[index].path;
+    ev.text = uprobes::seen_path(modules[index].path);
     formats::set_module_build_id(ev, modules[index].build_id);
   } else {
     static const std::string unknown = "?";
@@ -67,11 +68,11 @@ std::vector<formats::Event> modules_mapped_now(const std::vector<WatchedModule>&
     return out;  // gone already: its exit ends the recording
   }
   // The lowest mapping of each file is its base (as the hooks compute it).
-  std::set<std::string> seen;
+  std::set<uprobes::FileId> seen;
   for (const auto& m : mappings) {
-    if (!seen.insert(m.path).second) continue;
+    if (!seen.insert(m.id).second) continue;
     for (uint32_t i = 0; i < modules.size(); ++i) {
-      if (modules[i].path != m.path) continue;
+      if (!(modules[i].id == m.id)) continue;
       formats::Event ev = module_event(modules, formats::EventKind::ModuleLoad, i, m.start);
       ev.ts = ts;
       ev.pid = ev.tid = static_cast<uint32_t>(pid);

@@ -18,13 +18,15 @@
 #include "formats/trace_types.h"
 #include "record/attach.h"
 #include "uprobes/probe_site.h"
+#include "uprobes/process_root.h"
 #include "uprobes/usdt_select.h"
 
 namespace atrace {
 
 struct WatchedModule {
-  std::string path;
+  std::string path;      // as atrace reaches it (uprobes/process_root.h)
   std::string build_id;  // hex, "" if the file has none
+  uprobes::FileId id;    // what the process's mappings are matched by
 };
 
 // The files that have function probes or USDT probes, each once, in the

@@ -18,6 +18,7 @@
 #include "uprobes/dwarf_params.h"
 #include "uprobes/late_modules.h"
 #include "uprobes/library_search.h"
+#include "uprobes/process_root.h"
 #include "uprobes/resolve.h"
 #include "uprobes/selector.h"
 #include "uprobes/value_spec.h"
@@ -44,7 +45,8 @@ void say_waiting(const RecordPlan& plan) {
       std::fprintf(stderr,
                    "atrace: %s is not loaded yet: waiting for it (%zu %s on %s, in place "
                    "when the process maps it)\n",
-                   m.name.c_str(), n, n == 1 ? "probe" : "probes", m.path.c_str());
+                   m.name.c_str(), n, n == 1 ? "probe" : "probes",
+                   uprobes::seen_path(m.path).c_str());
   }
 }
 
@@ -65,7 +67,8 @@ void add_waited_modules(const RecordOptions& o, const std::vector<uprobes::UsdtS
   std::vector<uprobes::Selector> named;
   if (!o.select.empty()) named = uprobes::parse_selectors(o.select);
   for (const auto& spec : usdt) named.push_back(spec.module_selector());
-  uprobes::add_late_modules(named, plan.modules, ld_library_path);
+  const uprobes::ProcessRoot root = o.pid > 0 ? uprobes::ProcessRoot::of(o.pid) : uprobes::ProcessRoot();
+  uprobes::add_late_modules(named, plan.modules, ld_library_path, root);
 }
 
 // FUNC@auto: the function's parameters from its debug information, named
@@ -174,7 +177,7 @@ formats::ProbeInfo probe_info(const uprobes::ProbeSite& s) {
   p.id = s.id;
   p.name = s.name;
   p.module = s.module;
-  p.path = s.path;
+  p.path = uprobes::seen_path(s.path);
   p.address = s.address;
   p.offset = s.offset;
   p.path_kind = s.entry_path;
@@ -190,7 +193,7 @@ formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t) {
   p.kind = t.kind;
   p.name = t.display_name();
   p.module = t.module;
-  p.path = t.path;
+  p.path = uprobes::seen_path(t.path);
   p.address = t.sites.front().address;
   p.offset = t.sites.front().offset;
   p.path_kind = t.sites.front().path_kind;

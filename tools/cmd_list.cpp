@@ -98,7 +98,8 @@ int run_list(const ListArgs& a) {
   // `record` finds them (docs/selectors.md).
   const char* env = std::getenv("LD_LIBRARY_PATH");
   const std::string ld_path = a.pid > 0 ? ld_library_path_of(a.pid) : env ? env : "";
-  add_late_modules(selectors, modules, ld_path);
+  add_late_modules(selectors, modules, ld_path,
+                   a.pid > 0 ? uprobes::ProcessRoot::of(a.pid) : uprobes::ProcessRoot());
   auto sites = resolve_probe_sites(selectors, {}, modules, ro, &notes);
   size_t by_path[5] = {}, moved = 0;
   // PLACE: where the entry probe sits (bytes past the function's first

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/unique_fd.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
 
@@ -30,12 +31,17 @@ DwarfFile open_dwarf(const std::string& path) {
   return f;
 }
 
-// The file itself, or its separate debug file (Debian's -dbgsym packages).
+// The file itself, or its separate debug file (Debian's -dbgsym packages):
+// the process's own first (a container's), then the host's, which the
+// build id makes as good.
 DwarfFile debug_info_of(const std::string& path, const std::string& build_id) {
   DwarfFile f = open_dwarf(path);
-  if (!f.dw && build_id.size() > 2)
-    f = open_dwarf("/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) +
-                   ".debug");
+  if (f.dw || build_id.size() <= 2) return f;
+  const std::string by_id =
+      "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+  const std::string root = root_prefix(path);
+  if (!root.empty()) f = open_dwarf(root + by_id);
+  if (!f.dw) f = open_dwarf(by_id);
   return f;
 }
 

@@ -30,8 +30,13 @@ std::vector<std::string> expand_path_glob(const std::string& pattern) {
   return out;
 }
 
-// A path the user named: must exist and be ELF. Returns its real path.
-std::string checked_file(const Selector& s, const std::string& path) {
+// A path the user named: must exist and be ELF. Returns its real path,
+// reached from here.
+std::string checked_file(const Selector& s, const std::string& named, const ProcessRoot& root) {
+  std::string path = named;
+  if (seen_path(named) == named) {
+    if (auto found = root.reach(named)) path = *found;
+  }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
     throw SelectorError(s.named() + ": " + path + ": " + std::strerror(errno));
@@ -42,6 +47,7 @@ std::string checked_file(const Selector& s, const std::string& path) {
   if (file.status() == detail::ElfFile::Status::NotElf)
     throw SelectorError(s.named() + ": " + path +
                         " is not an ELF file (a library or an executable)");
+  if (!root.own()) return path;
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
@@ -52,7 +58,11 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
                                  const std::vector<Module>& modules, const LibrarySearch& search) {
   std::vector<Module> out;
   std::set<std::string> seen;
-  for (const auto& m : modules) seen.insert(m.path);
+  std::set<FileId> ids;
+  for (const auto& m : modules) {
+    seen.insert(m.path);
+    if (m.id.ino) ids.insert(m.id);
+  }
   for (const auto& s : include) {
     if (s.module_glob.empty()) continue;
     bool mapped = false;
@@ -60,11 +70,12 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
     if (mapped) continue;
     std::vector<FoundLibrary> files;
     if (s.module_is_path() && !s.module_is_glob()) {
-      std::string real = checked_file(s, s.module_glob);
+      std::string real = checked_file(s, s.module_glob, search.root);
       files.push_back({basename_of(real), real});
     } else if (s.module_is_path()) {
-      for (const auto& p : expand_path_glob(s.module_glob))
-        files.push_back({basename_of(p), checked_file(s, p)});
+      const bool reached = seen_path(s.module_glob) != s.module_glob;
+      for (const auto& p : expand_path_glob(reached ? s.module_glob : search.root.host(s.module_glob)))
+        files.push_back({basename_of(p), checked_file(s, p, ProcessRoot())});
       if (files.empty())
         throw SelectorError(s.named() + ": no file matches '" + s.module_glob + "'");
     } else {
@@ -74,14 +85,21 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
                            "', neither mapped by the process nor a library the dynamic linker "
                            "would find (give its path)");
     }
-    for (auto& f : files)
-      if (seen.insert(f.path).second) out.push_back({f.path, f.name, false, true});
+    for (auto& f : files) {
+      if (!seen.insert(f.path).second) continue;
+      Module m{f.path, f.name, false, true};
+      if (auto id = file_id(f.path)) {
+        if (!ids.insert(*id).second) continue;  // mapped, or found already by another path
+        m.id = *id;
+      }
+      out.push_back(std::move(m));
+    }
   }
   return out;
 }
 
 void add_late_modules(const std::vector<Selector>& include, std::vector<Module>& modules,
-                      const std::string& ld_library_path) {
+                      const std::string& ld_library_path, const ProcessRoot& root) {
   bool unmatched = false;
   for (const auto& s : include) {
     bool hit = s.module_glob.empty();
@@ -89,7 +107,7 @@ void add_late_modules(const std::vector<Selector>& include, std::vector<Module>&
     unmatched |= !hit;
   }
   if (!unmatched) return;
-  auto late = late_modules(include, modules, library_search(modules, ld_library_path));
+  auto late = late_modules(include, modules, library_search(modules, ld_library_path, root));
   modules.insert(modules.end(), late.begin(), late.end());
 }
 

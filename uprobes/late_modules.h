@@ -17,7 +17,9 @@ namespace atrace::uprobes {
 // For each include selector whose module matches none of `modules`: the
 // files it can stand for, as Modules with `waiting` set (each file once, none
 // already in `modules`). A path is taken as it is (a path glob is expanded);
-// a name or glob is searched as `search` says.
+// a name or glob is searched as `search` says. A path is the process's
+// (search.root), unless it is already one atrace reaches it by
+// ("/proc/PID/root/...").
 //
 // Throws SelectorError, one line naming the selector, for a path that does
 // not exist, a file that is not ELF, and a name that matches nothing mapped
@@ -26,9 +28,9 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
                                  const std::vector<Module>& modules, const LibrarySearch& search);
 
 // late_modules() appended to `modules`, searching as a process with those
-// modules and that LD_LIBRARY_PATH would; nothing is searched when every
-// selector's module is mapped. What `record` and `list` use.
+// modules, that LD_LIBRARY_PATH and that root would; nothing is searched
+// when every selector's module is mapped. What `record` and `list` use.
 void add_late_modules(const std::vector<Selector>& include, std::vector<Module>& modules,
-                      const std::string& ld_library_path);
+                      const std::string& ld_library_path, const ProcessRoot& root = {});
 
 }  // namespace atrace::uprobes

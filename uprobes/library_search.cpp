@@ -37,11 +37,6 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string canonical(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : std::string();
-}
-
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
@@ -113,12 +108,13 @@ bool glob_matches(const std::string& glob, const std::string& name) {
 }  // namespace
 
 LibrarySearch library_search(const std::vector<Module>& modules,
-                             const std::string& ld_library_path) {
+                             const std::string& ld_library_path, const ProcessRoot& root) {
   LibrarySearch s;
+  s.root = root;
   std::vector<std::string> rpaths, runpaths;
   for (const auto& m : modules) {
     DynamicPaths p = dynamic_paths(m.path);
-    const std::string origin = dir_of(m.path);
+    const std::string origin = dir_of(seen_path(m.path));
     // DT_RPATH counts only where there is no DT_RUNPATH.
     if (!p.rpath.empty() && p.runpath.empty()) add_list(p.rpath, origin, rpaths);
     if (!p.runpath.empty()) add_list(p.runpath, origin, runpaths);
@@ -127,7 +123,7 @@ LibrarySearch library_search(const std::vector<Module>& modules,
   s.dirs = rpaths;
   if (!ld_library_path.empty()) add_list(ld_library_path, ".", s.dirs);
   s.dirs.insert(s.dirs.end(), runpaths.begin(), runpaths.end());
-  s.cache = read_ld_cache();
+  if (auto cache = root.reach("/etc/ld.so.cache")) s.cache = read_ld_cache(*cache);
   for (const char* d : kDefaultDirs) s.dirs.push_back(d);
   return s;
 }
@@ -153,7 +149,9 @@ std::vector<FoundLibrary> find_library_files(const std::string& glob, const Libr
       s.dirs.size() >= std::size(kDefaultDirs) ? s.dirs.size() - std::size(kDefaultDirs) : 0;
   auto scan = [&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
-      std::unique_ptr<DIR, DirCloser> dir(::opendir(s.dirs[i].c_str()));
+      const std::optional<std::string> here = s.root.reach(s.dirs[i]);
+      if (!here) continue;
+      std::unique_ptr<DIR, DirCloser> dir(::opendir(here->c_str()));
       if (!dir) continue;
       while (const dirent* e = ::readdir(dir.get())) {
         std::string name = e->d_name;
@@ -170,8 +168,9 @@ std::vector<FoundLibrary> find_library_files(const std::string& glob, const Libr
   std::vector<FoundLibrary> out;
   std::set<std::string> seen;
   for (const auto& [name, path] : by_name) {
-    std::string real = canonical(path);
-    if (real.empty() || !seen.insert(real).second) continue;
+    const std::optional<std::string> found = s.root.reach(path);
+    if (!found || !seen.insert(*found).second) continue;
+    const std::string& real = *found;
     int elf_class = 0, machine = 0;
     if (!elf_kind(real, &elf_class, &machine)) continue;
     if (s.machine && (elf_class != s.elf_class || machine != s.machine)) continue;

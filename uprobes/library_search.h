@@ -10,10 +10,14 @@
 #include <vector>
 
 #include "uprobes/proc_maps.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
 
 struct LibrarySearch {
+  // The process's root: the directories and the cache below are its paths,
+  // read through it (a container's own ld.so.cache and /usr/lib).
+  ProcessRoot root;
   // In ld.so's order: DT_RPATH of the modules (those without DT_RUNPATH),
   // LD_LIBRARY_PATH, DT_RUNPATH of the modules ($ORIGIN expanded), then
   // the system directories.
@@ -24,9 +28,10 @@ struct LibrarySearch {
 };
 
 // The search of a process whose modules (main executable first) are
-// `modules` and whose LD_LIBRARY_PATH is `ld_library_path`.
+// `modules`, whose LD_LIBRARY_PATH is `ld_library_path` and whose root is
+// `root`.
 LibrarySearch library_search(const std::vector<Module>& modules,
-                             const std::string& ld_library_path);
+                             const std::string& ld_library_path, const ProcessRoot& root = {});
 
 // LD_LIBRARY_PATH of a running process (/proc/PID/environ), "" if unset or
 // unreadable.
@@ -34,7 +39,7 @@ std::string ld_library_path_of(pid_t pid);
 
 struct FoundLibrary {
   std::string name;  // as the linker would be asked for it ("libz.so.1")
-  std::string path;  // the real file (realpath)
+  std::string path;  // the real file (realpath in the process's root), reached from here
 };
 
 // The shared libraries whose file name matches `glob` (fnmatch), first

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,22 +76,28 @@ std::string read_exe_link(pid_t pid) {
   return strip_deleted(buf);
 }
 
-// The path field of a /proc/PID/maps line for an executable file mapping,
-// or empty. Format: "start-end perms offset dev inode   path".
-std::string exec_mapping_path(const std::string& line) {
-  size_t pos = 0;
-  std::string_view fields[5];
-  for (auto& f : fields) {
-    while (pos < line.size() && line[pos] == ' ') ++pos;
-    size_t end = line.find(' ', pos);
-    if (end == std::string::npos) return {};
-    f = std::string_view(line).substr(pos, end - pos);
-    pos = end;
-  }
-  if (fields[1].size() < 3 || fields[1][2] != 'x') return {};
-  while (pos < line.size() && line[pos] == ' ') ++pos;
-  if (pos >= line.size() || line[pos] != '/') return {};  // [vdso], [stack], anonymous
-  return strip_deleted(line.substr(pos));
+// One line of /proc/PID/maps, "start-end perms offset major:minor inode
+// path", if it maps a file (its path starts with '/': not [vdso], [stack]
+// or anonymous memory).
+std::optional<FileMapping> parse_maps_line(const std::string& line) {
+  unsigned long long start = 0, end = 0, offset = 0, ino = 0;
+  unsigned major = 0, minor = 0;
+  char perms[8] = {};
+  int used = 0;
+  if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
+                  &major, &minor, &ino, &used) < 7 ||
+      used <= 0)
+    return std::nullopt;
+  const size_t at = static_cast<size_t>(used);
+  if (at >= line.size() || line[at] != '/') return std::nullopt;
+  FileMapping m;
+  m.start = start;
+  m.end = end;
+  m.offset = offset;
+  m.exec = perms[2] == 'x';
+  m.id = FileId{makedev(major, minor), ino};
+  m.path = strip_deleted(line.substr(at));
+  return m;
 }
 
 bool is_executable_file(const std::string& path) {
@@ -182,19 +189,40 @@ bool parse_list_line(const std::string& exe, std::string_view line, std::string*
 }  // namespace
 
 std::vector<Module> process_modules(pid_t pid) {
-  std::vector<Module> mods;
-  const std::string exe = read_exe_link(pid);
-  mods.push_back({exe, basename_of(exe), true});
-  std::set<std::string> seen{exe};
-
-  const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream maps(maps_path);
-  if (!maps) proc_error(pid, maps_path, errno);
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::string path = exec_mapping_path(line);
-    if (path.empty() || !seen.insert(path).second) continue;
-    mods.push_back({path, basename_of(path), false});
+  const std::string exe_shown = read_exe_link(pid);
+  const ProcessRoot root = ProcessRoot::of(pid);
+  const std::vector<FileMapping> maps = file_mappings(pid);
+  // The kernel's path is the process's own only where it shares atrace's
+  // root; elsewhere the file is reached through the process's root, and
+  // when that path leads to another file than the one mapped (the
+  // process's root moved since), through the mapping itself.
+  auto module_of = [&](const std::string& shown, const FileMapping* m) {
+    Module mod;
+    mod.path = root.host(root.from_kernel(shown));
+    mod.name = basename_of(shown);
+    if (m) {
+      mod.id = m->id;
+      struct stat st;
+      if (!root.own() && (::stat(mod.path.c_str(), &st) != 0 || st.st_ino != m->id.ino)) {
+        char range[64];
+        std::snprintf(range, sizeof range, "/%llx-%llx", static_cast<unsigned long long>(m->start),
+                      static_cast<unsigned long long>(m->end));
+        mod.path = "/proc/" + std::to_string(pid) + "/map_files" + range;
+      }
+    }
+    return mod;
+  };
+  const FileMapping* exe_map = nullptr;
+  for (const auto& m : maps)
+    if (m.path == exe_shown && !exe_map) exe_map = &m;
+  std::vector<Module> mods{module_of(exe_shown, exe_map)};
+  mods.front().is_main = true;
+  std::set<std::string> seen{exe_shown};
+  std::set<FileId> ids;
+  if (exe_map) ids.insert(exe_map->id);
+  for (const auto& m : maps) {
+    if (!m.exec || !seen.insert(m.path).second || !ids.insert(m.id).second) continue;
+    mods.push_back(module_of(m.path, &m));
   }
   return mods;
 }
@@ -205,20 +233,8 @@ std::vector<FileMapping> file_mappings(pid_t pid) {
   if (!maps) proc_error(pid, maps_path, errno);
   std::vector<FileMapping> out;
   std::string line;
-  while (std::getline(maps, line)) {
-    // "start-end perms offset dev inode   path": a file's path starts with '/'.
-    const size_t slash = line.find(" /");
-    if (slash == std::string::npos) continue;
-    FileMapping m;
-    char perms[8];
-    unsigned long long start = 0, end = 0, offset = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &offset) != 4)
-      continue;
-    m.start = start;
-    m.offset = offset;
-    m.path = strip_deleted(line.substr(line.find('/', slash)));
-    out.push_back(std::move(m));
-  }
+  while (std::getline(maps, line))
+    if (auto m = parse_maps_line(line)) out.push_back(std::move(*m));
   return out;
 }
 

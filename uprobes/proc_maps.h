@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "uprobes/error.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
 
@@ -28,30 +29,42 @@ class NotElfError : public ProcessError {
 };
 
 struct Module {
-  std::string path;  // as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6");
-                     // launch_modules(): the realpath of what the loader reports
+  // What atrace opens and probes: the file as the process maps it
+  // ("/usr/lib/x86_64-linux-gnu/libc.so.6"), reached through the process's
+  // root ("/proc/PID/root/usr/lib/...") when it is not atrace's
+  // (process_root.h: seen_path() is the process's view); launch_modules():
+  // the realpath of what the loader reports.
+  std::string path;
   std::string name;  // basename ("libc.so.6"; launch: of the name as reported)
   bool is_main = false;
   // Not mapped by the process (yet): a file found on disk that a selector
   // names (uprobes/late_modules.h). Its probes are bound to the file and
   // take effect when the process maps it.
   bool waiting = false;
+  // The inode the kernel probes (process_root.h): the module's identity,
+  // never its path. {0, 0} where not known (launch mode).
+  FileId id;
 };
 
 // Main executable first (from /proc/PID/exe), then every other file with an
-// executable mapping, each once. Throws ProcessError ("no process with pid N",
-// "... permission denied ...", a kernel thread has no executable).
+// executable mapping, each file once, their paths reached through the
+// process's root (process_root.h). Throws ProcessError ("no process with
+// pid N", "... permission denied ...", a kernel thread has no executable).
 std::vector<Module> process_modules(pid_t pid);
 
-// One file mapping of /proc/PID/maps: where it starts, the file offset it
-// maps, and the file ("(deleted)" taken off).
+// One file mapping of /proc/PID/maps: where it is, the file offset it
+// maps, the file's identity, and its path as the kernel shows it to atrace
+// ("(deleted)" taken off; ProcessRoot::from_kernel gives the process's).
 struct FileMapping {
   uint64_t start = 0;
+  uint64_t end = 0;
   uint64_t offset = 0;
+  bool exec = false;
+  FileId id;
   std::string path;
 };
-// Every file mapping, in address order; throws ProcessError like
-// process_modules().
+// Every file mapping, in address order: the one reader of /proc/PID/maps.
+// Throws ProcessError like process_modules().
 std::vector<FileMapping> file_mappings(pid_t pid);
 
 // For launch mode, before the program runs: the executable itself, then the

@@ -2,6 +2,8 @@
 // Globs use fnmatch(3) without FNM_PATHNAME, so '*' also crosses "::" and '/'.
 #include "uprobes/selector.h"
 
+#include "uprobes/process_root.h"
+
 #include <fnmatch.h>
 #include <re2/re2.h>
 
@@ -16,6 +18,7 @@
 
 #include "base/name_scan.h"
 #include "uprobes/demangle.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
 
@@ -126,8 +129,11 @@ bool glob(const std::string& pattern, const std::string& s) {
 bool Selector::matches_module(const std::string& file_name, const std::string& path,
                               bool is_main) const {
   if (module_glob.empty()) return is_main;
-  return glob(module_glob, file_name) || glob(module_glob, path) ||
-         (!module_file.empty() && path == module_file);
+  // A module of a process in a container matches by the path the process
+  // knows it by as well as by the one atrace reaches it by.
+  const std::string seen = seen_path(path);
+  return glob(module_glob, file_name) || glob(module_glob, path) || glob(module_glob, seen) ||
+         (!module_file.empty() && (path == module_file || seen == module_file));
 }
 
 Selector Selector::of_module(std::string noun, std::string text, std::string module_glob) {
