@@ -67,7 +67,8 @@ void add_waited_modules(const RecordOptions& o, const std::vector<uprobes::UsdtS
   std::vector<uprobes::Selector> named;
   if (!o.select.empty()) named = uprobes::parse_selectors(o.select);
   for (const auto& spec : usdt) named.push_back(spec.module_selector());
-  const uprobes::ProcessRoot root = o.pid > 0 ? uprobes::ProcessRoot::of(o.pid) : uprobes::ProcessRoot();
+  const uprobes::ProcessRoot root =
+      o.pid > 0 ? uprobes::ProcessRoot::of(o.pid) : uprobes::ProcessRoot();
   uprobes::add_late_modules(named, plan.modules, ld_library_path, root);
 }
 

@@ -74,7 +74,8 @@ std::vector<Module> late_modules(const std::vector<Selector>& include,
       files.push_back({basename_of(real), real});
     } else if (s.module_is_path()) {
       const bool reached = seen_path(s.module_glob) != s.module_glob;
-      for (const auto& p : expand_path_glob(reached ? s.module_glob : search.root.host(s.module_glob)))
+      for (const auto& p :
+           expand_path_glob(reached ? s.module_glob : search.root.host(s.module_glob)))
         files.push_back({basename_of(p), checked_file(s, p, ProcessRoot())});
       if (files.empty())
         throw SelectorError(s.named() + ": no file matches '" + s.module_glob + "'");

@@ -107,8 +107,8 @@ bool glob_matches(const std::string& glob, const std::string& name) {
 
 }  // namespace
 
-LibrarySearch library_search(const std::vector<Module>& modules,
-                             const std::string& ld_library_path, const ProcessRoot& root) {
+LibrarySearch library_search(const std::vector<Module>& modules, const std::string& ld_library_path,
+                             const ProcessRoot& root) {
   LibrarySearch s;
   s.root = root;
   std::vector<std::string> rpaths, runpaths;

@@ -30,8 +30,8 @@ struct LibrarySearch {
 // The search of a process whose modules (main executable first) are
 // `modules`, whose LD_LIBRARY_PATH is `ld_library_path` and whose root is
 // `root`.
-LibrarySearch library_search(const std::vector<Module>& modules,
-                             const std::string& ld_library_path, const ProcessRoot& root = {});
+LibrarySearch library_search(const std::vector<Module>& modules, const std::string& ld_library_path,
+                             const ProcessRoot& root = {});
 
 // LD_LIBRARY_PATH of a running process (/proc/PID/environ), "" if unset or
 // unreadable.

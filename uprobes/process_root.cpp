@@ -51,10 +51,12 @@ ProcessRoot ProcessRoot::of(pid_t pid) {
   const std::string proc = "/proc/" + std::to_string(pid);
   struct stat self_ns, ns, self_root, root;
   const std::string root_link = proc + "/root";
-  if (::stat(proc.c_str(), &root) != 0) throw ProcessError("no process with pid " + std::to_string(pid));
+  if (::stat(proc.c_str(), &root) != 0)
+    throw ProcessError("no process with pid " + std::to_string(pid));
   if (::stat(root_link.c_str(), &root) != 0 || ::stat((proc + "/ns/mnt").c_str(), &ns) != 0) {
     const int err = errno;
-    if (err == ENOENT || err == ESRCH) throw ProcessError("no process with pid " + std::to_string(pid));
+    if (err == ENOENT || err == ESRCH)
+      throw ProcessError("no process with pid " + std::to_string(pid));
     throw ProcessError("cannot read the files of process " + std::to_string(pid) + " (" +
                        root_link + ": " + std::strerror(err) +
                        "): run as its user, as root or with CAP_SYS_PTRACE");
