@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bpf/atrace.h"
+#include "record/probe_links.h"
 #include "uprobes/module_hooks.h"
 #include "uprobes/proc_maps.h"
 
@@ -32,11 +33,13 @@ ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>&
       if (!watched) break;
       const uint64_t cookie =
           i | (h == &hooks.fini ? ATRACE_MODULE_UNLOAD : 0) | (h->from_base << 32);
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
-      bpf_link* l =
-          bpf_program__attach_uprobe_opts(program, pid, modules[i].path.c_str(), h->offset, &opts);
-      if (l) links_.emplace_back(l);
-      else watched = false;
+      UprobeRequest r;
+      r.prog = program;
+      r.path = modules[i].path;
+      r.offsets = {h->offset};
+      r.cookies = {cookie};
+      r.pid = pid;
+      if (attach_uprobes(r, links_) != 0) watched = false;
     }
     unwatched_ += !watched;
   }

@@ -44,7 +44,7 @@ class ModuleWatch {
   size_t unwatched() const { return unwatched_; }
 
  private:
-  std::vector<LinkPtr> links_;
+  std::vector<OwnedLink> links_;
   size_t unwatched_ = 0;
 };
 

@@ -383,7 +383,7 @@ void Recorder::start(const ProbeCost& cost) {
     for (pid_t p : run_.follower->processes()) bpf_->trace(p);
   // Before any return probe and before atrace's thread-exit program.
   if (probes_.unwind_guard)
-    probes_.unwind_guard->attach(probes_.unwind_points, opts_.follow_forks ? -1 : pid);
+    probes_.unwind_guard->attach(probes_.unwind_points, opts_.follow_forks ? kEveryProcess : pid);
   bpf_->attach_tracepoints();
 
   // Built before the probes go in: from there to the target's release,
@@ -516,7 +516,7 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
 std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
   // Followed children need the probes in every process that maps the
   // module; the programs then keep only traced processes' hits.
-  const pid_t where = opts_.follow_forks ? -1 : pid;
+  const pid_t where = opts_.follow_forks ? kEveryProcess : pid;
   probes_.functions = std::make_unique<FunctionProbes>(bpf_->func_entry_program(),
                                                        bpf_->func_exit_program(), where, multi_);
   probes_.functions->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());

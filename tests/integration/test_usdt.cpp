@@ -97,6 +97,18 @@ TEST_F(Usdt, CountsAndIntegerArgumentsAreExact) {
   EXPECT_EQ(count.count("app:phase__begin") + count.count("app:phase"), 0u);
 }
 
+// With --follow-forks the probes are in every process that maps the file
+// (the programs filter): the one attach helper spells that for each kind
+// of link (record/probe_links.h). Multi links used to get pid -1 there,
+// which the kernel refused ("Invalid argument").
+TEST_F(Usdt, FollowForksCountsAreExact) {
+  auto hits = usdt_hits(record_usdt("app:tick,libtarget_usdt_lib.so:libp:hit", {"--follow-forks"}));
+  std::map<std::string, int> count;
+  for (const auto& h : hits) count[h.probe]++;
+  EXPECT_EQ(count["app:tick"], 100);
+  EXPECT_EQ(count["libp:hit"], 11);
+}
+
 TEST_F(Usdt, StringArgumentsAreExact) {
   std::string trace = record_usdt("app:request(str,int)");
   auto hits = usdt_hits(trace);
