@@ -24,7 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // A directory `nobody` can reach wherever the build and $TMPDIR are (CI's
-// TMPDIR is 0700): a copy of atrace and of the targets, and "out", nobody's.
+// TMPDIR is 0700, a checkout under /root or a 0700 home too): a copy of
+// atrace, of the targets and of the library target_usdt finds next to it
+// ($ORIGIN), and "out", nobody's.
 class NobodyDir {
  public:
   NobodyDir() {
@@ -35,8 +37,10 @@ class NobodyDir {
     const group* gr = ::getgrnam("nogroup");
     if (!pw || !gr) return;
     fs::permissions(path_, fs::perms(0755));
-    for (const char* bin :
-         {Paths::atrace, Paths::target_c, Paths::target_threads, Paths::target_usdt}) {
+    const std::string usdt_lib =
+        (fs::path(Paths::target_usdt).parent_path() / "libtarget_usdt_lib.so").string();
+    for (const char* bin : {Paths::atrace, Paths::target_c, Paths::target_threads,
+                            Paths::target_usdt, usdt_lib.c_str()}) {
       const fs::path to = path_ / fs::path(bin).filename();
       fs::copy_file(bin, to);
       fs::permissions(to, fs::perms(0755));
