@@ -12,12 +12,16 @@
 namespace atrace {
 
 std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>& sites,
-                                           const std::vector<uprobes::UsdtTarget>& usdt) {
+                                           const std::vector<uprobes::UsdtTarget>& usdt,
+                                           const std::vector<uprobes::Module>& modules) {
   std::vector<WatchedModule> out;
   std::set<std::string> seen;
   auto add = [&](const std::string& path, const std::string& build_id) {
-    if (seen.insert(path).second)
-      out.push_back({path, build_id, uprobes::file_id(path).value_or(uprobes::FileId{})});
+    if (!seen.insert(path).second) return;
+    uprobes::FileId id;
+    for (const auto& m : modules)
+      if (m.path == path) id = m.id;
+    out.push_back({path, build_id, id});
   };
   for (const auto& s : sites) add(s.path, s.build_id);
   for (const auto& t : usdt) add(t.path, t.build_id);

@@ -242,7 +242,7 @@ bool Recorder::use_multi() const {
 // target is touched, unless the command must be followed to its program.
 void Recorder::plan() {
   if (!plan_or_follow()) run_.followed = follow_exec();
-  watched_ = watched_modules(plan_.sites, plan_.usdt);
+  watched_ = watched_modules(plan_.sites, plan_.usdt, plan_.modules);
   events_ = std::make_unique<EventCollector>(plan_, watched_);
   events_->on_hint = [this] {
     if (probes_.relevance) probes_.relevance->hint();
