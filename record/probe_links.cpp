@@ -26,10 +26,12 @@ int attach_uprobes(const UprobeRequest& r, std::vector<OwnedLink>& out) {
   }
   std::vector<OwnedLink> made;
   for (size_t i = 0; i < r.offsets.size(); ++i) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = static_cast<size_t>(i < r.ref_ctr_offsets.size() ? r.ref_ctr_offsets[i] : 0),
+    LIBBPF_OPTS(bpf_uprobe_opts, opts,
+                .ref_ctr_offset =
+                    static_cast<size_t>(i < r.ref_ctr_offsets.size() ? r.ref_ctr_offsets[i] : 0),
                 .bpf_cookie = cookie(i), .retprobe = r.ret);
-    bpf_link* link =
-        bpf_program__attach_uprobe_opts(r.prog, one ? r.pid : -1, r.path.c_str(), r.offsets[i], &opts);
+    bpf_link* link = bpf_program__attach_uprobe_opts(r.prog, one ? r.pid : -1, r.path.c_str(),
+                                                     r.offsets[i], &opts);
     if (!link) return errno;  // `made` closes what this request attached
     OwnedLink l;
     l.link.reset(link);
