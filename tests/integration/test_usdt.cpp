@@ -270,5 +270,19 @@ TEST_F(Usdt, ListShowsProbesSemaphoresAndPaths) {
       << r.out;
 }
 
+// Nothing listed is said in one line with a non-zero exit, not shown as an
+// empty table (issue 31).
+TEST_F(Usdt, ListMatchingNothingSaysSo) {
+  Result none = run({Paths::atrace, "list", "--usdt", Paths::target_usdt, "nomatch*"});
+  EXPECT_TRUE(none.exited(1)) << none.describe();
+  EXPECT_EQ(none.out, "");
+  EXPECT_NE(none.err.find("atrace: no USDT probe matches 'nomatch*' in target_usdt or its "),
+            std::string::npos)
+      << none.err;
+  Result plain = run({Paths::atrace, "list", "--usdt", Paths::target_c});
+  EXPECT_TRUE(plain.exited(1)) << plain.describe();
+  EXPECT_NE(plain.err.find("atrace: no USDT probes in target_c"), std::string::npos) << plain.err;
+}
+
 }  // namespace
 }  // namespace atrace::it
