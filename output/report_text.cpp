@@ -384,6 +384,21 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     print_syscalls(out, in, main);
   } else if (p.functions.empty() && !p.probes.empty() && !opt.threads) {
     // USDT probes alone: their table below is the report.
+  } else if (p.functions.empty() && kernel && !p.threads.empty() && !opt.threads) {
+    // A trace of kernel events only (no --select): their per-thread view
+    // is the report, not an empty table.
+    out << "\nNo function calls recorded: kernel events only (record --select=PATTERN adds "
+           "function calls).\n";
+    for (const auto& th : p.threads) {
+      out << "\nThread " << th.tid;
+      if (!th.name.empty()) out << " (" << th.name << ")";
+      out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
+      print_thread_kernel(out, th);
+    }
+    if (syscalls && !p.syscalls.empty()) {
+      out << '\n';
+      print_syscalls(out, in, main);
+    }
   } else if (p.functions.empty() && !(opt.threads && kernel && !p.threads.empty())) {
     // (Per-thread kernel numbers are worth showing even without calls.)
     out << "\nNo function calls recorded";

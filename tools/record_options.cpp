@@ -210,6 +210,13 @@ int run_recording(const RecordOptions& o, StopSignals& stop, EventSink* sink) {
       if (r.probes)
         std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",
                      static_cast<unsigned long long>(r.events), r.probes, where);
+      else if (o.select.empty() && o.usdt.empty())
+        // Said, not left for the report to find out (issue 31).
+        std::fprintf(stderr,
+                     "atrace: %llu kernel events written to %s: kernel events only, no function "
+                     "was selected (--select=PATTERN records calls; 'atrace list PROGRAM' shows "
+                     "the functions)\n",
+                     static_cast<unsigned long long>(r.events), where);
       else
         std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",
                      static_cast<unsigned long long>(r.events), where);
