@@ -142,9 +142,10 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
     }
     case Field::Total: return format_duration(f.total_ns);
     case Field::Self: return format_duration(f.self_ns);
-    case Field::Avg: return format_duration(f.avg_ns());
-    case Field::Min: return format_duration(f.min_ns);
-    case Field::Max: return format_duration(f.max_ns);
+    // Of finished calls only (profile.h): none finished, none to show.
+    case Field::Avg: return f.finished_calls() ? format_duration(f.avg_ns()) : kNotMeasured;
+    case Field::Min: return f.finished_calls() ? format_duration(f.min_ns) : kNotMeasured;
+    case Field::Max: return f.finished_calls() ? format_duration(f.max_ns) : kNotMeasured;
     case Field::Offcpu: return r.sched ? format_duration(f.kernel.offcpu_ns()) : kNotMeasured;
     case Field::SelfOffcpu:
       return r.sched ? format_duration(f.self_kernel.offcpu_ns()) : kNotMeasured;
@@ -329,7 +330,8 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
   if (unfinished)
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited\n"
-        "  (closed then: their times are lower bounds), or open where their thread lost events");
+        "  (closed then: their times are lower bounds, in Total and Self but not in Min, Avg\n"
+        "  and Max), or open where their thread lost events");
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.unwound > 0; }))
     notes.push_back(
