@@ -46,6 +46,10 @@ struct RecordPlan {
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f,
                           const ExecMatch* execd = nullptr);
 
+// The processes -p names (or --cgroup's, once resolved); empty in launch
+// mode. The first is the trace's target_pid.
+std::vector<pid_t> traced_pids(const RecordOptions& o);
+
 // A row of the trace's probe table.
 formats::ProbeInfo probe_info(const uprobes::ProbeSite& s);
 formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t);
