@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <utility>
 
 #include "record/calibrate.h"
@@ -90,17 +91,36 @@ void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Modu
   }
 }
 
+// Whether a process has exited (gone, or a zombie not yet reaped).
+bool exited(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
+         stat[paren + 2] == 'X';
+}
+
 // Attach mode: each process's mapped files as it sees them (its own root),
 // then, for a file --select or --usdt names that none of them maps, the
 // search each process's dynamic linker would do (its root, its
-// LD_LIBRARY_PATH): a name found in any of them is found.
-std::vector<uprobes::Module> attached_modules(const std::vector<pid_t>& pids,
-                                              const std::vector<uprobes::Selector>& named) {
+// LD_LIBRARY_PATH): a name found in any of them is found. `skip_exited`
+// (--cgroup): a process that exited since the cgroup was read is left out.
+std::vector<uprobes::Module> attached_modules(std::vector<pid_t> pids,
+                                              const std::vector<uprobes::Selector>& named,
+                                              bool skip_exited) {
   std::vector<std::vector<uprobes::Module>> each;
   std::vector<uprobes::Module> all;
-  for (pid_t pid : pids) {
-    each.push_back(uprobes::process_modules(pid));
+  for (auto it = pids.begin(); it != pids.end();) {
+    try {
+      each.push_back(uprobes::process_modules(*it));
+    } catch (const uprobes::ProcessError&) {
+      if (!skip_exited || !exited(*it)) throw;
+      it = pids.erase(it);
+      continue;
+    }
     merge_modules(all, each.back());
+    ++it;
   }
   for (const auto& sel : named) {
     const bool mapped = std::any_of(all.begin(), all.end(), [&](const uprobes::Module& m) {
@@ -216,7 +236,8 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   const std::vector<uprobes::UsdtSpec> usdt = uprobes::parse_usdt_specs(o.usdt);
   // The modules --select and --usdt name that the processes have not
   // mapped, found by one search (uprobes/late_modules.h).
-  if (probes && o.pid > 0) plan.modules = attached_modules(traced_pids(o), named_modules(o, usdt));
+  if (probes && o.pid > 0)
+    plan.modules = attached_modules(traced_pids(o), named_modules(o, usdt), !o.cgroup.empty());
   else if (probes) uprobes::add_late_modules(named_modules(o, usdt), plan.modules, ld_library_path);
   if (!o.stack.empty() && o.select.empty())
     throw uprobes::SelectorError("--stack needs --select: it names some of the traced functions");

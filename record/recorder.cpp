@@ -157,6 +157,7 @@ class Recorder {
   void deliver(std::vector<formats::Event>&& events);
   void writing(RecordResult& r, const std::function<void()>& write);
   void stop_if_signalled() const;
+  void attach_targets();
   void begin_tracing(pid_t pid);
   void became_traced(pid_t pid);
   void note_joined();
@@ -341,11 +342,7 @@ void Recorder::load() {
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
-  if (opts_.pid > 0) {
-    const std::vector<pid_t> pids = traced_pids(opts_);
-    run_.target = std::make_unique<Target>(Target::attach(pids.front()));
-    for (size_t i = 1; i < pids.size(); ++i) run_.others.push_back(Target::attach(pids[i]));
-  }
+  if (opts_.pid > 0) attach_targets();
   if (!opts_.output.empty()) {
     out_.file = std::make_unique<OutputFile>(opts_.output);
     out_.writer = std::make_unique<formats::TraceWriter>(out_.file->dup_fd(), out_.file->display());
@@ -359,6 +356,28 @@ void Recorder::load() {
   BpfSession::Alongside guard;
   if (!plan_.sites.empty()) guard = [this](const SharedMapFds& maps) { load_unwind_guard(maps); };
   bpf_ = std::make_unique<BpfSession>(bpf_settings(!cached_cost_), features_, guard);
+}
+
+// -p's processes, or --cgroup's, watched by a pidfd each; one that does
+// not exist is an error, except in a cgroup, whose processes come and go:
+// those left are traced, and none left is an error.
+void Recorder::attach_targets() {
+  std::vector<pid_t> alive;
+  for (pid_t pid : traced_pids(opts_)) {
+    try {
+      Target t = Target::attach(pid);
+      if (!run_.target) run_.target = std::make_unique<Target>(std::move(t));
+      else run_.others.push_back(std::move(t));
+      alive.push_back(pid);
+    } catch (const TargetError&) {
+      if (!cgroup_) throw;
+    }
+  }
+  if (alive.empty())
+    throw RecordError("--cgroup=" + opts_.cgroup + ": every process of " + cgroup_->path +
+                      " exited while atrace attached");
+  opts_.pids = alive;
+  opts_.pid = alive.front();
 }
 
 BpfSettings Recorder::bpf_settings(bool calibrating) const {
