@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 // target_dlopen N M calls plugin_fn N + M times (through a library it
 // dlopens: each process finds it in its own search), after --wait=FILE.
 constexpr int kFirstA = 3, kSecondA = 4, kFirstB = 5, kSecondB = 6, kOther = 2;
+// target_c N calls leaf() 3 * N times.
+constexpr int kLeafN = 7;
 
 // Where cgroup v2 is mounted ("" when it is not), from /proc/self/mountinfo.
 std::string cgroup2_root() {
@@ -120,7 +122,8 @@ TEST_F(MultiProcess, PidListExactCountsPerProcess) {
 
 // A service's cgroup: the process in it at the start, one started in it
 // later (moved in, then exec'd, as systemd and container runtimes start
-// theirs) are traced, exactly; the same program outside it is not.
+// theirs), and another program started there later whose file a selector
+// names by path, are traced, exactly; the same programs outside it are not.
 TEST_F(MultiProcess, CgroupTracesItsProcessesAndThoseStartedLater) {
   TestCgroup cg("atrace-test-" + std::to_string(getpid()));
   ASSERT_TRUE(cg.ok()) << "cannot make a cgroup under the cgroup v2 root '" << cgroup2_root()
@@ -133,14 +136,23 @@ TEST_F(MultiProcess, CgroupTracesItsProcessesAndThoseStartedLater) {
   ASSERT_TRUE(outside.wait_for_line("ready", milliseconds(10000))) << outside.out();
 
   const std::string out = file("cgroup.data");
+  // target_c, by path: no process runs it yet, its probe waits for it.
   Child atrace({Paths::atrace, "record", "--cgroup=" + cg.name(),
-                "--select=libtarget_plugin.so*:plugin_fn", "-o", out});
+                "--select=libtarget_plugin.so*:plugin_fn," + std::string(Paths::target_c) + ":leaf",
+                "-o", out});
   ASSERT_TRUE(wait_attached(out, atrace)) << atrace.wait(milliseconds(1000)).describe();
   // Started in the cgroup now: a shell moves itself in, then execs.
   Child b({"/bin/sh", "-c", "echo $$ > " + cg.path() + "/cgroup.procs && exec \"$0\" \"$@\"",
            Paths::target_dlopen, std::to_string(kFirstB), std::to_string(kSecondB), "--wait=" + go,
            tag_arg()});
   ASSERT_TRUE(b.wait_for_line("ready", milliseconds(10000))) << b.out();
+  // Another program started there, and the same one outside.
+  Child c({"/bin/sh", "-c", "echo $$ > " + cg.path() + "/cgroup.procs && exec \"$0\" \"$@\"",
+           Paths::target_c, std::to_string(kLeafN), tag_arg()});
+  Result ec = c.wait(milliseconds(30000));
+  ASSERT_TRUE(ec.exited(0)) << ec.describe();
+  Result eo = run({Paths::target_c, std::to_string(kOther), tag_arg()});
+  ASSERT_TRUE(eo.exited(0)) << eo.describe();
   std::ofstream(go).put('1');
   for (Child* c : {&a, &b, &outside}) {
     Result e = c->wait(milliseconds(30000));
@@ -155,10 +167,14 @@ TEST_F(MultiProcess, CgroupTracesItsProcessesAndThoseStartedLater) {
       << r.err;
   EXPECT_EQ(calls_in(out, a.pid()), kFirstA + kSecondA);
   EXPECT_EQ(calls_in(out, b.pid()), kFirstB + kSecondB);
+  auto in_c = report_json(out, {"--pid=" + std::to_string(c.pid())});
+  ASSERT_TRUE(in_c);
+  EXPECT_EQ(calls_of(*in_c, "leaf"), 3 * kLeafN);
   auto all = report_json(out);
   ASSERT_TRUE(all);
   EXPECT_EQ(calls_of(*all, "plugin_fn"), kFirstA + kSecondA + kFirstB + kSecondB)
       << "the process outside the cgroup was traced";
+  EXPECT_EQ(calls_of(*all, "leaf"), 3 * kLeafN) << "target_c outside the cgroup was traced";
   expect_no_uprobe_events_left();
 }
 
