@@ -72,25 +72,6 @@ std::vector<uprobes::Selector> named_modules(const RecordOptions& o,
 
 bool known(const uprobes::FileId& id) { return id.dev || id.ino; }
 
-// `more` added to `into` by identity (uprobes::Module::id): a file several
-// processes map is one module, probed once (the kernel's uprobes are per
-// inode; the programs keep the traced processes' hits), and two files at
-// one path in two containers are two.
-void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Module> more) {
-  for (auto& m : more) {
-    auto same = std::find_if(into.begin(), into.end(), [&](const uprobes::Module& k) {
-      return known(m.id) ? k.id == m.id : k.path == m.path;
-    });
-    if (same == into.end()) {
-      into.push_back(std::move(m));
-      continue;
-    }
-    const bool is_main = same->is_main || m.is_main;
-    if (same->waiting && !m.waiting) *same = std::move(m);  // mapped by one of them
-    same->is_main = is_main;
-  }
-}
-
 // Whether a process has exited (gone, or a zombie not yet reaped).
 bool exited(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -248,6 +229,21 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   if (!usdt.empty()) plan.usdt = uprobes::resolve_usdt(usdt, plan.modules, plan.max_id + 1);
   say_waiting(plan);
   return plan;
+}
+
+void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Module> more) {
+  for (auto& m : more) {
+    auto same = std::find_if(into.begin(), into.end(), [&](const uprobes::Module& k) {
+      return known(m.id) ? k.id == m.id : k.path == m.path;
+    });
+    if (same == into.end()) {
+      into.push_back(std::move(m));
+      continue;
+    }
+    const bool is_main = same->is_main || m.is_main;
+    if (same->waiting && !m.waiting) *same = std::move(m);  // mapped by one of them
+    same->is_main = is_main;
+  }
 }
 
 std::vector<pid_t> traced_pids(const RecordOptions& o) {
