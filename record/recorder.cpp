@@ -187,7 +187,7 @@ class Recorder {
   // start
   Run run_;
   Probes probes_;
-  // Every process that became traced (begin_tracing), in that order.
+  // Every process that became traced (became_traced).
   std::set<pid_t> traced_;
   // record_events
   std::unique_ptr<EventCollector> events_;
@@ -818,11 +818,13 @@ void Recorder::note_joined() {
       if (!probed && wanted)
         unprobed += (unprobed.empty() ? "" : ", ") + uprobes::seen_path(m.path);
     }
-    if (!unprobed.empty())
-      std::fprintf(stderr,
-                   "atrace: process %s started in the cgroup: traced, but %s not probed (no "
-                   "process of the cgroup had it when atrace started)\n",
-                   describe_process(pid).c_str(), unprobed.c_str());
+    if (unprobed.empty()) continue;
+    status_.clear();  // the line is refreshed at the next wake-up
+    std::fprintf(stderr,
+                 "atrace: process %s started in the cgroup: traced, but %s not probed (no "
+                 "process of the cgroup had it when atrace started; a selector naming the "
+                 "file by path probes it from the start)\n",
+                 describe_process(pid).c_str(), unprobed.c_str());
   }
 }
 
