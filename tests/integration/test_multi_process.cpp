@@ -178,6 +178,53 @@ TEST_F(MultiProcess, CgroupTracesItsProcessesAndThoseStartedLater) {
   expect_no_uprobe_events_left();
 }
 
+// A program started in the cgroup later is probed where its files are
+// the ones probed at the start (probes are per file): the same program is,
+// a copy of it (same path elsewhere, another file) is not, and atrace says
+// so, naming the copy.
+TEST_F(MultiProcess, CgroupSaysWhichFilesOfALateProcessAreNotProbed) {
+  TestCgroup cg("atrace-copy-" + std::to_string(getpid()));
+  ASSERT_TRUE(cg.ok());
+  const std::string go = file("go"), copy = file("target_dlopen");
+  fs::copy_file(Paths::target_dlopen, copy);
+  fs::permissions(copy, fs::perms::owner_all);
+  Child a = dlopen_target(kFirstA, kSecondA, go);
+  ASSERT_TRUE(a.wait_for_line("ready", milliseconds(10000))) << a.out();
+  ASSERT_TRUE(cg.move_in(a.pid()));
+  const std::string out = file("copy.data");
+  // main: `a` is in it already; each process started later enters it once.
+  Child atrace({Paths::atrace, "record", "--cgroup=" + cg.path(), "--select=main", "-o", out});
+  ASSERT_TRUE(wait_attached(out, atrace)) << atrace.wait(milliseconds(1000)).describe();
+  const std::string move_in = "echo $$ > " + cg.path() + "/cgroup.procs && exec \"$0\" \"$@\"";
+  Child same({"/bin/sh", "-c", move_in, Paths::target_dlopen, "1", "1", "--wait=" + go, tag_arg()});
+  Child other({"/bin/sh", "-c", move_in, copy, "1", "1", "--wait=" + go, tag_arg()});
+  ASSERT_TRUE(same.wait_for_line("ready", milliseconds(10000))) << same.out();
+  ASSERT_TRUE(other.wait_for_line("ready", milliseconds(10000))) << other.out();
+  // The recorder looks for new processes at its wake-ups: give it one.
+  std::this_thread::sleep_for(milliseconds(500));
+  std::ofstream(go).put('1');
+  for (Child* c : {&a, &same, &other}) {
+    Result e = c->wait(milliseconds(30000));
+    ASSERT_TRUE(e.exited(0)) << e.describe();
+  }
+  Result r = atrace.wait(milliseconds(30000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(
+      r.err.find("atrace: process " + std::to_string(other.pid()) +
+                 " (target_dlopen) started in the cgroup: traced, but " + copy + " not probed"),
+      std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("atrace: process " + std::to_string(same.pid())), std::string::npos)
+      << r.err;
+  auto in_same = report_json(out, {"--pid=" + std::to_string(same.pid())});
+  ASSERT_TRUE(in_same);
+  EXPECT_EQ(calls_of(*in_same, "main"), 1);
+  auto all = report_json(out);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(calls_of(*all, "main"), 1);
+  expect_no_uprobe_events_left();
+}
+
 TEST_F(MultiProcess, BadPidListOneLine) {
   Result r = run({Paths::atrace, "record", "-p", "1,abc", "--select=main"});
   EXPECT_TRUE(r.exited(2)) << r.describe();
