@@ -277,8 +277,9 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 		before_exec = false;
 	}
 	/* --cgroup: a program started in the cgroup (moved in, then exec'd:
-	 * what systemd and container runtimes do) is traced from its exec; the
-	 * recorder finds it in the map and probes its files. */
+	 * what systemd and container runtimes do) is traced from its exec,
+	 * in the files probed at the start (uprobes are per file); the
+	 * recorder finds it in the map (Recorder::note_joined). */
 	if (cgroup_id && bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id) {
 		__u8 one = 1;
 
