@@ -120,6 +120,36 @@ TEST_F(MultiProcess, PidListExactCountsPerProcess) {
   expect_no_uprobe_events_left();
 }
 
+// One process in a mount namespace of its own (seeing the same files):
+// its modules are read through its root, and a file both map is still one
+// module, one probe; the probing line names its namespace.
+TEST_F(MultiProcess, PidListAcrossMountNamespacesSharesOneProbe) {
+  const std::string go = file("go");
+  Child a = dlopen_target(kFirstA, kSecondA, go);
+  Child b({"unshare", "--mount", "--propagation", "private", "--", Paths::target_dlopen,
+           std::to_string(kFirstB), std::to_string(kSecondB), "--wait=" + go, tag_arg()});
+  ASSERT_TRUE(a.wait_for_line("ready", milliseconds(10000))) << a.out();
+  auto b_pid = b.wait_for_line("pid=", milliseconds(10000));
+  ASSERT_TRUE(b_pid && b.wait_for_line("ready", milliseconds(10000))) << b.out();
+  const std::string pid_b = b_pid->substr(4);
+  const std::string out = file("ns.data");
+  Child atrace({Paths::atrace, "record", "-p", std::to_string(a.pid()) + "," + pid_b,
+                "--select=libtarget_plugin.so*:plugin_fn", "-o", out});
+  ASSERT_TRUE(wait_attached(out, atrace)) << atrace.wait(milliseconds(1000)).describe();
+  std::ofstream(go).put('1');
+  Result ea = a.wait(milliseconds(30000)), eb = b.wait(milliseconds(30000));
+  ASSERT_TRUE(ea.exited(0)) << ea.describe();
+  ASSERT_TRUE(eb.exited(0)) << eb.describe();
+  Result r = atrace.wait(milliseconds(30000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find(pid_b + " (target_dlopen; mount namespace mnt:["), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("from 1 probes"), std::string::npos) << r.err;
+  EXPECT_EQ(calls_in(out, a.pid()), kFirstA + kSecondA);
+  EXPECT_EQ(calls_in(out, std::stoi(pid_b)), kFirstB + kSecondB);
+  expect_no_uprobe_events_left();
+}
+
 // A service's cgroup: the process in it at the start, one started in it
 // later (moved in, then exec'd, as systemd and container runtimes start
 // theirs), and another program started there later whose file a selector
