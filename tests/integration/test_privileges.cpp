@@ -226,5 +226,29 @@ TEST_F(Privileges, AttachingToAnotherUsersProcessNeedsCapSysPtrace) {
   expect_no_uprobe_events_left();
 }
 
+// -p with a list: one process atrace may read (nobody's own), one it may
+// not (root's): one line naming the one it may not, no file, no probe.
+TEST_F(Privileges, PidListWithAProcessAtraceMayNotReadOneLine) {
+  Child own(as_nobody("", {dir_.bin(Paths::target_threads), "--forever", "30", tag_arg()}));
+  Child roots({dir_.bin(Paths::target_threads), "--forever", "30", tag_arg()});
+  auto own_pid = own.wait_for_line("pid=", milliseconds(10000));
+  auto root_pid = roots.wait_for_line("pid=", milliseconds(10000));
+  ASSERT_TRUE(own_pid && root_pid) << own.out() << roots.out();
+  const std::string out = (dir_.out() / "list.data").string();
+  Result r = run(as_nobody("+bpf,+perfmon",
+                           {dir_.bin(Paths::atrace), "record", "-o", out, "--select=tick",
+                            "--duration=1", "-p", own_pid->substr(4) + "," + root_pid->substr(4)}));
+  const std::string line = expect_one_error_line(r);
+  EXPECT_NE(line.find("/proc/" + root_pid->substr(4) + "/"), std::string::npos) << line;
+  EXPECT_NE(line.find("CAP_SYS_PTRACE"), std::string::npos) << line;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(own.running() && roots.running());
+  own.signal(SIGTERM);
+  roots.signal(SIGTERM);
+  EXPECT_TRUE(own.wait(milliseconds(10000)).exited(0));
+  EXPECT_TRUE(roots.wait(milliseconds(10000)).exited(0));
+  expect_no_uprobe_events_left();
+}
+
 }  // namespace
 }  // namespace atrace::it
