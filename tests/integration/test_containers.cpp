@@ -324,9 +324,10 @@ TEST_F(ContainersCgroup, AbsolutePathWithProcessStartedAfterAttach) {
                 7);
 }
 
-// The path relative to the cgroup v2 root, as /proc/PID/cgroup gives it.
+// The path relative to the cgroup v2 root: /proc/PID/cgroup's without its
+// leading "/".
 TEST_F(ContainersCgroup, PathRelativeToCgroupRoot) {
-  record_cgroup([](const std::string&, const std::string& cgroup) { return cgroup; }, 0);
+  record_cgroup([](const std::string&, const std::string& cgroup) { return cgroup.substr(1); }, 0);
 }
 
 }  // namespace
