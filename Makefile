@@ -24,7 +24,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # target, its legacy and v0 symbols demangled), and
 # tmux, the terminal `atrace top`'s live screen is tested in (test_top.cpp),
 # podman and runc, the container engine a process is traced in
-# (test_containers.cpp: runc, since crun refuses a hybrid cgroup layout),
+# (test_podman.cpp: runc, since crun refuses a hybrid cgroup layout),
 # Node.js and npm, which run speedscope's importer (test_speedscope.cpp
 # installs the pinned npm package into the build tree),
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for

@@ -1,8 +1,8 @@
-/* target_cont: the program of the test container (make_rootfs.sh puts it at
- * /opt/app/target_cont), linked to libcont.so, which it finds through its
+/* target_podman: the program of the test container (make_rootfs.sh puts it at
+ * /opt/app/target_podman), linked to libcont.so, which it finds through its
  * RUNPATH /opt/app: it runs only inside the container's root.
  *
- *   target_cont N [--rounds=R] [--forks=K] [--tag=X]
+ *   target_podman N [--rounds=R] [--forks=K] [--tag=X]
  *
  * A round: this process calls cont_work() N times, then forks K children
  * that call it N times each and waits for them. Without --rounds, one
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "../target_common.h"
-#include "cont_lib.h"
+#include "podman_lib.h"
 
 static long option(int argc, char** argv, const char* name, long fallback) {
   size_t len = strlen(name);
@@ -44,7 +44,7 @@ static long fork_children(long k, long n) {
   for (long i = 0; i < k; ++i) {
     pid_t c = fork();
     if (c < 0) {
-      perror("target_cont: fork");
+      perror("target_podman: fork");
       exit(3);
     }
     if (c == 0) {
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     for (long r = 1; r <= rounds; ++r) {
       struct timespec limit = {60, 0};
       if (sigtimedwait(&go, NULL, &limit) != SIGUSR1) {
-        fprintf(stderr, "target_cont: no SIGUSR1 for round %ld\n", r);
+        fprintf(stderr, "target_podman: no SIGUSR1 for round %ld\n", r);
         return 4;
       }
       own += calls(n);

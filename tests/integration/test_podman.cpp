@@ -1,7 +1,7 @@
 // A process in a real container engine: Debian's podman with runc, no
 // image registry, no network (`--network=none --rootfs DIR`, the root made
-// from the host's files by tests/targets/container/make_rootfs.sh).
-// target_cont there links /opt/app/libcont.so, a file the host does not
+// from the host's files by tests/targets/podman/make_rootfs.sh).
+// target_podman there links /opt/app/libcont.so, a file the host does not
 // have: atrace finds it only through the process's own root. It waits for
 // SIGUSR1 from the host before its calls, so a test attaches first and
 // then counts every call exactly. Without podman or runc the tests skip
@@ -26,9 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kRootfs = CONTAINER_ROOTFS_DIR;
-const std::string kProgram = "/opt/app/target_cont";  // inside the container
-const std::string kLibrary = "/opt/app/libcont.so";   // inside the container only
+const std::string kRootfs = PODMAN_ROOTFS_DIR;
+const std::string kProgram = "/opt/app/target_podman";  // inside the container
+const std::string kLibrary = "/opt/app/libcont.so";     // inside the container only
 const std::string kSelect = "--select=libcont.so:*";
 // cont_work() is cheap: the relevance filter would detach it after a
 // hundred calls, and the counts would be partial.
@@ -39,7 +39,7 @@ std::string podman_unavailable_reason() {
   Result tools = run({"sh", "-c", "command -v podman && command -v runc"});
   if (!tools.exited(0)) return "podman or runc is not installed (make test installs both)";
   if (!fs::exists(kRootfs + kProgram))
-    return "no container root at " + kRootfs + " (target_container_rootfs was not built)";
+    return "no container root at " + kRootfs + " (target_podmanainer_rootfs was not built)";
   return "";
 }
 
@@ -63,7 +63,7 @@ std::string cgroup_of(pid_t pid) {
   return "";
 }
 
-// The test container: target_cont ARGS run by podman in the foreground
+// The test container: target_podman ARGS run by podman in the foreground
 // (its output is the container's), removed by podman when it ends, and
 // forcibly when the test leaves it running.
 class Container {
@@ -76,11 +76,11 @@ class Container {
   Container(const Container&) = delete;
   Container& operator=(const Container&) = delete;
 
-  // Until target_cont said "ready=1" (podman may first set up its
+  // Until target_podman said "ready=1" (podman may first set up its
   // storage: a generous wait).
   bool wait_ready() { return podman_.wait_for_line("ready=1", milliseconds(60000)).has_value(); }
 
-  // The pid of target_cont on the host, as podman knows it: what `-p`
+  // The pid of target_podman on the host, as podman knows it: what `-p`
   // takes. 0 when podman does not say.
   pid_t host_pid() const {
     Result r = run({"podman", "inspect", "--format", "{{.State.Pid}}", name_});
@@ -92,7 +92,7 @@ class Container {
     }
   }
 
-  // A second target_cont in the running container (`podman exec`), to its end.
+  // A second target_podman in the running container (`podman exec`), to its end.
   Result exec(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {"podman", "exec", name_, kProgram};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -127,7 +127,7 @@ class Container {
   Child podman_;
 };
 
-class Containers : public IntegrationTest {
+class Podman : public IntegrationTest {
  protected:
   void SetUp() override {
     IntegrationTest::SetUp();
@@ -144,7 +144,7 @@ class Containers : public IntegrationTest {
   // A container name unique to this test.
   std::string name() const { return "atrace-it-" + tag_; }
 
-  // Starts the container and waits until target_cont is ready and podman
+  // Starts the container and waits until target_podman is ready and podman
   // names its host pid.
   pid_t start(Container& c) {
     if (!c.wait_ready()) {
@@ -177,7 +177,7 @@ class Containers : public IntegrationTest {
     return found;
   }
 
-  // Records target_cont's calls of libcont.so in container `c` (host pid
+  // Records target_podman's calls of libcont.so in container `c` (host pid
   // `pid`) with `extra` options, SIGUSR1 making one round meanwhile, until
   // the container ends; returns the container's result.
   Result record_one_round(Container& c, pid_t pid, const std::string& out,
@@ -202,7 +202,7 @@ class Containers : public IntegrationTest {
 
 // `-p HOSTPID`: the library only the container has, resolved in its root;
 // every call counted, the path shown as the container sees it.
-TEST_F(Containers, PidOfContainerProcess) {
+TEST_F(Podman, PidOfContainerProcess) {
   Container c(name(), {"40", "--rounds=1", tag_arg()});
   pid_t pid = start(c);
   ASSERT_GT(pid, 0);
@@ -222,7 +222,7 @@ TEST_F(Containers, PidOfContainerProcess) {
 
 // --follow-forks: children forked inside the container (pids of its own
 // pid namespace) are traced with their parent.
-TEST_F(Containers, FollowForksInsideContainer) {
+TEST_F(Podman, FollowForksInsideContainer) {
   Container c(name(), {"25", "--rounds=1", "--forks=3", tag_arg()});
   pid_t pid = start(c);
   ASSERT_GT(pid, 0);
@@ -244,7 +244,7 @@ TEST_F(Containers, FollowForksInsideContainer) {
 // Cross-check: bpftrace, attached to the same file through the process's
 // root (/proc/PID/root/opt/app/libcont.so), counts what atrace counts in
 // the same run.
-TEST_F(Containers, SameCountsAsBpftrace) {
+TEST_F(Podman, SameCountsAsBpftrace) {
   Container c(name(), {"33", "--rounds=1", "--forks=1", tag_arg()});
   pid_t pid = start(c);
   ASSERT_GT(pid, 0);
@@ -267,12 +267,12 @@ TEST_F(Containers, SameCountsAsBpftrace) {
 }
 
 // --cgroup (issue 30, built on a branch of its own: until it is merged
-// these tests fail at atrace's command line). One container, target_cont
+// these tests fail at atrace's command line). One container, target_podman
 // making 40 calls at SIGUSR1; `cgroup_arg(root, path)` gives --cgroup's
 // value from the cgroup v2 root and the container's path under it; with
-// `late` > 0, `podman exec` starts a second target_cont making `late` calls
+// `late` > 0, `podman exec` starts a second target_podman making `late` calls
 // in the container after atrace attached. Every call is counted.
-class ContainersCgroup : public Containers {
+class PodmanCgroup : public Podman {
  protected:
   void record_cgroup(
       const std::function<std::string(const std::string&, const std::string&)>& cgroup_arg,
@@ -283,7 +283,7 @@ class ContainersCgroup : public Containers {
     pid_t pid = start(c);
     ASSERT_GT(pid, 0);
     const std::string cgroup = cgroup_of(pid);
-    ASSERT_FALSE(cgroup.empty() || cgroup == "/") << "target_cont has no cgroup of its own";
+    ASSERT_FALSE(cgroup.empty() || cgroup == "/") << "target_podman has no cgroup of its own";
     ASSERT_TRUE(fs::is_directory(root + cgroup)) << root + cgroup;
 
     const std::string out = file("cgroup.data");
@@ -319,14 +319,14 @@ class ContainersCgroup : public Containers {
 
 // The absolute path (/sys/fs/cgroup/unified/libpod_parent/libpod-ID here),
 // and a process `podman exec` starts after atrace attached.
-TEST_F(ContainersCgroup, AbsolutePathWithProcessStartedAfterAttach) {
+TEST_F(PodmanCgroup, AbsolutePathWithProcessStartedAfterAttach) {
   record_cgroup([](const std::string& root, const std::string& cgroup) { return root + cgroup; },
                 7);
 }
 
 // The path relative to the cgroup v2 root: /proc/PID/cgroup's without its
 // leading "/".
-TEST_F(ContainersCgroup, PathRelativeToCgroupRoot) {
+TEST_F(PodmanCgroup, PathRelativeToCgroupRoot) {
   record_cgroup([](const std::string&, const std::string& cgroup) { return cgroup.substr(1); }, 0);
 }
 

@@ -1,8 +1,8 @@
-/* libcont.so: the library of the test container (make_rootfs.sh puts it at
+/* libcont.so: the library of the podman tests' container (make_rootfs.sh puts it at
  * /opt/app/libcont.so in the container's root, where the host has no such
  * file), so a selector "libcont.so:*" can only be resolved in the
  * container's own view of the file system. */
-#include "cont_lib.h"
+#include "podman_lib.h"
 
 #include "../target_common.h"
 
