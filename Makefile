@@ -81,7 +81,7 @@ demo: build
 	@echo; printf '%s\n' \
 	  "The binary is $(BUILD)/atrace. Next, on the same trace:" \
 	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --html=demo.html   # one page: table, flame graph, timeline" \
-	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=folded | flamegraph.pl > demo.svg" \
+	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=perfetto -o demo.pftrace   # open in ui.perfetto.dev" \
 	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --tree --depth=3" \
 	  "Or attach to a running process (Ctrl-C stops, the process goes on):" \
 	  "  sudo $(BUILD)/atrace list -p PID 'libc.so.6:read*'" \
