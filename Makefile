@@ -36,7 +36,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3 libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
+	sqlite3 python3 perl libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
 	man-db:man
 
 .PHONY: all deps deps-test build build-all demo test format format-check tidy clean
