@@ -14,7 +14,7 @@ JOBS      ?= $(shell nproc)
 # man pages from atrace's --help.
 BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev libdw-dev help2man
+	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev libdw-dev liblzma-dev help2man
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,

@@ -10,9 +10,12 @@ namespace atrace::uprobes {
 
 std::string read_build_id(const std::string& path) {
   detail::ElfFile file(path);
-  if (!file.elf()) return {};
+  return file.elf() ? build_id_of(file.elf()) : std::string();
+}
+
+std::string build_id_of(Elf* elf) {
   Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(file.elf(), scn)) != nullptr) {
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "uprobes/debug_symbols.h"
 #include "uprobes/demangle.h"
 #include "uprobes/elf_file.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
 
@@ -25,6 +27,7 @@ struct Candidate {
   size_t name_len;
   Elf64_Section shndx;
   bool ifunc;
+  Elf* src;  // the file or its debug symbols (debug_symbols.h): where shndx is
 };
 
 int binding_rank(unsigned bind) {
@@ -45,6 +48,7 @@ bool file_offset(const std::vector<detail::LoadSegment>& segs, Elf* elf, const C
     return true;
   }
   if (!segs.empty()) return false;
+  if (c.src != elf) return false;
   Elf_Scn* scn = elf_getscn(elf, c.shndx);
   GElf_Shdr sh;
   if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) return false;
@@ -96,7 +100,7 @@ void collect_symbols(Elf* elf, std::vector<Candidate>* out) {
       const bool internal = name[0] == '_' && !(name[1] == 'Z' && name[2] != 0);
       out->push_back({sym.st_value, sym.st_size,
                       binding_rank(GELF_ST_BIND(sym.st_info)) + (internal ? 3 : 0), name,
-                      std::strlen(name), sym.st_shndx, type == STT_GNU_IFUNC});
+                      std::strlen(name), sym.st_shndx, type == STT_GNU_IFUNC, elf});
     }
   }
 }
@@ -120,6 +124,11 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
 
   std::vector<Candidate> cands;
   collect_symbols(elf, &cands);
+  // A stripped file's symbols where the distribution keeps them; their
+  // addresses are the file's, so its own segments give the offsets and
+  // its own bytes the code.
+  const detail::DebugSymbols debug(path, elf);
+  if (debug.elf()) collect_symbols(debug.elf(), &cands);
 
   // Best name first within each address; the rest of the address's names
   // are its aliases.
@@ -156,13 +165,20 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
     f.size = c.size;
     for (size_t k = i; k < end; ++k) f.ifunc |= cands[k].ifunc;
     f.entry_point = entry != 0 && c.address == entry && eh.e_type != ET_REL;
-    f.in_plt = in_plt_section(elf, c.shndx);
+    f.in_plt = in_plt_section(c.src, c.shndx);
     f.first_len =
         file.read_code(f.offset, f.first_bytes, std::min<uint64_t>(sizeof f.first_bytes, c.size));
     funcs.push_back(std::move(f));
     i = end;
   }
-  if (funcs.empty()) throw ElfError(path + ": no function symbols (stripped?)");
+  if (funcs.empty()) {
+    // What to install: the debug file's place says which package has it.
+    const auto where = detail::debug_file_candidates(path, elf);
+    throw ElfError(seen_path(path) + ": no function symbols: stripped, and no debug file" +
+                   (where.empty()
+                        ? std::string(" (it has no build id or debuglink)")
+                        : " at " + seen_path(where.front()) + " (Debian: its -dbgsym package)"));
+  }
   return funcs;
 }
 

@@ -168,7 +168,21 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       // libraries reached by a glob may be skipped (reported if needed).
       bool main_selector = false;
       for (size_t i : inc) main_selector |= include[i].module_glob.empty();
-      if (mod.is_main && main_selector) throw;
+      if (mod.is_main && main_selector) {
+        // The next step: its libraries' functions are selectable
+        // (issue 31: a distribution's stripped program was a dead end).
+        std::string libs, first;
+        size_t n = 0;
+        for (const auto& m : modules) {
+          if (m.is_main || m.waiting) continue;
+          if (n++ < 6) libs += (libs.empty() ? "" : ", ") + m.name;
+          if (first.empty()) first = m.name;
+        }
+        if (n > 6) libs += ", ...";
+        if (libs.empty()) throw;
+        throw ElfError(std::string(e.what()) + "; its libraries have symbols, selected as " +
+                       "LIBRARY:PATTERN ('" + first + ":*'): " + libs);
+      }
       for (size_t i : inc)
         if (module_errors[i].empty()) module_errors[i] = e.what();
       continue;

@@ -35,6 +35,8 @@ struct Paths {
   static constexpr const char* target_safety = TARGET_SAFETY_BIN;
   static constexpr const char* target_limits = TARGET_LIMITS_BIN;
   static constexpr const char* target_cold = TARGET_COLD_BIN;
+  // target_c stripped: debuglink/, mini/ (MiniDebugInfo), bare/ (nothing).
+  static constexpr const char* stripped = STRIPPED_DIR;
   // tests/integration/safety: the corpus's scripts and inputs.
   static constexpr const char* safety_inputs = SAFETY_INPUTS_DIR;
   static constexpr const char* target_exceptions = TARGET_EXCEPTIONS_BIN;
