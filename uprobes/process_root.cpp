@@ -136,6 +136,14 @@ std::string root_prefix(const std::string& path) {
   return path.substr(0, path.size() - (seen == "/" ? 0 : seen.size()));
 }
 
+std::string seen_text(std::string text, const std::string& path) {
+  const std::string seen = seen_path(path);
+  if (seen == path) return text;
+  for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at + seen.size()))
+    text.replace(at, path.size(), seen);
+  return text;
+}
+
 std::optional<FileId> file_id(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;

@@ -68,6 +68,9 @@ class ProcessRoot {
 std::string seen_path(const std::string& path);
 // Its "/proc/PID/root" prefix: "" for a path of atrace's own root.
 std::string root_prefix(const std::string& path);
+// `text` (an error message about the file at `path`) with `path` written
+// as the process sees it: what a message that quotes a reached path says.
+std::string seen_text(std::string text, const std::string& path);
 
 // The identity the kernel's uprobes give the file at `path`: the inode it
 // maps, which for a file of an overlay (a container's layers) is the

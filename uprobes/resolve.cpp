@@ -14,6 +14,7 @@
 #include "uprobes/ifunc.h"
 #include "uprobes/placement.h"
 #include "uprobes/probe_policy.h"
+#include "uprobes/process_root.h"
 #include "uprobes/unwind_points.h"
 
 namespace atrace::uprobes {
@@ -22,7 +23,7 @@ namespace {
 
 std::string main_description(const std::vector<Module>& modules) {
   for (const auto& m : modules)
-    if (m.is_main) return "the main executable (" + m.path + ")";
+    if (m.is_main) return "the main executable (" + seen_path(m.path) + ")";
   return "the main executable (none given)";
 }
 
@@ -168,9 +169,9 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
       // libraries reached by a glob may be skipped (reported if needed).
       bool main_selector = false;
       for (size_t i : inc) main_selector |= include[i].module_glob.empty();
-      if (mod.is_main && main_selector) throw;
+      if (mod.is_main && main_selector) throw ElfError(seen_text(e.what(), mod.path));
       for (size_t i : inc)
-        if (module_errors[i].empty()) module_errors[i] = e.what();
+        if (module_errors[i].empty()) module_errors[i] = seen_text(e.what(), mod.path);
       continue;
     }
 
