@@ -255,6 +255,52 @@ TEST_F(Containers, ArgumentsFromTheDebugInfoOfTheRootsFile) {
   expect_seen_paths(r, out);
 }
 
+// --follow-forks inside the root: a child the process forks after atrace
+// attached is traced too, in the same file, its calls exact.
+TEST_F(Containers, FollowForksInsideTheRoot) {
+  PrivateRootSpec s = spec(kContA);
+  s.args.push_back("--fork");
+  auto root = start(s, "root");
+  ASSERT_EQ(root->error(), "");
+  const std::string out = file("forks.data");
+  Result target;
+  Result r = record_in(*root, out, {"--select=libcont.so:cont_*", "--follow-forks"}, &target);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_TRUE(target.exited(0)) << target.describe();
+  EXPECT_EQ(printed_count(target.out, "forked").value_or(-1), 1) << target.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep, "cont_work"), 2) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "cont_step"), 2 * kSteps) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "cont_add"), 2 * kAdds) << function_names(*rep);
+  // Each process's own under its pid: the parent's half, by its host pid.
+  auto parent = report_json(out, {"--pid", std::to_string(root->host_pid())});
+  ASSERT_TRUE(parent);
+  EXPECT_EQ(calls_of(*parent, "cont_step"), kSteps) << function_names(*parent);
+  expect_seen_paths(r, out);
+}
+
+// A selector that matches nothing says so in one line, with the paths the
+// process knows (not the ones atrace reaches them by).
+TEST_F(Containers, ErrorsNameThePathsTheProcessKnows) {
+  auto root = start(spec(kContA), "root");
+  ASSERT_EQ(root->error(), "");
+  const std::string pid = std::to_string(root->host_pid());
+  auto rec = [&](const std::string& select) {
+    return run({Paths::atrace, "record", "-p", pid, "-o", file("e.data"), "--no-kernel",
+                "--select=" + select});
+  };
+  EXPECT_EQ(expect_one_error_line(rec("no_such_fn")),
+            "atrace: selector 'no_such_fn' matches no function in the main executable "
+            "(/opt/app/target_cont)");
+  EXPECT_EQ(expect_one_error_line(rec("/opt/nope.so:x")),
+            "atrace: selector '/opt/nope.so:x': /opt/nope.so: No such file or directory");
+  EXPECT_EQ(expect_one_error_line(rec("libcont.so:no_such_fn")),
+            "atrace: selector 'libcont.so:no_such_fn' matches no function in any loaded module "
+            "matching 'libcont.so'");
+}
+
 // Two roots, each with its own build of libcont.so at the same path, traced
 // at the same time by two recordings: each gets the functions and offsets
 // of its own file (B's extra function first moves every other one).

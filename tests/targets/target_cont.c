@@ -2,15 +2,17 @@
  * (tests/integration/private_root.h), as /opt/app/target_cont, linked to
  * /opt/app/libcont.so (RUNPATH /opt/app, a path only the root has).
  *
- *   target_cont [N] [M] [--wait] [--tag=X]
+ *   target_cont [N] [M] [--wait] [--fork] [--tag=X]
  *
  * Prints "variant=A|B" and "ready=1"; with --wait it then waits for SIGUSR1
  * (at most 60 s), so that a test attaches first. Then cont_work(N) (N calls
  * of cont_step, 3 of cont_add), then loads libcontplug.so with dlopen by
  * name, calls plug_fn M times and closes it. Prints "cont_step=N",
- * "plug_fn=M" and "checksum=...". */
+ * "plug_fn=M" and "checksum=...". With --fork, a child process makes the
+ * same cont_work(N) first (and exits); the parent waits for it: "forked=1". */
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "target_common.h"
@@ -58,6 +60,20 @@ int main(int argc, char** argv) {
   if (has_flag(argc, argv, "--wait")) wait_for_trigger();
   else printf("ready=1\n");
 
+  if (has_flag(argc, argv, "--fork")) {
+    pid_t child = fork();
+    if (child == 0) {
+      cont_work(n);
+      _exit(0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "target_cont: the forked child failed\n");
+      return 3;
+    }
+    printf("forked=1\n");
+  }
   long sum = cont_work(n);
   void* h = dlopen("libcontplug.so", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
