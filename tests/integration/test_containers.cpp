@@ -112,6 +112,9 @@ class Containers : public IntegrationTest {
     Result info = run({Paths::atrace, "info", "-i", trace});
     EXPECT_TRUE(info.exited(0)) << info.describe();
     EXPECT_EQ(info.out.find("/proc/"), std::string::npos) << info.out;
+    Result chrome = run({Paths::atrace, "convert", "-i", trace, "--to=chrome", "-o", "-"});
+    EXPECT_TRUE(chrome.exited(0)) << chrome.describe();
+    EXPECT_EQ(chrome.out.find("/proc/"), std::string::npos);
   }
 };
 
