@@ -156,6 +156,33 @@ TEST_F(Containers, ExactCountsInALibraryOnlyTheRootHas) {
   expect_no_uprobe_events_left();
 }
 
+// The host has another build of the library at the very path the kernel
+// shows atrace for the process's file (under the directory the root's
+// tmpfs hides in the process's namespace): atrace must probe the file the
+// process maps, build B, not the host's build A.
+TEST_F(Containers, NotTheHostsFileAtTheSamePath) {
+  const std::string mountpoint = file("root");
+  std::filesystem::create_directories(mountpoint + "/opt/app");
+  std::filesystem::copy_file(kContA, mountpoint + kLib);
+  auto root = start(spec(kContB), "root");
+  ASSERT_EQ(root->error(), "");
+  ASSERT_TRUE(std::filesystem::exists(mountpoint + kLib)) << "the host's copy must stay there";
+  const std::string out = file("b.data");
+  Result target;
+  Result r = record_in(*root, out, {"--select=libcont.so:cont_*"}, &target);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_TRUE(target.exited(0)) << target.describe();
+  EXPECT_EQ(printed_value(target.out, "variant").value_or("?"), "B");
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "cont_only_b"), kSteps) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "cont_step"), kSteps) << function_names(*rep);
+  EXPECT_EQ(calls_of(*rep, "cont_add"), kAdds) << function_names(*rep);
+  const std::string lines = joined(script_lines(out));
+  EXPECT_NE(lines.find("build_id=" + uprobes::read_build_id(kContB)), std::string::npos) << lines;
+  expect_seen_paths(r, out);
+}
+
 // The library's USDT probe (with a semaphore, which atrace sets in the
 // process's memory): one hit per cont_step, with its index.
 TEST_F(Containers, UsdtProbesOfTheRootsLibrary) {
