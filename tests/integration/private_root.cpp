@@ -83,6 +83,15 @@ PrivateRoot::PrivateRoot(const std::string& mountpoint, const PrivateRootSpec& s
   for (const auto& lib : libs) copies.push_back({lib, lib});
 
   std::string script = "set -e\nmount -t tmpfs -o mode=0755 atrace-private-root " + R + "\n";
+  for (size_t i = 0; i < spec.overlays.size(); ++i) {
+    const RootFile& o = spec.overlays[i];
+    const std::string layer = mountpoint_ + "/.layer" + std::to_string(i);
+    script +=
+        "mkdir -p " + sh_word(layer + "/upper") + " " + sh_word(layer + "/work") + " " +
+        in_root(o.inside) + " && mount -t overlay atrace-private-layer -o " +
+        sh_word("lowerdir=" + o.host + ",upperdir=" + layer + "/upper,workdir=" + layer + "/work") +
+        " " + in_root(o.inside) + "\n";
+  }
   for (const auto& f : copies)
     script += "mkdir -p " + in_root(parent_of(f.inside)) + " && cp -L " + sh_word(f.host) + " " +
               in_root(f.inside) + "\n";

@@ -31,6 +31,10 @@ struct PrivateRootSpec {
   std::vector<std::string> args;
   std::vector<RootFile> copies;  // copied (each copy a file of its own)
   std::vector<RootFile> binds;   // bind-mounted: one file shared with the host
+  // Directories of the root that are an overlayfs whose lower layer is the
+  // host's directory (upper and work directories in the root's tmpfs), as
+  // a container's image layers are; mounted before anything is copied.
+  std::vector<RootFile> overlays;
   // Non-empty: the root's /etc/ld.so.conf lists these directories and
   // `ldconfig -r ROOT` writes the root's own /etc/ld.so.cache.
   std::vector<std::string> ld_conf_dirs;

@@ -10,9 +10,11 @@
 // attached through /proc/PID/root, counts the same. What atrace says and
 // writes names the files as the process does, never /proc/PID/root/...
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -394,6 +396,72 @@ TEST_F(Containers, TwoRootsSharingOneFile) {
   auto b = start(s2, "root-2");
   ASSERT_EQ(a->error(), "");
   ASSERT_EQ(b->error(), "");
+  const std::string out_a = file("1.data"), out_b = file("2.data");
+  auto atrace_a = attach(a->host_pid(), out_a, {"--select=libcont.so:cont_*"});
+  auto atrace_b = attach(b->host_pid(), out_b, {"--select=libcont.so:cont_*"});
+  ASSERT_TRUE(std::filesystem::exists(out_a)) << atrace_a->wait(milliseconds(1000)).describe();
+  ASSERT_TRUE(std::filesystem::exists(out_b)) << atrace_b->wait(milliseconds(1000)).describe();
+  ::kill(a->host_pid(), SIGUSR1);
+  ::kill(b->host_pid(), SIGUSR1);
+  Result ta = a->wait(milliseconds(30000)), tb = b->wait(milliseconds(30000));
+  Result ra = atrace_a->wait(milliseconds(30000)), rb = atrace_b->wait(milliseconds(30000));
+  ASSERT_TRUE(ta.exited(0)) << ta.describe();
+  ASSERT_TRUE(tb.exited(0)) << tb.describe();
+  ASSERT_TRUE(ra.exited(0)) << ra.describe();
+  ASSERT_TRUE(rb.exited(0)) << rb.describe();
+  auto rep_a = report_json(out_a);
+  auto rep_b = report_json(out_b);
+  ASSERT_TRUE(rep_a && rep_b);
+  EXPECT_EQ(calls_of(*rep_a, "cont_step"), kSteps) << function_names(*rep_a);
+  EXPECT_EQ(calls_of(*rep_b, "cont_step"), 2 * kSteps) << function_names(*rep_b);
+  EXPECT_EQ(calls_of(*rep_a, "cont_add"), kAdds);
+  EXPECT_EQ(calls_of(*rep_b, "cont_add"), kAdds);
+  expect_seen_paths(ra, out_a);
+  expect_seen_paths(rb, out_b);
+  expect_no_uprobe_events_left();
+}
+
+// The inode number of the first mapping of `path` in /proc/PID/maps (""
+// when none). Of an overlay's file, maps shows the overlay mount's device
+// (one per container) with the inode number of the layer's file.
+std::string mapped_inode(pid_t pid, const std::string& path) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() < path.size() || line.compare(line.size() - path.size(), path.size(), path))
+      continue;
+    std::istringstream in(line);
+    std::string range, perms, offset, dev, inode;
+    in >> range >> perms >> offset >> dev >> inode;
+    return inode;
+  }
+  return "";
+}
+
+// Two roots whose /opt/app is an overlayfs over one host directory (one
+// image layer, as containers made from one image have): the kernel maps
+// the layer's one file in both, so their probes are on one inode; each
+// recording counts its own process's calls, exactly.
+TEST_F(Containers, TwoRootsSharingOneOverlayLayer) {
+  const std::string layer = file("layer");
+  std::filesystem::create_directories(layer);
+  std::filesystem::copy_file(kContA, layer + "/libcont.so");
+  PrivateRootSpec s1 = spec(kContA), s2 = spec(kContA);
+  for (auto* s : {&s1, &s2}) {
+    s->copies = {{kContPlug, kPlug}};
+    s->overlays = {{layer, "/opt/app"}};
+  }
+  s2.args[0] = std::to_string(2 * kSteps);
+  auto a = start(s1, "root-1");
+  auto b = start(s2, "root-2");
+  ASSERT_EQ(a->error(), "");
+  ASSERT_EQ(b->error(), "");
+  const std::string inode = mapped_inode(a->host_pid(), "/opt/app/libcont.so");
+  ASSERT_NE(inode, "");
+  EXPECT_EQ(mapped_inode(b->host_pid(), "/opt/app/libcont.so"), inode)
+      << "the two roots must map the layer's one file";
+  struct stat layer_file;
+  ASSERT_EQ(::stat((layer + "/libcont.so").c_str(), &layer_file), 0);
+  EXPECT_EQ(inode, std::to_string(layer_file.st_ino)) << "the layer's file is what is mapped";
   const std::string out_a = file("1.data"), out_b = file("2.data");
   auto atrace_a = attach(a->host_pid(), out_a, {"--select=libcont.so:cont_*"});
   auto atrace_b = attach(b->host_pid(), out_b, {"--select=libcont.so:cont_*"});
