@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,6 +55,17 @@
 namespace atrace {
 
 namespace {
+
+// True when process `pid` has exited: no such process, or a zombie (a
+// container's init waits for its parent there).
+bool process_gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return true;
+  const size_t paren = line.rfind(')');  // the name may hold spaces and parens
+  if (paren == std::string::npos || paren + 2 >= line.size()) return true;
+  return line[paren + 2] == 'Z' || line[paren + 2] == 'X';
+}
 
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
 
@@ -202,14 +214,25 @@ RecordResult Recorder::run() {
   phases_.begin();
   check_request();
   phases_.end(phase::kFeatures);
-  plan();
-  phases_.end(phase::kPlan);
-  load();
-  phases_.end(phase::kLoad);
-  const ProbeCost cost = probe_cost();
-  phases_.end(phase::kCalibration, cached_cost_ ? "cached" : "measured");
-  start(cost);
-  phases_.end(phase::kAttach);
+  const bool alive = opts_.pid > 0 && !process_gone(opts_.pid);
+  try {
+    plan();
+    phases_.end(phase::kPlan);
+    load();
+    phases_.end(phase::kLoad);
+    const ProbeCost cost = probe_cost();
+    phases_.end(phase::kCalibration, cached_cost_ ? "cached" : "measured");
+    start(cost);
+    phases_.end(phase::kAttach);
+  } catch (...) {
+    // A process that exits meanwhile takes its files with it (a
+    // container's root goes with its last process): what failed to open
+    // then is not what happened. What was attached closes on unwinding.
+    if (alive && process_gone(opts_.pid))
+      throw TargetError("process " + std::to_string(opts_.pid) +
+                        " exited while atrace attached to it");
+    throw;
+  }
   RecordResult r;
   record_events(r);
   const uint64_t first = events_->first_event_at();
