@@ -333,6 +333,34 @@ TEST_F(Containers, ErrorsNameThePathsTheProcessKnows) {
             "matching 'libcont.so'");
 }
 
+// The process (its root with it) is killed while atrace attaches, at
+// moments from before atrace looks to after it recorded: whatever the
+// moment, atrace ends (no hang) with a trace, or with one line saying
+// the process is gone, and leaves no probe behind.
+TEST_F(Containers, KilledWhileAtraceAttaches) {
+  for (int delay_ms : {0, 20, 50, 100, 200, 400}) {
+    SCOPED_TRACE("killed after " + std::to_string(delay_ms) + " ms");
+    auto root = start(spec(kContA), "root-" + std::to_string(delay_ms));
+    ASSERT_EQ(root->error(), "");
+    const pid_t pid = root->host_pid();
+    Child atrace({Paths::atrace, "record", "-p", std::to_string(pid), "-o",
+                  file(std::to_string(delay_ms) + ".data"), "--no-kernel",
+                  "--select=libcont.so:*"});
+    std::this_thread::sleep_for(milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    Result r = atrace.wait(milliseconds(30000));
+    ASSERT_FALSE(r.timed_out) << r.describe();
+    ASSERT_EQ(r.term_signal, 0) << r.describe();
+    if (r.exit_code == 0) continue;  // attached in time: recorded until the end
+    const std::string line = expect_one_error_line(r);
+    const std::string p = std::to_string(pid);
+    EXPECT_TRUE(line == "atrace: no process with pid " + p ||
+                line == "atrace: process " + p + " exited while atrace attached to it")
+        << line;
+  }
+  expect_no_uprobe_events_left();
+}
+
 // Two roots, each with its own build of libcont.so at the same path, traced
 // at the same time by two recordings: each gets the functions and offsets
 // of its own file (B's extra function first moves every other one).
