@@ -213,14 +213,20 @@ TEST_F(Containers, UsdtProbesOfTheRootsLibrary) {
 
 // A library the process loads by name after atrace attached, from a
 // directory only the root knows of: found the way the process's dynamic
-// linker finds it, inside the root.
+// linker finds it, inside the root: by the root's ld.so.cache, the
+// process's LD_LIBRARY_PATH, or the program's RUNPATH (/opt/app).
 class ContainersLate : public Containers, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(ContainersLate, LibraryLoadedLaterByName) {
   PrivateRootSpec s = spec(kContA);
+  std::string plug = kPlug;
   if (std::string(GetParam()) == "ld_library_path") {
     s.ld_conf_dirs.clear();  // no cache entry: only LD_LIBRARY_PATH names it
     s.ld_library_path = "/opt/plugins";
+  } else if (std::string(GetParam()) == "runpath") {
+    s.ld_conf_dirs.clear();
+    plug = "/opt/app/libcontplug.so";
+    s.copies = {{kContA, kLib}, {kContPlug, plug}};
   }
   auto root = start(s, "root");
   ASSERT_EQ(root->error(), "");
@@ -233,7 +239,7 @@ TEST_P(ContainersLate, LibraryLoadedLaterByName) {
   EXPECT_EQ(printed_count(target.out, "plug_fn").value_or(-1), kPlugs);
   EXPECT_NE(
       r.err.find(std::string("libcontplug.so is not loaded yet: waiting for it (1 probe on ") +
-                 kPlug + ","),
+                 plug + ","),
       std::string::npos)
       << r.err;
   auto rep = report_json(out);
@@ -247,7 +253,7 @@ TEST_P(ContainersLate, LibraryLoadedLaterByName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Integration, ContainersLate,
-                         ::testing::Values("ld_so_cache", "ld_library_path"));
+                         ::testing::Values("ld_so_cache", "ld_library_path", "runpath"));
 
 // Selectors may name a module by the path the process knows it by, mapped
 // or not yet.
