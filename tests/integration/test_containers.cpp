@@ -185,6 +185,27 @@ TEST_F(Containers, NotTheHostsFileAtTheSamePath) {
   expect_seen_paths(r, out);
 }
 
+// `atrace list -p` reads the root's own build too: B's extra function is
+// listed for the process that runs B, and its USDT probe.
+TEST_F(Containers, ListShowsTheFunctionsOfTheRootsBuild) {
+  auto a = start(spec(kContA), "root-a");
+  auto b = start(spec(kContB), "root-b");
+  ASSERT_EQ(a->error(), "");
+  ASSERT_EQ(b->error(), "");
+  Result la = run({Paths::atrace, "list", "-p", std::to_string(a->host_pid()), "libcont.so:*"});
+  Result lb = run({Paths::atrace, "list", "-p", std::to_string(b->host_pid()), "libcont.so:*"});
+  ASSERT_TRUE(la.exited(0)) << la.describe();
+  ASSERT_TRUE(lb.exited(0)) << lb.describe();
+  EXPECT_NE(la.out.find("cont_step"), std::string::npos) << la.out;
+  EXPECT_EQ(la.out.find("cont_only_b"), std::string::npos) << la.out;
+  EXPECT_NE(lb.out.find("cont_only_b"), std::string::npos) << lb.out;
+  Result usdt = run({Paths::atrace, "list", "-p", std::to_string(b->host_pid()), "--usdt"});
+  ASSERT_TRUE(usdt.exited(0)) << usdt.describe();
+  EXPECT_NE(usdt.out.find("cont:step"), std::string::npos) << usdt.out;
+  for (const Result* r : {&la, &lb, &usdt})
+    EXPECT_EQ((r->out + r->err).find("/proc/"), std::string::npos) << r->describe();
+}
+
 // The library's USDT probe (with a semaphore, which atrace sets in the
 // process's memory): one hit per cont_step, with its index.
 TEST_F(Containers, UsdtProbesOfTheRootsLibrary) {
