@@ -232,6 +232,30 @@ TEST_F(Containers, UsdtProbesOfTheRootsLibrary) {
   expect_seen_paths(r, out);
 }
 
+// The USDT probe of a library the process loads later, by name, from a
+// directory only the root's ld.so.cache names: its semaphore is set by the
+// kernel when the process maps the file.
+TEST_F(Containers, UsdtProbesOfALibraryLoadedLater) {
+  auto root = start(spec(kContA), "root");
+  ASSERT_EQ(root->error(), "");
+  const std::string out = file("usdt-late.data");
+  Result target;
+  Result r = record_in(*root, out, {"--usdt=libcontplug.so:plug:call"}, &target);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_TRUE(target.exited(0)) << target.describe();
+  std::vector<long> args;
+  for (const auto& l : script_lines(out)) {
+    if (l.rfind("usdt:", 0) != 0) continue;
+    EXPECT_NE(l.find("plug:call"), std::string::npos) << l;
+    const size_t eq = l.find("arg1=");
+    ASSERT_NE(eq, std::string::npos) << l;
+    args.push_back(std::stol(l.substr(eq + 5)));
+  }
+  ASSERT_EQ(args.size(), static_cast<size_t>(kPlugs)) << joined(script_lines(out)) << r.err;
+  for (long k = 0; k < kPlugs; ++k) EXPECT_EQ(args[k], k);
+  expect_seen_paths(r, out);
+}
+
 // A library the process loads by name after atrace attached, from a
 // directory only the root knows of: found the way the process's dynamic
 // linker finds it, inside the root: by the root's ld.so.cache, the
