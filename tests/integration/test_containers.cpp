@@ -22,6 +22,8 @@
 #include "tests/integration/private_root.h"
 #include "tests/integration/report.h"
 #include "uprobes/build_id.h"
+#include "uprobes/proc_maps.h"
+#include "uprobes/process_root.h"
 
 namespace atrace::it {
 namespace {
@@ -541,6 +543,19 @@ TEST_F(Containers, TwoRootsSharingOneOverlayLayer) {
   struct stat layer_file;
   ASSERT_EQ(::stat((layer + "/libcont.so").c_str(), &layer_file), 0);
   EXPECT_EQ(inode, std::to_string(layer_file.st_ino)) << "the layer's file is what is mapped";
+  // atrace knows the file in both by the layer's identity, as the kernel's
+  // uprobes do: one module, where maps shows each overlay's device.
+  const uprobes::FileId layer_id{layer_file.st_dev, layer_file.st_ino};
+  for (const PrivateRoot* r : {a.get(), b.get()}) {
+    EXPECT_TRUE(uprobes::file_id(r->reach(kLib)) == layer_id);
+    bool mapped = false;
+    for (const auto& m : uprobes::file_mappings(r->host_pid()))
+      if (m.path.size() > 11 && m.path.compare(m.path.size() - 11, 11, "/libcont.so") == 0) {
+        mapped = true;
+        EXPECT_TRUE(m.id == layer_id) << m.path;
+      }
+    EXPECT_TRUE(mapped);
+  }
   const std::string out_a = file("1.data"), out_b = file("2.data");
   auto atrace_a = attach(a->host_pid(), out_a, {"--select=libcont.so:cont_*"});
   auto atrace_b = attach(b->host_pid(), out_b, {"--select=libcont.so:cont_*"});
