@@ -214,7 +214,10 @@ RecordResult Recorder::run() {
   phases_.begin();
   check_request();
   phases_.end(phase::kFeatures);
-  const bool alive = opts_.pid > 0 && !process_gone(opts_.pid);
+  // One process (-p PID): lists and cgroups leave their gone ones out.
+  const std::vector<pid_t> pids = traced_pids(opts_);
+  const pid_t only = pids.size() == 1 && opts_.cgroup.empty() ? pids.front() : 0;
+  const bool alive = only > 0 && !process_gone(only);
   try {
     plan();
     phases_.end(phase::kPlan);
@@ -228,9 +231,9 @@ RecordResult Recorder::run() {
     // A process that exits meanwhile takes its files with it (a
     // container's root goes with its last process): what failed to open
     // then is not what happened. What was attached closes on unwinding.
-    if (alive && process_gone(opts_.pid))
-      throw TargetError("process " + std::to_string(opts_.pid) +
-                        " exited while atrace attached to it");
+    if (alive && process_gone(only))
+      throw TargetError("process " + std::to_string(only) +
+                        " exited while atrace attached: nothing to record");
     throw;
   }
   RecordResult r;

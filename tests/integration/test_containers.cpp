@@ -408,7 +408,7 @@ TEST_F(Containers, KilledWhileAtraceAttaches) {
     const std::string line = expect_one_error_line(r);
     const std::string p = std::to_string(pid);
     EXPECT_TRUE(line == "atrace: no process with pid " + p ||
-                line == "atrace: process " + p + " exited while atrace attached to it")
+                line == "atrace: process " + p + " exited while atrace attached: nothing to record")
         << line;
   }
   expect_no_uprobe_events_left();
@@ -580,6 +580,63 @@ TEST_F(Containers, TwoRootsSharingOneOverlayLayer) {
   expect_seen_paths(rb, out_b);
   expect_no_uprobe_events_left();
 }
+
+// One recording of both processes (-p A,B): each process's calls are
+// exact under its own pid, whether the roots have two builds of the
+// library at one path (two modules, B's functions at other offsets) or
+// share one layer's file (one module: probed once, not once per root).
+class ContainersPidList : public Containers, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ContainersPidList, EachProcessExactInOneRecording) {
+  const bool shared = std::string(GetParam()) == "one_layer";
+  PrivateRootSpec s1 = spec(kContA), s2 = spec(shared ? kContA : kContB);
+  if (shared) {
+    const std::string layer = file("layer");
+    std::filesystem::create_directories(layer);
+    std::filesystem::copy_file(kContA, layer + "/libcont.so");
+    for (auto* s : {&s1, &s2}) {
+      s->copies = {{kContPlug, kPlug}};
+      s->overlays = {{layer, "/opt/app"}};
+    }
+  }
+  s2.args[0] = std::to_string(2 * kSteps);
+  auto a = start(s1, "root-1");
+  auto b = start(s2, "root-2");
+  ASSERT_EQ(a->error(), "");
+  ASSERT_EQ(b->error(), "");
+  const std::string pa = std::to_string(a->host_pid()), pb = std::to_string(b->host_pid());
+  const std::string out = file("ab.data");
+  Child atrace({Paths::atrace, "record", "-p", pa + "," + pb, "-o", out, "--no-kernel",
+                "--select=libcont.so:cont_*"});
+  const auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));
+  while (!std::filesystem::exists(out) && atrace.running() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(std::filesystem::exists(out)) << atrace.wait(milliseconds(1000)).describe();
+  ::kill(a->host_pid(), SIGUSR1);
+  ::kill(b->host_pid(), SIGUSR1);
+  Result ta = a->wait(milliseconds(30000)), tb = b->wait(milliseconds(30000));
+  Result r = atrace.wait(milliseconds(30000));  // ends with the last of them
+  ASSERT_TRUE(ta.exited(0)) << ta.describe();
+  ASSERT_TRUE(tb.exited(0)) << tb.describe();
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep_a = report_json(out, {"--pid", pa});
+  auto rep_b = report_json(out, {"--pid", pb});
+  ASSERT_TRUE(rep_a && rep_b);
+  EXPECT_EQ((*rep_a)["lost_events"], 0);
+  EXPECT_EQ(calls_of(*rep_a, "cont_step"), kSteps) << function_names(*rep_a);
+  EXPECT_EQ(calls_of(*rep_b, "cont_step"), 2 * kSteps) << function_names(*rep_b);
+  EXPECT_EQ(calls_of(*rep_a, "cont_add"), kAdds) << function_names(*rep_a);
+  EXPECT_EQ(calls_of(*rep_b, "cont_add"), kAdds) << function_names(*rep_b);
+  EXPECT_EQ(find_function(*rep_a, "cont_only_b"), nullptr) << function_names(*rep_a);
+  if (shared) EXPECT_EQ(find_function(*rep_b, "cont_only_b"), nullptr);
+  else EXPECT_EQ(calls_of(*rep_b, "cont_only_b"), 2 * kSteps) << function_names(*rep_b);
+  expect_seen_paths(r, out);
+  expect_no_uprobe_events_left();
+}
+
+INSTANTIATE_TEST_SUITE_P(Integration, ContainersPidList,
+                         ::testing::Values("two_builds", "one_layer"));
 
 // bpftrace, attached through /proc/PID/root to the same file in the same
 // run, counts what atrace counts.
