@@ -85,8 +85,9 @@ class Containers : public IntegrationTest {
   // file gets its name once the probes are in (output_file.h).
   std::unique_ptr<Child> attach(pid_t pid, const std::string& out,
                                 const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {Paths::atrace, "record", "-p",         std::to_string(pid),
-                                     "-o",          out,      "--no-kernel"};
+    // --filter=off: exact counts, however short and frequent the calls.
+    std::vector<std::string> argv = {Paths::atrace, "record", "-p",          std::to_string(pid),
+                                     "-o",          out,      "--no-kernel", "--filter=off"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto atrace = std::make_unique<Child>(argv);
     const auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));
@@ -607,7 +608,7 @@ TEST_P(ContainersPidList, EachProcessExactInOneRecording) {
   const std::string pa = std::to_string(a->host_pid()), pb = std::to_string(b->host_pid());
   const std::string out = file("ab.data");
   Child atrace({Paths::atrace, "record", "-p", pa + "," + pb, "-o", out, "--no-kernel",
-                "--select=libcont.so:cont_*"});
+                "--filter=off", "--select=libcont.so:cont_*"});
   const auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));
   while (!std::filesystem::exists(out) && atrace.running() &&
          std::chrono::steady_clock::now() < deadline)
