@@ -217,7 +217,8 @@ RecordResult Recorder::run() {
   // One process (-p PID): lists and cgroups leave their gone ones out.
   const std::vector<pid_t> pids = traced_pids(opts_);
   const pid_t only = pids.size() == 1 && opts_.cgroup.empty() ? pids.front() : 0;
-  const bool alive = only > 0 && !process_gone(only);
+  // There at the start, a zombie too (exited, its pid not reusable yet).
+  const bool existed = only > 0 && ::access(("/proc/" + std::to_string(only)).c_str(), F_OK) == 0;
   try {
     plan();
     phases_.end(phase::kPlan);
@@ -231,7 +232,7 @@ RecordResult Recorder::run() {
     // A process that exits meanwhile takes its files with it (a
     // container's root goes with its last process): what failed to open
     // then is not what happened. What was attached closes on unwinding.
-    if (alive && process_gone(only))
+    if (existed && process_gone(only))
       throw TargetError("process " + std::to_string(only) +
                         " exited while atrace attached: nothing to record");
     throw;
