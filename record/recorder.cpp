@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,6 +55,17 @@
 namespace atrace {
 
 namespace {
+
+// True when process `pid` has exited: no such process, or a zombie (a
+// container's init waits for its parent there).
+bool process_gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return true;
+  const size_t paren = line.rfind(')');  // the name may hold spaces and parens
+  if (paren == std::string::npos || paren + 2 >= line.size()) return true;
+  return line[paren + 2] == 'Z' || line[paren + 2] == 'X';
+}
 
 constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
 
@@ -202,14 +214,29 @@ RecordResult Recorder::run() {
   phases_.begin();
   check_request();
   phases_.end(phase::kFeatures);
-  plan();
-  phases_.end(phase::kPlan);
-  load();
-  phases_.end(phase::kLoad);
-  const ProbeCost cost = probe_cost();
-  phases_.end(phase::kCalibration, cached_cost_ ? "cached" : "measured");
-  start(cost);
-  phases_.end(phase::kAttach);
+  // One process (-p PID): lists and cgroups leave their gone ones out.
+  const std::vector<pid_t> pids = traced_pids(opts_);
+  const pid_t only = pids.size() == 1 && opts_.cgroup.empty() ? pids.front() : 0;
+  // There at the start, a zombie too (exited, its pid not reusable yet).
+  const bool existed = only > 0 && ::access(("/proc/" + std::to_string(only)).c_str(), F_OK) == 0;
+  try {
+    plan();
+    phases_.end(phase::kPlan);
+    load();
+    phases_.end(phase::kLoad);
+    const ProbeCost cost = probe_cost();
+    phases_.end(phase::kCalibration, cached_cost_ ? "cached" : "measured");
+    start(cost);
+    phases_.end(phase::kAttach);
+  } catch (...) {
+    // A process that exits meanwhile takes its files with it (a
+    // container's root goes with its last process): what failed to open
+    // then is not what happened. What was attached closes on unwinding.
+    if (existed && process_gone(only))
+      throw TargetError("process " + std::to_string(only) +
+                        " exited while atrace attached: nothing to record");
+    throw;
+  }
   RecordResult r;
   record_events(r);
   const uint64_t first = events_->first_event_at();

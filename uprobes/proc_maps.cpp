@@ -247,8 +247,23 @@ std::vector<FileMapping> file_mappings(pid_t pid) {
   if (!maps) proc_error(pid, maps_path, errno);
   std::vector<FileMapping> out;
   std::string line;
+  bool anonymous_dev = false;  // a file system without a device: tmpfs, overlay...
   while (std::getline(maps, line))
-    if (auto m = parse_maps_line(line)) out.push_back(std::move(*m));
+    if (auto m = parse_maps_line(line)) {
+      anonymous_dev |= major(m->id.dev) == 0;
+      out.push_back(std::move(*m));
+    }
+  if (!anonymous_dev) return out;
+  // A file of an overlay gets the identity the kernel probes: its layer's.
+  const OverlayLayers layers(pid);
+  if (layers.empty()) return out;
+  try {
+    const ProcessRoot root = ProcessRoot::of(pid);
+    for (auto& m : out)
+      if (major(m.id.dev) == 0) m.id = layers.kernel_id(m.id, root.from_kernel(m.path));
+  } catch (const ProcessError&) {
+    // Gone meanwhile: the maps' own identities.
+  }
   return out;
 }
 

@@ -64,7 +64,8 @@ struct FileMapping {
   std::string path;
 };
 // Every file mapping, in address order: the one reader of /proc/PID/maps.
-// Throws ProcessError like process_modules().
+// A file of an overlay has its layer's identity (OverlayLayers), not the
+// one maps shows. Throws ProcessError like process_modules().
 std::vector<FileMapping> file_mappings(pid_t pid);
 
 // For launch mode, before the program runs: the executable itself, then the

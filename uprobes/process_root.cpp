@@ -3,13 +3,18 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -136,6 +141,110 @@ std::string root_prefix(const std::string& path) {
   return path.substr(0, path.size() - (seen == "/" ? 0 : seen.size()));
 }
 
+std::string seen_text(std::string text, const std::string& path) {
+  const std::string seen = seen_path(path);
+  if (seen == path) return text;
+  for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at + seen.size()))
+    text.replace(at, path.size(), seen);
+  return text;
+}
+
+namespace {
+
+// A mountinfo field: space, tab, newline and backslash come as \ooo.
+std::string unescaped(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t next = s.find(sep, at);
+    if (next == std::string::npos) next = s.size();
+    out.push_back(s.substr(at, next - at));
+    at = next + 1;
+  }
+  return out;
+}
+
+// "pid" of a "/proc/PID/root..." path, else atrace's own.
+pid_t pid_of_root(const std::string& path) {
+  const std::string prefix = root_prefix(path);
+  return prefix.empty() ? ::getpid() : static_cast<pid_t>(std::atoi(prefix.c_str() + 6));
+}
+
+}  // namespace
+
+std::vector<OverlayLayers::Mount> OverlayLayers::parse(const std::string& mountinfo) {
+  std::vector<Mount> out;
+  for (const auto& line : split(mountinfo, '\n')) {
+    // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
+    const std::vector<std::string> f = split(line, ' ');
+    size_t dash = 6;
+    while (dash < f.size() && f[dash] != "-") ++dash;
+    if (dash + 3 >= f.size() || f[dash + 1] != "overlay") continue;
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(f[2].c_str(), "%u:%u", &major, &minor) != 2) continue;
+    Mount m;
+    m.dev = makedev(major, minor);
+    m.root = unescaped(f[3]);
+    m.mount_point = unescaped(f[4]);
+    std::string upper;
+    std::vector<std::string> lower;
+    for (const auto& opt : split(f[dash + 3], ',')) {
+      if (opt.rfind("upperdir=", 0) == 0) upper = unescaped(opt.substr(9));
+      else if (opt.rfind("lowerdir=", 0) == 0)
+        for (const auto& l : split(opt.substr(9), ':')) lower.push_back(unescaped(l));
+      else if (opt.rfind("lowerdir+=", 0) == 0) lower.push_back(unescaped(opt.substr(10)));
+    }
+    if (!upper.empty()) m.layers.push_back(upper);
+    m.layers.insert(m.layers.end(), lower.begin(), lower.end());
+    if (!m.layers.empty()) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+OverlayLayers::OverlayLayers(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/mountinfo");
+  std::ostringstream text;
+  text << in.rdbuf();
+  mounts_ = parse(text.str());
+}
+
+FileId OverlayLayers::kernel_id(const FileId& shown, const std::string& seen) const {
+  for (const auto& m : mounts_) {
+    if (m.dev != shown.dev) continue;
+    std::string rel;
+    if (m.mount_point == "/") rel = seen;
+    else if (seen.size() > m.mount_point.size() &&
+             seen.compare(0, m.mount_point.size(), m.mount_point) == 0 &&
+             seen[m.mount_point.size()] == '/')
+      rel = seen.substr(m.mount_point.size());
+    else continue;
+    const std::string inside = (m.root == "/" ? "" : m.root) + rel;
+    for (const auto& layer : m.layers) {
+      struct stat st;
+      // The inode number maps shows is the layer file's (an overlay on one
+      // file system, or without xino): a file of another inode at that
+      // path from here is not it.
+      if (::stat((layer + inside).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          st.st_ino == shown.ino)
+        return FileId{st.st_dev, st.st_ino};
+    }
+  }
+  return shown;
+}
+
 std::optional<FileId> file_id(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
@@ -149,6 +258,12 @@ std::optional<FileId> file_id(const std::string& path) {
   for (const auto& m : file_mappings(getpid()))
     if (m.start == reinterpret_cast<uintptr_t>(at)) id = m.id;
   ::munmap(at, 1);
+  // A file of an overlay of the process's namespace, not atrace's: its
+  // layers are in the process's mountinfo.
+  if (id && major(id->dev) == 0 && !root_prefix(path).empty()) {
+    const OverlayLayers layers(pid_of_root(path));
+    if (!layers.empty()) id = layers.kernel_id(*id, seen_path(path));
+  }
   return id;
 }
 

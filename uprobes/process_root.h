@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace atrace::uprobes {
 
@@ -68,12 +69,44 @@ class ProcessRoot {
 std::string seen_path(const std::string& path);
 // Its "/proc/PID/root" prefix: "" for a path of atrace's own root.
 std::string root_prefix(const std::string& path);
+// `text` (an error message about the file at `path`) with `path` written
+// as the process sees it: what a message that quotes a reached path says.
+std::string seen_text(std::string text, const std::string& path);
 
 // The identity the kernel's uprobes give the file at `path`: the inode it
 // maps, which for a file of an overlay (a container's layers) is the
 // layer's file, shared by every container made from that layer, where
-// stat(2) would give each overlay mount an identity of its own. nullopt
-// when the file cannot be opened or mapped.
+// stat(2) and /proc/PID/maps give each overlay mount an identity of its
+// own (OverlayLayers). nullopt when the file cannot be opened or mapped.
 std::optional<FileId> file_id(const std::string& path);
+
+// The overlay mounts of a process's mount namespace (a container's image
+// layers, as /proc/PID/mountinfo names them). maps shows a file of an
+// overlay with the overlay's device, one per container, and the layer
+// file's inode number; the kernel probes the layer's file, one for every
+// container made from that layer.
+class OverlayLayers {
+ public:
+  // None when the process has no overlay or cannot be read.
+  explicit OverlayLayers(pid_t pid);
+  // The identity of the layer's file behind `shown` (a maps identity) that
+  // the process names `seen`: the first layer (upper first) that has a
+  // regular file of that inode number there. `shown` for any other file,
+  // or when the layers are not reachable from here.
+  FileId kernel_id(const FileId& shown, const std::string& seen) const;
+  bool empty() const { return mounts_.empty(); }
+
+  struct Mount {
+    uint64_t dev = 0;
+    std::string mount_point;  // as the process sees it
+    std::string root;         // the directory of the overlay mounted there
+    std::vector<std::string> layers;
+  };
+  // The overlay mounts of a mountinfo text (exposed for the unit tests).
+  static std::vector<Mount> parse(const std::string& mountinfo);
+
+ private:
+  std::vector<Mount> mounts_;
+};
 
 }  // namespace atrace::uprobes

@@ -14,6 +14,7 @@
 #include "uprobes/ifunc.h"
 #include "uprobes/placement.h"
 #include "uprobes/probe_policy.h"
+#include "uprobes/process_root.h"
 #include "uprobes/unwind_points.h"
 
 namespace atrace::uprobes {
@@ -22,7 +23,7 @@ namespace {
 
 std::string main_description(const std::vector<Module>& modules) {
   for (const auto& m : modules)
-    if (m.is_main) return "the main executable (" + m.path + ")";
+    if (m.is_main) return "the main executable (" + seen_path(m.path) + ")";
   return "the main executable (none given)";
 }
 
@@ -179,12 +180,13 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
           if (first.empty()) first = m.name;
         }
         if (n > 6) libs += ", ...";
-        if (libs.empty()) throw;
-        throw ElfError(std::string(e.what()) + "; its libraries have symbols, selected as " +
+        const std::string what = seen_text(e.what(), mod.path);
+        if (libs.empty()) throw ElfError(what);
+        throw ElfError(what + "; its libraries have symbols, selected as " +
                        "LIBRARY:PATTERN ('" + first + ":*'): " + libs);
       }
       for (size_t i : inc)
-        if (module_errors[i].empty()) module_errors[i] = e.what();
+        if (module_errors[i].empty()) module_errors[i] = seen_text(e.what(), mod.path);
       continue;
     }
 
