@@ -141,6 +141,7 @@ class Recorder {
   // Parts of the stages.
   bool use_multi() const;  // throws when --attach=multi cannot be had
   bool plan_or_follow();
+  void note_process(pid_t pid);
   ExecMatch follow_exec();
   BpfSettings bpf_settings(bool calibrating) const;
   void load_unwind_guard(const SharedMapFds& shared);
@@ -378,9 +379,15 @@ void Recorder::start(const ProbeCost& cost) {
   const pid_t pid = target->pid();
   // A followed command's processes are all alive and held (the first may
   // have ended, and would never leave the map).
-  if (!run_.follower) bpf_->trace(pid);
-  else
-    for (pid_t p : run_.follower->processes()) bpf_->trace(p);
+  if (!run_.follower) {
+    bpf_->trace(pid);
+    note_process(pid);
+  } else {
+    for (pid_t p : run_.follower->processes()) {
+      bpf_->trace(p);
+      note_process(p);
+    }
+  }
   // Before any return probe and before atrace's thread-exit program.
   if (probes_.unwind_guard)
     probes_.unwind_guard->attach(probes_.unwind_points, opts_.follow_forks ? -1 : pid);
@@ -404,6 +411,13 @@ void Recorder::start(const ProbeCost& cost) {
   }
   run_.released_at = now_ns(CLOCK_MONOTONIC);
 }
+
+// A process became traced: what the user knows it by (its pid in its own
+// namespace, its cgroup: record/process_info.h) is read now, while it
+// lives, and goes into the trace before the next events. Every way a
+// process becomes traced calls this (a traced process's children and any
+// process whose events arrive are noted by the event collector).
+void Recorder::note_process(pid_t pid) { events_->processes().note(pid); }
 
 // Return probes made exception-safe (record/unwind_guard.h), loaded
 // before the target is touched, on a thread of its own (BpfSession's
@@ -618,6 +632,12 @@ void Recorder::record_events(RecordResult& r) {
 // Events leave the reorder window to the sink and to the file (through
 // the writing thread while recording).
 void Recorder::deliver(std::vector<formats::Event>&& events) {
+  // Before the events of a process: a killed recorder's file names it too.
+  if (auto fresh = events_->processes().take_new(); !fresh.empty()) {
+    if (out_.async)
+      out_.async->run([this, fresh = std::move(fresh)] { out_.writer->write_processes(fresh); });
+    else if (out_.writer) out_.writer->write_processes(fresh);
+  }
   if (sink_ && !events.empty()) sink_->events(events);
   if (out_.async) out_.async->write_events(std::move(events));
   else if (out_.writer) out_.writer->write_events(events);

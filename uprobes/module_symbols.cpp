@@ -6,6 +6,17 @@
 
 namespace atrace::uprobes {
 
+namespace {
+
+// Where a build's separate debug information is (gdb's rule): its id's
+// first two digits are a directory.
+std::string debug_file(const std::string& build_id) {
+  if (build_id.size() < 3) return "";
+  return "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+}
+
+}  // namespace
+
 const ModuleSymbols::File& ModuleSymbols::file(const std::string& path,
                                                const std::string& build_id) {
   auto [it, added] = files_.try_emplace(path + '\0' + build_id);
@@ -23,9 +34,27 @@ const ModuleSymbols::File& ModuleSymbols::file(const std::string& path,
   return f;
 }
 
+const ModuleSymbols::File& ModuleSymbols::found(const std::string& path,
+                                                const std::string& build_id,
+                                                const std::string& root) {
+  auto [it, added] = found_.try_emplace(root + '\0' + path + '\0' + build_id, nullptr);
+  if (!added) return *it->second;
+  std::vector<std::string> candidates;
+  if (!root.empty() && root != "/" && !path.empty() && path[0] == '/')
+    candidates.push_back(root + path);
+  candidates.push_back(path);
+  if (auto debug = debug_file(build_id); !debug.empty()) candidates.push_back(debug);
+  for (const auto& c : candidates) {
+    const File& f = file(c, build_id);
+    it->second = &f;
+    if (f.usable) break;
+  }
+  return *it->second;
+}
+
 std::optional<CodeSymbol> ModuleSymbols::at(const std::string& path, const std::string& build_id,
-                                            uint64_t offset) {
-  const File& f = file(path, build_id);
+                                            uint64_t offset, const std::string& root) {
+  const File& f = found(path, build_id, root);
   if (!f.usable) return std::nullopt;
   auto it = std::upper_bound(f.functions.begin(), f.functions.end(), offset,
                              [](uint64_t off, const ElfFunction& fn) { return off < fn.offset; });
