@@ -17,14 +17,14 @@ std::string debug_file(const std::string& build_id) {
 
 }  // namespace
 
-const ModuleSymbols::File& ModuleSymbols::file(const std::string& path,
-                                               const std::string& build_id) {
+const ModuleSymbols::File& ModuleSymbols::file(const std::string& path, const std::string& build_id,
+                                               bool debug_file) {
   auto [it, added] = files_.try_emplace(path + '\0' + build_id);
   if (!added) return it->second;
   File& f = it->second;
   if (!build_id.empty() && read_build_id(path) != build_id) return f;
   try {
-    f.functions = read_functions(path);
+    f.functions = debug_file ? read_debug_file_functions(path) : read_functions(path);
   } catch (const Error&) {
     return f;  // unreadable or stripped: its frames stay addresses
   }
@@ -39,13 +39,13 @@ const ModuleSymbols::File& ModuleSymbols::found(const std::string& path,
                                                 const std::string& root) {
   auto [it, added] = found_.try_emplace(root + '\0' + path + '\0' + build_id, nullptr);
   if (!added) return *it->second;
-  std::vector<std::string> candidates;
+  std::vector<std::pair<std::string, bool>> candidates;  // path, is a debug file
   if (!root.empty() && root != "/" && !path.empty() && path[0] == '/')
-    candidates.push_back(root + path);
-  candidates.push_back(path);
-  if (auto debug = debug_file(build_id); !debug.empty()) candidates.push_back(debug);
-  for (const auto& c : candidates) {
-    const File& f = file(c, build_id);
+    candidates.emplace_back(root + path, false);
+  candidates.emplace_back(path, false);
+  if (auto debug = debug_file(build_id); !debug.empty()) candidates.emplace_back(debug, true);
+  for (const auto& [c, debug] : candidates) {
+    const File& f = file(c, build_id, debug);
     it->second = &f;
     if (f.usable) break;
   }

@@ -40,7 +40,7 @@ class ModuleSymbols {
     bool usable = false;
     std::vector<ElfFunction> functions;  // by file offset
   };
-  const File& file(const std::string& path, const std::string& build_id);
+  const File& file(const std::string& path, const std::string& build_id, bool debug_file = false);
   const File& found(const std::string& path, const std::string& build_id, const std::string& root);
   std::map<std::string, File> files_;         // by path and build id
   std::map<std::string, const File*> found_;  // by root, path and build id

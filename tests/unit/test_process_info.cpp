@@ -5,11 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "analysis/analysis.h"
 #include "output/output.h"
 #include "record/process_info.h"
+#include "temp_file.h"
 
 using namespace atrace;
 
@@ -57,6 +62,34 @@ TEST(ProcessInfo, OfThisProcess) {
   EXPECT_EQ(p.pid_ns, pid_ns.st_ino);
   EXPECT_EQ(p.mnt_ns, mnt_ns.st_ino);
   EXPECT_EQ(p.root, "");  // atrace's own root: nothing to add
+}
+
+// A process in a chroot: its root is the directory atrace reaches it by,
+// where report looks for its files after it is gone.
+TEST(ProcessInfo, RootOfAChrootedProcess) {
+  atrace::testing::TempFile dir;
+  std::filesystem::create_directories(dir.path());
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const char ok = ::chroot(dir.path().c_str()) == 0 ? 'y' : 'n';
+    (void)!::write(ready[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  (void)!::read(ready[0], &ok, 1);
+  ::close(ready[0]);
+  formats::ProcessInfo p;
+  if (ok == 'y') p = process_info(child);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  if (ok != 'y') GTEST_SKIP() << "chroot not permitted here (needs CAP_SYS_CHROOT)";
+  EXPECT_EQ(p.root, std::filesystem::canonical(dir.path()).string());
+  EXPECT_EQ(p.ns_pid, static_cast<uint32_t>(child));  // same pid namespace
 }
 
 TEST(ProcessInfo, GoneProcessIsUnknownNotAnError) {
