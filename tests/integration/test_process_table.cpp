@@ -176,6 +176,34 @@ TEST_F(ProcessTable, PidNamespaceShownAndFilteredByEitherPid) {
       << json.substr(0, 600);
 }
 
+// --follow-forks into a namespace: the child unshare starts there is
+// noted when its events arrive (no one attached to it by pid), with its
+// namespace pid; --pid=1 is its calls, exactly.
+TEST_F(ProcessTable, FollowedChildInANamespace) {
+  const std::string sh = file("ns.sh");
+  {
+    std::ofstream s(sh);
+    s << "#!/bin/sh\nunshare --mount --pid --fork --propagation private " << Paths::target_c
+      << " 3 " << tag_arg() << "\necho done\n";
+  }
+  ASSERT_EQ(::chmod(sh.c_str(), 0755), 0);
+  const std::string out = file("follow.data");
+  Result r = record(out, "middle,leaf", {sh}, {"--follow-forks"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_NE(r.out.find("done"), std::string::npos) << r.describe();
+
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  int in_namespace = 0;
+  for (const auto& p : (*rep)["processes"]) in_namespace += p["ns_pid"] == 1;
+  EXPECT_EQ(in_namespace, 1) << (*rep)["processes"].dump(2);
+  auto only = report_json(out, {"--pid=1"});
+  ASSERT_TRUE(only);
+  EXPECT_EQ(calls_of(*only, "middle"), 3);
+  EXPECT_EQ(calls_of(*only, "leaf"), 9);
+  for (const auto& t : (*only)["threads"]) EXPECT_EQ(t["ns_pid"], 1);
+}
+
 // A systemd-style cgroup made by the test: the process moved into it is
 // shown with the cgroup's path and the service it names.
 TEST_F(ProcessTable, CgroupShown) {
