@@ -167,6 +167,10 @@ TEST_F(ProcessTable, PidNamespaceShownAndFilteredByEitherPid) {
   ASSERT_TRUE(script.exited(0)) << script.describe();
   EXPECT_EQ(script.out.rfind("# " + said, 0), 0u) << script.out.substr(0, 400);
 
+  Result info = run({Paths::atrace, "info", "-i", out});
+  ASSERT_TRUE(info.exited(0)) << info.describe();
+  EXPECT_NE(info.out.find("\nProcesses: 1\n"), std::string::npos) << info.out;
+
   const std::string chrome = file("ns.json");
   Result conv = run({Paths::atrace, "convert", "-i", out, "--to=chrome", "-o", chrome});
   ASSERT_TRUE(conv.exited(0)) << conv.describe();
