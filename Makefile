@@ -23,16 +23,21 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # libssl3, which python3 dlopens (test_exec_follow.cpp), rustc (a Rust
 # target, its legacy and v0 symbols demangled), and
 # tmux, the terminal `atrace top`'s live screen is tested in (test_top.cpp),
+# podman and runc, the container engine a process is traced in
+# (test_podman.cpp: runc, since crun refuses a hybrid cgroup layout),
 # Node.js and npm, which run speedscope's importer (test_speedscope.cpp
 # installs the pinned npm package into the build tree),
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
 # the multi-kernel tests (tests/kernels/run.sh), jq and gnuplot for the
 # benchmark scripts' tables and charts (bench/), and clang-tidy and
-# clang-format (.ci/clang-tidy.sh in CI, `make tidy`, `make format`).
+# clang-format (.ci/clang-tidy.sh in CI, `make tidy`, `make format`), and
+# man-db, whose man renders the man pages the tests check (a fresh Debian
+# root has no man).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3 libssl3 rustc tmux nodejs npm:npm qemu-system-x86 busybox-static
+	sqlite3 python3 libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
+	man-db:man
 
 .PHONY: all deps deps-test build build-all demo test format format-check tidy clean
 

@@ -55,16 +55,20 @@ void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
     if (c.outermost) s.kernel += c.kernel;
     return;
   }
-  if (s.calls == s.untimed || c.dur < s.min_ns) s.min_ns = c.dur;
-  s.max_ns = std::max(s.max_ns, c.dur);
+  const bool finished = !unfinished(c.how);
+  if (finished) {
+    if (s.finished_calls() == 0 || c.dur < s.min_ns) s.min_ns = c.dur;
+    s.max_ns = std::max(s.max_ns, c.dur);
+  }
   s.calls++;
-  if (unfinished(c.how)) s.unfinished++;
+  if (!finished) s.unfinished++;
   if (c.how == CallEnd::Unwound) s.unwound++;
   if (c.how == CallEnd::Abandoned) s.abandoned++;
   s.self_ns += c.self_ns;
   s.self_kernel += c.self_kernel;
   if (c.outermost) {  // recursion: the outermost activation only
     s.total_ns += c.dur;
+    if (finished) s.finished_ns += c.dur;
     s.kernel += c.kernel;
   }
 }
@@ -90,8 +94,9 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
     m.tid = 0;
     return;
   }
-  // A row of only untimed calls has no min to give.
-  if (s.calls > s.untimed) m.min_ns = m.calls > m.untimed ? std::min(m.min_ns, s.min_ns) : s.min_ns;
+  // A row without finished calls has no min to give.
+  if (s.finished_calls()) m.min_ns = m.finished_calls() ? std::min(m.min_ns, s.min_ns) : s.min_ns;
+  m.finished_ns += s.finished_ns;
   m.calls += s.calls;
   m.unfinished += s.unfinished;
   m.unwound += s.unwound;

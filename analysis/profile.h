@@ -51,7 +51,7 @@ struct FunctionStats {
   uint64_t switched = 0;  // of `untimed`: open when their thread switched stacks
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
-  uint64_t min_ns = 0;
+  uint64_t min_ns = 0;  // of finished calls; 0 when there is none
   uint64_t max_ns = 0;
   KernelTimes kernel;       // inclusive: during the calls, callees included
   KernelTimes self_kernel;  // exclusive: not inside traced callees
@@ -64,8 +64,15 @@ struct FunctionStats {
   // the all-threads row: one of its threads): some of its calls may lack
   // their entry or exit, so its numbers may be incomplete.
   bool partial = false;
+  // Of the timed calls, those whose end was seen (returned, unwound or
+  // abandoned): Min, Avg and Max are theirs alone, as uftrace's are. An
+  // unfinished call's duration is only a lower bound (the recording
+  // stopped, its thread exited): it counts in Total and Self, never in
+  // them (a sleep still running at --duration's end was Min 34 ms).
+  uint64_t finished_ns = 0;  // total_ns's part from finished calls
   uint64_t timed_calls() const { return calls - untimed; }
-  uint64_t avg_ns() const { return timed_calls() ? total_ns / timed_calls() : 0; }
+  uint64_t finished_calls() const { return calls - untimed - unfinished; }
+  uint64_t avg_ns() const { return finished_calls() ? finished_ns / finished_calls() : 0; }
 };
 
 // One relevance-filter decision (a DETACH event): the function whose probes

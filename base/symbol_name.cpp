@@ -18,8 +18,12 @@ namespace {
 using detail::is_ident_char;
 using detail::skip_operator;
 
-constexpr std::string_view kThunks[] = {"non-virtual thunk to ", "virtual thunk to ",
-                                        "covariant return thunk to ", "transaction clone for "};
+// Prefixes that make other code of a function (and GCC's static
+// constructors keyed to one, uprobes/demangle.cpp): kept in every form.
+constexpr std::string_view kThunks[] = {
+    "non-virtual thunk to ",         "virtual thunk to ",
+    "covariant return thunk to ",    "transaction clone for ",
+    "global constructors keyed to ", "global destructors keyed to "};
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

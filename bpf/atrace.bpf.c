@@ -70,6 +70,13 @@ const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before 
 const volatile __u64 filter_early_calls = 0;
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
+/* Several traced processes (-p A,B, --cgroup, --follow-forks): one leaves
+ * the map when it exits, and the recorder stops when none is left. */
+const volatile bool forget_exited = false;
+/* --cgroup: a process that execs in this cgroup v2 (its id, at this depth
+ * below the root) or one of its descendants joins the map. 0: none. */
+const volatile __u64 cgroup_id = 0;
+const volatile __u32 cgroup_level = 0;
 /* The uprobe machinery's own system calls, skipped where the kernel has
  * them (-1: it has not; no real system call has that number). */
 const volatile long nr_uretprobe = -1;

@@ -261,7 +261,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	return 0;
 }
 
-/* Loaded for the proc group and for launched targets (before_exec). */
+/* Loaded for the proc group, for launched targets (before_exec) and --cgroup. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -275,6 +275,15 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
 			return 0;
 		before_exec = false;
+	}
+	/* --cgroup: a program started in the cgroup (moved in, then exec'd:
+	 * what systemd and container runtimes do) is traced from its exec,
+	 * in the files probed at the start (uprobes are per file); the
+	 * recorder finds it in the map (Recorder::note_joined). */
+	if (cgroup_id && bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_NOEXIST);
 	}
 	if (!want_proc || !traced(tgid))
 		return 0;
@@ -318,7 +327,7 @@ static __always_inline int on_thread_exit(struct task_struct *p, bool group_dead
 			emit_args(ts, tgid, (__u32)pid_tgid, ATRACE_REC_PROC_EXIT, 0,
 				  (__u64)(__s64)p->exit_code, 0);
 		/* A followed child is done; the recorder stops when the map is empty. */
-		if (follow_forks)
+		if (forget_exited)
 			bpf_map_delete_elem(&traced_tgids, &tgid);
 	}
 	return 0;

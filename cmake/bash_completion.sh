@@ -59,7 +59,9 @@ _atrace_functions() {
   COMPREPLY=()
   while read -r name; do
     [[ $name == "$part"* ]] && COMPREPLY+=("$head$name")
-  done < <(timeout 1 "$atrace" list "${target[@]}" 2>/dev/null |
+  # `list` reads the program's and its libraries' symbols: 0.7-0.9 s for
+  # /usr/bin/perl on a loaded machine; 1 s gave up there (issue 31).
+  done < <(timeout 4 "$atrace" list "${target[@]}" 2>/dev/null |
     awk '{ for (i = 1; i <= NF && $i !~ /^0x[0-9a-f]+$/; i++) {}
            if (i > NF) next
            n = ""; for (j = i + 4; j <= NF; j++) n = n (n == "" ? "" : " ") $j

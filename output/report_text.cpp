@@ -142,9 +142,10 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
     }
     case Field::Total: return format_duration(f.total_ns);
     case Field::Self: return format_duration(f.self_ns);
-    case Field::Avg: return format_duration(f.avg_ns());
-    case Field::Min: return format_duration(f.min_ns);
-    case Field::Max: return format_duration(f.max_ns);
+    // Of finished calls only (profile.h): none finished, none to show.
+    case Field::Avg: return f.finished_calls() ? format_duration(f.avg_ns()) : kNotMeasured;
+    case Field::Min: return f.finished_calls() ? format_duration(f.min_ns) : kNotMeasured;
+    case Field::Max: return f.finished_calls() ? format_duration(f.max_ns) : kNotMeasured;
     case Field::Offcpu: return r.sched ? format_duration(f.kernel.offcpu_ns()) : kNotMeasured;
     case Field::SelfOffcpu:
       return r.sched ? format_duration(f.self_kernel.offcpu_ns()) : kNotMeasured;
@@ -333,7 +334,8 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
   if (unfinished)
     notes.push_back(
         "unfinished: calls still running when the recording stopped or their thread exited\n"
-        "  (closed then: their times are lower bounds), or open where their thread lost events");
+        "  (closed then: their times are lower bounds, in Total and Self but not in Min, Avg\n"
+        "  and Max), or open where their thread lost events");
   if (std::any_of(p.functions.begin(), p.functions.end(),
                   [](const FunctionStats& f) { return f.unwound > 0; }))
     notes.push_back(
@@ -406,6 +408,21 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     print_syscalls(out, in, main);
   } else if (p.functions.empty() && !p.probes.empty() && !opt.threads) {
     // USDT probes alone: their table below is the report.
+  } else if (p.functions.empty() && kernel && !p.threads.empty() && !opt.threads) {
+    // A trace of kernel events only (no --select): their per-thread view
+    // is the report, not an empty table.
+    out << "\nNo function calls recorded: kernel events only (record --select=PATTERN adds "
+           "function calls).\n";
+    for (const auto& th : p.threads) {
+      out << "\nThread " << th.tid;
+      if (!th.name.empty()) out << " (" << th.name << ")";
+      out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
+      print_thread_kernel(out, th);
+    }
+    if (syscalls && !p.syscalls.empty()) {
+      out << '\n';
+      print_syscalls(out, in, main);
+    }
   } else if (p.functions.empty() && !(opt.threads && kernel && !p.threads.empty())) {
     // (Per-thread kernel numbers are worth showing even without calls.)
     out << "\nNo function calls recorded";

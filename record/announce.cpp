@@ -1,6 +1,11 @@
 #include "record/announce.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "base/plural.h"
@@ -50,6 +55,44 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
                  "atrace: kernel events: %s (no cost per traced call); system calls are "
                  "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)\n",
                  kernel_groups_string(g).c_str());
+}
+
+namespace {
+
+std::string read_link(const std::string& path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+}  // namespace
+
+std::string describe_process(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string comm;
+  std::getline(std::ifstream(proc + "/comm"), comm);
+  std::string out = std::to_string(pid) + " (" + (comm.empty() ? "?" : comm);
+  // Its mount namespace and root, when not atrace's (uprobes/process_root.h
+  // reads its files through /proc/PID/root then).
+  const std::string ns = read_link(proc + "/ns/mnt"), own_ns = read_link("/proc/self/ns/mnt");
+  const std::string root = read_link(proc + "/root");
+  if (!ns.empty() && ns != own_ns) out += "; mount namespace " + ns;
+  if (!root.empty() && root != "/") out += "; root " + root;
+  return out + ")";
+}
+
+void announce_targets(const std::vector<pid_t>& pids, const std::string& cgroup) {
+  std::string list;
+  for (pid_t pid : pids) list += (list.empty() ? "" : ", ") + describe_process(pid);
+  // One process of atrace's own file system: the command line said it all.
+  if (pids.size() == 1 && cgroup.empty() && list.find(';') == std::string::npos) return;
+  if (!cgroup.empty())
+    std::fprintf(stderr, "atrace: tracing cgroup %s and the processes started in it: %s now: %s\n",
+                 cgroup.c_str(), base::plural(pids.size(), "process", "processes").c_str(),
+                 list.c_str());
+  else
+    std::fprintf(stderr, "atrace: tracing %s: %s\n",
+                 base::plural(pids.size(), "process", "processes").c_str(), list.c_str());
 }
 
 }  // namespace atrace

@@ -10,11 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "record/uprobe_multi.h"
-
 namespace atrace {
-
-void LinkDeleter::operator()(bpf_link* l) const { bpf_link__destroy(l); }
 
 namespace {
 
@@ -50,37 +46,24 @@ bpf_program* FunctionProbes::program(const Group& g, bool ret) const {
 
 // Return probes first (see attach.h). A group of perf links has one site.
 std::string FunctionProbes::attach_group(Group& g, int& error) {
-  const uint32_t pid_filter = pid_ > 0 ? static_cast<uint32_t>(pid_) : 0;
-  if (!multi_) {
-    const auto& site = g.sites.front();
-    for (bool ret : {true, false}) {
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie(site, g.gen), .retprobe = ret);
-      bpf_link* l = bpf_program__attach_uprobe_opts(program(g, ret), pid_, site.path.c_str(),
-                                                    site.offset, &opts);
-      if (!l) {
-        error = errno;
-        g.exit.close();
-        return std::string(ret ? "return probe: " : "entry probe: ") + describe(error);
-      }
-      (ret ? g.exit : g.entry).link.reset(l);
-    }
-    return {};
-  }
-  std::vector<uint64_t> offsets, cookies;
+  UprobeRequest r;
+  r.path = g.sites.front().path;
+  r.pid = pid_;
+  r.multi = multi_;
   for (const auto& s : g.sites) {
-    offsets.push_back(s.offset);
-    cookies.push_back(cookie(s, g.gen));
+    r.offsets.push_back(s.offset);
+    r.cookies.push_back(cookie(s, g.gen));
   }
-  const std::string& path = g.sites.front().path;
   for (bool ret : {true, false}) {
-    int fd = uprobe_multi_link_create(bpf_program__fd(program(g, ret)), path, offsets, cookies, ret,
-                                      static_cast<pid_t>(pid_filter));
-    if (fd < 0) {
-      error = -fd;
+    r.prog = program(g, ret);
+    r.ret = ret;
+    std::vector<OwnedLink> links;
+    error = attach_uprobes(r, links);
+    if (error) {
       g.exit.close();
       return std::string(ret ? "return probe: " : "entry probe: ") + describe(error);
     }
-    (ret ? g.exit : g.entry).fd.reset(fd);
+    (ret ? g.exit : g.entry) = std::move(links.front());
   }
   return {};
 }

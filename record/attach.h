@@ -45,29 +45,13 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "record/probe_links.h"
 #include "uprobes/probe_site.h"
 
 struct bpf_link;
 struct bpf_program;
 
 namespace atrace {
-
-struct LinkDeleter {
-  void operator()(bpf_link* l) const;
-};
-using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
-
-// One kernel link, whichever kind: closing it detaches its probes (and
-// waits for a grace period, so callers close links off the hot path).
-struct OwnedLink {
-  UniqueFd fd;   // uprobe_multi link
-  LinkPtr link;  // perf-event link
-  explicit operator bool() const { return fd.get() >= 0 || link != nullptr; }
-  void close() {
-    fd.reset();
-    link.reset();
-  }
-};
 
 // The links a rebuild replaced: close `entry`, then `exit` once the calls
 // in flight of the removed functions have returned.
@@ -85,8 +69,8 @@ struct AttachFailure {
 class FunctionProbes {
  public:
   static constexpr size_t kGroupFunctions = 64;
-  // `multi`: the programs were loaded for uprobe_multi links. pid -1: every
-  // process that maps the module (the programs filter).
+  // `multi`: the programs were loaded for uprobe_multi links. `pid`: as
+  // record/probe_links.h says (kEveryProcess: the programs filter).
   FunctionProbes(bpf_program* entry, bpf_program* exit, pid_t pid, bool multi)
       : entry_prog_(entry), exit_prog_(exit), pid_(pid), multi_(multi) {}
   ~FunctionProbes() { detach_all(); }

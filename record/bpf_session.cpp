@@ -279,13 +279,20 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   want(p.sys_enter, g & kKernelSyscalls);
   want(p.sys_exit, g & kKernelSyscalls);
   want(p.page_fault_user, g & kKernelFaults);
-  want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks);
-  // A launched target's events start at its exec, which this program sees.
-  want(p.sched_process_exec, (g & kKernelProc) || s.launch);
+  const bool cgroup = s.cgroup_id != 0;
+  want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks || cgroup);
+  // A launched target's events start at its exec, which this program sees;
+  // a process started in --cgroup's cgroup is traced from it.
+  want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup);
   want(p.task_rename, g & kKernelProc);
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
-  skel_->rodata->follow_forks = s.follow_forks;
-  skel_->rodata->filter_functions = s.follow_forks;
+  // A child forked in the cgroup is in it: it is followed.
+  skel_->rodata->follow_forks = s.follow_forks || cgroup;
+  skel_->rodata->forget_exited = s.several || s.follow_forks || cgroup;
+  skel_->rodata->cgroup_id = s.cgroup_id;
+  skel_->rodata->cgroup_level = s.cgroup_level;
+  // Probes in every process that maps a file: the programs keep the traced.
+  skel_->rodata->filter_functions = s.several || s.follow_forks || cgroup;
   adapt_to_kernel(skel_.get(), f);
 }
 
@@ -329,6 +336,24 @@ void BpfSession::trace(pid_t tgid) {
   __u32 key = static_cast<__u32>(tgid);
   __u8 one = 1;
   bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_tgids), &key, &one, BPF_ANY);
+}
+
+void BpfSession::untrace(pid_t tgid) {
+  __u32 key = static_cast<__u32>(tgid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.traced_tgids), &key);
+}
+
+std::vector<pid_t> BpfSession::traced_processes() const {
+  std::vector<pid_t> pids;
+  const int fd = bpf_map__fd(skel_->maps.traced_tgids);
+  __u32 key = 0, next = 0;
+  const __u32* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    pids.push_back(static_cast<pid_t>(next));
+    key = next;
+    prev = &key;
+  }
+  return pids;
 }
 
 // --follow-forks: the programs remove a process from the map when its last

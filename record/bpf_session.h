@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "formats/trace_types.h"
 #include "record/calibrate.h"
@@ -44,6 +45,13 @@ struct BpfSettings {
   size_t buffer_bytes = 8u << 20;
   unsigned kernel_groups = 0;  // kernel_groups.h
   bool follow_forks = false;
+  // Several traced processes (-p A,B, --cgroup, --follow-forks): the
+  // programs take each out of the map at its exit (processes_left()).
+  bool several = false;
+  // --cgroup: the cgroup v2 id (its directory's inode) and depth below the
+  // root; a process that execs in it or below joins the map. 0: none.
+  uint64_t cgroup_id = 0;
+  uint32_t cgroup_level = 0;
   bool launch = false;   // a launched target: its events start at its exec
   bool multi = false;    // function and USDT probes on uprobe_multi links
   FilterOptions filter;  // the programs' part of the relevance filters
@@ -122,6 +130,11 @@ class BpfSession {
   // The programs record the threads of process `tgid` (and, with
   // --follow-forks, of its descendants, which they add themselves).
   void trace(pid_t tgid);
+  // The processes in the map now: those trace() put there and those the
+  // programs added (a followed child, a process exec'd in --cgroup's).
+  std::vector<pid_t> traced_processes() const;
+  // Out of the map: a process that exited before the programs could see it.
+  void untrace(pid_t tgid);
   // Whether a traced process is left: the programs remove one when its
   // last thread exits.
   bool processes_left() const;

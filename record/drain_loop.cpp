@@ -35,7 +35,7 @@ void run_until_stop(const DrainLoop& loop) {
   watch(loop.target_fd, kTarget);
   watch(timer.get(), kTimer);
 
-  bool stop = false, target_gone = false;
+  bool stop = false;
   while (!stop) {
     struct epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, -1);
@@ -44,9 +44,10 @@ void run_until_stop(const DrainLoop& loop) {
       switch (evs[i].data.u64) {
         case kSignal: stop = loop.stop->take() != 0; break;
         case kTarget:
-          // Followed children may outlive the first process.
-          if (!loop.follow_forks) stop = true;
-          target_gone = true;
+          // The other processes may outlive the first one. Its pidfd stays
+          // readable: out of the set, or every wait would return at once.
+          if (!loop.several) stop = true;
+          epoll_ctl(ep.get(), EPOLL_CTL_DEL, loop.target_fd, nullptr);
           break;
         case kTimer: {
           uint64_t ticks;
@@ -58,7 +59,7 @@ void run_until_stop(const DrainLoop& loop) {
     }
     const uint64_t now = now_ns(CLOCK_MONOTONIC);
     if (now >= loop.deadline_ns) stop = true;
-    if (target_gone && loop.follow_forks && !loop.processes_left()) stop = true;
+    if (loop.several && !loop.processes_left()) stop = true;
     if (loop.on_wake(now)) stop = true;
   }
 }

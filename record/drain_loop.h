@@ -16,9 +16,10 @@ struct DrainLoop {
   StopSignals* stop = nullptr;
   uint64_t period_ns = 0;             // the timer
   uint64_t deadline_ns = UINT64_MAX;  // --duration (CLOCK_MONOTONIC)
-  // --follow-forks: the recording ends when no traced process is left,
-  // not when the first one exits.
-  bool follow_forks = false;
+  // Several traced processes (--follow-forks, -p A,B, --cgroup): the
+  // recording ends when no traced process is left, not when the first
+  // one exits.
+  bool several = false;
   std::function<bool()> processes_left;
   // Called after every wake-up, with the time, the last time with stop
   // set; returning true stops the loop there (`atrace top`'s q key).

@@ -5,18 +5,23 @@
 #include <set>
 
 #include "bpf/atrace.h"
+#include "record/probe_links.h"
 #include "uprobes/module_hooks.h"
 #include "uprobes/proc_maps.h"
 
 namespace atrace {
 
 std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>& sites,
-                                           const std::vector<uprobes::UsdtTarget>& usdt) {
+                                           const std::vector<uprobes::UsdtTarget>& usdt,
+                                           const std::vector<uprobes::Module>& modules) {
   std::vector<WatchedModule> out;
   std::set<std::string> seen;
   auto add = [&](const std::string& path, const std::string& build_id) {
-    if (seen.insert(path).second)
-      out.push_back({path, build_id, uprobes::file_id(path).value_or(uprobes::FileId{})});
+    if (!seen.insert(path).second) return;
+    uprobes::FileId id;
+    for (const auto& m : modules)
+      if (m.path == path) id = m.id;
+    out.push_back({path, build_id, id});
   };
   for (const auto& s : sites) add(s.path, s.build_id);
   for (const auto& t : usdt) add(t.path, t.build_id);
@@ -32,11 +37,13 @@ ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>&
       if (!watched) break;
       const uint64_t cookie =
           i | (h == &hooks.fini ? ATRACE_MODULE_UNLOAD : 0) | (h->from_base << 32);
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
-      bpf_link* l =
-          bpf_program__attach_uprobe_opts(program, pid, modules[i].path.c_str(), h->offset, &opts);
-      if (l) links_.emplace_back(l);
-      else watched = false;
+      UprobeRequest r;
+      r.prog = program;
+      r.path = modules[i].path;
+      r.offsets = {h->offset};
+      r.cookies = {cookie};
+      r.pid = pid;
+      if (attach_uprobes(r, links_) != 0) watched = false;
     }
     unwatched_ += !watched;
   }

@@ -18,6 +18,7 @@
 #include "formats/trace_types.h"
 #include "record/attach.h"
 #include "uprobes/probe_site.h"
+#include "uprobes/proc_maps.h"
 #include "uprobes/process_root.h"
 #include "uprobes/usdt_select.h"
 
@@ -31,8 +32,11 @@ struct WatchedModule {
 
 // The files that have function probes or USDT probes, each once, in the
 // plan's order: a record's module index is a position in this list.
+// Their identities come from `modules` (the plan's: a running process's
+// mappings, late modules' files), unknown in launch mode, which needs none.
 std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>& sites,
-                                           const std::vector<uprobes::UsdtTarget>& usdt);
+                                           const std::vector<uprobes::UsdtTarget>& usdt,
+                                           const std::vector<uprobes::Module>& modules);
 
 // The hooks' uprobes, owned (RAII): `program` (module_hook) on each
 // module's DT_INIT and DT_FINI, in process `pid` (-1: every process, for
@@ -44,7 +48,7 @@ class ModuleWatch {
   size_t unwatched() const { return unwatched_; }
 
  private:
-  std::vector<LinkPtr> links_;
+  std::vector<OwnedLink> links_;
   size_t unwatched_ = 0;
 };
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <fstream>
 #include <utility>
 
 #include "record/calibrate.h"
@@ -50,26 +52,80 @@ void say_waiting(const RecordPlan& plan) {
   }
 }
 
-// The LD_LIBRARY_PATH the traced program runs with: a running process's,
-// a followed command's process stopped at its exec (a wrapper may have set
-// it), or atrace's own, which a command it launches inherits.
-std::string program_ld_library_path(const RecordOptions& o, const ExecMatch* execd) {
-  if (o.pid > 0) return uprobes::ld_library_path_of(o.pid);
+// The LD_LIBRARY_PATH a launched program runs with: a followed command's
+// process stopped at its exec (a wrapper may have set it), or atrace's
+// own, which a command it launches inherits.
+std::string launch_ld_library_path(const ExecMatch* execd) {
   if (execd) return uprobes::ld_library_path_of(execd->pid);
   const char* env = std::getenv("LD_LIBRARY_PATH");
   return env ? env : "";
 }
 
-// The modules --select and --usdt name that the process has not mapped,
-// found by one search (uprobes/late_modules.h).
-void add_waited_modules(const RecordOptions& o, const std::vector<uprobes::UsdtSpec>& usdt,
-                        const std::string& ld_library_path, RecordPlan& plan) {
+// What --select and --usdt name: the modules to find.
+std::vector<uprobes::Selector> named_modules(const RecordOptions& o,
+                                             const std::vector<uprobes::UsdtSpec>& usdt) {
   std::vector<uprobes::Selector> named;
   if (!o.select.empty()) named = uprobes::parse_selectors(o.select);
   for (const auto& spec : usdt) named.push_back(spec.module_selector());
-  const uprobes::ProcessRoot root =
-      o.pid > 0 ? uprobes::ProcessRoot::of(o.pid) : uprobes::ProcessRoot();
-  uprobes::add_late_modules(named, plan.modules, ld_library_path, root);
+  return named;
+}
+
+bool known(const uprobes::FileId& id) { return id.dev || id.ino; }
+
+// Whether a process has exited (gone, or a zombie not yet reaped).
+bool exited(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
+         stat[paren + 2] == 'X';
+}
+
+// Attach mode: each process's mapped files as it sees them (its own root),
+// then, for a file --select or --usdt names that none of them maps, the
+// search each process's dynamic linker would do (its root, its
+// LD_LIBRARY_PATH): a name found in any of them is found. `skip_exited`
+// (--cgroup): a process that exited since the cgroup was read is left out.
+std::vector<uprobes::Module> attached_modules(std::vector<pid_t> pids,
+                                              const std::vector<uprobes::Selector>& named,
+                                              bool skip_exited) {
+  std::vector<std::vector<uprobes::Module>> each;
+  std::vector<uprobes::Module> all;
+  for (auto it = pids.begin(); it != pids.end();) {
+    try {
+      each.push_back(uprobes::process_modules(*it));
+    } catch (const uprobes::ProcessError&) {
+      if (!skip_exited || !exited(*it)) throw;
+      it = pids.erase(it);
+      continue;
+    }
+    merge_modules(all, each.back());
+    ++it;
+  }
+  for (const auto& sel : named) {
+    const bool mapped = std::any_of(all.begin(), all.end(), [&](const uprobes::Module& m) {
+      return sel.matches_module(m.name, m.path, m.is_main);
+    });
+    if (mapped) continue;
+    std::exception_ptr first;
+    bool found = false;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      std::vector<uprobes::Module> mods = each[i];
+      const size_t before = mods.size();
+      try {
+        uprobes::add_late_modules({sel}, mods, uprobes::ld_library_path_of(pids[i]),
+                                  uprobes::ProcessRoot::of(pids[i]));
+      } catch (const uprobes::SelectorError&) {
+        if (!first) first = std::current_exception();
+        continue;
+      }
+      found = true;
+      merge_modules(all, {mods.begin() + static_cast<std::ptrdiff_t>(before), mods.end()});
+    }
+    if (!found && first) std::rethrow_exception(first);
+  }
+  return all;
 }
 
 // FUNC@auto: the function's parameters from its debug information, named
@@ -150,18 +206,20 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const ExecMatch* execd) {
   RecordPlan plan;
   const bool probes = !o.select.empty() || !o.usdt.empty();
-  const std::string ld_library_path = program_ld_library_path(o, execd);
-  // The target's modules: a running process's mappings, or what a launched
-  // program's loader would load.
+  // The target's modules: the running processes' mappings, or what a
+  // launched program's loader would load.
   if (o.pid <= 0) plan.exe_path = execd ? execd->exe : uprobes::find_executable(o.command.at(0));
-  if (probes)
-    plan.modules = o.pid > 0 ? uprobes::process_modules(o.pid)
-                             : uprobes::launch_modules(plan.exe_path, ld_library_path);
+  const std::string ld_library_path = o.pid > 0 ? "" : launch_ld_library_path(execd);
+  if (probes && o.pid <= 0) plan.modules = uprobes::launch_modules(plan.exe_path, ld_library_path);
   if ((!o.args.empty() || !o.retval.empty()) && o.select.empty())
     throw uprobes::ValueSpecError(std::string(o.args.empty() ? "--retval" : "--args") +
                                   " needs --select: it names some of the traced functions");
   const std::vector<uprobes::UsdtSpec> usdt = uprobes::parse_usdt_specs(o.usdt);
-  if (probes) add_waited_modules(o, usdt, ld_library_path, plan);
+  // The modules --select and --usdt name that the processes have not
+  // mapped, found by one search (uprobes/late_modules.h).
+  if (probes && o.pid > 0)
+    plan.modules = attached_modules(traced_pids(o), named_modules(o, usdt), !o.cgroup.empty());
+  else if (probes) uprobes::add_late_modules(named_modules(o, usdt), plan.modules, ld_library_path);
   if (!o.stack.empty() && o.select.empty())
     throw uprobes::SelectorError("--stack needs --select: it names some of the traced functions");
   if (!o.select.empty()) plan.sites = resolve_sites(o, f, plan);
@@ -171,6 +229,27 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   if (!usdt.empty()) plan.usdt = uprobes::resolve_usdt(usdt, plan.modules, plan.max_id + 1);
   say_waiting(plan);
   return plan;
+}
+
+void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Module> more) {
+  for (auto& m : more) {
+    auto same = std::find_if(into.begin(), into.end(), [&](const uprobes::Module& k) {
+      return known(m.id) ? k.id == m.id : k.path == m.path;
+    });
+    if (same == into.end()) {
+      into.push_back(std::move(m));
+      continue;
+    }
+    const bool is_main = same->is_main || m.is_main;
+    if (same->waiting && !m.waiting) *same = std::move(m);  // mapped by one of them
+    same->is_main = is_main;
+  }
+}
+
+std::vector<pid_t> traced_pids(const RecordOptions& o) {
+  if (!o.pids.empty()) return o.pids;
+  if (o.pid > 0) return {o.pid};
+  return {};
 }
 
 formats::ProbeInfo probe_info(const uprobes::ProbeSite& s) {

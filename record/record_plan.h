@@ -46,6 +46,18 @@ struct RecordPlan {
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f,
                           const ExecMatch* execd = nullptr);
 
+// The processes -p names (or --cgroup's, once resolved); empty in launch
+// mode. The first is the trace's target_pid.
+std::vector<pid_t> traced_pids(const RecordOptions& o);
+
+// `more` added to `into` by identity (uprobes::Module::id): a file several
+// processes map is one module, probed once (the kernel's uprobes are per
+// inode; the programs keep the traced processes' hits), and two files at
+// one path in two containers are two. A file one process maps and another
+// only would load (waiting) is the mapped one; main executable in one of
+// them, it stays one.
+void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Module> more);
+
 // A row of the trace's probe table.
 formats::ProbeInfo probe_info(const uprobes::ProbeSite& s);
 formats::ProbeInfo probe_info(const uprobes::UsdtTarget& t);

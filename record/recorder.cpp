@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -26,6 +27,7 @@
 #include "record/attach.h"
 #include "record/bpf_session.h"
 #include "record/calibrate_cache.h"
+#include "record/cgroup_target.h"
 #include "record/drain_loop.h"
 #include "record/event_collector.h"
 #include "record/event_sink.h"
@@ -46,6 +48,7 @@
 #include "record/usdt_attach.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/proc_maps.h"
+#include "uprobes/process_root.h"
 #include "uprobes/selector.h"
 
 namespace atrace {
@@ -101,6 +104,7 @@ class Recorder {
   // The target and what the recording says about it, from start() on.
   struct Run {
     std::unique_ptr<Target> target;
+    std::vector<Target> others;  // -p A,B,...: the processes after the first
     // Released (every followed process let go) before the target is waited for.
     std::unique_ptr<ExecFollower> follower;
     std::optional<ExecMatch> followed;
@@ -141,7 +145,6 @@ class Recorder {
   // Parts of the stages.
   bool use_multi() const;  // throws when --attach=multi cannot be had
   bool plan_or_follow();
-  void note_process(pid_t pid);
   ExecMatch follow_exec();
   BpfSettings bpf_settings(bool calibrating) const;
   void load_unwind_guard(const SharedMapFds& shared);
@@ -154,14 +157,24 @@ class Recorder {
   void deliver(std::vector<formats::Event>&& events);
   void writing(RecordResult& r, const std::function<void()>& write);
   void stop_if_signalled() const;
+  void attach_targets();
+  void begin_tracing(pid_t pid);
+  void became_traced(pid_t pid);
+  void note_joined();
+  void forget_gone();
 
-  const RecordOptions& opts_;
+  // A copy: --cgroup's processes are filled in (check_request).
+  RecordOptions opts_;
   StopSignals& stop_;
   EventSink* sink_;  // may be null; the events go to it too
   PhaseTimes phases_;
   // check_request
   KernelFeatures features_;
-  bool multi_ = false;  // function probes on uprobe_multi links
+  bool multi_ = false;                  // function probes on uprobe_multi links
+  std::optional<CgroupTarget> cgroup_;  // --cgroup
+  // Several processes traced (-p A,B, --cgroup, --follow-forks): probes in
+  // every process that maps a file, the programs keeping the traced ones'.
+  bool several_ = false;
   // plan
   RecordPlan plan_;
   std::vector<WatchedModule> watched_;  // module_watch.h: MODULE events' files
@@ -174,6 +187,8 @@ class Recorder {
   // start
   Run run_;
   Probes probes_;
+  // Every process that became traced (became_traced).
+  std::set<pid_t> traced_;
   // record_events
   std::unique_ptr<EventCollector> events_;
   StatusLine status_;
@@ -230,6 +245,15 @@ void Recorder::check_request() {
   if (auto missing = features_.missing_requirement(); !missing.empty()) throw RecordError(missing);
   if (opts_.verbose) print_kernel_features(stderr, features_);
   multi_ = use_multi();
+  if (!opts_.cgroup.empty()) {
+    cgroup_ = resolve_cgroup(opts_.cgroup);
+    opts_.pids = cgroup_processes(*cgroup_);
+    if (opts_.pids.empty())
+      throw RecordError("--cgroup=" + opts_.cgroup + ": no process in " + cgroup_->path +
+                        ": its processes' files are what --select is resolved against");
+    opts_.pid = opts_.pids.front();
+  }
+  several_ = traced_pids(opts_).size() > 1 || cgroup_ || opts_.follow_forks;
 }
 
 bool Recorder::use_multi() const {
@@ -243,7 +267,7 @@ bool Recorder::use_multi() const {
 // target is touched, unless the command must be followed to its program.
 void Recorder::plan() {
   if (!plan_or_follow()) run_.followed = follow_exec();
-  watched_ = watched_modules(plan_.sites, plan_.usdt);
+  watched_ = watched_modules(plan_.sites, plan_.usdt, plan_.modules);
   events_ = std::make_unique<EventCollector>(plan_, watched_);
   events_->on_hint = [this] {
     if (probes_.relevance) probes_.relevance->hint();
@@ -318,7 +342,7 @@ void Recorder::load() {
   stop_if_signalled();
   // A reader that goes away (record -o - | head) is a write error, not a kill.
   signal(SIGPIPE, SIG_IGN);
-  if (opts_.pid > 0) run_.target = std::make_unique<Target>(Target::attach(opts_.pid));
+  if (opts_.pid > 0) attach_targets();
   if (!opts_.output.empty()) {
     out_.file = std::make_unique<OutputFile>(opts_.output);
     out_.writer = std::make_unique<formats::TraceWriter>(out_.file->dup_fd(), out_.file->display());
@@ -334,11 +358,38 @@ void Recorder::load() {
   bpf_ = std::make_unique<BpfSession>(bpf_settings(!cached_cost_), features_, guard);
 }
 
+// -p's processes, or --cgroup's, watched by a pidfd each; one that does
+// not exist is an error, except in a cgroup, whose processes come and go:
+// those left are traced, and none left is an error.
+void Recorder::attach_targets() {
+  std::vector<pid_t> alive;
+  for (pid_t pid : traced_pids(opts_)) {
+    try {
+      Target t = Target::attach(pid);
+      if (!run_.target) run_.target = std::make_unique<Target>(std::move(t));
+      else run_.others.push_back(std::move(t));
+      alive.push_back(pid);
+    } catch (const TargetError&) {
+      if (!cgroup_) throw;
+    }
+  }
+  if (alive.empty())
+    throw RecordError("--cgroup=" + opts_.cgroup + ": every process of " + cgroup_->path +
+                      " exited while atrace attached");
+  opts_.pids = alive;
+  opts_.pid = alive.front();
+}
+
 BpfSettings Recorder::bpf_settings(bool calibrating) const {
   BpfSettings bs;
   bs.buffer_bytes = opts_.buffer_bytes;
   bs.kernel_groups = opts_.kernel_groups;
   bs.follow_forks = opts_.follow_forks;
+  bs.several = several_;
+  if (cgroup_) {
+    bs.cgroup_id = cgroup_->id;
+    bs.cgroup_level = cgroup_->level;
+  }
   bs.launch = opts_.pid <= 0;
   bs.multi = multi_;
   bs.filter = opts_.filter;
@@ -379,18 +430,14 @@ void Recorder::start(const ProbeCost& cost) {
   const pid_t pid = target->pid();
   // A followed command's processes are all alive and held (the first may
   // have ended, and would never leave the map).
-  if (!run_.follower) {
-    bpf_->trace(pid);
-    note_process(pid);
-  } else {
-    for (pid_t p : run_.follower->processes()) {
-      bpf_->trace(p);
-      note_process(p);
-    }
-  }
+  if (run_.follower)
+    for (pid_t p : run_.follower->processes()) begin_tracing(p);
+  else if (!target->launched())
+    for (pid_t p : traced_pids(opts_)) begin_tracing(p);
+  else begin_tracing(pid);
   // Before any return probe and before atrace's thread-exit program.
   if (probes_.unwind_guard)
-    probes_.unwind_guard->attach(probes_.unwind_points, opts_.follow_forks ? -1 : pid);
+    probes_.unwind_guard->attach(probes_.unwind_points, several_ ? kEveryProcess : pid);
   bpf_->attach_tracepoints();
 
   // Built before the probes go in: from there to the target's release,
@@ -398,6 +445,13 @@ void Recorder::start(const ProbeCost& cost) {
   run_.header = trace_header(opts_, features_, cost, pid,
                              target->launched() ? join(opts_.command) : target->command_line());
   run_.table = attach_probes(pid, filter_costs(cost.table()));
+  if (!target->launched()) {
+    forget_gone();
+    std::vector<pid_t> traced;
+    for (pid_t p : traced_pids(opts_))
+      if (traced_.count(p)) traced.push_back(p);
+    announce_targets(traced, cgroup_ ? cgroup_->shown : "");
+  }
   run_.header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   run_.header.start_real_ns = now_ns(CLOCK_REALTIME);
   push_start_events();
@@ -411,13 +465,6 @@ void Recorder::start(const ProbeCost& cost) {
   }
   run_.released_at = now_ns(CLOCK_MONOTONIC);
 }
-
-// A process became traced: what the user knows it by (its pid in its own
-// namespace, its cgroup: record/process_info.h) is read now, while it
-// lives, and goes into the trace before the next events. Every way a
-// process becomes traced calls this (a traced process's children and any
-// process whose events arrive are noted by the event collector).
-void Recorder::note_process(pid_t pid) { events_->processes().note(pid); }
 
 // Return probes made exception-safe (record/unwind_guard.h), loaded
 // before the target is touched, on a thread of its own (BpfSession's
@@ -530,7 +577,7 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
 std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
   // Followed children need the probes in every process that maps the
   // module; the programs then keep only traced processes' hits.
-  const pid_t where = opts_.follow_forks ? -1 : pid;
+  const pid_t where = several_ ? kEveryProcess : pid;
   probes_.functions = std::make_unique<FunctionProbes>(bpf_->func_entry_program(),
                                                        bpf_->func_exit_program(), where, multi_);
   probes_.functions->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
@@ -621,7 +668,7 @@ void Recorder::record_events(RecordResult& r) {
     loop.period_ns = bpf_->drain_period_ns();
     if (opts_.duration_s > 0)
       loop.deadline_ns = run_.header.start_mono_ns + static_cast<uint64_t>(opts_.duration_s * 1e9);
-    loop.follow_forks = opts_.follow_forks;
+    loop.several = several_;
     loop.processes_left = [this] { return bpf_->processes_left(); };
     loop.on_wake = [this](uint64_t now) { return on_wake(now); };
     run_until_stop(loop);
@@ -647,6 +694,7 @@ void Recorder::deliver(std::vector<formats::Event>&& events) {
 // rings hold, written once it is older than the reorder window. True when
 // the sink ends the recording.
 bool Recorder::on_wake(uint64_t now) {
+  if (cgroup_ || opts_.follow_forks) note_joined();
   if (probes_.relevance) {
     bpf_->drain();  // hints first, then the decisions
     for (auto& ev : probes_.relevance->tick(now)) events_->held().push(std::move(ev));
@@ -673,7 +721,7 @@ void Recorder::detach() {
   // With --follow-forks the probes are in every process that maps the
   // module: those are not gone. Taken before anything is closed, the
   // filters' old links included.
-  const bool target_gone = !opts_.follow_forks && run_.target->exited();
+  const bool target_gone = !several_ && run_.target->exited();
   if (target_gone) reaper_ = hand_links_to_reaper();
   if (reaper_ && opts_.verbose)
     std::fprintf(stderr,
@@ -730,6 +778,85 @@ void Recorder::teardown(RecordResult&) {
   probes_ = Probes{};
   bpf_.reset();
   reaper_ = {};  // the helper may close its copies now
+}
+
+// A process traced by atrace's hand (-p, --cgroup's processes at the
+// start, a launched or followed command): into the map the programs
+// filter on. Those the programs add themselves (a followed child, a
+// process exec'd in --cgroup's cgroup) are found by note_joined().
+void Recorder::begin_tracing(pid_t pid) {
+  bpf_->trace(pid);
+  became_traced(pid);
+}
+
+// The one place where every process that becomes traced passes, once:
+// from begin_tracing() before the probes go in, from note_joined() on the
+// drain loop's wake-ups for those the programs added (a short-lived child
+// may be gone before it is seen here). What is kept about the traced
+// processes is kept from here: what the user knows each by (its pid in
+// its own namespace, its cgroup: record/process_info.h) is read now, while
+// it lives, and goes into the trace before the next events (the event
+// collector notes any other process whose events arrive).
+void Recorder::became_traced(pid_t pid) {
+  traced_.insert(pid);
+  events_->processes().note(pid);
+}
+
+// Processes the programs added to the map since the last look: a child of
+// a traced process (--follow-forks, --cgroup), a program started in
+// --cgroup's cgroup. Their files were probed at the start when they are
+// the same files (probes are per inode, in every process); a file the
+// selectors name that no process had at the start is said, once.
+void Recorder::note_joined() {
+  for (pid_t pid : bpf_->traced_processes()) {
+    if (traced_.count(pid)) continue;
+    became_traced(pid);
+    if (!cgroup_) continue;
+    std::vector<uprobes::Module> mods;
+    try {
+      mods = uprobes::process_modules(pid);
+    } catch (const std::exception&) {
+      continue;  // gone already, or a kernel thread
+    }
+    std::string unprobed;
+    std::vector<uprobes::Selector> named;
+    if (!opts_.select.empty()) named = uprobes::parse_selectors(opts_.select);
+    for (const auto& m : mods) {
+      const bool probed = std::any_of(plan_.modules.begin(), plan_.modules.end(),
+                                      [&](const uprobes::Module& k) { return k.id == m.id; });
+      const bool wanted = std::any_of(named.begin(), named.end(), [&](const uprobes::Selector& s) {
+        return s.matches_module(m.name, m.path, m.is_main);
+      });
+      if (!probed && wanted)
+        unprobed += (unprobed.empty() ? "" : ", ") + uprobes::seen_path(m.path);
+    }
+    if (unprobed.empty()) continue;
+    status_.clear();  // the line is refreshed at the next wake-up
+    std::fprintf(stderr,
+                 "atrace: process %s started in the cgroup: traced, but %s not probed (no "
+                 "process of the cgroup had it when atrace started; a selector naming the "
+                 "file by path probes it from the start)\n",
+                 describe_process(pid).c_str(), unprobed.c_str());
+  }
+}
+
+// The processes that exited while atrace attached leave the map (the
+// programs did not see them exit: the recording would wait for them); a
+// recording with none left has nothing to record.
+void Recorder::forget_gone() {
+  std::vector<const Target*> targets{run_.target.get()};
+  for (const auto& t : run_.others) targets.push_back(&t);
+  std::string gone;
+  for (const Target* t : targets) {
+    if (!t->exited()) continue;
+    bpf_->untrace(t->pid());
+    traced_.erase(t->pid());
+    gone += (gone.empty() ? "" : ", ") + std::to_string(t->pid());
+  }
+  if (gone.empty()) return;
+  if (traced_.empty())
+    throw RecordError("process " + gone + " exited while atrace attached: nothing to record");
+  std::fprintf(stderr, "atrace: process %s exited while atrace attached\n", gone.c_str());
 }
 
 // Before the target is released, a stop signal ends the run (stop_signals.h).

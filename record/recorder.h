@@ -36,7 +36,13 @@ struct RecordOptions {
   // The trace file ("-": stdout); empty: none, the events go to the sink
   // alone (record()).
   std::string output = "atrace.data";
-  pid_t pid = 0;                     // attach mode when > 0
+  pid_t pid = 0;  // attach mode when > 0: the first of `pids`
+  // -p A,B,...: every process traced (pid is pids[0]); --cgroup fills it
+  // with the cgroup's processes at the start.
+  std::vector<pid_t> pids;
+  // --cgroup: a cgroup v2 path (absolute, or relative to the cgroup v2
+  // root): its processes and those started in it later are traced.
+  std::string cgroup;
   std::vector<std::string> command;  // launch mode when not empty
   std::string select;                // selector list (required)
   std::string exclude;

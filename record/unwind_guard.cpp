@@ -305,30 +305,15 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
     groups[{p.path, static_cast<int>(p.role)}].push_back(at_entry ? p.entry : p.offset);
   }
   for (const auto& [key, offsets] : groups) {
-    bpf_program* prog = prog_of(static_cast<uprobes::UnwindRole>(key.second));
-    const std::string& path = key.first;
-    if (multi_) {
-      int fd = uprobe_multi_link_create(bpf_program__fd(prog), path, offsets,
-                                        std::vector<uint64_t>(offsets.size(), 0), false,
-                                        pid > 0 ? pid : 0);
-      if (fd < 0)
-        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(fd));
-      OwnedLink l;
-      l.fd.reset(fd);
-      links_.push_back(std::move(l));
-      continue;
-    }
-    for (uint64_t off : offsets) {
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = false);
-      bpf_link* link =
-          bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path.c_str(), off, &opts);
-      if (!link)
-        throw UnwindGuardError("cannot probe the unwinder in " + path + ": " + errno_text(errno) +
-                               task_uprobe_privilege_hint(errno));
-      OwnedLink l;
-      l.link.reset(link);
-      links_.push_back(std::move(l));
-    }
+    UprobeRequest r;
+    r.prog = prog_of(static_cast<uprobes::UnwindRole>(key.second));
+    r.path = key.first;
+    r.offsets = offsets;
+    r.pid = pid;
+    r.multi = multi_;
+    if (int err = attach_uprobes(r, links_))
+      throw UnwindGuardError("cannot probe the unwinder in " + r.path + ": " + errno_text(err) +
+                             task_uprobe_privilege_hint(err));
   }
 }
 

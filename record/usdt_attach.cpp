@@ -7,7 +7,7 @@
 
 #include "base/capabilities.h"
 #include "bpf/atrace.h"
-#include "record/uprobe_multi.h"
+#include "record/probe_links.h"
 
 namespace atrace {
 
@@ -58,15 +58,18 @@ bool UsdtProbes::attach_multi(bpf_program* prog, const uprobes::UsdtTarget& t,
     *error = "no site";
     return false;
   }
-  int fd = uprobe_multi_link_create(bpf_program__fd(prog), t.path, offsets, spec_ids, false, pid_,
-                                    semaphores);
-  if (fd < 0) {
-    *error = std::strerror(-fd);
+  UprobeRequest r;
+  r.prog = prog;
+  r.path = t.path;
+  r.offsets = std::move(offsets);
+  r.cookies = std::move(spec_ids);
+  r.ref_ctr_offsets = std::move(semaphores);
+  r.pid = pid_;
+  r.multi = true;
+  if (int err = attach_uprobes(r, links_)) {
+    *error = std::strerror(err);
     return false;
   }
-  OwnedLink link;
-  link.fd = UniqueFd(fd);
-  links_.push_back(std::move(link));
   return true;
 }
 

@@ -1,6 +1,14 @@
 // The one translation unit that compiles CLI11 (tools/cli.h says why).
 #include "tools/cli.h"
 
+#include <optional>
+
+#include <vector>
+
+#include <cstdint>
+
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -169,8 +177,51 @@ CommandLine::~CommandLine() = default;
 
 Command CommandLine::root() { return Command(app_.get()); }
 
+namespace {
+
+// Edits (insert, delete, replace, swap two neighbours) from a to b: how
+// far a typo is from a subcommand.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// "unknown subcommand 'reprot': did you mean 'report'?" for a first word
+// that names no subcommand (CLI11 would say only that one is required).
+std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::string& word) {
+  if (word.empty() || word[0] == '-') return std::nullopt;
+  std::string names, nearest;
+  size_t best = SIZE_MAX;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == word) return std::nullopt;
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    const size_t d = edit_distance(word, sub->get_name());
+    if (d < best) best = d, nearest = sub->get_name();
+  }
+  std::string line = "unknown subcommand '" + word + "'";
+  if (best <= 2) line += ": did you mean '" + nearest + "'?";
+  return line + " (subcommands: " + names + ")";
+}
+
+}  // namespace
+
 std::optional<int> CommandLine::parse(int argc, char** argv) {
   CLI::App& app = *app_;
+  if (argc > 1) {
+    if (auto unknown = unknown_subcommand(app, argv[1])) {
+      std::fprintf(stderr, "atrace: %s\n", unknown->c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

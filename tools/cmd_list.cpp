@@ -38,8 +38,7 @@ struct ListArgs {
 // on), module, provider:name and the note's argument locations.
 int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
   size_t sites = 0, fast = 0, with_sem = 0;
-  std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PLACE", "ADDRESS", "SEM", "MODULE", "PROBE",
-              "ARGUMENTS");
+  std::string rows;
   for (const auto& m : modules) {
     std::vector<uprobes::UsdtProbe> probes;
     try {
@@ -64,10 +63,30 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
       }
       sites++;
       fast += p.path_kind == formats::ProbePath::Nop5;
-      std::printf("%-9s 0x%016" PRIx64 "  %-7s  %-20s  %-30s %s\n", formats::to_string(p.path_kind),
-                  p.address, sem.c_str(), m.name.c_str(), full.c_str(), p.args.c_str());
+      char row[1024];
+      std::snprintf(row, sizeof row, "%-9s 0x%016" PRIx64 "  %-7s  %-20s  %-30s %s\n",
+                    formats::to_string(p.path_kind), p.address, sem.c_str(), m.name.c_str(),
+                    full.c_str(), p.args.c_str());
+      rows += row;
     }
   }
+  // Nothing to list is an answer the user did not expect: one line, as an
+  // unmatched function selector gets, not an empty table.
+  if (sites == 0) {
+    std::string where = modules.empty() ? "" : modules.front().name;
+    if (modules.size() > 1)
+      where += " or its " + base::plural(modules.size() - 1, "library", "libraries");
+    if (a.pattern == "*") std::fprintf(stderr, "atrace: no USDT probes in %s\n", where.c_str());
+    else
+      std::fprintf(
+          stderr,
+          "atrace: no USDT probe matches '%s' in %s (provider:name, or MODULE:provider:name)\n",
+          a.pattern.c_str(), where.c_str());
+    return 1;
+  }
+  std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PLACE", "ADDRESS", "SEM", "MODULE", "PROBE",
+              "ARGUMENTS");
+  std::fputs(rows.c_str(), stdout);
   std::printf("\n%s: %zu nop5 (optimized uprobe), %zu with a semaphore\n",
               base::plural(sites, "USDT probe site").c_str(), fast, with_sem);
   if (a.pid > 0 && with_sem)

@@ -21,9 +21,31 @@ std::string take(char* s) {
   return owned ? std::string(owned.get()) : std::string();
 }
 
+// GCC names a translation unit's static constructors and destructors
+// _GLOBAL__sub_I_<key> and _GLOBAL__sub_D_<key>, the key being the unit's
+// first function's mangled name or its file name; libiberty reads only the
+// older _GLOBAL__I_<key> form, as "global constructors keyed to <key>".
+// Both are said that way here, the key demangled.
+std::string static_init(const std::string& symbol) {
+  for (const char* prefix : {"_GLOBAL__sub_", "_GLOBAL__"}) {
+    const std::string p = prefix;
+    if (symbol.size() <= p.size() + 2 || symbol.compare(0, p.size(), p) != 0) continue;
+    const char kind = symbol[p.size()];
+    if ((kind != 'I' && kind != 'D') || symbol[p.size() + 1] != '_') continue;
+    const std::string key = symbol.substr(p.size() + 2);
+    return std::string(kind == 'I' ? "global constructors" : "global destructors") + " keyed to " +
+           demangle(key);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string demangle(const std::string& symbol) {
+  if (symbol.compare(0, 9, "_GLOBAL__") == 0) {
+    std::string init = static_init(symbol);
+    if (!init.empty()) return init;
+  }
   // Mangled names start with _Z (C++, Rust legacy) or _R (Rust v0); asking
   // only about those keeps a C name such as "foo__bar" from being read as
   // another language's mangling.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -125,8 +126,11 @@ std::string interpreter_of(const std::string& exe) {
   return {};
 }
 
-// Runs ARGV (no shell, inherited environment) and returns its stdout.
-std::string run_capture(const std::vector<std::string>& argv, int* exit_status) {
+// Runs ARGV (no shell, inherited environment) and returns its stdout; the
+// first line of its stderr goes to `error` (kept in memory, so a chatty
+// child cannot block on a pipe nobody reads yet).
+std::string run_capture(const std::vector<std::string>& argv, int* exit_status,
+                        std::string* error) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw ProcessError(std::string("pipe: ") + std::strerror(errno));
@@ -135,7 +139,9 @@ std::string run_capture(const std::vector<std::string>& argv, int* exit_status) 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, wr.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  detail::UniqueFd err(::memfd_create("atrace-stderr", MFD_CLOEXEC));
+  if (err) posix_spawn_file_actions_adddup2(&actions, err.get(), STDERR_FILENO);
+  else posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -159,6 +165,14 @@ std::string run_capture(const std::vector<std::string>& argv, int* exit_status) 
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   *exit_status = status;
+  if (err) {
+    char line[512] = {};
+    const ssize_t n = ::pread(err.get(), line, sizeof line - 1, 0);
+    if (n > 0) {
+      *error = std::string(line, static_cast<size_t>(n));
+      *error = error->substr(0, error->find('\n'));
+    }
+  }
   return out;
 }
 
@@ -251,10 +265,11 @@ std::vector<Module> launch_modules(const std::string& exe_path,
   // not the environment of atrace that runs the loader here.
   std::vector<std::string> argv = {interp, "--list", exe_path};
   if (ld_library_path) argv.insert(argv.begin() + 1, {"--library-path", *ld_library_path});
-  const std::string out = run_capture(argv, &status);
+  std::string why;
+  const std::string out = run_capture(argv, &status, &why);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw ProcessError("cannot list the libraries of " + exe_path + ": " + interp +
-                       " --list failed");
+                       " --list failed" + (why.empty() ? "" : " (" + why + ")"));
 
   std::set<std::string> seen{exe};
   size_t pos = 0;

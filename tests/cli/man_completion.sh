@@ -6,6 +6,7 @@
 set -eu
 build=$1
 fail() { echo "FAIL: $*"; exit 1; }
+command -v man >/dev/null || fail "man is not installed (man-db: make test installs it)"
 # Every subcommand atrace has (its --help lists them), and atrace itself.
 subs=$("$build/atrace" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 { print $1 }')
 echo "$subs" | grep -qx top || fail "atrace --help lists no top: '$subs'"

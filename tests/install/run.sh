@@ -7,6 +7,7 @@
 #   run.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -eu
 build=$1 src=$2 work=$3
+command -v man >/dev/null || { echo "man is not installed (man-db: make test installs it)"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/atrace/probe.h"

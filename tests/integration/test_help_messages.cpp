@@ -91,7 +91,16 @@ TEST_F(HelpMessages, ErrorsSayWhatIsAcceptedAndWhereTheHelpIs) {
        "atrace: --min-pct: must be from 0 to 100 (see atrace convert --help)"},
       {{"report", "--bogus"},
        "atrace: The following argument was not expected: --bogus (see atrace report --help)"},
-      {{"bogus"}, "atrace: A subcommand is required (see atrace --help)"},
+      {{"bogus"},
+       "atrace: unknown subcommand 'bogus' (subcommands: record, top, report, script, convert, "
+       "info, list)"},
+      {{"reprot", "-i", "x"},
+       "atrace: unknown subcommand 'reprot': did you mean 'report'? (subcommands: record, top, "
+       "report, script, convert, info, list)"},
+      {{"lsit"},
+       "atrace: unknown subcommand 'lsit': did you mean 'list'? (subcommands: record, top, "
+       "report, script, convert, info, list)"},
+      {{}, "atrace: A subcommand is required (see atrace --help)"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {Paths::atrace};

@@ -260,6 +260,25 @@ TEST_F(KernelEvents, KernelEventsAloneNeedNoSelection) {
   Result r = record(out, "", {Paths::target_kernel, tag_arg()}, {"--kernel=syscalls,proc"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_NE(r.err.find("kernel events written"), std::string::npos) << r.err;
+  // Said at the end, and the report is the kernel's view, not an empty
+  // function table (issue 31).
+  EXPECT_NE(r.err.find("kernel events only, no function was selected (--select=PATTERN"),
+            std::string::npos)
+      << r.err;
+  Result text = run({Paths::atrace, "report", "-i", out});
+  ASSERT_TRUE(text.exited(0)) << text.describe();
+  EXPECT_NE(text.out.find("No function calls recorded: kernel events only"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("system calls ("), std::string::npos) << text.out;  // per thread
+  bool getppid = false;
+  std::istringstream rows(text.out);
+  for (std::string line; std::getline(rows, line);) {
+    std::istringstream words(line);
+    std::string count;
+    words >> count;
+    if (line.find(" getppid ") != std::string::npos) getppid = count == "1000";
+  }
+  EXPECT_TRUE(getppid) << "no getppid row of 1000 calls:\n" << text.out;
   Result info = run({Paths::atrace, "info", "-i", out});
   ASSERT_TRUE(info.exited(0)) << info.describe();
   EXPECT_NE(info.out.find("Probes: 0"), std::string::npos) << info.out;

@@ -24,7 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // A directory `nobody` can reach wherever the build and $TMPDIR are (CI's
-// TMPDIR is 0700): a copy of atrace and of the targets, and "out", nobody's.
+// TMPDIR is 0700, a checkout under /root or a 0700 home too): a copy of
+// atrace, of the targets and of the library target_usdt finds next to it
+// ($ORIGIN), and "out", nobody's.
 class NobodyDir {
  public:
   NobodyDir() {
@@ -35,8 +37,10 @@ class NobodyDir {
     const group* gr = ::getgrnam("nogroup");
     if (!pw || !gr) return;
     fs::permissions(path_, fs::perms(0755));
-    for (const char* bin :
-         {Paths::atrace, Paths::target_c, Paths::target_threads, Paths::target_usdt}) {
+    const std::string usdt_lib =
+        (fs::path(Paths::target_usdt).parent_path() / "libtarget_usdt_lib.so").string();
+    for (const char* bin : {Paths::atrace, Paths::target_c, Paths::target_threads,
+                            Paths::target_usdt, usdt_lib.c_str()}) {
       const fs::path to = path_ / fs::path(bin).filename();
       fs::copy_file(bin, to);
       fs::permissions(to, fs::perms(0755));
@@ -219,6 +223,30 @@ TEST_F(Privileges, AttachingToAnotherUsersProcessNeedsCapSysPtrace) {
   Result t = target.wait(milliseconds(10000));
   EXPECT_TRUE(t.exited(0)) << t.describe();
   EXPECT_GE(printed_count(t.out, "tick").value_or(0), calls_of(*rep, "tick"));
+  expect_no_uprobe_events_left();
+}
+
+// -p with a list: one process atrace may read (nobody's own), one it may
+// not (root's): one line naming the one it may not, no file, no probe.
+TEST_F(Privileges, PidListWithAProcessAtraceMayNotReadOneLine) {
+  Child own(as_nobody("", {dir_.bin(Paths::target_threads), "--forever", "30", tag_arg()}));
+  Child roots({dir_.bin(Paths::target_threads), "--forever", "30", tag_arg()});
+  auto own_pid = own.wait_for_line("pid=", milliseconds(10000));
+  auto root_pid = roots.wait_for_line("pid=", milliseconds(10000));
+  ASSERT_TRUE(own_pid && root_pid) << own.out() << roots.out();
+  const std::string out = (dir_.out() / "list.data").string();
+  Result r = run(as_nobody("+bpf,+perfmon",
+                           {dir_.bin(Paths::atrace), "record", "-o", out, "--select=tick",
+                            "--duration=1", "-p", own_pid->substr(4) + "," + root_pid->substr(4)}));
+  const std::string line = expect_one_error_line(r);
+  EXPECT_NE(line.find("/proc/" + root_pid->substr(4) + "/"), std::string::npos) << line;
+  EXPECT_NE(line.find("CAP_SYS_PTRACE"), std::string::npos) << line;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(own.running() && roots.running());
+  own.signal(SIGTERM);
+  roots.signal(SIGTERM);
+  EXPECT_TRUE(own.wait(milliseconds(10000)).exited(0));
+  EXPECT_TRUE(roots.wait(milliseconds(10000)).exited(0));
   expect_no_uprobe_events_left();
 }
 

@@ -97,6 +97,18 @@ TEST_F(Usdt, CountsAndIntegerArgumentsAreExact) {
   EXPECT_EQ(count.count("app:phase__begin") + count.count("app:phase"), 0u);
 }
 
+// With --follow-forks the probes are in every process that maps the file
+// (the programs filter): the one attach helper spells that for each kind
+// of link (record/probe_links.h). Multi links used to get pid -1 there,
+// which the kernel refused ("Invalid argument").
+TEST_F(Usdt, FollowForksCountsAreExact) {
+  auto hits = usdt_hits(record_usdt("app:tick,libtarget_usdt_lib.so:libp:hit", {"--follow-forks"}));
+  std::map<std::string, int> count;
+  for (const auto& h : hits) count[h.probe]++;
+  EXPECT_EQ(count["app:tick"], 100);
+  EXPECT_EQ(count["libp:hit"], 11);
+}
+
 TEST_F(Usdt, StringArgumentsAreExact) {
   std::string trace = record_usdt("app:request(str,int)");
   auto hits = usdt_hits(trace);
@@ -256,6 +268,20 @@ TEST_F(Usdt, ListShowsProbesSemaphoresAndPaths) {
   EXPECT_NE(r.out.find("8 USDT probe sites: 8 nop5 (optimized uprobe), 8 with a semaphore"),
             std::string::npos)
       << r.out;
+}
+
+// Nothing listed is said in one line with a non-zero exit, not shown as an
+// empty table (issue 31).
+TEST_F(Usdt, ListMatchingNothingSaysSo) {
+  Result none = run({Paths::atrace, "list", "--usdt", Paths::target_usdt, "nomatch*"});
+  EXPECT_TRUE(none.exited(1)) << none.describe();
+  EXPECT_EQ(none.out, "");
+  EXPECT_NE(none.err.find("atrace: no USDT probe matches 'nomatch*' in target_usdt or its "),
+            std::string::npos)
+      << none.err;
+  Result plain = run({Paths::atrace, "list", "--usdt", Paths::target_c});
+  EXPECT_TRUE(plain.exited(1)) << plain.describe();
+  EXPECT_NE(plain.err.find("atrace: no USDT probes in target_c"), std::string::npos) << plain.err;
 }
 
 }  // namespace

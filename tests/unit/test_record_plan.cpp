@@ -99,5 +99,51 @@ TEST(RecordPlan, HeaderFromOptionsKernelAndCalibration) {
   EXPECT_EQ(h.kernel_limits, f.limits());
 }
 
+uprobes::Module module(const std::string& path, uint64_t ino, bool waiting = false,
+                       bool is_main = false) {
+  uprobes::Module m;
+  m.path = path;
+  m.name = path.substr(path.rfind('/') + 1);
+  m.id = {8, ino};
+  m.waiting = waiting;
+  m.is_main = is_main;
+  return m;
+}
+
+// -p A,B: one file both map is one module (probed once), two files at one
+// path in two roots are two.
+TEST(RecordPlan, ModulesOfSeveralProcessesMergeByFileIdentity) {
+  std::vector<uprobes::Module> all = {module("/usr/bin/app", 1, false, true),
+                                      module("/usr/lib/libc.so.6", 2)};
+  merge_modules(
+      all, {module("/proc/42/root/usr/bin/app", 3, false, true),
+            module("/proc/42/root/usr/lib/libc.so.6", 2), module("/proc/42/root/opt/libx.so", 4)});
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].path, "/usr/bin/app");
+  EXPECT_EQ(all[1].path, "/usr/lib/libc.so.6");  // the first process's path
+  EXPECT_EQ(all[2].path, "/proc/42/root/usr/bin/app");
+  EXPECT_TRUE(all[2].is_main);
+  EXPECT_EQ(all[3].path, "/proc/42/root/opt/libx.so");
+}
+
+TEST(RecordPlan, AMappedFileReplacesTheSameFileWaiting) {
+  std::vector<uprobes::Module> all = {module("/usr/bin/app", 1, false, true),
+                                      module("/opt/plugin.so", 5, true)};
+  merge_modules(all, {module("/usr/bin/other", 5, false, true)});
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_FALSE(all[1].waiting);
+  EXPECT_TRUE(all[1].is_main);
+  EXPECT_EQ(all[1].path, "/usr/bin/other");
+}
+
+TEST(RecordPlan, TracedPidsAreTheListOrTheOnePid) {
+  RecordOptions o;
+  EXPECT_TRUE(traced_pids(o).empty());
+  o.pid = 7;
+  EXPECT_EQ(traced_pids(o), std::vector<pid_t>{7});
+  o.pids = {7, 9};
+  EXPECT_EQ(traced_pids(o), (std::vector<pid_t>{7, 9}));
+}
+
 }  // namespace
 }  // namespace atrace

@@ -20,6 +20,19 @@ TEST(UprobesDemangle, Itanium) {
   EXPECT_EQ(demangle("_Z3foov.cold"), "foo() [clone .cold]");
 }
 
+// GCC's per-file static constructors, as c++filt says the older form.
+TEST(UprobesDemangle, StaticConstructorsAreSaidAsSuch) {
+  EXPECT_EQ(demangle("_GLOBAL__sub_I_main.cpp"), "global constructors keyed to main.cpp");
+  EXPECT_EQ(demangle("_GLOBAL__sub_I__ZN4demo3fooEv"), "global constructors keyed to demo::foo()");
+  EXPECT_EQ(demangle("_GLOBAL__sub_D_x.cc"), "global destructors keyed to x.cc");
+  EXPECT_EQ(demangle("_GLOBAL__I_a"), "global constructors keyed to a");
+  EXPECT_EQ(atrace::base::short_name(demangle("_GLOBAL__sub_I_main.cpp")),
+            "global constructors keyed to main.cpp");
+  // Not the pattern: left alone.
+  EXPECT_EQ(demangle("_GLOBAL__other"), "_GLOBAL__other");
+  EXPECT_EQ(demangle("_GLOBAL_OFFSET_TABLE_"), "_GLOBAL_OFFSET_TABLE_");
+}
+
 TEST(UprobesDemangle, RustLegacyDropsTheHash) {
   EXPECT_EQ(demangle("_ZN2r24shop6Widget7compute17h1ba0240c182180b1E"),
             "r2::shop::Widget::compute");

@@ -1,0 +1,108 @@
+#include "record/cgroup_target.h"
+
+#include <dirent.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "record/record_error.h"
+
+namespace atrace {
+
+namespace {
+
+// /proc/self/mountinfo escapes spaces and the like as \ooo.
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+bool is_cgroup2(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+void collect(const std::string& dir, std::set<pid_t>& seen, std::vector<pid_t>& out) {
+  std::ifstream procs(dir + "/cgroup.procs");
+  for (pid_t pid; procs >> pid;)
+    if (seen.insert(pid).second) out.push_back(pid);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;  // removed meanwhile
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+    collect(dir + "/" + e->d_name, seen, out);
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+std::string cgroup2_root() {
+  // "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:10 - cgroup2 cgroup2 rw"
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream after(line.substr(dash + 3)), before(line.substr(0, dash));
+    std::string fstype, id, parent, devs, root, mount;
+    after >> fstype;
+    if (fstype != "cgroup2") continue;
+    before >> id >> parent >> devs >> root >> mount;
+    if (root == "/") return unescape(mount);
+  }
+  return "";
+}
+
+CgroupTarget resolve_cgroup(const std::string& given) {
+  const std::string root = cgroup2_root();
+  if (root.empty())
+    throw RecordError("--cgroup=" + given + ": no cgroup v2 file system is mounted");
+  CgroupTarget cg;
+  cg.path = given.front() == '/' ? given : root + "/" + given;
+  struct stat st {};
+  if (::stat(cg.path.c_str(), &st) != 0)
+    throw RecordError("--cgroup=" + given + ": no such cgroup (" + cg.path + ": " +
+                      std::strerror(errno) + "; the cgroup v2 root is " + root + ")");
+  if (!S_ISDIR(st.st_mode) || !is_cgroup2(cg.path))
+    throw RecordError("--cgroup=" + given + ": " + cg.path +
+                      " is not a cgroup v2 directory (the cgroup v2 root is " + root + ")");
+  // Its place below the root: the depth the programs compare at.
+  char real[PATH_MAX], real_root[PATH_MAX];
+  if (!::realpath(cg.path.c_str(), real) || !::realpath(root.c_str(), real_root))
+    throw RecordError("--cgroup=" + given + ": " + std::strerror(errno));
+  std::string rel = real + std::strlen(real_root);
+  if (std::strncmp(real, real_root, std::strlen(real_root)) != 0 ||
+      (!rel.empty() && rel.front() != '/'))
+    throw RecordError("--cgroup=" + given + ": " + real + " is not below the cgroup v2 root " +
+                      root + " (atrace is in another cgroup namespace?)");
+  cg.shown = rel.empty() ? "/" : rel;
+  for (char c : rel) cg.level += c == '/';
+  // The kernel's cgroup id is the kernfs inode of the directory (64-bit).
+  cg.id = st.st_ino;
+  return cg;
+}
+
+std::vector<pid_t> cgroup_processes(const CgroupTarget& cg) {
+  std::set<pid_t> seen;
+  std::vector<pid_t> out;
+  collect(cg.path, seen, out);
+  return out;
+}
+
+}  // namespace atrace
