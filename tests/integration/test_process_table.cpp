@@ -222,8 +222,20 @@ TEST_F(ProcessTable, CgroupShown) {
   ASSERT_TRUE(cg.add(target.pid()));
   const std::string out = file("cgroup.data");
   record_tick(target.pid(), out);
+  // The same process, selected by its cgroup: the same table entry.
+  const std::string by_cgroup = file("by-cgroup.data");
+  Result r = run({Paths::atrace, "record", "--cgroup=" + name, "--select=tick", "--duration=1",
+                  "-o", by_cgroup},
+                 milliseconds(30000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
   Result end = target.stop();
   ASSERT_TRUE(end.exited(0)) << end.describe();
+  auto rep_cg = report_json(by_cgroup);
+  ASSERT_TRUE(rep_cg);
+  const nlohmann::json* row_cg = process_row(*rep_cg, target.pid());
+  ASSERT_NE(row_cg, nullptr) << rep_cg->dump(2);
+  EXPECT_EQ((*row_cg)["cgroup"], cg.path());
+  EXPECT_EQ((*row_cg)["container"], name);
 
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
