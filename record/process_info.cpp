@@ -6,6 +6,7 @@
 #include <cctype>
 #include <climits>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -45,22 +46,92 @@ std::string cgroup_of(pid_t pid) {
   return "";
 }
 
-// Where its root is as atrace sees it: readlink(/proc/PID/root), kept only
-// when that directory is the same one (a chroot or a container's root
-// mounted where atrace sees it); "" for atrace's own root.
+bool same_dir(const struct stat& a, const std::string& path) {
+  struct stat b;
+  return ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// A mountinfo field: spaces and the like come as octal escapes ("\040").
+std::string unescaped(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+struct MountLine {
+  std::string dev, root, point;  // "MAJ:MIN", the directory of the file system mounted, where
+};
+
+std::vector<MountLine> mounts(const std::string& mountinfo) {
+  std::vector<MountLine> out;
+  std::ifstream in(mountinfo);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream w(line);
+    std::string id, parent;
+    MountLine m;
+    if (w >> id >> parent >> m.dev >> m.root >> m.point)
+      out.push_back({m.dev, unescaped(m.root), unescaped(m.point)});
+  }
+  return out;
+}
+
+// The directory of atrace's namespace that is the process's root, from
+// the mounts: its "/" is a file system's directory ROOT (a container's
+// root file system, a bind mount of a directory); where atrace's
+// namespace mounts that file system at POINT with its directory R above
+// ROOT, the process's root is POINT + (ROOT less R). Kept only when it is
+// that same directory. What readlink(/proc/PID/root) cannot tell across
+// mount namespaces (it says "/").
+std::string root_by_mounts(pid_t pid, const struct stat& theirs) {
+  std::optional<MountLine> top;
+  for (auto& m : mounts(proc_path(pid, "mountinfo")))
+    if (m.point == "/") top = m;  // the last one mounted there is the one seen
+  if (!top) return "";
+  std::string best;
+  size_t best_len = 0;
+  for (const auto& m : mounts("/proc/self/mountinfo")) {
+    if (m.dev != top->dev) continue;
+    const std::string& r = m.root;
+    const bool under = r == "/" || (top->root.compare(0, r.size(), r) == 0 &&
+                                    (top->root.size() == r.size() || top->root[r.size()] == '/'));
+    if (!under || (!best.empty() && r.size() < best_len)) continue;
+    std::string rest = r == "/" ? top->root : top->root.substr(r.size());  // "" or "/..."
+    if (rest == "/") rest.clear();
+    std::string dir = (m.point == "/" ? "" : m.point) + rest;
+    if (dir.empty()) dir = "/";
+    if (same_dir(theirs, dir)) {
+      best = dir;
+      best_len = r.size();
+    }
+  }
+  return best;
+}
+
+// Where its root is as atrace sees it: readlink(/proc/PID/root) (a
+// chroot), or found from the mounts (a container's own mount namespace),
+// kept only when that directory is the same one; "" for atrace's own root
+// or none found.
 std::string root_of(pid_t pid) {
   const std::string link = proc_path(pid, "root");
+  struct stat theirs, mine;
+  if (::stat(link.c_str(), &theirs) != 0) return "";
+  if (::stat("/", &mine) == 0 && mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino)
+    return "";
   char buf[PATH_MAX];
   const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  const std::string dir(buf, static_cast<size_t>(n));
-  struct stat theirs, here, mine;
-  if (dir[0] != '/' || ::stat(link.c_str(), &theirs) != 0 || ::stat(dir.c_str(), &here) != 0)
-    return "";
-  if (theirs.st_dev != here.st_dev || theirs.st_ino != here.st_ino) return "";
-  if (::stat("/", &mine) == 0 && mine.st_dev == here.st_dev && mine.st_ino == here.st_ino)
-    return "";
-  return dir;
+  if (n > 0 && buf[0] == '/') {
+    const std::string dir(buf, static_cast<size_t>(n));
+    if (dir != "/" && same_dir(theirs, dir)) return dir;
+  }
+  const std::string dir = root_by_mounts(pid, theirs);
+  return dir == "/" ? "" : dir;
 }
 
 bool all_hex(std::string_view s) {

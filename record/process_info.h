@@ -1,7 +1,8 @@
 // What the user knows a traced process by, read from /proc while it lives:
 // its pid in its own pid namespace (a container's "1"), its pid and mount
 // namespaces, its cgroup v2 path and the container or service that names,
-// and the directory that is its root as atrace sees it. The trace's process
+// and the directory that is its root as atrace sees it (a chroot's, or a
+// container's root file system found from the mounts). The trace's process
 // table (formats/FORMAT.md, PROCESSES) is made of these.
 //
 //   process_info     one process, now
