@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -206,6 +207,51 @@ TEST_F(ProcessTable, FollowedChildInANamespace) {
   EXPECT_EQ(calls_of(*only, "middle"), 3);
   EXPECT_EQ(calls_of(*only, "leaf"), 9);
   for (const auto& t : (*only)["threads"]) EXPECT_EQ(t["ns_pid"], 1);
+}
+
+// A process in a root of its own (unshare --root: a chroot in private
+// mount and pid namespaces, the podman tests' root) whose library only
+// that root has: once it is gone, report names its stack frames from the
+// root its table entry kept, the library's path being absent on the host.
+TEST_F(ProcessTable, StackFramesFromItsRootAfterItIsGone) {
+  const std::string rootfs = PODMAN_ROOTFS_DIR;
+  ASSERT_TRUE(std::filesystem::exists(rootfs + "/opt/app/target_podman")) << rootfs;
+  ASSERT_FALSE(std::filesystem::exists("/opt/app/libcont.so"));
+  Child ns({"unshare", "--mount", "--pid", "--fork", "--propagation", "private", "--root=" + rootfs,
+            "/opt/app/target_podman", "5", "--rounds=1", tag_arg()});
+  ASSERT_TRUE(ns.wait_for_line("ready=1", milliseconds(10000))) << ns.out();
+  const pid_t host = first_child(ns.pid());
+  ASSERT_GT(host, 1);
+  const std::string out = file("root.data");
+  Child atrace({Paths::atrace, "record", "-p", std::to_string(host), "--select=libcont.so:*",
+                "--stack=libcont.so:*", "--filter=off", "-o", out});
+  // The file appears once the probes are in: then the one round of calls.
+  const auto deadline = std::chrono::steady_clock::now() + scaled(milliseconds(30000));
+  while (!std::filesystem::exists(out) && atrace.running() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(std::filesystem::exists(out)) << atrace.wait(milliseconds(1000)).describe();
+  ::kill(host, SIGUSR1);
+  Result end = ns.wait(milliseconds(30000));
+  ASSERT_TRUE(end.exited(0)) << end.describe();
+  Result r = atrace.wait(milliseconds(30000));  // ends with its target
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "cont_work"), 5);
+  const nlohmann::json* row = process_row(*rep, host);
+  ASSERT_NE(row, nullptr) << rep->dump(2);
+  EXPECT_EQ((*row)["ns_pid"], 1);
+  EXPECT_EQ((*row)["root"], std::filesystem::canonical(rootfs).string());
+
+  Result script = run({Paths::atrace, "script", "-i", out});
+  ASSERT_TRUE(script.exited(0)) << script.describe();
+  size_t named = 0;
+  for (size_t at = 0; (at = script.out.find("cont_work+0x0 (libcont.so)", at)) != std::string::npos;
+       ++at)
+    ++named;
+  EXPECT_EQ(named, 5u) << script.out.substr(0, 1500);
 }
 
 // A systemd-style cgroup made by the test: the process moved into it is
