@@ -36,7 +36,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
-	sqlite3 python3 libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
+	sqlite3 python3 perl libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
 	man-db:man
 
 .PHONY: all deps deps-test build build-all demo test format format-check tidy clean
@@ -81,7 +81,7 @@ demo: build
 	@echo; printf '%s\n' \
 	  "The binary is $(BUILD)/atrace. Next, on the same trace:" \
 	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --html=demo.html   # one page: table, flame graph, timeline" \
-	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=folded | flamegraph.pl > demo.svg" \
+	  "  $(BUILD)/atrace convert -i $(BUILD)/demo.data --to=perfetto -o demo.pftrace   # open in ui.perfetto.dev" \
 	  "  $(BUILD)/atrace report -i $(BUILD)/demo.data --tree --depth=3" \
 	  "Or attach to a running process (Ctrl-C stops, the process goes on):" \
 	  "  sudo $(BUILD)/atrace list -p PID 'libc.so.6:read*'" \

@@ -17,7 +17,7 @@ foreach(sub "" ${ATRACE_SUBCOMMANDS})
   add_custom_command(OUTPUT ${page}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
     COMMAND sh ${PROJECT_SOURCE_DIR}/cmake/man_page.sh $<TARGET_FILE:atrace> "${sub}"
-            ${PROJECT_VERSION} ${page}
+            ${PROJECT_VERSION} ${page} ${CMAKE_INSTALL_FULL_DOCDIR}
     DEPENDS atrace ${PROJECT_SOURCE_DIR}/cmake/man_page.sh
     COMMENT "help2man: ${page}" VERBATIM)
   list(APPEND ATRACE_MAN_PAGES ${page})
@@ -33,5 +33,8 @@ add_custom_command(OUTPUT ${ATRACE_COMPLETION}
 
 add_custom_target(atrace_man_completion ALL DEPENDS ${ATRACE_MAN_PAGES} ${ATRACE_COMPLETION})
 install(FILES ${ATRACE_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The docs the pages and the help point to.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        FILES_MATCHING PATTERN "*.md")
 install(FILES ${ATRACE_COMPLETION}
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)

@@ -1,5 +1,7 @@
 #include "record/filter_policy.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -54,6 +56,16 @@ void RelevanceFilter::keep(uint32_t id) { mark(id, keep_); }
 
 bool RelevanceFilter::decided(uint32_t id) const { return is(id, done_); }
 
+namespace {
+
+std::string us_text(uint64_t ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f us", static_cast<double>(ns) / 1e3);
+  return b;
+}
+
+}  // namespace
+
 uint64_t absolute_limit_ns(uint64_t threshold_ns, uint64_t floor_ns) {
   return threshold_ns + floor_ns + floor_ns / 4;
 }
@@ -87,21 +99,38 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
                                                     uint64_t cpu_ns,
                                                     const std::vector<uint64_t>& cost_ns) {
   std::vector<FilterDecision> out;
-  auto take = [&](const FunctionSample& s, DetachReason r) {
-    out.push_back({s.id, r, s.calls, s.sum_ns, net_mean(s)});
+  auto take = [&](const FunctionSample& s, DetachReason r, std::string rule) {
+    out.push_back({s.id, r, s.calls, s.sum_ns, net_mean(s), std::move(rule)});
     mark(s.id, done_);
+  };
+  // The absolute rules' comparison: net mean against the threshold (or a
+  // quarter of it, early) plus the margin for the probes' variance.
+  auto absolute_rule = [&](const FunctionSample& s, bool early) {
+    const uint64_t bar = early ? o_.threshold_ns / 4 : o_.threshold_ns;
+    return "net mean " + us_text(net_mean(s)) + " < " + us_text(bar) +
+           (early ? " (a quarter of the threshold: early rule)" : " threshold") + " + " +
+           us_text(floor(s) / 4) + " margin for the probes' variance";
   };
   auto open = [&](const FunctionSample& s) { return !is(s.id, done_) && !is(s.id, keep_); };
 
   // Turned off by the programs already (max-calls count reached, or the
   // absolute threshold crossed on a CPU): the decision is made.
-  for (const auto& s : now)
-    if (!is(s.id, done_) && s.off) take(s, *s.off);
+  for (const auto& s : now) {
+    if (is(s.id, done_) || !s.off) continue;
+    std::string rule = *s.off == DetachReason::MaxCalls
+                           ? std::to_string(s.calls) +
+                                 " calls >= --filter-max-calls=" + std::to_string(o_.max_calls)
+                           : absolute_rule(s, s.calls < o_.min_calls);
+    take(s, *s.off, std::move(rule));
+  }
 
   if (o_.mode == FilterMode::Absolute) {
-    for (const auto& s : now)
-      if (open(s) && ((s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls) || early_short(s)))
-        take(s, DetachReason::Absolute);
+    for (const auto& s : now) {
+      if (!open(s)) continue;
+      if (s.calls >= o_.min_calls && s.sum_ns < limit(s) * s.calls)
+        take(s, DetachReason::Absolute, absolute_rule(s, false));
+      else if (early_short(s)) take(s, DetachReason::Absolute, absolute_rule(s, true));
+    }
   } else if (o_.mode == FilterMode::Relative) {
     // The mean of the means of the functions actually called (each counts
     // once, however often it ran), over all of them, decided or not.
@@ -116,7 +145,10 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       double bar = sum / static_cast<double>(n) - static_cast<double>(o_.threshold_ns);
       for (const auto& s : now)
         if (open(s) && s.calls >= o_.min_calls && static_cast<double>(net_mean(s)) < bar)
-          take(s, DetachReason::Relative);
+          take(s, DetachReason::Relative,
+               "net mean " + us_text(net_mean(s)) + " < " +
+                   us_text(static_cast<uint64_t>(std::max(bar, 0.0))) +
+                   " (the mean of the functions' means less the threshold)");
     }
   }
 
@@ -127,6 +159,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
     struct Cost {
       const FunctionSample* s;
       double ns;
+      uint64_t per_call;
     };
     std::vector<Cost> costs;
     double total = 0;
@@ -149,7 +182,7 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
       const bool over_its_share =
           per_call > o_.budget_pct / 100.0 * static_cast<double>(net_mean(s));
       if (!is(s.id, keep_) && s.calls >= std::min(o_.early_calls, o_.min_calls) && over_its_share)
-        costs.push_back({&s, c});
+        costs.push_back({&s, c, static_cast<uint64_t>(per_call)});
     }
     std::sort(costs.begin(), costs.end(), [](const Cost& a, const Cost& b) { return a.ns > b.ns; });
     // The budget is a share of what the program itself used: the traced
@@ -159,7 +192,10 @@ std::vector<FilterDecision> RelevanceFilter::decide(const std::vector<FunctionSa
     const double allowed = o_.budget_pct / 100.0 * own;
     for (const auto& c : costs) {
       if (total <= allowed || c.ns <= 0) break;
-      take(*c.s, DetachReason::Budget);
+      take(*c.s, DetachReason::Budget,
+           "its probes cost " + us_text(c.per_call) + " a call, over " +
+               std::to_string(static_cast<int>(o_.budget_pct)) + " % of its net mean " +
+               us_text(net_mean(*c.s)) + ", with the probes over --filter-budget");
       total -= c.ns;
     }
   }

@@ -67,6 +67,9 @@ struct FilterDecision {
   // The mean the rules judge: sum_ns / calls net of what the probes add to
   // a measured call (floor_ns of its path).
   uint64_t net_mean_ns = 0;
+  // The comparison that decided, with its numbers, as `record` says it:
+  // "net mean 1.20 us < 2.00 us threshold + 0.41 us margin (...)".
+  std::string rule;
 };
 
 // The absolute rule, in one place for the BPF programs (fn_state.limit_ns)

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <utility>
 
+#include "base/plural.h"
 #include "record/calibrate.h"
 #include "record/entry_sites.h"
 #include "record/exec_follow.h"
@@ -18,6 +19,7 @@
 #include "record/stack_rules.h"
 #include "record/unwind_guard.h"
 #include "uprobes/dwarf_params.h"
+#include "uprobes/elf_symbols.h"
 #include "uprobes/late_modules.h"
 #include "uprobes/library_search.h"
 #include "uprobes/process_root.h"
@@ -35,9 +37,42 @@ std::string hostname() {
   return buf;
 }
 
+// A library a selector names that the program has not mapped may never
+// come: the program may have the same functions itself (Debian's perl
+// exports Perl_pp_* from its executable; libperl.so.5.36 is on disk all
+// the same). One note naming the module that has them, and the selector
+// that would probe them there (issue 31).
+void say_stand_ins(const RecordOptions& o, const RecordPlan& plan, const uprobes::Module& late) {
+  if (o.select.empty()) return;
+  for (const auto& sel : uprobes::parse_selectors(o.select)) {
+    if (sel.module_glob.empty() || !sel.matches_module(late.name, late.path, false)) continue;
+    for (const auto& m : plan.modules) {
+      if (m.waiting) continue;
+      std::vector<uprobes::ElfFunction> fns;
+      try {
+        fns = uprobes::read_functions(m.path);
+      } catch (const uprobes::Error&) {
+        continue;
+      }
+      size_t n = 0;
+      std::string first;
+      for (const auto& f : fns)
+        if (sel.matches_name(f.demangled) && n++ == 0) first = f.demangled;
+      if (n == 0) continue;
+      std::fprintf(stderr,
+                   "atrace: note: %s itself has %s matching '%s' (%s%s): if it never loads "
+                   "%s, --select='%s:%s' probes its own\n",
+                   m.name.c_str(), base::plural(n, "function").c_str(), sel.pattern.c_str(),
+                   first.c_str(), n > 1 ? ", ..." : "", late.name.c_str(), m.name.c_str(),
+                   sel.pattern.c_str());
+      return;
+    }
+  }
+}
+
 // One line per module not mapped yet that has probes (functions or USDT):
 // they wait for it.
-void say_waiting(const RecordPlan& plan) {
+void say_waiting(const RecordOptions& o, const RecordPlan& plan) {
   for (const auto& m : plan.modules) {
     if (!m.waiting) continue;
     size_t n = 0;
@@ -49,6 +84,7 @@ void say_waiting(const RecordPlan& plan) {
                    "when the process maps it)\n",
                    m.name.c_str(), n, n == 1 ? "probe" : "probes",
                    uprobes::seen_path(m.path).c_str());
+    if (n) say_stand_ins(o, plan, m);
   }
 }
 
@@ -227,7 +263,7 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   // the kernel sets a semaphore (uprobe ref_ctr_offset) in each mapping of
   // the file it probes, when the file is mapped.
   if (!usdt.empty()) plan.usdt = uprobes::resolve_usdt(usdt, plan.modules, plan.max_id + 1);
-  say_waiting(plan);
+  say_waiting(o, plan);
   return plan;
 }
 

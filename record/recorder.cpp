@@ -303,11 +303,15 @@ ExecMatch Recorder::follow_exec() {
   follower = std::make_unique<ExecFollower>(target->pid(), opts_.follow_forks);
   target->release();
   started_ = true;
-  auto matches = [this](const ExecMatch& execd) {
+  // Why each ELF program the command ran did not match: the selector
+  // that matched nothing there, not the whole list (issue 31).
+  std::vector<std::string> why_not;
+  auto matches = [this, &why_not](const ExecMatch& execd) {
     try {
       plan_ = plan_recording(opts_, features_, &execd);
       return true;
-    } catch (const uprobes::NoMatchError&) {
+    } catch (const uprobes::NoMatchError& e) {
+      why_not.push_back(e.what());
       return false;
     } catch (const uprobes::NotElfError&) {
       return false;
@@ -333,7 +337,14 @@ ExecMatch Recorder::follow_exec() {
   if (auto status = follower->top_status()) target->reaped(*status);
   const std::string what = !opts_.select.empty() ? "no function matched '" + opts_.select + "'"
                                                  : "no USDT probe matched '" + opts_.usdt + "'";
-  throw RecordError(what + " in anything the command ran: " + ran);
+  if (why_not.empty()) throw RecordError(what + " in anything the command ran: " + ran);
+  // Each program's own reason, once each.
+  std::string reasons;
+  for (size_t i = 0; i < why_not.size(); ++i)
+    if (std::find(why_not.begin(), why_not.begin() + static_cast<std::ptrdiff_t>(i), why_not[i]) ==
+        why_not.begin() + static_cast<std::ptrdiff_t>(i))
+      reasons += (reasons.empty() ? "" : "; ") + why_not[i];
+  throw RecordError("nothing the command ran (" + ran + ") matched the selectors: " + reasons);
 }
 
 // The output file, then the BPF programs: only those the plan uses (and

@@ -1,5 +1,7 @@
 #include "record/relevance.h"
 
+#include "base/symbol_name.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -21,12 +23,6 @@ namespace {
 // Sampling the statistics costs a map read per CPU and function: a few
 // times per second is enough unless a program hints.
 constexpr uint64_t kTickNs = 100'000'000;
-
-std::string us(uint64_t ns) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f us", static_cast<double>(ns) / 1e3);
-  return b;
-}
 
 }  // namespace
 
@@ -151,9 +147,10 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
     events.push_back(ev);
     const auto& p = table_[d.id];
     detached_.push_back(p);
-    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, mean %s net of probe cost)\n",
-                 p.name.c_str(), formats::to_string(d.reason),
-                 static_cast<unsigned long long>(d.calls), us(d.net_mean_ns).c_str());
+    // The short name reports use, and the comparison that decided.
+    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, %s)\n",
+                 base::short_name(p.name).c_str(), formats::to_string(d.reason),
+                 static_cast<unsigned long long>(d.calls), d.rule.c_str());
   }
   std::string error;
   detacher_->detach(ids, now, error);

@@ -16,6 +16,11 @@ for sub in "" $subs; do
   # The page documents the command's own options.
   opt=$("$build/atrace" $sub --help | grep -oE -- '--[a-z][a-z-]+' | grep -v -- '--help' | head -n 1)
   [ -z "$opt" ] || grep -q -- "${opt//-/\\\\-}" "$page" || fail "$page does not mention $opt"
+  # Examples stay one per line, and no page points into a checkout's docs/.
+  if grep -q '^\.SH EXAMPLES' "$page"; then
+    sed -n '/^\.SH EXAMPLES/,/^\.SH/p' "$page" | grep -qx '\.nf' || fail "$page runs its examples together"
+  fi
+  ! grep -q '[ (]docs/[a-z\-]*\.md' "$page" || fail "$page names docs/*.md, which are not installed there"
   warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
   [ -z "$warnings" ] || fail "man -l $page: $warnings"
 done

@@ -14,6 +14,9 @@ test -f "$work/prefix/include/atrace/probe.h"
 test -x "$work/prefix/bin/atrace"
 # The man pages and the completion, where man and bash-completion look.
 test -f "$work/prefix/share/man/man1/atrace.1"
+# The docs the man pages point to.
+test -f "$work/prefix/share/doc/atrace/containers.md"
+test -f "$work/prefix/share/doc/atrace/report-json.md"
 # One page per subcommand the installed atrace has (its --help lists them).
 subs=$("$work/prefix/bin/atrace" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 { print $1 }')
 [ -n "$subs" ] || { echo "atrace --help lists no subcommand"; exit 1; }

@@ -120,6 +120,22 @@ TEST_F(ExecFollow, NoMatchAnywhere) {
   expect_no_uprobe_events_left();
 }
 
+// With --follow-forks a program that matches some selectors but not all is
+// followed on; when nothing matched, the line names the selector that
+// matched nothing where, not the whole list (issue 31).
+TEST_F(ExecFollow, FollowForksNamesTheSelectorThatMatchedNothing) {
+  const std::string out = file("partial.data");
+  Result r = record(out, "leaf,nomatchfn", {Paths::target_c, "3", tag_arg()}, {"--follow-forks"});
+  const std::string line = expect_one_error_line(r);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(line.find("matched the selectors: selector 'nomatchfn' matches no function in the "
+                      "main executable"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("'leaf,nomatchfn'"), std::string::npos) << line;
+  EXPECT_FALSE(std::ifstream(out)) << "a trace was left";
+}
+
 // A launched ELF program that matches nothing is still refused before it
 // runs (it is followed only under --follow-forks).
 TEST_F(ExecFollow, ElfProgramWithoutMatchNotStarted) {

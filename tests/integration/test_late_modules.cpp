@@ -244,6 +244,30 @@ TEST_F(LateModulesBadInput, ModuleThatNeverArrives) {
   expect_no_uprobe_events_left();
 }
 
+// Debian's perl has its interpreter in its own executable, while
+// libperl.so.5.36 sits on disk: a selector naming the library waits for a
+// file perl never loads. The note says perl has the functions itself and
+// which selector probes them there; that selector counts exactly (issue 31).
+TEST_F(LateModulesBadInput, ALibraryTheProgramHasItselfIsNamed) {
+  const char* perl = "/usr/bin/perl";
+  const std::string script = "print \"a\" for 1..5; print \"\\n\"";
+  Result r =
+      record(file("lib.data"), "libperl.so*:Perl_pp_print", {perl, "-e", script, "--", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find("atrace: note: perl itself has 1 function matching 'Perl_pp_print' "
+                       "(Perl_pp_print): if it never loads libperl.so.5.36, "
+                       "--select='perl:Perl_pp_print' probes its own"),
+            std::string::npos)
+      << r.err;
+  const std::string out = file("own.data");
+  Result own =
+      record(out, "perl:Perl_pp_print", {perl, "-e", script, "--", tag_arg()}, {"--filter=off"});
+  ASSERT_TRUE(own.exited(0)) << own.describe();
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(calls_of(*rep, "Perl_pp_print"), 6);  // five "a" and the newline
+}
+
 TEST_F(LateModulesBadInput, PathThatDoesNotExist) {
   Result r = record(file("x.data"), "/nonexistent/libnope.so:f",
                     {Paths::target_dlopen, "1", "1", tag_arg()});

@@ -81,8 +81,11 @@ TEST(FilterPolicy, ProbeFloorIsTakenOffTheMean) {
   auto d = f.decide({fn(1, 2000, 10500, formats::ProbePath::SingleStep),
                      fn(2, 2000, 10500, formats::ProbePath::Emulated)});
   EXPECT_EQ(ids(d), (std::vector<uint32_t>{1}));
-  // The decision carries the mean it judged: net of the floor.
+  // The decision carries the mean it judged: net of the floor, and the
+  // comparison with its numbers, margin included (issue 31).
   EXPECT_EQ(d[0].net_mean_ns, 1500u);
+  EXPECT_EQ(d[0].rule,
+            "net mean 1.50 us < 2.00 us threshold + 2.25 us margin for the probes' variance");
 }
 
 // The calibrated costs by path, typical ones where a path was not
