@@ -8,6 +8,7 @@
 //   export_timeline.h     listener: the spans timeline viewers draw
 //   timeline_downsample.h the HTML timeline's sampling of those spans
 //   function_names.h      how every view names a function
+//   process_text.h        how every view names a process (NSpid, cgroup)
 //   stack_callers.h       listener: callers named by recorded call stacks
 //   stack_frames.h        the addresses of recorded call stacks, named
 //   syscall_names.h       system call numbers to names
@@ -18,6 +19,7 @@
 #include "analysis/call_tree.h"
 #include "analysis/export_timeline.h"
 #include "analysis/function_names.h"
+#include "analysis/process_text.h"
 #include "analysis/profile.h"
 #include "analysis/stack_callers.h"
 #include "analysis/stack_frames.h"

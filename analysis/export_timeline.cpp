@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "analysis/function_names.h"
+#include "analysis/process_text.h"
 #include "analysis/syscall_names.h"
 
 namespace atrace::analysis {
@@ -155,10 +156,17 @@ const std::string& TraceNames::thread(uint32_t tid) const {
 }
 
 std::string TraceNames::process(uint32_t pid) const {
+  auto tag = process_tags_.find(pid);
+  const std::string tail = tag == process_tags_.end() ? "" : tag->second;
   const std::string& main = thread(pid);
-  if (!main.empty()) return main;
-  if (pid == target_pid_ && !target_name_.empty()) return target_name_;
-  return "pid " + std::to_string(pid);
+  if (!main.empty()) return main + tail;
+  if (pid == target_pid_ && !target_name_.empty()) return target_name_ + tail;
+  return "pid " + std::to_string(pid) + tail;
+}
+
+void TraceNames::set_processes(const std::vector<formats::ProcessInfo>& processes) {
+  for (const auto& p : processes)
+    if (auto tag = process_tag(p); !tag.empty()) process_tags_[p.pid] = std::move(tag);
 }
 
 const std::string& TraceNames::syscall(uint64_t nr) {

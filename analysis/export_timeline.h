@@ -143,8 +143,11 @@ class TraceNames {
   // The thread's name in the file's table ("" when not there).
   const std::string& thread(uint32_t tid) const;
   // A process's name: its main thread's, else the traced program's file
-  // name for the traced process, else "pid N".
+  // name for the traced process, else "pid N"; then what the process
+  // table adds (process_tag: "prog [container 3f2a9c1b0d4e] pid 1").
   std::string process(uint32_t pid) const;
+  // The trace's process table (TraceReader::processes).
+  void set_processes(const std::vector<formats::ProcessInfo>& processes);
   const std::string& syscall(uint64_t nr);
   // "function name", "syscall:read", "off-cpu (blocked)", "off-cpu (runnable)".
   const std::string& span(const Span& s);
@@ -155,7 +158,8 @@ class TraceNames {
   };
   std::unordered_map<uint32_t, Function> functions_;
   std::unordered_map<uint32_t, std::string> threads_;
-  std::unordered_map<uint64_t, std::string> syscalls_;  // "syscall:NAME"
+  std::unordered_map<uint32_t, std::string> process_tags_;  // process_tag()
+  std::unordered_map<uint64_t, std::string> syscalls_;      // "syscall:NAME"
   std::unordered_map<uint64_t, std::string> syscall_names_;
   uint32_t target_pid_ = 0;
   std::string target_name_;

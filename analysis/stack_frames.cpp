@@ -22,7 +22,7 @@ StackFrame FrameResolver::resolve(uint32_t pid, uint64_t address) const {
   const formats::MappedModule* m = module_at_ ? module_at_(pid, address) : nullptr;
   if (!m || !symbols_) return f;
   // base: where the file's offset 0 is mapped.
-  if (auto sym = symbols_(m->path, m->build_id, address - m->base)) {
+  if (auto sym = symbols_(*m, address - m->base)) {
     f.function = sym->name;
     f.offset = sym->offset;
     f.module = file_name(m->path);

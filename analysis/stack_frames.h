@@ -27,14 +27,15 @@ struct StackFrame {
   std::string module;    // file name of the module; empty when not found
 };
 
-// The function at `file_offset` of the module file at `path` whose build id
-// is `build_id` ("" when it has none): its name and the bytes into it.
+// The function at `file_offset` of the module `m` (its file at m.path,
+// whose build id is m.build_id, "" when it has none; a container's file
+// may be under m.root): its name and the bytes into it.
 struct FrameSymbol {
   std::string name;
   uint64_t offset = 0;
 };
-using FrameSymbols = std::function<std::optional<FrameSymbol>(
-    const std::string& path, const std::string& build_id, uint64_t file_offset)>;
+using FrameSymbols =
+    std::function<std::optional<FrameSymbol>(const formats::MappedModule& m, uint64_t file_offset)>;
 
 // The module mapped at `address` in process `pid` now (TraceReader's
 // module_at), or nullptr.

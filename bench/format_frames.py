@@ -13,7 +13,7 @@ encoding of the per-thread blocks alone, with the same frame overhead).
 import struct
 import sys
 
-NAMES = {1: "HEADER", 2: "STRINGS", 3: "PROBES", 4: "EVENTS", 5: "FOOTER"}
+NAMES = {1: "HEADER", 2: "STRINGS", 3: "PROBES", 4: "EVENTS", 5: "FOOTER", 6: "PROCESSES"}
 
 
 def main():
@@ -40,10 +40,10 @@ def main():
         pos += size
     tail = len(data) - pos
     print(f"format {major}.{minor}, {len(data)} bytes; trailer/unparsed {tail} bytes")
-    print(f"{'frame':8} {'count':>8} {'zstd':>8} {'file bytes':>12} {'raw payload':>12}")
+    print(f"{'frame':9} {'count':>8} {'zstd':>8} {'file bytes':>12} {'raw payload':>12}")
     for t in sorted(stats):
         n, size, raw, ext, z = stats[t]
-        print(f"{NAMES.get(t, str(t)):8} {n:8} {z:8} {size:12} {raw:12}")
+        print(f"{NAMES.get(t, str(t)):9} {n:8} {z:8} {size:12} {raw:12}")
     if events and 4 in stats:
         n, size, raw, ext, z = stats[4]
         overhead = 24 * n + ext

@@ -12,6 +12,10 @@ using namespace v2;  // NOLINT: the format's constants
 
 namespace {
 
+// The tables a file cannot be read without (FORMAT.md, reading rule 6);
+// the process table only adds what the user knows a process by.
+bool required_table(uint8_t type) { return type != kFrameEvents && type != kFrameProcesses; }
+
 const char* status_text(FrameStatus s) {
   switch (s) {
     case FrameStatus::NoSync: return "no frame starts there";
@@ -85,12 +89,12 @@ class Mapper {
       }
       map_.blocks.push_back({f.offset, kFrameEvents, m.tid, m.pid, m.count, m.first_ts, m.last_ts});
     } else if (f.head.type == kFrameHeader || f.head.type == kFrameStrings ||
-               f.head.type == kFrameProbes) {
+               f.head.type == kFrameProbes || f.head.type == kFrameProcesses) {
       TablePayload t{f.head.type, f.offset, {}};
       try {
         decoder_.payload(f, t.raw);
       } catch (const Malformed&) {
-        map_.damaged_tables++;
+        if (required_table(f.head.type)) map_.damaged_tables++;
         damage("damaged table at byte offset " + std::to_string(f.offset) +
                ": payload does not decompress");
         return;
@@ -129,7 +133,7 @@ class Mapper {
   void bad_frame(uint8_t type, uint64_t offset, FrameStatus s) {
     std::string what =
         type == kFrameEvents ? "block " + std::to_string(block_no_) : std::string("table");
-    if (type != kFrameEvents) map_.damaged_tables++;
+    if (required_table(type)) map_.damaged_tables++;
     damage("damaged " + what + " at byte offset " + std::to_string(offset) + " (" + status_text(s) +
            "): skipped, the rest of the file is read");
   }

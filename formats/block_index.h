@@ -15,7 +15,8 @@
 
 namespace atrace::formats {
 
-// A table frame's decoded payload (HEADER, STRINGS, PROBES), in file order.
+// A table frame's decoded payload (HEADER, STRINGS, PROBES, PROCESSES), in
+// file order.
 struct TablePayload {
   uint8_t type = 0;
   uint64_t offset = 0;
@@ -26,7 +27,7 @@ struct FileMap {
   std::optional<Footer> footer;    // when the file was finished and the footer is good
   std::vector<IndexEntry> blocks;  // verified EVENTS frames, in file order
   std::vector<TablePayload> tables;
-  uint64_t damaged_tables = 0;        // table frames that failed their checksum
+  uint64_t damaged_tables = 0;        // required table frames that failed their checksum
   std::vector<std::string> warnings;  // without the file name
   bool damaged = false;               // a checksum or structure error was found
 };

@@ -70,12 +70,18 @@ std::string event_kind_names() {
 
 EventSelection::EventSelection(const EventFilter& f, const TraceHeader& header,
                                const std::vector<ProbeInfo>& probes,
-                               const std::vector<ThreadInfo>& threads) {
+                               const std::vector<ThreadInfo>& threads,
+                               const std::vector<ProcessInfo>& processes) {
   by_tid_ = !f.tids.empty();
   by_pid_ = !f.pids.empty();
   by_comm_ = !f.comm.empty();
   tids_.insert(f.tids.begin(), f.tids.end());
   pids_.insert(f.pids.begin(), f.pids.end());
+  // A container's process is known by its own pid too: "1" is its init.
+  // Several containers may each have a 1: each is kept.
+  for (const auto& p : processes)
+    if (p.own_pid_ns() && std::find(f.pids.begin(), f.pids.end(), p.ns_pid) != f.pids.end())
+      pids_.insert(p.pid);
   bool tid_seen = false, pid_seen = false;
   for (const auto& t : threads) {
     tid_seen |= tids_.count(t.tid) > 0;

@@ -3,8 +3,10 @@
 // (TraceReader::select), so every command, view and exporter sees the same
 // events.
 //
-//   --tid, --pid, --comm   threads: by thread id, process id, or a glob over
-//                          the thread's name in the thread table
+//   --tid, --pid, --comm   threads: by thread id, process id (the host's, or
+//                          the one a process has in its own pid namespace:
+//                          the process table's NSpid), or a glob over the
+//                          thread's name in the thread table
 //   --time=START,END       events from START to END after the trace began
 //   --function=GLOB        calls of the functions GLOB names and everything
 //                          that happens inside them (uftrace's -F): their
@@ -36,8 +38,9 @@ class FilterError : public Error {
 
 struct EventFilter {
   std::vector<uint32_t> tids;  // empty: every thread
-  std::vector<uint32_t> pids;  // empty: every process
-  std::string comm;            // fnmatch glob over thread names; empty: all
+  // Host pids, or pids in a process's own namespace; empty: every process.
+  std::vector<uint32_t> pids;
+  std::string comm;  // fnmatch glob over thread names; empty: all
   // Nanoseconds after the trace's start; nullopt: its start / its end.
   std::optional<uint64_t> from_ns, to_ns;
   std::string function;          // glob (base/symbol_name.h glob_names); empty: all
@@ -62,8 +65,11 @@ class EventSelection {
  public:
   // Throws FilterError when a part of the filter matches nothing in the
   // trace (threads, functions) or the time range is empty.
+  // `processes`: the trace's process table, whose namespace pids --pid
+  // also takes.
   EventSelection(const EventFilter& filter, const TraceHeader& header,
-                 const std::vector<ProbeInfo>& probes, const std::vector<ThreadInfo>& threads);
+                 const std::vector<ProbeInfo>& probes, const std::vector<ThreadInfo>& threads,
+                 const std::vector<ProcessInfo>& processes = {});
 
   // Whether events of `tid` can pass (thread filters only; tid 0: yes).
   bool thread_selected(uint32_t tid, uint32_t pid) const;

@@ -35,6 +35,9 @@ enum FrameType : uint8_t {
   kFrameProbes = 3,
   kFrameEvents = 4,
   kFrameFooter = 5,
+  // The traced processes as they saw themselves (namespaces, cgroup):
+  // added after the first 2.0 writers, skipped by their readers.
+  kFrameProcesses = 6,
 };
 
 enum Codec : uint8_t {

@@ -140,6 +140,38 @@ std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::strin
   return out;
 }
 
+void encode_processes(const std::vector<ProcessInfo>& processes, ByteWriter& out) {
+  out.varint(processes.size());
+  for (const auto& p : processes) {
+    entry(out, [&](ByteWriter& e) {
+      e.varint(p.pid);
+      e.varint(p.ns_pid);
+      e.varint(p.pid_ns);
+      e.varint(p.mnt_ns);
+      e.str(p.cgroup);
+      e.str(p.name);
+      e.str(p.root);
+    });
+  }
+}
+
+std::vector<ProcessInfo> decode_processes(ByteReader in) {
+  uint64_t n = in.varint();
+  if (n > in.left()) throw Malformed{};  // each entry takes at least a byte
+  std::vector<ProcessInfo> out(static_cast<size_t>(n));
+  for (auto& p : out) {
+    ByteReader e(in.take(in.varint()));
+    p.pid = e.varint32();
+    p.ns_pid = e.varint32();
+    p.pid_ns = e.varint();
+    p.mnt_ns = e.varint();
+    p.cgroup = e.str();
+    p.name = e.str();
+    p.root = e.str();
+  }
+  return out;
+}
+
 void encode_footer(const Footer& f, ByteWriter& out) {
   out.u64(f.header.end_mono_ns);
   out.u64(f.header.end_real_ns);

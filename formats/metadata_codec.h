@@ -57,6 +57,11 @@ void decode_strings(ByteReader in, std::vector<std::string>& table);
 void encode_probes(const std::vector<ProbeInfo>& probes, StringInterner& strings, ByteWriter& out);
 std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::string>& strings);
 
+// A PROCESSES payload: its strings are its own (no string table), so the
+// frame can come at any point of the file.
+void encode_processes(const std::vector<ProcessInfo>& processes, ByteWriter& out);
+std::vector<ProcessInfo> decode_processes(ByteReader in);
+
 void encode_footer(const Footer& f, ByteWriter& out);
 // `max_frames`: how many frames the file has room for (its size /
 // kMinFrameSize); a longer index is malformed.

@@ -92,6 +92,8 @@ struct TraceReader::Impl {
   TraceHeader header;
   std::vector<ProbeInfo> probes;
   std::vector<ThreadInfo> threads;
+  std::map<uint32_t, ProcessInfo> processes;  // by host pid: the last entry of each
+  std::vector<ProcessInfo> process_list;
   LostCounts lost;
   std::vector<std::string> warnings;
   bool damaged = false;
@@ -108,9 +110,11 @@ struct TraceReader::Impl {
   // pid -> base -> module, from the ModuleLoad/ModuleUnload events read.
   std::map<uint32_t, std::map<uint64_t, MappedModule>> modules;
   void track_module(const Event& ev) {
-    if (ev.kind == EventKind::ModuleLoad)
-      modules[ev.pid][ev.arg0] = {ev.arg0, ev.text, module_build_id(ev)};
-    else if (ev.kind == EventKind::ModuleUnload) modules[ev.pid].erase(ev.arg0);
+    if (ev.kind == EventKind::ModuleLoad) {
+      auto proc = processes.find(ev.pid);
+      modules[ev.pid][ev.arg0] = {ev.arg0, ev.text, module_build_id(ev),
+                                  proc == processes.end() ? std::string() : proc->second.root};
+    } else if (ev.kind == EventKind::ModuleUnload) modules[ev.pid].erase(ev.arg0);
   }
 
   explicit Impl(const std::string& path) : src(path) {}
@@ -210,8 +214,15 @@ void TraceReader::Impl::load_tables(FileMap& map) {
           probes.insert(probes.end(), more.begin(), more.end());
           break;
         }
+        case kFrameProcesses:
+          for (auto& p : decode_processes(in)) processes[p.pid] = std::move(p);
+          break;
       }
     } catch (const Malformed&) {
+      if (t.type == kFrameProcesses) {  // names only: the trace reads without them
+        damage("damaged process table" + where + ": skipped");
+        continue;
+      }
       if (t.type == kFrameHeader) fail("damaged trace: malformed header" + where);
       fail(std::string("damaged trace: malformed ") +
            (t.type == kFrameStrings ? "string table" : "probe table") + where);
@@ -222,6 +233,7 @@ void TraceReader::Impl::load_tables(FileMap& map) {
     fail("truncated trace (recorder stopped before writing the header)");
   }
   if (map.damaged_tables) fail("damaged trace: the probe table is unreadable");
+  for (const auto& [pid, p] : processes) process_list.push_back(p);
   if (map.footer) {
     header = map.footer->header;
     threads = map.footer->threads;
@@ -327,6 +339,11 @@ const TraceHeader& TraceReader::header() const { return impl_->header; }
 const std::vector<ProbeInfo>& TraceReader::probes() const { return impl_->probes; }
 const std::vector<ThreadInfo>& TraceReader::threads() const { return impl_->threads; }
 const LostCounts& TraceReader::lost() const { return impl_->lost; }
+const std::vector<ProcessInfo>& TraceReader::processes() const { return impl_->process_list; }
+const ProcessInfo* TraceReader::process(uint32_t pid) const {
+  auto it = impl_->processes.find(pid);
+  return it == impl_->processes.end() ? nullptr : &it->second;
+}
 const std::vector<std::string>& TraceReader::warnings() const { return impl_->warnings; }
 bool TraceReader::damaged() const { return impl_->damaged; }
 uint64_t TraceReader::event_count() const { return impl_->events; }
@@ -338,7 +355,7 @@ uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 
 void TraceReader::select(const EventFilter& filter) {
   Impl& m = *impl_;
-  m.selection.emplace(filter, m.header, m.probes, m.threads);
+  m.selection.emplace(filter, m.header, m.probes, m.threads, m.process_list);
   // Every thread is still read: the module events of one left out tell
   // where the code of the others is (module_at).
   std::erase_if(m.threads,

@@ -32,6 +32,9 @@ struct MappedModule {
   uint64_t base = 0;
   std::string path;
   std::string build_id;
+  // Its process's root as atrace saw it (ProcessInfo::root): where a
+  // container's file may still be once the container is gone; "" none.
+  std::string root;
 };
 
 class TraceReader {
@@ -46,6 +49,11 @@ class TraceReader {
   const std::vector<ProbeInfo>& probes() const;
   const std::vector<ThreadInfo>& threads() const;
   const LostCounts& lost() const;
+  // The traced processes as they saw themselves (PROCESSES frames), by host
+  // pid; empty in files of writers before them. process(): nullptr when the
+  // table does not have it.
+  const std::vector<ProcessInfo>& processes() const;
+  const ProcessInfo* process(uint32_t pid) const;
   // Warnings about the file (truncated, damaged parts, unknown event kinds),
   // one line each. Reading events can add some (a block that does not decode,
   // kinds from a newer minor version).

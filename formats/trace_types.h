@@ -8,6 +8,8 @@
 //   ProbeKind      how a probe was placed (uprobe entry+return, ...)
 //   ProbeInfo      one row of the probe table: id -> name, module, address
 //   ThreadInfo     one row of the thread table: tid -> name, first/last seen
+//   ProcessInfo    one row of the process table: host pid -> its pid in its
+//                  own namespace, namespaces, cgroup, container or service
 //   TraceHeader    who/what/when was recorded
 //   LostCounts     events the kernel could not hand over, per CPU
 #pragma once
@@ -243,6 +245,28 @@ struct ThreadInfo {
   uint64_t first_ts = 0;
   uint64_t last_ts = 0;
   uint64_t events = 0;
+};
+
+// A traced process as it saw itself (a container's, a service's): what the
+// user knows it by. Collected when it became traced (record/process_info.h);
+// the PROCESSES frames of the file (FORMAT.md).
+struct ProcessInfo {
+  uint32_t pid = 0;     // in atrace's pid namespace (the pid of every event)
+  uint32_t ns_pid = 0;  // in its own, innermost pid namespace (NSpid); 0: unknown
+  uint64_t pid_ns = 0;  // inode number of its pid namespace; 0: unknown
+  uint64_t mnt_ns = 0;  // inode number of its mount namespace; 0: unknown
+  // Its cgroup v2 path ("/system.slice/nginx.service"); "" unknown.
+  std::string cgroup;
+  // The container or service the cgroup names: "nginx.service", or a
+  // container id's short form ("3f2a9c1b0d4e"); "" when it names none.
+  std::string name;
+  // The directory that was its root, as atrace's namespace sees it
+  // ("/var/lib/containers/.../merged"); "" when atrace could not reach it
+  // (or it is atrace's own root). Report time reads a gone container's
+  // files there.
+  std::string root;
+  // Its pid in its own namespace differs from the host's.
+  bool own_pid_ns() const { return ns_pid && ns_pid != pid; }
 };
 
 struct TraceHeader {

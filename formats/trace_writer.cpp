@@ -216,6 +216,16 @@ void TraceWriter::write_probes(const std::vector<ProbeInfo>& probes) {
   bytes_written_ += impl_->write_out();
 }
 
+void TraceWriter::write_processes(const std::vector<ProcessInfo>& processes) {
+  if (!impl_->started) throw std::logic_error("TraceWriter: processes before header");
+  if (impl_->finished) throw std::logic_error("TraceWriter: processes after finish");
+  if (processes.empty()) return;
+  ByteWriter table;
+  encode_processes(processes, table);
+  impl_->frame(kFrameProcesses, {}, table.buf(), true);
+  bytes_written_ += impl_->write_out();
+}
+
 void TraceWriter::write_events(std::span<const Event> events) {
   if (!impl_->started) throw std::logic_error("TraceWriter: events before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: events after finish");

@@ -2,7 +2,8 @@
 // to this API, so the on-disk encoding can change without touching it.
 //
 // Call order: write_header, write_probes, write_events (any number of times,
-// also with no events: that is when blocks are flushed by age), finish.
+// also with no events: that is when blocks are flushed by age), finish;
+// write_processes at any point after the header.
 // Events handed to write_events are in non-decreasing timestamp order within
 // each thread; batches follow each other in time.
 #pragma once
@@ -53,6 +54,9 @@ class TraceWriter {
   void write_header(const TraceHeader& h);
   void write_probes(const std::vector<ProbeInfo>& probes);
   void write_events(std::span<const Event> events);
+  // Processes that became traced (a PROCESSES frame): written at once, so a
+  // killed recorder's file has them.
+  void write_processes(const std::vector<ProcessInfo>& processes);
   // End clocks, thread table, loss counts and the block index; closes the file.
   void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads, const LostCounts& lost);
 

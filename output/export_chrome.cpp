@@ -229,6 +229,7 @@ void other_data(std::string& b, const formats::TraceReader& reader) {
 void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
+  names.set_processes(reader.processes());
   other_data(w.buf(), reader);
   ChromeWriter chrome(w, names, options.slice_args);
 

@@ -285,6 +285,7 @@ class PajeWriter : public TimelineSink {
 void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
+  names.set_processes(reader.processes());
   w.buf() += kHeader;
   PajeWriter paje(w, names);
   for (const auto& p : reader.probes()) paje.define_function(p.id, names.function(p.id));

@@ -329,6 +329,7 @@ void export_perfetto(formats::TraceReader& reader, std::ostream& out,
                      const ExportOptions& options) {
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
+  names.set_processes(reader.processes());
   PerfettoWriter perfetto(w, names, reader.header());
   perfetto.start();
   for (const auto& t : reader.threads())

@@ -65,6 +65,15 @@ struct ReportInput {
   const std::vector<std::string>& warnings;
   // --group-by: the calls grouped by a recorded value (value_groups.h).
   const ValueGroups* groups = nullptr;
+  // The trace's process table (TraceReader::processes): what the user
+  // knows each process by. nullptr or empty: none (older files).
+  const std::vector<formats::ProcessInfo>* processes = nullptr;
+  // The entry of process `pid`; nullptr when the table has none.
+  const formats::ProcessInfo* process(uint32_t pid) const;
+  // The entries of the processes the report is about: the traced program
+  // and those with threads in the profile (a --pid filter leaves out the
+  // others), by pid.
+  std::vector<const formats::ProcessInfo*> shown_processes() const;
 };
 
 // "812 ns", "20.1 ms", "1.52 s": three significant digits.

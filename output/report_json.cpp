@@ -44,10 +44,19 @@ json stats_fields(const FunctionStats& f) {
               {"self_faults", s.faults}};
 }
 
-json thread_row(const ThreadSummary& t) {
+// The process table's row (docs/report-json.md): 0 and "" where unknown.
+json process_row(const formats::ProcessInfo& p) {
+  return json{{"pid", p.pid},       {"ns_pid", p.ns_pid}, {"pid_ns", p.pid_ns},
+              {"mnt_ns", p.mnt_ns}, {"cgroup", p.cgroup}, {"container", p.name},
+              {"root", p.root}};
+}
+
+json thread_row(const ThreadSummary& t, const formats::ProcessInfo* proc) {
   const KernelTimes& k = t.kernel;
   return json{{"tid", t.tid},
               {"pid", t.pid},
+              {"ns_pid", proc ? json(proc->ns_pid) : json(nullptr)},
+              {"container", proc ? json(proc->name) : json(nullptr)},
               {"name", t.name},
               {"events", t.events},
               {"oncpu_ns", t.oncpu_ns},
@@ -170,8 +179,12 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   doc["functions"] = std::move(functions);
 
   json threads = json::array();
-  for (const auto& t : p.threads) threads.push_back(thread_row(t));
+  for (const auto& t : p.threads) threads.push_back(thread_row(t, in.process(t.pid)));
   doc["threads"] = std::move(threads);
+  json processes = json::array();
+  for (const formats::ProcessInfo* proc : in.shown_processes())
+    processes.push_back(process_row(*proc));
+  doc["processes"] = std::move(processes);
   if (has_syscalls(in)) {
     json syscalls = json::array();
     for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));

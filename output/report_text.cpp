@@ -200,6 +200,10 @@ void print_summary(std::ostream& out, const ReportInput& in) {
       << p.events << " events, "
       << (p.lost_known ? std::to_string(p.lost_events) + " lost" : std::string("lost: unknown"))
       << "\n";
+  // Where each traced process ran, when it was not simply on the host:
+  // the pid a container shows for it, its cgroup, container or service.
+  for (const formats::ProcessInfo* proc : in.shown_processes())
+    if (worth_showing(*proc)) out << "  " << process_description(*proc) << "\n";
 }
 
 }  // namespace
@@ -372,6 +376,24 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
 
 }  // namespace
 
+const formats::ProcessInfo* ReportInput::process(uint32_t pid) const {
+  if (!processes) return nullptr;
+  for (const auto& p : *processes)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+std::vector<const formats::ProcessInfo*> ReportInput::shown_processes() const {
+  std::vector<const formats::ProcessInfo*> out;
+  if (!processes) return out;
+  for (const auto& proc : *processes) {
+    const bool traced = std::any_of(profile.threads.begin(), profile.threads.end(),
+                                    [&](const ThreadSummary& t) { return t.pid == proc.pid; });
+    if (traced || proc.pid == header.target_pid) out.push_back(&proc);
+  }
+  return out;
+}
+
 std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   std::ostringstream out;
   const Profile& p = in.profile;
@@ -417,6 +439,8 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
         if (f.tid == th.tid) rows.push_back(f);
       out << "\nThread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
+      if (const formats::ProcessInfo* proc = in.process(th.pid); proc && worth_showing(*proc))
+        out << " of " << process_description(*proc);
       out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
       if (kernel) print_thread_kernel(out, th);
       if (rows.empty()) {

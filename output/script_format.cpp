@@ -245,7 +245,22 @@ ScriptFormatter::ScriptFormatter(const formats::TraceHeader& header,
     if (!p.module.empty() && p.module != main) name += " [" + escaped(p.module) + "]";
     functions_[p.id] = Function{std::move(name), bare, p.arg_names};
   }
-  for (const auto& t : threads) table_names_[t.tid] = escaped(t.name);
+  for (const auto& t : threads) {
+    table_names_[t.tid] = escaped(t.name);
+    pids_.insert(t.pid);
+  }
+}
+
+void ScriptFormatter::set_processes(const std::vector<formats::ProcessInfo>& processes) {
+  processes_ = processes;
+}
+
+std::string ScriptFormatter::preamble() const {
+  std::string out;
+  for (const auto& p : processes_)
+    if (pids_.count(p.pid) && worth_showing(p))
+      out += "# " + escaped(process_description(p)) + "\n";
+  return out;
 }
 
 ScriptFormatter::Thread& ScriptFormatter::thread(const formats::Event& ev) {
@@ -440,6 +455,10 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
       bool is_thread = ev.flags & formats::kForkThread;
       out += is_thread ? "thread tid=" : "process pid=";
       append_int(out, is_thread ? ev.arg1 : ev.arg0);
+      if (!is_thread)
+        for (const auto& p : processes_)
+          if (p.pid == ev.arg0 && p.own_pid_ns())
+            out += " (" + std::to_string(p.ns_pid) + " in its namespace)";
       // A new task starts with its parent's name (the kernel copies it);
       // the file's table knows better when it has the child. Map nodes
       // stay put on insert: `t` and the cached thread remain valid.

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -49,6 +50,15 @@ class ScriptFormatter : private ReplayListener {
   ScriptFormatter(const formats::TraceHeader& header, const std::vector<formats::ProbeInfo>& probes,
                   const std::vector<formats::ThreadInfo>& threads,
                   std::vector<ScriptField> fields = default_script_fields());
+
+  // The trace's process table (TraceReader::processes): a forked process
+  // is named with its pid in its own namespace too.
+  void set_processes(const std::vector<formats::ProcessInfo>& processes);
+  // "# pid 14235 (1 in its namespace), cgroup ..., container ...\n" for
+  // each process of the threads given that the table says more about than
+  // its host pid (process_text.h), written before the first event; "" when
+  // none.
+  std::string preamble() const;
 
   // Appends the line of `ev` (ending in '\n') to `out`. Events are expected
   // in time order per thread, as TraceReader::next gives them.
@@ -99,6 +109,8 @@ class ScriptFormatter : private ReplayListener {
   std::vector<ScriptField> fields_;
   std::unordered_map<uint32_t, Function> functions_;
   std::unordered_map<uint32_t, std::string> table_names_;  // tid -> name in the file
+  std::vector<formats::ProcessInfo> processes_;            // set_processes
+  std::unordered_set<uint32_t> pids_;                      // of the threads given
   std::unordered_map<uint32_t, Thread> threads_;
   std::unordered_map<uint64_t, std::string> syscall_names_;  // cache: names are built
   uint32_t last_tid_ = 0;

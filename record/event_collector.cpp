@@ -22,8 +22,13 @@ void EventCollector::on_record(const void* data, size_t size) {
     ++stacks_late_;
   if (r.type != DecodedRecord::Type::Event) return;
   if (!first_event_at_) first_event_at_ = now_ns(CLOCK_MONOTONIC);
-  if (r.names_thread) threads_.named(r.event, r.thread_name);
-  else threads_.saw(r.event);
+  const bool new_thread =
+      r.names_thread ? threads_.named(r.event, r.thread_name) : threads_.saw(r.event);
+  // A process is read from /proc once, as soon as it is known: a short
+  // one may be gone by the time its first event is drained.
+  if (new_thread && r.event.tid) processes_.note(static_cast<pid_t>(r.event.pid));
+  if (r.event.kind == formats::EventKind::ProcFork && !(r.event.flags & formats::kForkThread))
+    processes_.note(static_cast<pid_t>(r.event.arg0));
   last_event_ts_ = std::max(last_event_ts_, r.event.ts);
   late_.saw(r.event);
   reorder_.push(std::move(r.event));

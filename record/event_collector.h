@@ -13,6 +13,7 @@
 
 #include "record/late_arrivals.h"
 #include "record/module_watch.h"
+#include "record/process_info.h"
 #include "record/record_decoder.h"
 #include "record/record_plan.h"
 #include "record/reorder.h"
@@ -30,6 +31,10 @@ class EventCollector {
 
   Reorderer& held() { return reorder_; }
   ThreadTable& threads() { return threads_; }
+  // The traced processes: each noted when its first event arrives or a
+  // traced process forks it (the recorder notes those it attaches to or
+  // launches itself, before any event).
+  ProcessTable& processes() { return processes_; }
   uint64_t events() const { return events_; }
   uint64_t last_event_ts() const { return last_event_ts_; }
   // CLOCK_MONOTONIC when the first event arrived (0: none yet): how long
@@ -43,6 +48,7 @@ class EventCollector {
   RecordDecoder decoder_;
   LateArrivals late_;  // modules waited for: did they arrive?
   ThreadTable threads_;
+  ProcessTable processes_;
   Reorderer reorder_;
   uint64_t events_ = 0;
   // Values and stack records whose event had already left the reorder

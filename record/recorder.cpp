@@ -717,6 +717,12 @@ void Recorder::record_events(RecordResult& r) {
 // Events leave the reorder window to the sink and to the file (through
 // the writing thread while recording).
 void Recorder::deliver(std::vector<formats::Event>&& events) {
+  // Before the events of a process: a killed recorder's file names it too.
+  if (auto fresh = events_->processes().take_new(); !fresh.empty()) {
+    if (out_.async)
+      out_.async->run([this, fresh = std::move(fresh)] { out_.writer->write_processes(fresh); });
+    else if (out_.writer) out_.writer->write_processes(fresh);
+  }
   if (sink_ && !events.empty()) sink_->events(events);
   if (out_.async) out_.async->write_events(std::move(events));
   else if (out_.writer) out_.writer->write_events(events);
@@ -825,8 +831,14 @@ void Recorder::begin_tracing(pid_t pid) {
 // from begin_tracing() before the probes go in, from note_joined() on the
 // drain loop's wake-ups for those the programs added (a short-lived child
 // may be gone before it is seen here). What is kept about the traced
-// processes is kept from here.
-void Recorder::became_traced(pid_t pid) { traced_.insert(pid); }
+// processes is kept from here: what the user knows each by (its pid in
+// its own namespace, its cgroup: record/process_info.h) is read now, while
+// it lives, and goes into the trace before the next events (the event
+// collector notes any other process whose events arrive).
+void Recorder::became_traced(pid_t pid) {
+  traced_.insert(pid);
+  events_->processes().note(pid);
+}
 
 // Processes the programs added to the map since the last look: a child of
 // a traced process (--follow-forks, --cgroup), a program started in

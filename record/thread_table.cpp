@@ -17,8 +17,9 @@ std::string read_comm(uint32_t pid, uint32_t tid) {
 
 }  // namespace
 
-formats::ThreadInfo& ThreadTable::get(const formats::Event& ev) {
-  auto [it, fresh] = threads_.try_emplace(ev.tid);
+formats::ThreadInfo& ThreadTable::get(const formats::Event& ev, bool& fresh) {
+  auto [it, added] = threads_.try_emplace(ev.tid);
+  fresh = added;
   auto& t = it->second;
   if (fresh) {
     t.tid = ev.tid;
@@ -32,15 +33,21 @@ formats::ThreadInfo& ThreadTable::get(const formats::Event& ev) {
   return t;
 }
 
-void ThreadTable::saw(const formats::Event& ev) { get(ev); }
+bool ThreadTable::saw(const formats::Event& ev) {
+  bool fresh = false;
+  get(ev, fresh);
+  return fresh;
+}
 
-void ThreadTable::named(const formats::Event& ev, const std::string& name) {
-  formats::ThreadInfo& t = get(ev);
-  if (name.empty()) return;
+bool ThreadTable::named(const formats::Event& ev, const std::string& name) {
+  bool fresh_thread = false;
+  formats::ThreadInfo& t = get(ev, fresh_thread);
+  if (name.empty()) return fresh_thread;
   auto [it, fresh] = named_at_.try_emplace(ev.tid, ev.ts);
-  if (!fresh && ev.ts < it->second) return;  // an older name, drained late
+  if (!fresh && ev.ts < it->second) return fresh_thread;  // an older name, drained late
   it->second = ev.ts;
   t.name = name;
+  return fresh_thread;
 }
 
 void ThreadTable::refresh_names() {

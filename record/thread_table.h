@@ -17,18 +17,19 @@ namespace atrace {
 class ThreadTable {
  public:
   ThreadTable() = default;
-  // An event of a thread.
-  void saw(const formats::Event& ev);
+  // An event of a thread. True when the thread is new to the table.
+  bool saw(const formats::Event& ev);
   // An event that names the thread: its exit record (the final name), a
   // rename, or its creation. Records reach us in ring order, not time
   // order (one ring per CPU): the name with the latest timestamp wins.
-  void named(const formats::Event& ev, const std::string& name);
+  // True when the thread is new to the table.
+  bool named(const formats::Event& ev, const std::string& name);
   // Re-reads the names of live threads (they may have been renamed).
   void refresh_names();
   std::vector<formats::ThreadInfo> table() const;
 
  private:
-  formats::ThreadInfo& get(const formats::Event& ev);
+  formats::ThreadInfo& get(const formats::Event& ev, bool& fresh);
   std::map<uint32_t, uint64_t> named_at_;  // tid -> time of its current name
   std::map<uint32_t, formats::ThreadInfo> threads_;
 };

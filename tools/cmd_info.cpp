@@ -1,7 +1,7 @@
 // `atrace info`: what a trace file holds, without analysing it: who recorded
 // what, where and when, the probe table (with the path each probe takes in
 // the kernel, the main factor of its cost), the relevance filters' decisions,
-// threads and lost events.
+// threads, processes and lost events.
 #include <array>
 #include <cinttypes>
 #include <cstdio>
@@ -168,6 +168,21 @@ void print_threads(const formats::TraceReader& r) {
     std::printf("  %8u  %8u  %10" PRIu64 "  %s\n", t.tid, t.pid, t.events, t.name.c_str());
 }
 
+// The process table (formats/FORMAT.md, PROCESSES): pids in their own
+// namespace, namespaces, cgroups; absent in files of earlier atraces.
+void print_processes(const formats::TraceReader& r) {
+  if (r.processes().empty()) return;
+  std::printf("\nProcesses: %zu\n", r.processes().size());
+  std::printf("  %8s  %8s  %10s  %10s  %s\n", "PID", "NS PID", "PID NS", "MNT NS", "Cgroup");
+  for (const auto& p : r.processes()) {
+    std::printf("  %8u  %8u  %10" PRIu64 "  %10" PRIu64 "  %s", p.pid, p.ns_pid, p.pid_ns, p.mnt_ns,
+                p.cgroup.c_str());
+    if (!p.name.empty()) std::printf(" (%s)", analysis::container_label(p).c_str());
+    if (!p.root.empty()) std::printf(", root %s", p.root.c_str());
+    std::printf("\n");
+  }
+}
+
 int run_info(const std::string& input) {
   try {
     formats::TraceReader reader(input);
@@ -180,6 +195,7 @@ int run_info(const std::string& input) {
     print_probes(reader);
     print_detached(reader, detached);
     print_threads(reader);
+    print_processes(reader);
     if (std::fflush(stdout) != 0) {
       std::perror("atrace: stdout: write failed");
       return 1;

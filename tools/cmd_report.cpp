@@ -93,7 +93,7 @@ int run_report(const ReportArgs& args) {
     std::optional<analysis::ValueGroups> groups;
     if (grouper) groups = grouper->result();
     analysis::ReportInput in{reader.header(), profile, reader.warnings(),
-                             groups ? &*groups : nullptr};
+                             groups ? &*groups : nullptr, &reader.processes()};
     if (html)
       return !write_report_html(args.html, html->data(reader, in, opt)) ? 1
              : reader.damaged()                                         ? 3

@@ -94,6 +94,7 @@ int run_script(const ScriptArgs& args) {
     analysis::ScriptFormatter formatter(reader.header(), reader.probes(), reader.threads(),
                                         std::move(fields));
     formatter.color(use_color(args.terminal));
+    formatter.set_processes(reader.processes());
     // Stack frames and fault ips are named against the modules mapped so
     // far (record --stack; a fault in a recorded module).
     const analysis::FrameResolver frames = trace_frames(reader);
@@ -103,7 +104,7 @@ int run_script(const ScriptArgs& args) {
     });
     Pager pager(args.terminal);
     constexpr size_t kChunk = 64 * 1024;
-    std::string buf;
+    std::string buf = formatter.preamble();
     buf.reserve(kChunk + 4096);
     WriteStatus status = WriteStatus::Ok;
     formats::Event ev;

@@ -41,7 +41,10 @@ uint64_t offset(const std::string& text) {
 void add_filter_options(cli::Command cmd, FilterArgs& a, bool kinds) {
   cmd.option("--tid", a.tid, "Only these threads (comma-separated thread ids)")
       .type_name("TID,...");
-  cmd.option("--pid", a.pid, "Only the threads of these processes").type_name("PID,...");
+  cmd.option("--pid", a.pid,
+             "Only the threads of these processes: host pids, or pids in their own pid "
+             "namespace (a container's, as `report` shows them)")
+      .type_name("PID,...");
   cmd.option("--comm", a.comm, "Only the threads whose name matches this glob").type_name("GLOB");
   cmd.option("--time", a.time,
              "Only the events from START to END after the trace began (seconds, or with a "

@@ -9,9 +9,9 @@ namespace atrace::tools {
 
 analysis::FrameResolver trace_frames(const formats::TraceReader& reader) {
   auto files = std::make_shared<uprobes::ModuleSymbols>();
-  auto symbols = [files](const std::string& path, const std::string& build_id,
+  auto symbols = [files](const formats::MappedModule& m,
                          uint64_t offset) -> std::optional<analysis::FrameSymbol> {
-    auto sym = files->at(path, build_id, offset);
+    auto sym = files->at(m.path, m.build_id, offset, m.root);
     if (!sym) return std::nullopt;
     return analysis::FrameSymbol{base::short_name(sym->name), sym->offset};
   };

@@ -117,7 +117,14 @@ bool in_plt_section(Elf* elf, Elf64_Section shndx) {
 
 }  // namespace
 
-std::vector<ElfFunction> read_functions(const std::string& path) {
+namespace {
+
+// `debug_file`: a separate debug file (objcopy --only-keep-debug) keeps the
+// segments' addresses but not their contents, nor their file offsets: the
+// offsets are those of the file it was split from, whose segments lie at
+// their addresses less the first one's (the layout linkers make), and no
+// code is read.
+std::vector<ElfFunction> functions_of(const std::string& path, bool debug_file) {
   detail::ElfFile file(path);
   if (file.status() != detail::ElfFile::Status::Ok) throw ElfError(file.error());
   Elf* elf = file.elf();
@@ -142,6 +149,9 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
   GElf_Ehdr eh;
   const uint64_t entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0;
   const auto segs = detail::load_segments(elf);
+  uint64_t first_vaddr = UINT64_MAX;
+  for (const auto& seg : segs) first_vaddr = std::min(first_vaddr, seg.vaddr);
+  if (debug_file && segs.empty()) throw ElfError(path + ": no program headers");
   std::vector<ElfFunction> funcs;
   funcs.reserve(cands.size());
   for (size_t i = 0; i < cands.size();) {
@@ -149,10 +159,11 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
     size_t end = i + 1;
     while (end < cands.size() && cands[end].address == c.address) ++end;
     ElfFunction f;
-    if (!file_offset(segs, elf, c, &f.offset)) {
+    if (debug_file ? c.address < first_vaddr : !file_offset(segs, elf, c, &f.offset)) {
       i = end;
       continue;
     }
+    if (debug_file) f.offset = c.address - first_vaddr;
     f.mangled.assign(c.name, c.name_len);
     f.demangled = demangle(f.mangled);
     for (size_t k = i + 1; k < end; ++k) {
@@ -166,8 +177,9 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
     for (size_t k = i; k < end; ++k) f.ifunc |= cands[k].ifunc;
     f.entry_point = entry != 0 && c.address == entry && eh.e_type != ET_REL;
     f.in_plt = in_plt_section(c.src, c.shndx);
-    f.first_len =
-        file.read_code(f.offset, f.first_bytes, std::min<uint64_t>(sizeof f.first_bytes, c.size));
+    if (!debug_file)
+      f.first_len =
+          file.read_code(f.offset, f.first_bytes, std::min<uint64_t>(sizeof f.first_bytes, c.size));
     funcs.push_back(std::move(f));
     i = end;
   }
@@ -180,6 +192,16 @@ std::vector<ElfFunction> read_functions(const std::string& path) {
                         : " at " + seen_path(where.front()) + " (Debian: its -dbgsym package)"));
   }
   return funcs;
+}
+
+}  // namespace
+
+std::vector<ElfFunction> read_functions(const std::string& path) {
+  return functions_of(path, false);
+}
+
+std::vector<ElfFunction> read_debug_file_functions(const std::string& path) {
+  return functions_of(path, true);
 }
 
 }  // namespace atrace::uprobes

@@ -40,4 +40,11 @@ struct ElfFunction {
 // (stripped?)").
 std::vector<ElfFunction> read_functions(const std::string& path);
 
+// The same for a separate debug file (/usr/lib/debug/.build-id/..., made
+// by objcopy --only-keep-debug), which has the symbols but neither the code
+// nor the file offsets of the file it was split from: the offsets are
+// those of that file, its segments at their addresses less the first one's
+// (how linkers lay them out); first_bytes stay empty.
+std::vector<ElfFunction> read_debug_file_functions(const std::string& path);
+
 }  // namespace atrace::uprobes

@@ -218,6 +218,18 @@ TEST_F(Podman, PidOfContainerProcess) {
   const std::string modules = module_lines(out);
   EXPECT_NE(modules.find(kLibrary), std::string::npos) << modules;
   EXPECT_EQ(modules.find("/proc/"), std::string::npos) << "a host path in the trace\n" << modules;
+  // What the user knows it by (the process table): pid 1 in the
+  // container, the container's id as podman shows it (its cgroup is
+  // libpod-ID), its root on the host (readlink says "/": from the mounts).
+  ASSERT_EQ((*rep)["processes"].size(), 1u) << rep->dump(2);
+  const nlohmann::json& proc = (*rep)["processes"][0];
+  EXPECT_EQ(proc["pid"], pid);
+  EXPECT_EQ(proc["ns_pid"], 1);
+  const std::string container = proc["container"];
+  EXPECT_EQ(container.size(), 12u) << proc.dump();
+  EXPECT_NE(proc["cgroup"].get<std::string>().find("libpod-" + container), std::string::npos)
+      << proc.dump();
+  EXPECT_EQ(proc["root"], fs::canonical(kRootfs).string());
 }
 
 // --follow-forks: children forked inside the container (pids of its own

@@ -22,9 +22,8 @@ struct FakeModules {
 };
 
 // /bin/app: f at file offsets [0x1000, 0x1100), g at [0x1100, 0x1200).
-std::optional<FrameSymbol> fake_symbols(const std::string& path, const std::string& build_id,
-                                        uint64_t off) {
-  if (path != "/bin/app" || build_id != "ab12") return std::nullopt;
+std::optional<FrameSymbol> fake_symbols(const formats::MappedModule& m, uint64_t off) {
+  if (m.path != "/bin/app" || m.build_id != "ab12") return std::nullopt;
   if (off >= 0x1000 && off < 0x1100) return FrameSymbol{"f", off - 0x1000};
   if (off >= 0x1100 && off < 0x1200) return FrameSymbol{"g(int)", off - 0x1100};
   return std::nullopt;
