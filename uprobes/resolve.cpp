@@ -182,8 +182,8 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
         if (n > 6) libs += ", ...";
         const std::string what = seen_text(e.what(), mod.path);
         if (libs.empty()) throw ElfError(what);
-        throw ElfError(what + "; its libraries have symbols, selected as " +
-                       "LIBRARY:PATTERN ('" + first + ":*'): " + libs);
+        throw ElfError(what + "; its libraries have symbols, selected as " + "LIBRARY:PATTERN ('" +
+                       first + ":*'): " + libs);
       }
       for (size_t i : inc)
         if (module_errors[i].empty()) module_errors[i] = seen_text(e.what(), mod.path);

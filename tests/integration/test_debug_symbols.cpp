@@ -15,7 +15,9 @@ namespace {
 
 class SeparateSymbols : public IntegrationTest, public ::testing::WithParamInterface<const char*> {
  protected:
-  std::string program() const { return std::string(Paths::stripped) + "/" + GetParam() + "/target_c"; }
+  std::string program() const {
+    return std::string(Paths::stripped) + "/" + GetParam() + "/target_c";
+  }
 };
 
 // target_c N: outer() once, middle() N times (target_c.c).

@@ -144,7 +144,7 @@ TEST_F(ProcessTable, PidNamespaceShownAndFilteredByEitherPid) {
   }
 
   // --pid: the host's pid or the namespace's, the same calls.
-  for (const std::string pid : {std::to_string(host), std::string("1")}) {
+  for (const std::string& pid : {std::to_string(host), std::string("1")}) {
     auto only = report_json(out, {"--pid=" + pid});
     ASSERT_TRUE(only);
     EXPECT_EQ(calls_of(*only, "tick"), ticks) << "--pid=" << pid;
