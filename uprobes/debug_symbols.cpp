@@ -69,6 +69,12 @@ bool unxz(const void* data, size_t size, std::vector<char>& out) {
 
 }  // namespace
 
+std::string build_id_debug_file(const std::string& build_id, const std::string& root) {
+  if (build_id.size() < 3) return {};
+  return root + "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) +
+         ".debug";
+}
+
 bool has_symtab(Elf* elf) {
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
@@ -86,9 +92,7 @@ std::vector<std::string> debug_file_candidates(const std::string& path, Elf* elf
   roots.emplace_back();
   const std::string id = build_id_of(elf);
   if (id.size() > 2)
-    for (const auto& r : roots)
-      out.push_back(r + "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) +
-                    ".debug");
+    for (const auto& r : roots) out.push_back(build_id_debug_file(id, r));
   const std::string link = debuglink(elf);
   if (!link.empty()) {
     const std::string dir = dir_of(seen_path(path));

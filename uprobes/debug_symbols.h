@@ -45,6 +45,11 @@ class DebugSymbols {
   std::string source_;
 };
 
+// Where the separate debug file of build `build_id` is (gdb's rule: its
+// first two digits are a directory), under `root` ("" or "/proc/PID/root");
+// "" for an id too short to be one.
+std::string build_id_debug_file(const std::string& build_id, const std::string& root = "");
+
 // Whether the file has a .symtab of its own (not stripped).
 bool has_symtab(Elf* elf);
 

@@ -7,6 +7,9 @@
 #include <memory>
 
 #include "base/unique_fd.h"
+#include "uprobes/build_id.h"
+#include "uprobes/debug_symbols.h"
+#include "uprobes/elf_file.h"
 #include "uprobes/process_root.h"
 
 namespace atrace::uprobes {
@@ -36,12 +39,16 @@ DwarfFile open_dwarf(const std::string& path) {
 // build id makes as good.
 DwarfFile debug_info_of(const std::string& path, const std::string& build_id) {
   DwarfFile f = open_dwarf(path);
-  if (f.dw || build_id.size() <= 2) return f;
-  const std::string by_id =
-      "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
-  const std::string root = root_prefix(path);
-  if (!root.empty()) f = open_dwarf(root + by_id);
-  if (!f.dw) f = open_dwarf(by_id);
+  if (f.dw) return f;
+  // Where the distribution keeps it (debug_symbols.h: by build id, by
+  // debuglink, the process's root first), of this very build.
+  detail::ElfFile file(path);
+  if (!file.elf()) return f;
+  for (const auto& c : detail::debug_file_candidates(path, file.elf())) {
+    if (!build_id.empty() && read_build_id(c) != build_id) continue;
+    f = open_dwarf(c);
+    if (f.dw) return f;
+  }
   return f;
 }
 

@@ -3,19 +3,9 @@
 #include <algorithm>
 
 #include "uprobes/build_id.h"
+#include "uprobes/debug_symbols.h"
 
 namespace atrace::uprobes {
-
-namespace {
-
-// Where a build's separate debug information is (gdb's rule): its id's
-// first two digits are a directory.
-std::string debug_file(const std::string& build_id) {
-  if (build_id.size() < 3) return "";
-  return "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
-}
-
-}  // namespace
 
 const ModuleSymbols::File& ModuleSymbols::file(const std::string& path, const std::string& build_id,
                                                bool debug_file) {
@@ -43,7 +33,8 @@ const ModuleSymbols::File& ModuleSymbols::found(const std::string& path,
   if (!root.empty() && root != "/" && !path.empty() && path[0] == '/')
     candidates.emplace_back(root + path, false);
   candidates.emplace_back(path, false);
-  if (auto debug = debug_file(build_id); !debug.empty()) candidates.emplace_back(debug, true);
+  if (auto debug = detail::build_id_debug_file(build_id); !debug.empty())
+    candidates.emplace_back(debug, true);
   for (const auto& [c, debug] : candidates) {
     const File& f = file(c, build_id, debug);
     it->second = &f;

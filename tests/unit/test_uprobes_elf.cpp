@@ -188,7 +188,9 @@ TEST(UprobesElf, Errors) {
   hdr[20] = 1;     // e_version
   hdr[52] = 64;    // e_ehsize
   const auto bare = temp_file("bare", hdr);
-  EXPECT_EQ(error_of(bare->path()), bare->path() + ": no function symbols (stripped?)");
+  EXPECT_EQ(error_of(bare->path()), bare->path() +
+                                        ": no function symbols: stripped, and no debug file (it "
+                                        "has no build id or debuglink)");
 }
 
 TEST(UprobesElf, ClosesItsFiles) {
