@@ -23,8 +23,11 @@ class Terminal : public IntegrationTest {
   }
 
   // `ENV atrace ARGS...` on a pseudo-terminal; what the terminal showed.
+  // The terminal is a colour one whatever TERM the tests run under (a CI
+  // job's TERM=dumb, or none), unless ENV says otherwise.
   Result on_terminal(const std::string& env, const std::string& args) {
-    std::string cmd = env + " " + Paths::atrace + " " + args + " -i " + trace_;
+    std::string cmd =
+        "TERM=xterm-256color " + env + " " + Paths::atrace + " " + args + " -i " + trace_;
     return run({"script", "-qec", cmd, "/dev/null"});
   }
 
