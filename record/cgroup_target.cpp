@@ -13,25 +13,12 @@
 #include <set>
 #include <sstream>
 
+#include "base/mountinfo.h"
 #include "record/record_error.h"
 
 namespace atrace {
 
 namespace {
-
-// /proc/self/mountinfo escapes spaces and the like as \ooo.
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 bool is_cgroup2(const std::string& path) {
   struct statfs fs {};
@@ -54,18 +41,8 @@ void collect(const std::string& dir, std::set<pid_t>& seen, std::vector<pid_t>& 
 }  // namespace
 
 std::string cgroup2_root() {
-  // "36 25 0:30 / /sys/fs/cgroup/unified rw,... shared:10 - cgroup2 cgroup2 rw"
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    const size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream after(line.substr(dash + 3)), before(line.substr(0, dash));
-    std::string fstype, id, parent, devs, root, mount;
-    after >> fstype;
-    if (fstype != "cgroup2") continue;
-    before >> id >> parent >> devs >> root >> mount;
-    if (root == "/") return unescape(mount);
-  }
+  for (const auto& m : base::read_mountinfo())
+    if (m.type == "cgroup2" && m.root == "/") return m.point;
   return "";
 }
 

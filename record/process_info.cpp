@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/mountinfo.h"
+
 namespace atrace {
 
 namespace {
@@ -51,37 +53,6 @@ bool same_dir(const struct stat& a, const std::string& path) {
   return ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-// A mountinfo field: spaces and the like come as octal escapes ("\040").
-std::string unescaped(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-struct MountLine {
-  std::string dev, root, point;  // "MAJ:MIN", the directory of the file system mounted, where
-};
-
-std::vector<MountLine> mounts(const std::string& mountinfo) {
-  std::vector<MountLine> out;
-  std::ifstream in(mountinfo);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream w(line);
-    std::string id, parent;
-    MountLine m;
-    if (w >> id >> parent >> m.dev >> m.root >> m.point)
-      out.push_back({m.dev, unescaped(m.root), unescaped(m.point)});
-  }
-  return out;
-}
-
 // The directory of atrace's namespace that is the process's root, from
 // the mounts: its "/" is a file system's directory ROOT (a container's
 // root file system, a bind mount of a directory); where atrace's
@@ -90,13 +61,13 @@ std::vector<MountLine> mounts(const std::string& mountinfo) {
 // that same directory. What readlink(/proc/PID/root) cannot tell across
 // mount namespaces (it says "/").
 std::string root_by_mounts(pid_t pid, const struct stat& theirs) {
-  std::optional<MountLine> top;
-  for (auto& m : mounts(proc_path(pid, "mountinfo")))
+  std::optional<base::Mount> top;
+  for (auto& m : base::read_mountinfo(pid))
     if (m.point == "/") top = m;  // the last one mounted there is the one seen
   if (!top) return "";
   std::string best;
   size_t best_len = 0;
-  for (const auto& m : mounts("/proc/self/mountinfo")) {
+  for (const auto& m : base::read_mountinfo()) {
     if (m.dev != top->dev) continue;
     const std::string& r = m.root;
     const bool under = r == "/" || (top->root.compare(0, r.size(), r) == 0 &&

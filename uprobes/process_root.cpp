@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/mountinfo.h"
 #include "base/unique_fd.h"
 #include "uprobes/proc_maps.h"
 
@@ -151,20 +152,6 @@ std::string seen_text(std::string text, const std::string& path) {
 
 namespace {
 
-// A mountinfo field: space, tab, newline and backslash come as \ooo.
-std::string unescaped(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t at = 0;
@@ -187,25 +174,21 @@ pid_t pid_of_root(const std::string& path) {
 
 std::vector<OverlayLayers::Mount> OverlayLayers::parse(const std::string& mountinfo) {
   std::vector<Mount> out;
-  for (const auto& line : split(mountinfo, '\n')) {
-    // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
-    const std::vector<std::string> f = split(line, ' ');
-    size_t dash = 6;
-    while (dash < f.size() && f[dash] != "-") ++dash;
-    if (dash + 3 >= f.size() || f[dash + 1] != "overlay") continue;
-    unsigned major = 0, minor = 0;
-    if (std::sscanf(f[2].c_str(), "%u:%u", &major, &minor) != 2) continue;
+  for (const auto& mount : base::parse_mountinfo(mountinfo)) {
+    if (mount.type != "overlay") continue;
     Mount m;
-    m.dev = makedev(major, minor);
-    m.root = unescaped(f[3]);
-    m.mount_point = unescaped(f[4]);
+    m.dev = mount.dev;
+    m.root = mount.root;
+    m.mount_point = mount.point;
     std::string upper;
     std::vector<std::string> lower;
-    for (const auto& opt : split(f[dash + 3], ',')) {
-      if (opt.rfind("upperdir=", 0) == 0) upper = unescaped(opt.substr(9));
+    for (const auto& opt : split(mount.super_options, ',')) {
+      if (opt.rfind("upperdir=", 0) == 0) upper = base::unescape_mountinfo(opt.substr(9));
       else if (opt.rfind("lowerdir=", 0) == 0)
-        for (const auto& l : split(opt.substr(9), ':')) lower.push_back(unescaped(l));
-      else if (opt.rfind("lowerdir+=", 0) == 0) lower.push_back(unescaped(opt.substr(10)));
+        for (const auto& l : split(opt.substr(9), ':'))
+          lower.push_back(base::unescape_mountinfo(l));
+      else if (opt.rfind("lowerdir+=", 0) == 0)
+        lower.push_back(base::unescape_mountinfo(opt.substr(10)));
     }
     if (!upper.empty()) m.layers.push_back(upper);
     m.layers.insert(m.layers.end(), lower.begin(), lower.end());
@@ -218,7 +201,7 @@ OverlayLayers::OverlayLayers(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/mountinfo");
   std::ostringstream text;
   text << in.rdbuf();
-  mounts_ = parse(text.str());
+  mounts_ = parse(text.str());  // the text, not read_mountinfo: parse() is what is tested
 }
 
 FileId OverlayLayers::kernel_id(const FileId& shown, const std::string& seen) const {
