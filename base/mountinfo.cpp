@@ -9,9 +9,7 @@
 
 namespace atrace::base {
 
-namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_field(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t at = 0;
   while (at <= s.size()) {
@@ -22,8 +20,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string unescape_mountinfo(const std::string& s) {
   std::string out;
@@ -40,8 +36,8 @@ std::string unescape_mountinfo(const std::string& s) {
 
 std::vector<Mount> parse_mountinfo(const std::string& text) {
   std::vector<Mount> out;
-  for (const auto& line : split(text, '\n')) {
-    const std::vector<std::string> f = split(line, ' ');
+  for (const auto& line : split_field(text, '\n')) {
+    const std::vector<std::string> f = split_field(line, ' ');
     size_t dash = 6;  // after the optional fields
     while (dash < f.size() && f[dash] != "-") ++dash;
     if (f.size() < 5) continue;

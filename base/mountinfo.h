@@ -16,10 +16,10 @@ namespace atrace::base {
 // TYPE SOURCE SUPER_OPTIONS", its fields unescaped (the kernel writes
 // space, tab, newline and backslash as \ooo).
 struct Mount {
-  uint64_t dev = 0;         // makedev(MAJ, MIN)
-  std::string root;         // the directory of the file system mounted there
-  std::string point;        // where, as the process sees it
-  std::string type;         // "overlay", "cgroup2", ...
+  uint64_t dev = 0;           // makedev(MAJ, MIN)
+  std::string root;           // the directory of the file system mounted there
+  std::string point;          // where, as the process sees it
+  std::string type;           // "overlay", "cgroup2", ...
   std::string super_options;  // "rw,lowerdir=...,upperdir=..."
 };
 
@@ -30,5 +30,8 @@ std::vector<Mount> parse_mountinfo(const std::string& text);
 std::vector<Mount> read_mountinfo(pid_t pid = 0);
 // A mountinfo field unescaped.
 std::string unescape_mountinfo(const std::string& field);
+// A field's parts between `sep`s (super options by ',', overlay layers by
+// ':'), empty ones kept.
+std::vector<std::string> split_field(const std::string& field, char sep);
 
 }  // namespace atrace::base

@@ -152,18 +152,6 @@ std::string seen_text(std::string text, const std::string& path) {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= s.size()) {
-    size_t next = s.find(sep, at);
-    if (next == std::string::npos) next = s.size();
-    out.push_back(s.substr(at, next - at));
-    at = next + 1;
-  }
-  return out;
-}
-
 // "pid" of a "/proc/PID/root..." path, else atrace's own.
 pid_t pid_of_root(const std::string& path) {
   const std::string prefix = root_prefix(path);
@@ -182,10 +170,10 @@ std::vector<OverlayLayers::Mount> OverlayLayers::parse(const std::string& mounti
     m.mount_point = mount.point;
     std::string upper;
     std::vector<std::string> lower;
-    for (const auto& opt : split(mount.super_options, ',')) {
+    for (const auto& opt : base::split_field(mount.super_options, ',')) {
       if (opt.rfind("upperdir=", 0) == 0) upper = base::unescape_mountinfo(opt.substr(9));
       else if (opt.rfind("lowerdir=", 0) == 0)
-        for (const auto& l : split(opt.substr(9), ':'))
+        for (const auto& l : base::split_field(opt.substr(9), ':'))
           lower.push_back(base::unescape_mountinfo(l));
       else if (opt.rfind("lowerdir+=", 0) == 0)
         lower.push_back(base::unescape_mountinfo(opt.substr(10)));
