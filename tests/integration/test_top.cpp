@@ -82,11 +82,14 @@ TEST_F(Top, OutputIsARecordTrace) {
 
 // -p on a running target until --duration: the tables count tick(), at
 // most what the target itself counted, and the target runs on unprobed.
+// No relevance filter: whether tick()'s 1000th call finds it short next to
+// this machine's calibrated probe cost (it did in CI, "tick (detached)")
+// is not what this test is about.
 TEST_F(Top, AttachedUntilDuration) {
   ForeverTarget target(tag_);
   ASSERT_TRUE(target.ok()) << target.startup_output();
   Result r = run({Paths::atrace, "top", "-p", std::to_string(target.pid()), "--select=tick",
-                  "--interval=0.2", "--duration=1", "--filter-min-calls=1000"},
+                  "--interval=0.2", "--duration=1", "--filter=off"},
                  milliseconds(30000));
   ASSERT_TRUE(r.exited(0)) << r.describe();
   const std::vector<Table> tables = tables_of(r.out);
