@@ -24,8 +24,8 @@ class KilledRecorder : public IntegrationTest {};
 
 TEST_F(KilledRecorder, LeavesAReadableFileAndAnUntouchedTarget) {
   std::string out = file("killed.data");
-  Child atrace({Paths::atrace, "record", "-o", out, "--select=tick", "--filter-min-calls=1000",
-                "--", Paths::target_threads, "--forever", "60", tag_arg()});
+  Child atrace({Paths::atrace, "record", "-o", out, "--select=tick", "--filter=off", "--",
+                Paths::target_threads, "--forever", "60", tag_arg()});
   auto pid_line = atrace.wait_for_line("pid=", milliseconds(20000));
   ASSERT_TRUE(pid_line) << atrace.wait(milliseconds(1000)).describe();
   const pid_t target = static_cast<pid_t>(std::stol(pid_line->substr(4)));
