@@ -66,8 +66,17 @@ fi
 git clone -q "$PWD" "$root/root/atrace"
 echo "fresh-root: make demo, then make test, in the root"
 set +e
-chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb CI=true ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt} bash -c 'cd /root/atrace && time make demo && time make test' >>"$log" 2>&1
+# The root becomes the root of a mount namespace of its own (pivot_root),
+# as a machine's is, not a chroot: a chroot's processes that make mount
+# namespaces of their own (the container tests, podman exec) would see
+# paths from the host's root, which no machine shows them.
+unshare --mount --propagation private -- sh -c '
+  cd "$1" && mkdir -p .old-root && pivot_root . .old-root && cd / &&
+  umount -l /.old-root && rmdir /.old-root &&
+  exec /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    TERM=dumb CI=true ${2:+NODE_EXTRA_CA_CERTS=$2} \
+    bash -c "cd /root/atrace && time make demo && time make test"' \
+  fresh-root "$root" "${NODE_EXTRA_CA_CERTS:+/etc/ssl/certs/ca-certificates.crt}" >>"$log" 2>&1
 status=$?
 set -e
 tail -n 15 "$log"
