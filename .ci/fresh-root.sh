@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's two commands on a fresh Debian 12 machine: a bookworm root
 # made by mmdebstrap with nothing but what a person needs to get the code
-# (git, make, sudo), the running kernel's /proc, /sys, /dev, tracefs and
+# (git, make, sudo, and mount, which every installed Debian has), the running kernel's /proc, /sys, /dev, tracefs and
 # bpffs mounted in, a clone of this checkout's HEAD inside, then
 # `make demo` and `CI=true make test` run there as root. What the
 # commands install they install themselves; a step missing from them fails
@@ -33,7 +33,9 @@ if [ -e "$root" ]; then
   rm -rf --one-file-system "$root"
 fi
 echo "fresh-root: making $root (log: $log)"
-mmdebstrap --variant=apt --include=git,make,sudo,ca-certificates bookworm "$root" >"$log" 2>&1
+# mount: every installed Debian has it (priority important); the apt
+# variant does not, and entering the root needs umount.
+mmdebstrap --variant=apt --include=git,make,sudo,ca-certificates,mount bookworm "$root" >"$log" 2>&1
 
 mount_in() {  # mount_in TYPE SOURCE TARGET [OPTIONS]
   mkdir -p "$root$3"
