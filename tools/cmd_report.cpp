@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "analysis/analysis.h"
 #include "formats/trace_reader.h"
@@ -28,7 +29,7 @@ struct ReportArgs {
   bool syscalls = false;
   bool compensate = false;
   bool long_names = false;
-  std::string group_by;   // --group-by=arg1..arg6|retval
+  std::string group_by;   // --group-by=arg1..arg6|retval|NAME (from @auto)
   ReportViewArgs views;   // --tree, --callers, --callees, --diff
   std::string html;       // --html=FILE
   FilterArgs filter;      // --tid, --pid, --comm, --time, --function
@@ -46,14 +47,26 @@ int run_report(const ReportArgs& args) {
     return 2;
   }
   std::optional<uint8_t> group_slot;
-  if (!args.group_by.empty() && !(group_slot = analysis::parse_group_key(args.group_by))) {
-    std::fprintf(stderr,
-                 "atrace: --group-by: '%s' is not a recorded value (arg1 to arg6, retval)\n",
-                 args.group_by.c_str());
-    return 2;
-  }
+  if (!args.group_by.empty()) group_slot = analysis::parse_group_key(args.group_by);
   try {
     formats::TraceReader reader(args.input);
+    // A name --args=F@auto recorded (issue 31) stands for its slot, where
+    // every function that has it has it at the same one.
+    if (!args.group_by.empty() && !group_slot) {
+      std::set<uint8_t> slots;
+      for (const auto& p : reader.probes())
+        for (size_t i = 0; i < p.arg_names.size(); ++i)
+          if (p.arg_names[i] == args.group_by) slots.insert(static_cast<uint8_t>(i + 1));
+      if (slots.size() != 1) {
+        std::fprintf(stderr,
+                     "atrace: --group-by: '%s' is not a recorded value (arg1 to arg6, retval, or "
+                     "an argument's name from --args=F@auto%s)\n",
+                     args.group_by.c_str(),
+                     slots.empty() ? "" : "; this name is not the same argument everywhere");
+        return 2;
+      }
+      group_slot = *slots.begin();
+    }
     if (filter.any()) reader.select(filter);
     // Compensation needs the costs calibrated when recording: without them
     // (older traces, failed calibration) the report stays raw and says so.
@@ -141,7 +154,8 @@ void add_report(cli::Command app, int& exit_status) {
            "short ones; the JSON report has both");
   cmd.option("--group-by", args->group_by,
              "Also the calls of each function that recorded it (record --args/--retval) "
-             "grouped by one value: arg1 to arg6 or retval; calls, total and avg per value");
+             "grouped by one value: arg1 to arg6, retval, or an argument's name that "
+             "--args=F@auto recorded; calls, total and avg per value");
   cmd.option("--format", args->format, "Output format: text or json")
       .type_name("FORMAT")
       .one_of({"text", "json"})

@@ -2,6 +2,7 @@
 // parameters named and typed from its debug information, with their exact
 // values in script; a parameter in an XMM register left out with a note; a
 // function without debug information refused in one line.
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/integration/fixture.h"
@@ -47,6 +48,21 @@ TEST_F(DwarfArgs, NamesAndTypesFromDebugInfo) {
   auto got = entry_lines(trace);
   ASSERT_EQ(got.size(), 2 * round.size()) << ::testing::PrintToString(got);
   for (size_t i = 0; i < got.size(); i++) EXPECT_EQ(got[i], round[i % round.size()]) << i;
+  // --group-by takes the names @auto found (issue 31): "count" is arg1.
+  Result by_name = run({Paths::atrace, "report", "-i", trace, "--group-by=count", "--format=json"});
+  Result by_slot = run({Paths::atrace, "report", "-i", trace, "--group-by=arg1", "--format=json"});
+  ASSERT_TRUE(by_name.exited(0)) << by_name.describe();
+  ASSERT_TRUE(by_slot.exited(0)) << by_slot.describe();
+  auto named = nlohmann::json::parse(by_name.out, nullptr, false);
+  auto slotted = nlohmann::json::parse(by_slot.out, nullptr, false);
+  ASSERT_FALSE(named.is_discarded());
+  ASSERT_TRUE(named.contains("groups")) << by_name.out;
+  EXPECT_EQ(named["groups"], slotted["groups"]) << by_name.out;
+  EXPECT_NE(by_name.out.find("\"value\": \"3\""), std::string::npos) << by_name.out;
+  Result unknown = run({Paths::atrace, "report", "-i", trace, "--group-by=nosuchname"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.describe();
+  EXPECT_NE(unknown.err.find("an argument's name from --args=F@auto"), std::string::npos)
+      << unknown.err;
 }
 
 TEST_F(DwarfArgs, WithoutDebugInfoSaysOneLine) {
