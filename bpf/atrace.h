@@ -188,6 +188,11 @@ struct atrace_rec_exec {
  */
 #define ATRACE_MODULE_INDEX_MASK 0xffffffu
 #define ATRACE_MODULE_UNLOAD (1u << 24)
+/* The index of the dynamic linker's _dl_debug_state (r_brk: called each
+ * time the list of loaded objects changed) while a module waited for has
+ * not come: the recorder then reads the process's mappings, to name a
+ * file of the same name mapped in its place (record/late_arrivals.h). */
+#define ATRACE_MODULE_LINK_MAP ATRACE_MODULE_INDEX_MASK
 struct atrace_rec_module {
 	struct atrace_rec_hdr hdr;
 	__u64 base; /* the lowest address of the module's mapping */

@@ -36,6 +36,9 @@ int module_hook(struct pt_regs *ctx)
 		 cookie & ATRACE_MODULE_INDEX_MASK, cpu, kind);
 	/* The kernel sets the ip to the probed address for the handlers. */
 	r->base = PT_REGS_IP(ctx) - (cookie >> 32);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	/* A change of the link map is read from /proc at once: a short
+	 * process may be gone at the next drain. Once per library load. */
+	bpf_ringbuf_submit(r, (cookie & ATRACE_MODULE_INDEX_MASK) == ATRACE_MODULE_LINK_MAP ?
+				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }

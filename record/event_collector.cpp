@@ -10,8 +10,10 @@
 
 namespace atrace {
 
-EventCollector::EventCollector(const RecordPlan& plan, const std::vector<WatchedModule>& watched)
-    : decoder_(plan.usdt, watched, plan.values), late_(plan.modules, plan.sites, plan.usdt) {}
+EventCollector::EventCollector(const RecordPlan& plan, const std::vector<WatchedModule>& watched,
+                               const std::vector<uprobes::Selector>& select)
+    : decoder_(plan.usdt, watched, plan.values),
+      late_(plan.modules, plan.sites, plan.usdt, select) {}
 
 void EventCollector::on_record(const void* data, size_t size) {
   DecodedRecord r = decoder_.decode(data, size);
@@ -20,7 +22,11 @@ void EventCollector::on_record(const void* data, size_t size) {
     ++values_late_;
   if (r.type == DecodedRecord::Type::Stack && !join_stack(reorder_, std::move(r.event)))
     ++stacks_late_;
+  if (r.type == DecodedRecord::Type::LinkMap)
+    late_.link_map_changed(static_cast<pid_t>(r.event.pid));
   if (r.type != DecodedRecord::Type::Event) return;
+  hits_ +=
+      r.event.kind == formats::EventKind::FuncEntry || r.event.kind == formats::EventKind::Usdt;
   if (!first_event_at_) first_event_at_ = now_ns(CLOCK_MONOTONIC);
   const bool new_thread =
       r.names_thread ? threads_.named(r.event, r.thread_name) : threads_.saw(r.event);

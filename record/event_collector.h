@@ -23,7 +23,9 @@ namespace atrace {
 
 class EventCollector {
  public:
-  EventCollector(const RecordPlan& plan, const std::vector<WatchedModule>& watched);
+  // `select`: --select's selectors (late_arrivals.h).
+  EventCollector(const RecordPlan& plan, const std::vector<WatchedModule>& watched,
+                 const std::vector<uprobes::Selector>& select);
   // One record from the rings or lanes.
   void on_record(const void* data, size_t size);
   // Called on each filter hint record (relevance.h).
@@ -36,6 +38,9 @@ class EventCollector {
   // launches itself, before any event).
   ProcessTable& processes() { return processes_; }
   uint64_t events() const { return events_; }
+  // Function entries and USDT hits among them: 0 with probes in place
+  // says that none fired (a library loaded from another file...).
+  uint64_t hits() const { return hits_; }
   uint64_t last_event_ts() const { return last_event_ts_; }
   // CLOCK_MONOTONIC when the first event arrived (0: none yet): how long
   // the first one took to reach atrace (`record -v`, "first event").
@@ -51,6 +56,7 @@ class EventCollector {
   ProcessTable processes_;
   Reorderer reorder_;
   uint64_t events_ = 0;
+  uint64_t hits_ = 0;
   // Values and stack records whose event had already left the reorder
   // window.
   uint64_t values_late_ = 0, stacks_late_ = 0;

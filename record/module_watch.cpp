@@ -2,10 +2,12 @@
 
 #include <bpf/libbpf.h>
 
+#include <algorithm>
 #include <set>
 
 #include "bpf/atrace.h"
 #include "record/probe_links.h"
+#include "uprobes/elf_symbols.h"
 #include "uprobes/module_hooks.h"
 #include "uprobes/proc_maps.h"
 
@@ -28,8 +30,8 @@ std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>
   return out;
 }
 
-ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>& modules,
-                         pid_t pid) {
+ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>& modules, pid_t pid,
+                         const std::string& dynamic_linker) {
   for (uint32_t i = 0; i < modules.size() && i <= ATRACE_MODULE_INDEX_MASK; ++i) {
     const uprobes::ModuleHooks hooks = uprobes::module_hooks(modules[i].path);
     bool watched = hooks.init.present && hooks.fini.present;
@@ -46,6 +48,25 @@ ModuleWatch::ModuleWatch(bpf_program* program, const std::vector<WatchedModule>&
       if (attach_uprobes(r, links_) != 0) watched = false;
     }
     unwatched_ += !watched;
+  }
+  if (dynamic_linker.empty()) return;
+  // glibc's r_brk, which debuggers stop at: exported (GLIBC_PRIVATE) by
+  // every ld.so since 2.0. A loader without it only loses the note.
+  try {
+    for (const auto& f : uprobes::read_functions(dynamic_linker)) {
+      if (f.mangled != "_dl_debug_state" &&
+          std::find(f.aliases.begin(), f.aliases.end(), "_dl_debug_state") == f.aliases.end())
+        continue;
+      UprobeRequest r;
+      r.prog = program;
+      r.path = dynamic_linker;
+      r.offsets = {f.offset};
+      r.cookies = {ATRACE_MODULE_LINK_MAP};
+      r.pid = pid;
+      attach_uprobes(r, links_);
+      break;
+    }
+  } catch (const uprobes::Error&) {
   }
 }
 

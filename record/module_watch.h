@@ -41,10 +41,13 @@ std::vector<WatchedModule> watched_modules(const std::vector<uprobes::ProbeSite>
 // The hooks' uprobes, owned (RAII): `program` (module_hook) on each
 // module's DT_INIT and DT_FINI, in process `pid` (-1: every process, for
 // --follow-forks). A module without them, or whose probe the kernel
-// refuses, gets no MODULE events: how many is `unwatched()`.
+// refuses, gets no MODULE events: how many is `unwatched()`. With
+// `dynamic_linker` (its path: a module is waited for), one more on its
+// _dl_debug_state, cookie ATRACE_MODULE_LINK_MAP (bpf/atrace.h).
 class ModuleWatch {
  public:
-  ModuleWatch(bpf_program* program, const std::vector<WatchedModule>& modules, pid_t pid);
+  ModuleWatch(bpf_program* program, const std::vector<WatchedModule>& modules, pid_t pid,
+              const std::string& dynamic_linker = {});
   size_t unwatched() const { return unwatched_; }
 
  private:

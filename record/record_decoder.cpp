@@ -153,6 +153,10 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
     case ATRACE_REC_MODULE_LOAD:
     case ATRACE_REC_MODULE_UNLOAD: {
       if (size < sizeof(atrace_rec_module)) return out;
+      if (h->id == ATRACE_MODULE_LINK_MAP) {
+        out.type = DecodedRecord::Type::LinkMap;
+        return out;
+      }
       const auto kind = static_cast<formats::EventKind>(h->kind);
       const uint64_t base = static_cast<const atrace_rec_module*>(data)->base;
       formats::Event m = module_event(modules_, kind, h->id, base);

@@ -25,6 +25,8 @@ struct DecodedRecord {
                  // (--args/--retval: func_values.h, join_values)
     Stack,       // `event` is the key and stack of an entry already decoded
                  // (--stack: stack_joiner.h, join_stack)
+    LinkMap,     // process `event.pid`'s dynamic linker changed its list of
+                 // loaded objects (late_arrivals.h)
     Invalid,     // too short for its kind, or a kind this recorder does not know
   };
   Type type = Type::Invalid;

@@ -47,7 +47,7 @@ void say_stand_ins(const RecordOptions& o, const RecordPlan& plan, const uprobes
   for (const auto& sel : uprobes::parse_selectors(o.select)) {
     if (sel.module_glob.empty() || !sel.matches_module(late.name, late.path, false)) continue;
     for (const auto& m : plan.modules) {
-      if (m.waiting) continue;
+      if (m.waiting || !m.is_main) continue;  // a program's own copy, not libc's '*'
       std::vector<uprobes::ElfFunction> fns;
       try {
         fns = uprobes::read_functions(m.path);

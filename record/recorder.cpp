@@ -295,7 +295,10 @@ bool Recorder::use_multi() const {
 void Recorder::plan() {
   if (!plan_or_follow()) run_.followed = follow_exec();
   watched_ = watched_modules(plan_.sites, plan_.usdt, plan_.modules);
-  events_ = std::make_unique<EventCollector>(plan_, watched_);
+  events_ = std::make_unique<EventCollector>(
+      plan_, watched_,
+      opts_.select.empty() ? std::vector<uprobes::Selector>{}
+                           : uprobes::parse_selectors_with_files(opts_.select));
   events_->on_hint = [this] {
     if (probes_.relevance) probes_.relevance->hint();
   };
@@ -610,6 +613,18 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
   for (uint32_t id : probes_.usdt->attached()) table.push_back(probe_info(*by_id.at(id)));
 }
 
+// The dynamic linker of a plan that waits for a module (its list of
+// loaded objects then tells which file came instead: late_arrivals.h),
+// "" when none is waited for or the program has no ld.so.
+static std::string waited_for_linker(const std::vector<uprobes::Module>& modules) {
+  if (std::none_of(modules.begin(), modules.end(),
+                   [](const uprobes::Module& m) { return m.waiting; }))
+    return {};
+  for (const auto& m : modules)
+    if (m.name.rfind("ld-", 0) == 0 && m.name.find(".so") != std::string::npos) return m.path;
+  return {};
+}
+
 // The probes, the filters' state first, then the filters: returns the
 // probe table.
 std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterCosts& costs) {
@@ -628,7 +643,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
                                               where, bpf_->usdt_specs());
   if (!plan_.usdt.empty()) attach_usdt(table);
   if (!watched_.empty()) {
-    probes_.modules = std::make_unique<ModuleWatch>(bpf_->module_hook_program(), watched_, where);
+    probes_.modules = std::make_unique<ModuleWatch>(bpf_->module_hook_program(), watched_, where,
+                                                    waited_for_linker(plan_.modules));
     if (probes_.modules->unwatched() && opts_.verbose)
       std::fprintf(stderr, "atrace: %zu module(s) without DT_INIT/DT_FINI: no MODULE events\n",
                    probes_.modules->unwatched());
@@ -806,6 +822,7 @@ void Recorder::write_rest(RecordResult& r) {
   if (sink_) sink_->end(header, threads, lost);
   events_->warn(stderr);
   r.events = events_->events();
+  r.hits = events_->hits();
   r.lost = lost.total();
   r.probes = run_.table.size();
 }

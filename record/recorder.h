@@ -74,6 +74,7 @@ struct RecordOptions {
 struct RecordResult {
   int exit_status = 0;  // launch mode: the target's; attach mode: 0
   uint64_t events = 0;
+  uint64_t hits = 0;  // function entries and USDT hits among the events
   uint64_t lost = 0;
   std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
   size_t probes = 0;

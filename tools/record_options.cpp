@@ -241,7 +241,13 @@ int run_recording(const RecordOptions& o, StopSignals& stop, EventSink* sink) {
                    static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
     if (!o.output.empty()) {
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
-      if (r.probes)
+      if (r.probes && !r.hits)  // said on the last line, where it is read (issue 31)
+        std::fprintf(stderr, "atrace: %llu events written to %s: 0 calls, %s\n",
+                     static_cast<unsigned long long>(r.events), where,
+                     r.probes == 1
+                         ? "the probe never fired"
+                         : ("none of the " + std::to_string(r.probes) + " probes fired").c_str());
+      else if (r.probes)
         std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",
                      static_cast<unsigned long long>(r.events), r.probes, where);
       else if (o.select.empty() && o.usdt.empty())

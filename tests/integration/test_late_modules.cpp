@@ -4,7 +4,10 @@
 // when the process maps it, and takes them out at dlclose. Exact counts
 // over a dlopen, dlclose, dlopen again, on both attach paths, in launch
 // and attach mode.
+#include <sys/stat.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -307,6 +310,56 @@ TEST_F(LateModulesBadInput, FunctionNotInLateLibrary) {
   std::string line = expect_one_error_line(r);
   EXPECT_EQ(r.exit_code, 1);  // docs/selectors.md
   EXPECT_NE(line.find("no_such_fn_xyz"), std::string::npos) << line;
+  expect_no_uprobe_events_left();
+}
+
+// pyenv's case (issue 31): the library a selector names is found where
+// atrace looks (its LD_LIBRARY_PATH), but the command's wrapper sets
+// another, and the program maps a copy from there. The probes wait on the
+// file nobody loads: the end names the copy the process mapped and the
+// selector that probes it, and the last line says 0 calls.
+TEST_F(LateModulesBadInput, ACopyMappedInsteadIsNamed) {
+  const std::string lib = Paths::target_shared;
+  const std::string dir = lib.substr(0, lib.rfind('/'));
+  const std::string copies = file("copies");
+  std::filesystem::create_directories(copies);
+  std::filesystem::copy_file(lib, copies + "/libtarget_shared.so");
+  const std::string wrapper = file("wrapper");
+  std::ofstream(wrapper) << "#!/bin/sh\nLD_LIBRARY_PATH=" << copies << " exec "
+                         << Paths::target_lib_norunpath << " \"$@\"\n";
+  chmod(wrapper.c_str(), 0755);
+  const std::string out = file("copy.data");
+  // Long enough for the process to outlive the moment its mappings are
+  // read (a process gone within a millisecond of loading leaves the
+  // general line); the calls go to the copy, which has no probe.
+  Result r = run({"env", "LD_LIBRARY_PATH=" + dir, Paths::atrace, "record", "-o", out,
+                  "--select=libtarget_shared.so:shared_fn", "--", wrapper, "20000000", tag_arg()});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(printed_count(r.out, "shared_fn").value_or(-1), 20000000) << r.out;
+  EXPECT_NE(r.err.find("atrace: libtarget_shared.so, waited for, never ran: process "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" mapped " + copies + "/libtarget_shared.so instead: --select='" + copies +
+                       "/libtarget_shared.so:shared_fn' probes that file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("written to " + out + ": 0 calls, the probe never fired\n"),
+            std::string::npos)
+      << r.err;
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_LE(calls_of(*rep, "shared_fn"), 0);  // absent (-1) or 0: never called
+  expect_no_uprobe_events_left();
+
+  // The selector the note gives counts every call.
+  const std::string out2 = file("copy2.data");
+  Result r2 = run({"env", "LD_LIBRARY_PATH=" + dir, Paths::atrace, "record", "-o", out2,
+                   "--filter=off", "--select=" + copies + "/libtarget_shared.so:shared_fn", "--",
+                   wrapper, "300", tag_arg()});
+  ASSERT_TRUE(r2.exited(0)) << r2.describe();
+  auto rep2 = report_json(out2);
+  ASSERT_TRUE(rep2);
+  EXPECT_EQ(calls_of(*rep2, "shared_fn"), 300) << r2.err;
   expect_no_uprobe_events_left();
 }
 
