@@ -14,7 +14,9 @@ namespace {
 
 // The tables a file cannot be read without (FORMAT.md, reading rule 6);
 // the process table only adds what the user knows a process by.
-bool required_table(uint8_t type) { return type != kFrameEvents && type != kFrameProcesses; }
+bool required_table(uint8_t type) {
+  return type != kFrameEvents && type != kFrameProcesses && type != kFrameClocks;
+}
 
 const char* status_text(FrameStatus s) {
   switch (s) {
@@ -89,7 +91,8 @@ class Mapper {
       }
       map_.blocks.push_back({f.offset, kFrameEvents, m.tid, m.pid, m.count, m.first_ts, m.last_ts});
     } else if (f.head.type == kFrameHeader || f.head.type == kFrameStrings ||
-               f.head.type == kFrameProbes || f.head.type == kFrameProcesses) {
+               f.head.type == kFrameProbes || f.head.type == kFrameProcesses ||
+               f.head.type == kFrameClocks) {
       TablePayload t{f.head.type, f.offset, {}};
       try {
         decoder_.payload(f, t.raw);

@@ -38,6 +38,9 @@ enum FrameType : uint8_t {
   // The traced processes as they saw themselves (namespaces, cgroup):
   // added after the first 2.0 writers, skipped by their readers.
   kFrameProcesses = 6,
+  // The host's identity and clock snapshots (HostClocks): added for
+  // `atrace merge`, skipped by older readers.
+  kFrameClocks = 7,
 };
 
 enum Codec : uint8_t {

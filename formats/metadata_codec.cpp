@@ -172,6 +172,53 @@ std::vector<ProcessInfo> decode_processes(ByteReader in) {
   return out;
 }
 
+void encode_clocks(const HostClocks& c, ByteWriter& out) {
+  out.str(c.boot_id);
+  out.str(c.machine_id);
+  out.str(c.host_name);
+  out.varint(c.snapshots.size());
+  for (const auto& s : c.snapshots) {
+    entry(out, [&](ByteWriter& e) {
+      e.varint(static_cast<uint8_t>(s.when));
+      e.varint(s.mono_before_ns);
+      e.varint(s.mono_after_ns - s.mono_before_ns);
+      e.varint(s.real_ns);
+      e.varint(s.boot_ns);
+      e.varint(s.maxerror_us);
+      e.varint(s.esterror_us);
+      e.varint(s.status);
+      e.svarint(s.freq);
+      e.varint(s.synchronised ? 1 : 0);
+    });
+  }
+}
+
+HostClocks decode_clocks(ByteReader in) {
+  HostClocks c;
+  c.boot_id = in.str();
+  c.machine_id = in.str();
+  c.host_name = in.str();
+  uint64_t n = in.varint();
+  if (n > in.left()) throw Malformed{};  // each entry takes at least a byte
+  c.snapshots.resize(static_cast<size_t>(n));
+  for (auto& s : c.snapshots) {
+    ByteReader e(in.take(in.varint()));
+    const uint64_t when = e.varint();
+    if (when > static_cast<uint8_t>(ClockSnapshot::When::Stop)) throw Malformed{};
+    s.when = static_cast<ClockSnapshot::When>(when);
+    s.mono_before_ns = e.varint();
+    s.mono_after_ns = s.mono_before_ns + e.varint();
+    s.real_ns = e.varint();
+    s.boot_ns = e.varint();
+    s.maxerror_us = e.varint();
+    s.esterror_us = e.varint();
+    s.status = e.varint32();
+    s.freq = e.svarint();
+    s.synchronised = e.varint() != 0;
+  }
+  return c;
+}
+
 void encode_footer(const Footer& f, ByteWriter& out) {
   out.u64(f.header.end_mono_ns);
   out.u64(f.header.end_real_ns);

@@ -62,6 +62,11 @@ std::vector<ProbeInfo> decode_probes(ByteReader in, const std::vector<std::strin
 void encode_processes(const std::vector<ProcessInfo>& processes, ByteWriter& out);
 std::vector<ProcessInfo> decode_processes(ByteReader in);
 
+// A CLOCKS payload: the host's identity and the snapshots taken since the
+// previous one (strings its own, like PROCESSES).
+void encode_clocks(const HostClocks& clocks, ByteWriter& out);
+HostClocks decode_clocks(ByteReader in);
+
 void encode_footer(const Footer& f, ByteWriter& out);
 // `max_frames`: how many frames the file has room for (its size /
 // kMinFrameSize); a longer index is malformed.

@@ -86,6 +86,25 @@ std::vector<ThreadInfo> threads_from_blocks(const std::vector<IndexEntry>& block
 
 }  // namespace
 
+namespace {
+
+// CLOCKS frames add snapshots to one host's list; the identity is the
+// first frame's (one recorder writes them all).
+void add_clocks(HostClocks& into, HostClocks&& more) {
+  if (into.boot_id.empty() && into.host_name.empty()) {
+    into.boot_id = std::move(more.boot_id);
+    into.machine_id = std::move(more.machine_id);
+    into.host_name = std::move(more.host_name);
+  }
+  for (auto& s : more.snapshots) into.snapshots.push_back(s);
+  std::stable_sort(into.snapshots.begin(), into.snapshots.end(),
+                   [](const ClockSnapshot& a, const ClockSnapshot& b) {
+                     return a.mono_before_ns < b.mono_before_ns;
+                   });
+}
+
+}  // namespace
+
 struct TraceReader::Impl {
   FileSource src;
   uint16_t major = 0, minor = 0;
@@ -94,6 +113,7 @@ struct TraceReader::Impl {
   std::vector<ThreadInfo> threads;
   std::map<uint32_t, ProcessInfo> processes;  // by host pid: the last entry of each
   std::vector<ProcessInfo> process_list;
+  HostClocks clocks;
   LostCounts lost;
   std::vector<std::string> warnings;
   bool damaged = false;
@@ -217,10 +237,15 @@ void TraceReader::Impl::load_tables(FileMap& map) {
         case kFrameProcesses:
           for (auto& p : decode_processes(in)) processes[p.pid] = std::move(p);
           break;
+        case kFrameClocks: add_clocks(clocks, decode_clocks(in)); break;
       }
     } catch (const Malformed&) {
       if (t.type == kFrameProcesses) {  // names only: the trace reads without them
         damage("damaged process table" + where + ": skipped");
+        continue;
+      }
+      if (t.type == kFrameClocks) {  // evidence for merge only
+        damage("damaged clock snapshots" + where + ": skipped");
         continue;
       }
       if (t.type == kFrameHeader) fail("damaged trace: malformed header" + where);
@@ -340,6 +365,7 @@ const std::vector<ProbeInfo>& TraceReader::probes() const { return impl_->probes
 const std::vector<ThreadInfo>& TraceReader::threads() const { return impl_->threads; }
 const LostCounts& TraceReader::lost() const { return impl_->lost; }
 const std::vector<ProcessInfo>& TraceReader::processes() const { return impl_->process_list; }
+const HostClocks& TraceReader::clocks() const { return impl_->clocks; }
 const ProcessInfo* TraceReader::process(uint32_t pid) const {
   auto it = impl_->processes.find(pid);
   return it == impl_->processes.end() ? nullptr : &it->second;

@@ -54,6 +54,9 @@ class TraceReader {
   // table does not have it.
   const std::vector<ProcessInfo>& processes() const;
   const ProcessInfo* process(uint32_t pid) const;
+  // The recording host's identity and clock snapshots (CLOCKS frames), in
+  // time order; empty in files of writers before them.
+  const HostClocks& clocks() const;
   // Warnings about the file (truncated, damaged parts, unknown event kinds),
   // one line each. Reading events can add some (a block that does not decode,
   // kinds from a newer minor version).

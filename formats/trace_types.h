@@ -10,6 +10,8 @@
 //   ThreadInfo     one row of the thread table: tid -> name, first/last seen
 //   ProcessInfo    one row of the process table: host pid -> its pid in its
 //                  own namespace, namespaces, cgroup, container or service
+//   HostClocks     which host and boot, and its clocks read side by side
+//                  during the recording (the evidence `merge` corrects by)
 //   TraceHeader    who/what/when was recorded
 //   LostCounts     events the kernel could not hand over, per CPU
 #pragma once
@@ -267,6 +269,39 @@ struct ProcessInfo {
   std::string root;
   // Its pid in its own namespace differs from the host's.
   bool own_pid_ns() const { return ns_pid && ns_pid != pid; }
+};
+
+// One reading of the host's clocks: REALTIME and BOOTTIME read between two
+// readings of MONOTONIC (the clock of every time stamp), the narrowest of a
+// few tries, so each is known at a MONOTONIC instant within
+// [mono_before_ns, mono_after_ns]; and the kernel's own account of
+// REALTIME's error (adjtimex(2), as NTP daemons leave it).
+struct ClockSnapshot {
+  enum class When : uint8_t { Start = 0, Periodic = 1, Stop = 2 };
+  When when = When::Periodic;
+  uint64_t mono_before_ns = 0, mono_after_ns = 0;
+  uint64_t real_ns = 0;  // CLOCK_REALTIME
+  uint64_t boot_ns = 0;  // CLOCK_BOOTTIME (MONOTONIC plus time suspended)
+  // adjtimex: the kernel's bound on REALTIME's error and its estimate, in
+  // us (16 s bound and unsynchronised when no NTP daemon runs).
+  uint64_t maxerror_us = 0, esterror_us = 0;
+  uint32_t status = 0;        // timex.status bits (STA_UNSYNC = 0x40 ...)
+  int64_t freq = 0;           // timex.freq: NTP's frequency correction, ppm * 65536
+  bool synchronised = false;  // adjtimex said TIME_OK-ish and STA_UNSYNC is clear
+  uint64_t width_ns() const { return mono_after_ns - mono_before_ns; }
+  uint64_t mono_mid_ns() const { return mono_before_ns + width_ns() / 2; }
+};
+
+// Which machine and which boot of it recorded (two recordings of one boot
+// share one MONOTONIC clock), and its clocks read at the start, every
+// second and at the stop: CLOCKS frames (FORMAT.md). Time stamps are never
+// rewritten at record time; `atrace merge` corrects from this and from
+// messages.
+struct HostClocks {
+  std::string boot_id;     // /proc/sys/kernel/random/boot_id; "" unknown
+  std::string machine_id;  // /etc/machine-id; "" unknown
+  std::string host_name;
+  std::vector<ClockSnapshot> snapshots;  // in time order
 };
 
 struct TraceHeader {

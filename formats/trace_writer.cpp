@@ -216,6 +216,15 @@ void TraceWriter::write_probes(const std::vector<ProbeInfo>& probes) {
   bytes_written_ += impl_->write_out();
 }
 
+void TraceWriter::write_clocks(const HostClocks& clocks) {
+  if (!impl_->started) throw std::logic_error("TraceWriter: clocks before header");
+  if (impl_->finished) throw std::logic_error("TraceWriter: clocks after finish");
+  if (clocks.snapshots.empty()) return;
+  ByteWriter table;
+  encode_clocks(clocks, table);
+  impl_->frame(kFrameClocks, {}, table.buf(), true);
+}
+
 void TraceWriter::write_processes(const std::vector<ProcessInfo>& processes) {
   if (!impl_->started) throw std::logic_error("TraceWriter: processes before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: processes after finish");

@@ -57,6 +57,9 @@ class TraceWriter {
   // Processes that became traced (a PROCESSES frame): written at once, so a
   // killed recorder's file has them.
   void write_processes(const std::vector<ProcessInfo>& processes);
+  // The host's identity and clock snapshots taken since the last call (a
+  // CLOCKS frame): at the start, every second, at the stop.
+  void write_clocks(const HostClocks& clocks);
   // End clocks, thread table, loss counts and the block index; closes the file.
   void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads, const LostCounts& lost);
 

@@ -29,6 +29,7 @@
 #include "record/bpf_session.h"
 #include "record/calibrate_cache.h"
 #include "record/cgroup_target.h"
+#include "record/clock_evidence.h"
 #include "record/drain_loop.h"
 #include "record/event_collector.h"
 #include "record/event_sink.h"
@@ -204,6 +205,7 @@ class Recorder {
   // record_events
   std::unique_ptr<EventCollector> events_;
   StatusLine status_;
+  ClockEvidence clocks_;  // the host's clocks, read every second (merge's evidence)
   // detach: holds atrace's links' closing off to a helper (link_reaper.h)
   LinkReaper reaper_;
 };
@@ -495,6 +497,7 @@ void Recorder::start(const ProbeCost& cost) {
   }
   run_.header.start_mono_ns = now_ns(CLOCK_MONOTONIC);
   run_.header.start_real_ns = now_ns(CLOCK_REALTIME);
+  clocks_.start();
   push_start_events();
   // The last moment a launched target can be left unstarted. An attached
   // one is traced from its first probe on: a signal from here on stops the
@@ -707,9 +710,10 @@ void Recorder::record_events(RecordResult& r) {
     // On the writing thread, so that the drain loop starts now: a write
     // held up by the disk must not keep it from the buffers.
     out_.async = std::make_unique<AsyncEventWriter>(*out_.writer);
-    out_.async->run([this, header = run_.header, table = run_.table] {
+    out_.async->run([this, header = run_.header, table = run_.table, clocks = clocks_.take()] {
       out_.writer->write_header(header);
       out_.writer->write_probes(table);
+      out_.writer->write_clocks(clocks);
       out_.file->commit();
     });
   }
@@ -754,6 +758,8 @@ bool Recorder::on_wake(uint64_t now) {
     for (auto& ev : probes_.relevance->tick(now)) events_->held().push(std::move(ev));
   }
   bpf_->drain();
+  if (clocks_.due(now) && out_.async)
+    out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
   deliver(events_->held().take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
   // The loss counters cost a map read per kind: only for a visible line.
@@ -772,6 +778,7 @@ void Recorder::detach() {
   bpf_->stopping();
   run_.header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   run_.header.end_real_ns = now_ns(CLOCK_REALTIME);
+  clocks_.stop();
   // With --follow-forks the probes are in every process that maps the
   // module: those are not gone. Taken before anything is closed, the
   // filters' old links included.
@@ -813,6 +820,7 @@ void Recorder::write_rest(RecordResult& r) {
     writing(r, [&] {
       if (out_.async) out_.async->flush();
       out_.async.reset();
+      out_.writer->write_clocks(clocks_.take());
       out_.writer->finish(header, threads, lost);
     });
     // After a write error the disk or pipe is gone: one message said so.

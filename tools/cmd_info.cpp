@@ -1,7 +1,8 @@
 // `atrace info`: what a trace file holds, without analysing it: who recorded
 // what, where and when, the probe table (with the path each probe takes in
 // the kernel, the main factor of its cost), the relevance filters' decisions,
-// threads, processes and lost events.
+// threads, processes, lost events, and the host's clocks (what `merge`
+// corrects by); `--format=json` for programs.
 #include <array>
 #include <cinttypes>
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "record/record.h"
@@ -18,6 +21,8 @@
 
 namespace atrace::tools {
 namespace {
+
+using json = nlohmann::ordered_json;
 
 // "2024-05-01T12:00:00.123+02:00" in the local time zone.
 std::string iso8601_local(uint64_t real_ns) {
@@ -183,11 +188,100 @@ void print_processes(const formats::TraceReader& r) {
   }
 }
 
-int run_info(const std::string& input) {
+// The host and its clocks (formats::HostClocks): what `atrace merge`
+// corrects by; absent in files of earlier atraces.
+void print_clocks(const formats::TraceReader& r) {
+  const auto& c = r.clocks();
+  const auto s = analysis::summarize_clocks(c);
+  if (!s) return;
+  std::printf("\nHost identity:   %s, boot %s, machine %s\n", c.host_name.c_str(),
+              c.boot_id.empty() ? "unknown" : c.boot_id.c_str(),
+              c.machine_id.empty() ? "unknown" : c.machine_id.c_str());
+  std::printf("Clock snapshots: %zu (%s%zu every second%s), MONOTONIC brackets %s to %s\n",
+              s->snapshots, s->has_start ? "start, " : "", s->periodic, s->has_stop ? ", stop" : "",
+              analysis::format_duration(s->min_width_ns).c_str(),
+              analysis::format_duration(s->max_width_ns).c_str());
+  if (s->real_drift_ppm)
+    std::printf("REALTIME:        moved %+.1f us against MONOTONIC over %s (%+.2f ppm)\n",
+                static_cast<double>(*s->real_drift_ns) / 1e3,
+                analysis::format_duration(s->span_ns).c_str(), *s->real_drift_ppm);
+  std::printf("Kernel NTP:      %s, max error %.3f ms, estimated error %.3f ms (adjtimex)\n",
+              s->synchronised ? "synchronised" : "unsynchronised",
+              static_cast<double>(s->maxerror_us) / 1e3, static_cast<double>(s->esterror_us) / 1e3);
+}
+
+// `info --format=json`: the same facts for programs (docs/info-json.md).
+json info_json(formats::TraceReader& r, const std::string& input) {
+  const auto& h = r.header();
+  json j;
+  j["info_version"] = 1;
+  j["file"] = input;
+  j["format"] = std::to_string(r.version_major()) + "." + std::to_string(r.version_minor());
+  j["atrace_version"] = h.atrace_version;
+  j["command_line"] = h.command_line;
+  j["target"] = {{"command", h.target_command}, {"pid", h.target_pid}};
+  j["host"] = h.host;
+  j["kernel"] = h.kernel;
+  j["clock"] = h.clock_id == 1 ? "CLOCK_MONOTONIC" : "clock id " + std::to_string(h.clock_id);
+  j["start_mono_ns"] = h.start_mono_ns;
+  j["start_real_ns"] = h.start_real_ns;
+  j["end_mono_ns"] = h.end_mono_ns;
+  j["events"] = r.event_count();
+  j["kernel_events"] = h.kernel_events;
+  j["lost_events"] = r.lost().total();
+  j["probes"] = r.probes().size();
+  json threads = json::array();
+  for (const auto& t : r.threads())
+    threads.push_back({{"tid", t.tid}, {"pid", t.pid}, {"events", t.events}, {"name", t.name}});
+  j["threads"] = threads;
+  json processes = json::array();
+  for (const auto& p : r.processes())
+    processes.push_back({{"pid", p.pid},
+                         {"ns_pid", p.ns_pid},
+                         {"pid_ns", p.pid_ns},
+                         {"mnt_ns", p.mnt_ns},
+                         {"cgroup", p.cgroup},
+                         {"name", p.name},
+                         {"root", p.root}});
+  j["processes"] = processes;
+  const auto& c = r.clocks();
+  json clocks = {{"boot_id", c.boot_id}, {"machine_id", c.machine_id}, {"host_name", c.host_name}};
+  json snapshots = json::array();
+  for (const auto& k : c.snapshots) {
+    static const char* const kWhen[] = {"start", "periodic", "stop"};
+    snapshots.push_back({{"when", kWhen[static_cast<int>(k.when)]},
+                         {"mono_before_ns", k.mono_before_ns},
+                         {"mono_after_ns", k.mono_after_ns},
+                         {"real_ns", k.real_ns},
+                         {"boot_ns", k.boot_ns},
+                         {"maxerror_us", k.maxerror_us},
+                         {"esterror_us", k.esterror_us},
+                         {"status", k.status},
+                         {"freq", k.freq},
+                         {"synchronised", k.synchronised}});
+  }
+  clocks["snapshots"] = snapshots;
+  if (const auto s = analysis::summarize_clocks(c); s && s->real_drift_ppm) {
+    clocks["real_drift_ns"] = *s->real_drift_ns;
+    clocks["real_drift_ppm"] = *s->real_drift_ppm;
+  }
+  j["clocks"] = clocks;
+  return j;
+}
+
+int run_info(const std::string& input, const std::string& format) {
   try {
     formats::TraceReader reader(input);
     for (const auto& w : reader.warnings())
       std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    if (format == "json") {
+      std::printf("%s\n", info_json(reader, input).dump(2).c_str());
+      if (std::fflush(stdout) != 0) {
+        std::perror("atrace: stdout: write failed");
+        return 1;
+      }
+      return reader.damaged() ? 3 : 0;
+    }
     print_header(reader, input == "-" ? "stdin" : input);
     print_duration(reader);
     std::vector<formats::Event> detached;
@@ -196,6 +290,7 @@ int run_info(const std::string& input) {
     print_detached(reader, detached);
     print_threads(reader);
     print_processes(reader);
+    print_clocks(reader);
     if (std::fflush(stdout) != 0) {
       std::perror("atrace: stdout: write failed");
       return 1;
@@ -218,12 +313,17 @@ void add_info(cli::Command app, int& exit_status) {
   cmd.option("-i,--input", *input, "Trace file to read ('-' reads stdin)")
       .capture_default()
       .type_name("FILE");
+  auto format = std::make_shared<std::string>("text");
+  cmd.option("--format", *format, "Output format: text or json")
+      .type_name("FORMAT")
+      .one_of({"text", "json"})
+      .capture_default();
   auto kernel = std::make_shared<bool>(false);
   cmd.flag("--kernel", *kernel,
            "Instead of a trace: what the running kernel offers atrace, and what atrace does "
            "without each missing feature (run as root or with CAP_BPF and CAP_PERFMON for the "
            "complete answer)");
-  cmd.callback([input, kernel, &exit_status] {
+  cmd.callback([input, format, kernel, &exit_status] {
     if (*kernel) {
       const KernelFeatures f = detect_kernel_features();
       print_kernel_features(stdout, f);
@@ -235,7 +335,7 @@ void add_info(cli::Command app, int& exit_status) {
       }
       return;
     }
-    exit_status = run_info(*input);
+    exit_status = run_info(*input, *format);
   });
 }
 
