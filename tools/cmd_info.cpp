@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "record/record.h"
@@ -186,8 +187,7 @@ void print_processes(const formats::TraceReader& r) {
 int run_info(const std::string& input) {
   try {
     formats::TraceReader reader(input);
-    for (const auto& w : reader.warnings())
-      std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    for (const auto& w : reader.warnings()) base::warning("%s", w.c_str());
     print_header(reader, input == "-" ? "stdin" : input);
     print_duration(reader);
     std::vector<formats::Event> detached;
@@ -197,12 +197,12 @@ int run_info(const std::string& input) {
     print_threads(reader);
     print_processes(reader);
     if (std::fflush(stdout) != 0) {
-      std::perror("atrace: stdout: write failed");
+      base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // a damaged file (checksum errors) is said by the status too
   } catch (const formats::TraceError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
 }
@@ -228,7 +228,7 @@ void add_info(cli::Command app, int& exit_status) {
       const KernelFeatures f = detect_kernel_features();
       print_kernel_features(stdout, f);
       if (auto missing = f.missing_requirement(); !missing.empty()) {
-        std::fprintf(stderr, "atrace: %s\n", missing.c_str());
+        base::error("%s", missing.c_str());
         exit_status = 1;
       } else {
         exit_status = 0;
