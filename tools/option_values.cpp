@@ -85,8 +85,9 @@ uint64_t parse_duration(const std::string& option, const std::string& text, base
   std::string range = "(a number of ns, us, ms or s, ";
   range += bare == base::BareNumber::Seconds ? "seconds" : "nanoseconds";
   range += " without a unit";
-  if (min_ns > 0 || max_ns < UINT64_MAX)
-    range += ", from " + base::show_duration(min_ns) + " to " + base::show_duration(max_ns);
+  if (min_ns > 1) range += ", from " + base::show_duration(min_ns);
+  else if (min_ns == 1) range += ", above 0";
+  if (max_ns < UINT64_MAX) range += (min_ns ? " up to " : ", up to ") + base::show_duration(max_ns);
   range += ")";
   const auto ns = base::parse_duration_ns(text, bare);
   if (!ns) bad(option, text, "is not a duration " + range);

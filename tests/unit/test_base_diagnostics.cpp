@@ -126,13 +126,13 @@ TEST(OneVoiceOptionValues, DurationsAndNumbersSayWhatIsAccepted) {
                                     3600'000'000'000);
             }),
             "--interval: '2h' is not a duration (a number of ns, us, ms or s, seconds without a "
-            "unit, from 100ms to 3600s)");
+            "unit, from 100ms up to 3600s)");
   EXPECT_EQ(error_of([] {
               tools::parse_duration("--interval", "0.05", base::BareNumber::Seconds, 100'000'000,
                                     3600'000'000'000);
             }),
             "--interval: '0.05' is out of range (a number of ns, us, ms or s, seconds without a "
-            "unit, from 100ms to 3600s)");
+            "unit, from 100ms up to 3600s)");
   EXPECT_EQ(error_of([] {
               tools::parse_duration("--filter-threshold", "2 us", base::BareNumber::Nanoseconds, 0,
                                     UINT64_MAX);
