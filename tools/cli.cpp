@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -54,6 +55,12 @@ class HelpFormatter : public CLI::Formatter {
 CLI::Validator number_check(double min, double max, bool above_min) {
   return CLI::Validator(
       [=](std::string& text) { return number_problem(text, min, max, above_min); }, "");
+}
+
+// An int option's value: a whole number as option_values.h words it, not
+// CLI11's "Could not convert: --pid = 1,2".
+CLI::Validator whole_number_check() {
+  return CLI::Validator([](std::string& text) { return count_problem(text, INT_MAX); }, "");
 }
 
 }  // namespace
@@ -117,7 +124,7 @@ Option Command::option(const std::string& name, std::vector<std::string>& value,
 }
 
 Option Command::option(const std::string& name, int& value, const std::string& help) {
-  return Option(app_->add_option(name, value, help));
+  return Option(app_->add_option(name, value, help)->check(whole_number_check()));
 }
 
 Option Command::option(const std::string& name, double& value, const std::string& help) {

@@ -47,14 +47,22 @@ uint64_t parse_bytes(const std::string& option, const std::string& text, uint64_
   return v;
 }
 
-uint64_t parse_count(const std::string& option, const std::string& text, uint64_t max) {
+std::string count_problem(const std::string& text, uint64_t max) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  const std::string range = "(a whole number from 0 to " + std::to_string(max) + ")";
+  const std::string bounds = "from 0 to " + std::to_string(max) + ")";
   if (end != text.data() + text.size() || text.empty())
-    bad(option, text, "is not a count " + range);
-  if (ec == std::errc::result_out_of_range || v > max) bad(option, text, "is too large " + range);
-  return v;
+    return "'" + text + "' is not a whole number (" + bounds;
+  const std::string range = "(a whole number " + bounds;
+  if (ec == std::errc::result_out_of_range || v > max)
+    return "'" + text + "' is too large " + range;
+  return {};
+}
+
+uint64_t parse_count(const std::string& option, const std::string& text, uint64_t max) {
+  if (std::string why = count_problem(text, max); !why.empty())
+    throw OptionError(option + ": " + why);
+  return std::stoull(text);
 }
 
 std::string number_problem(const std::string& text, double min, double max, bool positive) {

@@ -35,6 +35,9 @@ uint64_t parse_duration(const std::string& option, const std::string& text, base
 // "'101' is out of range (a number from 0 to 100)", empty when it is right.
 // parse_number throws it; the command line's checks (tools/cli.h) return it.
 std::string number_problem(const std::string& text, double min, double max, bool positive = false);
+// The same for a plain non-negative integer: "'1,2' is not a whole number
+// (from 0 to 2147483647)".
+std::string count_problem(const std::string& text, uint64_t max);
 
 // "1G" for a byte bound, "2.5" for a number: how the messages show bounds.
 std::string show_bytes(uint64_t bytes);

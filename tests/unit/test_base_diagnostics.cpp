@@ -145,6 +145,12 @@ TEST(OneVoiceOptionValues, DurationsAndNumbersSayWhatIsAccepted) {
   EXPECT_EQ(tools::number_problem("x", 0, 1, true),
             "'x' is not a number (a number above 0 up to 1)");
   EXPECT_EQ(tools::number_problem("50", 0, 100), "");
+  EXPECT_EQ(tools::count_problem("1,2", 2147483647),
+            "'1,2' is not a whole number (from 0 to 2147483647)");
+  EXPECT_EQ(tools::count_problem("300", 255), "'300' is too large (a whole number from 0 to 255)");
+  EXPECT_EQ(tools::count_problem("255", 255), "");
+  EXPECT_EQ(error_of([] { tools::parse_count("--pid", "1x", 10); }),
+            "--pid: '1x' is not a whole number (from 0 to 10)");
   EXPECT_EQ(error_of([] { tools::parse_number("--filter-budget", "nan", 0, 100); }),
             "--filter-budget: 'nan' is not a number (a number from 0 to 100)");
 }
