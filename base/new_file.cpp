@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/diagnostics.h"
 #include "base/invoking_user.h"
 
 namespace atrace {
@@ -20,7 +21,7 @@ namespace {
 }
 
 [[noreturn]] void fail_errno(const std::string& path, const std::string& what, int err) {
-  fail(path, what + ": " + std::strerror(err));
+  fail(path, what + ": " + base::errno_text(err));
 }
 
 std::string dir_of(const std::string& path) {

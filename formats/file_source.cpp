@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/diagnostics.h"
 #include "formats/format_v2.h"
 #include "formats/trace_reader.h"
 
@@ -16,7 +17,7 @@ namespace atrace::formats {
 namespace {
 
 [[noreturn]] void fail(const std::string& name, const char* what, int err) {
-  std::string msg = name + ": " + what + ": " + std::strerror(err);
+  std::string msg = name + ": " + what + ": " + base::errno_text(err);
   if (err == ENOENT) msg += " (record a trace with 'atrace record')";
   throw TraceError(msg);
 }
@@ -123,7 +124,7 @@ size_t FileSource::read_at(uint64_t off, void* buf, size_t n) const {
   while (done < n) {
     ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(off + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw TraceError(name_ + ": cannot read: " + std::strerror(errno));
+    if (r < 0) throw TraceError(name_ + ": cannot read: " + base::errno_text(errno));
     if (r == 0) break;
     done += static_cast<size_t>(r);
   }

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "base/diagnostics.h"
 #include "formats/block_codec.h"
 #include "formats/format_v2.h"
 #include "formats/frame.h"
@@ -72,7 +73,7 @@ struct TraceWriter::Impl {
   bool failed = false;  // a write failed: nothing more is written
   [[noreturn]] void fail(int err) {
     failed = true;
-    throw WriteError(display() + ": write failed: " + std::strerror(err));
+    throw WriteError(display() + ": write failed: " + base::errno_text(err));
   }
 
   void frame(uint8_t type, std::span<const uint8_t> ext, std::span<const uint8_t> payload,
@@ -164,14 +165,14 @@ TraceWriter::TraceWriter(const std::string& path, WriterOptions opts)
   impl_->fd = path == "-"
                   ? STDOUT_FILENO
                   : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, Impl::kMode);
-  if (impl_->fd < 0) throw WriteError(path + ": cannot create: " + std::strerror(errno));
+  if (impl_->fd < 0) throw WriteError(path + ": cannot create: " + base::errno_text(errno));
 }
 
 TraceWriter::TraceWriter(int fd, const std::string& name, WriterOptions opts)
     : impl_(std::make_unique<Impl>(std::move(opts))) {
   impl_->path = name;
   impl_->fd = fd;
-  if (fd < 0) throw WriteError(name + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) throw WriteError(name + ": cannot create: " + base::errno_text(errno));
 }
 
 // Without finish() (the recorder failed or was interrupted), open blocks are

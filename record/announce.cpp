@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "base/plural.h"
 #include "record/kernel_groups.h"
 
@@ -40,21 +41,21 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
   if (functions < table.size())
     what += " and " + base::plural(table.size() - functions, "USDT probe");
   if (!functions) what = base::plural(table.size(), "USDT probe");
-  std::fprintf(stderr, "atrace: probing %s: %s; %s; attached in %.1f ms\n", what.c_str(),
-               paths.c_str(), multi ? "uprobe_multi links" : "perf-event links",
-               static_cast<double>(attach_ns) / 1e6);
+  base::progress("probing %s: %s; %s; attached in %.1f ms", what.c_str(), paths.c_str(),
+                 multi ? "uprobe_multi links" : "perf-event links",
+                 static_cast<double>(attach_ns) / 1e6);
   // What the kernel groups cost the traced calls (kernel_groups.h).
   const unsigned g = kernel_groups;
   if (g & kKernelSyscalls)
-    std::fprintf(stderr,
-                 "atrace: kernel events: %s; recording system calls adds about 0.5 us to each "
-                 "traced call and 0.3 us to every system call of the machine\n",
-                 kernel_groups_string(g).c_str());
+    base::progress(
+        "kernel events: %s; recording system calls adds about 0.5 us to each "
+        "traced call and 0.3 us to every system call of the machine",
+        kernel_groups_string(g).c_str());
   else if (g)
-    std::fprintf(stderr,
-                 "atrace: kernel events: %s (no cost per traced call); system calls are "
-                 "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)\n",
-                 kernel_groups_string(g).c_str());
+    base::progress(
+        "kernel events: %s (no cost per traced call); system calls are "
+        "not recorded: --kernel=+syscalls adds them (about +0.5 us a traced call)",
+        kernel_groups_string(g).c_str());
 }
 
 namespace {
@@ -87,12 +88,11 @@ void announce_targets(const std::vector<pid_t>& pids, const std::string& cgroup)
   // One process of atrace's own file system: the command line said it all.
   if (pids.size() == 1 && cgroup.empty() && list.find(';') == std::string::npos) return;
   if (!cgroup.empty())
-    std::fprintf(stderr, "atrace: tracing cgroup %s and the processes started in it: %s now: %s\n",
-                 cgroup.c_str(), base::plural(pids.size(), "process", "processes").c_str(),
-                 list.c_str());
+    base::progress("tracing cgroup %s and the processes started in it: %s now: %s", cgroup.c_str(),
+                   base::plural(pids.size(), "process", "processes").c_str(), list.c_str());
   else
-    std::fprintf(stderr, "atrace: tracing %s: %s\n",
-                 base::plural(pids.size(), "process", "processes").c_str(), list.c_str());
+    base::progress("tracing %s: %s", base::plural(pids.size(), "process", "processes").c_str(),
+                   list.c_str());
 }
 
 }  // namespace atrace

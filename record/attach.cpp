@@ -10,15 +10,18 @@
 #include <tuple>
 #include <utility>
 
+#include "base/diagnostics.h"
+
 namespace atrace {
 
 namespace {
 
 constexpr int kENOTSUPP = 524;  // kernel-internal: the instruction cannot be probed
 
+// An attach failure's errno, with what ENOTSUPP means for a uprobe.
 std::string describe(int error) {
   if (error == kENOTSUPP) return "the kernel cannot probe the instruction there";
-  return std::strerror(error);
+  return base::errno_text(error);
 }
 
 uint64_t cookie(const uprobes::ProbeSite& s, uint32_t gen) {

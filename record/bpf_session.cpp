@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/capabilities.h"
+#include "base/diagnostics.h"
 #include "base/unique_fd.h"
 #include "bpf/atrace.h"
 #include "bpf/atrace.skel.h"
@@ -59,7 +60,7 @@ void BpfSession::SkelDeleter::operator()(atrace_bpf* s) const { atrace_bpf::dest
 BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alongside& alongside)
     : multi_(s.multi), verbose_(s.verbose), features_(f) {
   skel_.reset(atrace_bpf::open());
-  if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + std::strerror(errno));
+  if (!skel_) throw RecordError(std::string("cannot open BPF object: ") + base::errno_text(errno));
   ncpus_ = libbpf_num_possible_cpus();
   if (ncpus_ <= 0 || ncpus_ > ATRACE_MAX_CPUS)
     throw RecordError("cannot determine the number of CPUs");
@@ -165,12 +166,12 @@ void BpfSession::create_shared_maps() {
       if ((errno == EPERM || errno == EACCES) && !can_trace())
         throw RecordError(tracing_privilege_error("record"));
       throw RecordError(std::string("cannot create BPF map ") + bpf_map__name(map) + ": " +
-                        std::strerror(errno));
+                        base::errno_text(errno));
     }
     // libbpf keeps a duplicate: fd may go.
     if (int err = bpf_map__reuse_fd(map, fd.get()); err)
       throw RecordError(std::string("cannot set up BPF map ") + bpf_map__name(map) + ": " +
-                        std::strerror(-err));
+                        base::errno_text(-err));
   }
 }
 
@@ -223,7 +224,7 @@ void BpfSession::fill_values(const BpfSettings& s) {
     atrace_value_spec spec = bpf_value_spec(v);
     __u32 key = id;
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.fn_values), &key, &spec, BPF_ANY) != 0)
-      throw RecordError(std::string("cannot set the argument specs: ") + std::strerror(errno));
+      throw RecordError(std::string("cannot set the argument specs: ") + base::errno_text(errno));
   }
 }
 
@@ -262,7 +263,7 @@ void BpfSession::load(const BpfSettings& s) {
       throw RecordError(tracing_privilege_error("record"));
     if (err == -EACCES)
       throw RecordError("the kernel's BPF verifier refused atrace's programs (-v shows its log)");
-    throw RecordError(std::string("cannot load BPF programs: ") + std::strerror(-err));
+    throw RecordError(std::string("cannot load BPF programs: ") + base::errno_text(-err));
   }
 }
 
@@ -319,7 +320,7 @@ const ProbeCost& BpfSession::calibrate() {
   drain();
   start({});
   if (verbose_ && !cost_.error.empty())
-    std::fprintf(stderr, "atrace: probe cost calibration: %s\n", cost_.error.c_str());
+    base::progress("probe cost calibration: %s", cost_.error.c_str());
   return cost_;
 }
 
@@ -366,7 +367,7 @@ bool BpfSession::processes_left() const {
 void BpfSession::attach_tracepoints() {
   if (int err = atrace_bpf::attach(skel_.get()); err || !thread_exit_attached(skel_.get()))
     throw RecordError(std::string("cannot attach the kernel tracepoints: ") +
-                      std::strerror(err ? -err : errno));
+                      base::errno_text(err ? -err : errno));
 }
 
 void BpfSession::before_exec() { skel_->bss->before_exec = true; }

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/diagnostics.h"
 #include "base/mountinfo.h"
 #include "record/record_error.h"
 
@@ -55,14 +56,14 @@ CgroupTarget resolve_cgroup(const std::string& given) {
   struct stat st {};
   if (::stat(cg.path.c_str(), &st) != 0)
     throw RecordError("--cgroup=" + given + ": no such cgroup (" + cg.path + ": " +
-                      std::strerror(errno) + "; the cgroup v2 root is " + root + ")");
+                      base::errno_text(errno) + "; the cgroup v2 root is " + root + ")");
   if (!S_ISDIR(st.st_mode) || !is_cgroup2(cg.path))
     throw RecordError("--cgroup=" + given + ": " + cg.path +
                       " is not a cgroup v2 directory (the cgroup v2 root is " + root + ")");
   // Its place below the root: the depth the programs compare at.
   char real[PATH_MAX], real_root[PATH_MAX];
   if (!::realpath(cg.path.c_str(), real) || !::realpath(root.c_str(), real_root))
-    throw RecordError("--cgroup=" + given + ": " + std::strerror(errno));
+    throw RecordError("--cgroup=" + given + ": " + base::errno_text(errno));
   std::string rel = real + std::strlen(real_root);
   if (std::strncmp(real, real_root, std::strlen(real_root)) != 0 ||
       (!rel.empty() && rel.front() != '/'))

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/diagnostics.h"
 #include "base/unique_fd.h"
 #include "record/record_error.h"
 #include "record/stop_signals.h"
@@ -39,7 +40,8 @@ void run_until_stop(const DrainLoop& loop) {
   while (!stop) {
     struct epoll_event evs[4];
     int n = epoll_wait(ep.get(), evs, 4, -1);
-    if (n < 0 && errno != EINTR) throw RecordError(std::string("epoll: ") + std::strerror(errno));
+    if (n < 0 && errno != EINTR)
+      throw RecordError(std::string("epoll: ") + base::errno_text(errno));
     for (int i = 0; i < n; ++i) {
       switch (evs[i].data.u64) {
         case kSignal: stop = loop.stop->take() != 0; break;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/clock.h"
+#include "base/diagnostics.h"
 #include "record/func_values.h"
 #include "record/stack_joiner.h"
 
@@ -41,18 +42,18 @@ void EventCollector::on_record(const void* data, size_t size) {
   ++events_;
 }
 
-void EventCollector::warn(std::FILE* out) const {
-  for (const auto& line : late_.never_seen()) std::fprintf(out, "atrace: %s\n", line.c_str());
+void EventCollector::warn() const {
+  for (const auto& line : late_.never_seen()) base::progress("%s", line.c_str());
   if (values_late_)
-    std::fprintf(out,
-                 "atrace: warning: the arguments or return values of %llu call(s) arrived after "
-                 "the call was written, and are missing\n",
-                 static_cast<unsigned long long>(values_late_));
+    base::warning(
+        "the arguments or return values of %llu call(s) arrived after "
+        "the call was written, and are missing",
+        static_cast<unsigned long long>(values_late_));
   if (stacks_late_)
-    std::fprintf(out,
-                 "atrace: warning: the call stacks of %llu call(s) arrived after the call was "
-                 "written, and are missing\n",
-                 static_cast<unsigned long long>(stacks_late_));
+    base::warning(
+        "the call stacks of %llu call(s) arrived after the call was "
+        "written, and are missing",
+        static_cast<unsigned long long>(stacks_late_));
 }
 
 }  // namespace atrace

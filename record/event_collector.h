@@ -47,7 +47,7 @@ class EventCollector {
   uint64_t first_event_at() const { return first_event_at_; }
   // The end's warnings: modules never seen, values and stacks that came
   // after their call was written.
-  void warn(std::FILE* out) const;
+  void warn() const;
 
  private:
   RecordDecoder decoder_;

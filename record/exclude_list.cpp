@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "base/diagnostics.h"
 #include "record/output_file.h"
 #include "uprobes/exclude_file.h"
 
@@ -30,10 +31,9 @@ void write_exclude_list(const std::vector<formats::ProbeInfo>& detached, const s
         "functions detached by atrace's relevance filters while recording " + output +
             "\nuse: atrace record --exclude=@" + path + " ..."));
     file.commit();
-    std::fprintf(stderr, "atrace: %zu detached function(s) listed in %s\n", detached.size(),
-                 path.c_str());
+    base::progress("%zu detached function(s) listed in %s", detached.size(), path.c_str());
   } catch (const OutputError& e) {
-    std::fprintf(stderr, "atrace: warning: %s\n", e.what());
+    base::warning("%s", e.what());
   }
 }
 

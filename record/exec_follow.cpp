@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/diagnostics.h"
 #include "base/unique_fd.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
@@ -59,7 +60,7 @@ class ChildSignals {
     pthread_sigmask(SIG_BLOCK, &set_, &old);
     unblock_ = !sigismember(&old, SIGCHLD);
     fd_.reset(signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!fd_) throw TargetError(std::string("signalfd: ") + std::strerror(errno));
+    if (!fd_) throw TargetError(std::string("signalfd: ") + base::errno_text(errno));
   }
   ~ChildSignals() {
     if (unblock_) pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
@@ -88,7 +89,7 @@ ExecFollower::ExecFollower(pid_t top, bool forks) : top_(top), forks_(forks) {
   if (forks_) options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
   if (trace_request(PTRACE_SEIZE, top, options) != 0)
     throw TargetError(std::string("cannot follow the command through exec: ptrace: ") +
-                      std::strerror(errno));
+                      base::errno_text(errno));
   alive_.insert(top);
 }
 
@@ -111,7 +112,7 @@ std::optional<ExecMatch> ExecFollower::run(const std::function<bool(const ExecMa
     if (alive_.empty()) return std::nullopt;
     struct pollfd p[2] = {{children.fd(), POLLIN, 0}, {stop.fd(), POLLIN, 0}};
     if (poll(p, 2, -1) < 0 && errno != EINTR)
-      throw TargetError(std::string("poll: ") + std::strerror(errno));
+      throw TargetError(std::string("poll: ") + base::errno_text(errno));
     if (p[1].revents & POLLIN)
       if (int sig = stop.take()) {
         interrupted_ = sig;

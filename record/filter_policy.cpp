@@ -15,24 +15,6 @@ std::optional<FilterMode> parse_filter_mode(std::string_view s) {
   return std::nullopt;
 }
 
-std::optional<uint64_t> parse_duration_ns(std::string_view s) {
-  size_t unit = s.find_first_not_of("0123456789.");
-  std::string number(s.substr(0, unit));
-  std::string_view suffix = unit == std::string_view::npos ? "" : s.substr(unit);
-  double scale = 0;
-  if (suffix.empty() || suffix == "ns") scale = 1;
-  else if (suffix == "us") scale = 1e3;
-  else if (suffix == "ms") scale = 1e6;
-  else if (suffix == "s") scale = 1e9;
-  else return std::nullopt;
-  if (number.empty()) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(number.c_str(), &end);
-  if (!end || *end != '\0' || !std::isfinite(v) || v < 0 || v * scale >= 9.2e18)
-    return std::nullopt;
-  return static_cast<uint64_t>(std::llround(v * scale));
-}
-
 FilterCosts filter_costs(const formats::ProbeCosts& calibrated) {
   using formats::ProbePath;
   FilterCosts out;

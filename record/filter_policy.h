@@ -42,8 +42,6 @@ struct FilterOptions {
 
 // "off", "absolute", "relative"
 std::optional<FilterMode> parse_filter_mode(std::string_view s);
-// "2us", "500ns", "1.5ms", "1s", "300" (ns) -> ns
-std::optional<uint64_t> parse_duration_ns(std::string_view s);
 
 // The file's DETACH reasons (formats/trace_types.h).
 using formats::DetachReason;

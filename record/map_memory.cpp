@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "base/diagnostics.h"
 #include "record/record_error.h"
 
 namespace atrace {
@@ -17,7 +18,7 @@ MapMemory::MapMemory(int fd, size_t bytes, const char* what) {
   len_ = (bytes + page - 1) / page * page;
   void* m = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED)
-    throw RecordError(std::string("cannot map ") + what + ": " + std::strerror(errno));
+    throw RecordError(std::string("cannot map ") + what + ": " + base::errno_text(errno));
   addr_ = m;
 }
 

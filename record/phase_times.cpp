@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/diagnostics.h"
 
 namespace atrace {
 
@@ -25,8 +26,9 @@ std::string PhaseTimes::text() const {
   char ms[32];
   for (const auto& p : phases_) {
     std::snprintf(ms, sizeof ms, "%.1f ms", static_cast<double>(p.ns) / 1e6);
-    out +=
-        "atrace: phase " + p.name + ": " + ms + (p.note.empty() ? "" : " (" + p.note + ")") + "\n";
+    out += base::diagnostic_line(
+        base::Severity::Progress,
+        "phase " + p.name + ": " + ms + (p.note.empty() ? "" : " (" + p.note + ")"));
   }
   return out;
 }

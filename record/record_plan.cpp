@@ -10,6 +10,7 @@
 #include <fstream>
 #include <utility>
 
+#include "base/diagnostics.h"
 #include "base/plural.h"
 #include "record/calibrate.h"
 #include "record/entry_sites.h"
@@ -59,12 +60,11 @@ void say_stand_ins(const RecordOptions& o, const RecordPlan& plan, const uprobes
       for (const auto& f : fns)
         if (sel.matches_name(f.demangled) && n++ == 0) first = f.demangled;
       if (n == 0) continue;
-      std::fprintf(stderr,
-                   "atrace: note: %s itself has %s matching '%s' (%s%s): if it never loads "
-                   "%s, --select='%s:%s' probes its own\n",
-                   m.name.c_str(), base::plural(n, "function").c_str(), sel.pattern.c_str(),
-                   first.c_str(), n > 1 ? ", ..." : "", late.name.c_str(), m.name.c_str(),
-                   sel.pattern.c_str());
+      base::note(
+          "%s itself has %s matching '%s' (%s%s): if it never loads "
+          "%s, --select='%s:%s' probes its own",
+          m.name.c_str(), base::plural(n, "function").c_str(), sel.pattern.c_str(), first.c_str(),
+          n > 1 ? ", ..." : "", late.name.c_str(), m.name.c_str(), sel.pattern.c_str());
       return;
     }
   }
@@ -79,11 +79,10 @@ void say_waiting(const RecordOptions& o, const RecordPlan& plan) {
     for (const auto& s : plan.sites) n += s.path == m.path;
     for (const auto& t : plan.usdt) n += t.path == m.path;
     if (n)
-      std::fprintf(stderr,
-                   "atrace: %s is not loaded yet: waiting for it (%zu %s on %s, in place "
-                   "when the process maps it)\n",
-                   m.name.c_str(), n, n == 1 ? "probe" : "probes",
-                   uprobes::seen_path(m.path).c_str());
+      base::progress(
+          "%s is not loaded yet: waiting for it (%zu %s on %s, in place "
+          "when the process maps it)",
+          m.name.c_str(), n, n == 1 ? "probe" : "probes", uprobes::seen_path(m.path).c_str());
     if (n) say_stand_ins(o, plan, m);
   }
 }
@@ -173,7 +172,7 @@ std::vector<uprobes::ArgSpec> auto_args(const uprobes::ValueRule& rule, uprobes:
                                   site.name + " in " + site.module +
                                   " (build it with -g, or name its arguments: FUNC@arg1/TYPE,...)");
   for (const auto& note : params->notes)
-    std::fprintf(stderr, "atrace: --args=%s@auto: %s\n", site.name.c_str(), note.c_str());
+    base::progress("--args=%s@auto: %s", site.name.c_str(), note.c_str());
   site.arg_names.clear();
   for (const auto& a : params->args) {
     if (site.arg_names.size() < a.slot) site.arg_names.resize(a.slot);
@@ -221,7 +220,7 @@ std::vector<uprobes::ProbeSite> resolve_sites(const RecordOptions& o, const Kern
   uprobes::ResolveNotes notes;
   auto sites = uprobes::resolve_probe_sites(include, exclude, plan.modules, ro, &notes);
   refuse_go_programs(sites);  // an error: before any status line
-  for (const auto& line : notes.lines(include)) std::fprintf(stderr, "atrace: %s\n", line.c_str());
+  for (const auto& line : notes.lines(include)) base::progress("%s", line.c_str());
   for (const auto& site : sites) plan.max_id = std::max(plan.max_id, site.id);
   if (!o.filter.keep.empty()) {
     // Same modules, same matching: a keep selector names functions the

@@ -21,6 +21,7 @@
 
 #include "base/capabilities.h"
 #include "base/clock.h"
+#include "base/diagnostics.h"
 #include "bpf/atrace.h"
 #include "formats/trace_writer.h"
 #include "record/announce.h"
@@ -356,8 +357,8 @@ ExecMatch Recorder::follow_exec() {
   for (const auto& exe : follower->ran())
     if (!match || exe != match->exe) ran += (ran.empty() ? "" : ", ") + exe;
   if (match) {
-    std::fprintf(stderr, "atrace: tracing %s, exec'd by the command (pid %d)%s%s\n",
-                 match->exe.c_str(), match->pid, ran.empty() ? "" : " after ", ran.c_str());
+    base::progress("tracing %s, exec'd by the command (pid %d)%s%s", match->exe.c_str(), match->pid,
+                   ran.empty() ? "" : " after ", ran.c_str());
     return *match;
   }
   if (const int sig = follower->interrupted()) {
@@ -394,7 +395,7 @@ void Recorder::load() {
   std::string why;
   cached_cost_ = load_cached_cost(kCalibrationCacheDir, cost_key_, &why);
   if (opts_.verbose && !cached_cost_)
-    std::fprintf(stderr, "atrace: probe cost not cached (%s): measured\n", why.c_str());
+    base::progress("probe cost not cached (%s): measured", why.c_str());
   // The unwind guard's programs are verified while atrace's are.
   BpfSession::Alongside guard;
   if (!plan_.sites.empty()) guard = [this](const SharedMapFds& maps) { load_unwind_guard(maps); };
@@ -534,10 +535,10 @@ void Recorder::load_unwind_guard(const SharedMapFds& shared) {
           throw RecordError(std::string(e.what()) +
                             ": a C++ exception through a traced function of " + m.name +
                             " would abort it");
-    std::fprintf(stderr,
-                 "atrace: warning: return probes are not exception-safe here (%s): a thread "
-                 "that calls pthread_exit or is cancelled inside a traced function will crash\n",
-                 e.what());
+    base::warning(
+        "return probes are not exception-safe here (%s): a thread "
+        "that calls pthread_exit or is cancelled inside a traced function will crash",
+        e.what());
   }
 }
 
@@ -574,10 +575,10 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
     else attachable.push_back(s);
   }
   if (!refused.empty())
-    std::fprintf(stderr,
-                 "atrace: warning: %zu function(s) start with an instruction the kernel cannot "
-                 "probe and are not traced (first: %s in %s)\n",
-                 refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
+    base::warning(
+        "%zu function(s) start with an instruction the kernel cannot "
+        "probe and are not traced (first: %s in %s)",
+        refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
   if (attachable.empty())
     throw RecordError("no selected function can be probed: " + refused.front()->name +
                       " starts with an instruction the kernel refuses to probe");
@@ -596,8 +597,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
                         (multi_ ? "" : task_uprobe_privilege_hint(first.error)));
     throw RecordError("no probe could be attached (" + what + ")");
   }
-  std::fprintf(stderr, "atrace: warning: %zu of %zu functions could not be probed (first: %s)\n",
-               failures.size(), attachable.size(), what.c_str());
+  base::warning("%zu of %zu functions could not be probed (first: %s)", failures.size(),
+                attachable.size(), what.c_str());
   return table;
 }
 
@@ -607,9 +608,8 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
     if (table.empty())
       throw RecordError("no USDT probe could be attached (" + failures.front() + ")");
   } else if (!failures.empty()) {
-    std::fprintf(stderr,
-                 "atrace: warning: %zu of %zu USDT probes could not be attached (first: %s)\n",
-                 failures.size(), plan_.usdt.size(), failures.front().c_str());
+    base::warning("%zu of %zu USDT probes could not be attached (first: %s)", failures.size(),
+                  plan_.usdt.size(), failures.front().c_str());
   }
   std::map<uint32_t, const uprobes::UsdtTarget*> by_id;
   for (const auto& t : plan_.usdt) by_id[t.id] = &t;
@@ -649,8 +649,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
     probes_.modules = std::make_unique<ModuleWatch>(bpf_->module_hook_program(), watched_, where,
                                                     waited_for_linker(plan_.modules));
     if (probes_.modules->unwatched() && opts_.verbose)
-      std::fprintf(stderr, "atrace: %zu module(s) without DT_INIT/DT_FINI: no MODULE events\n",
-                   probes_.modules->unwatched());
+      base::progress("%zu module(s) without DT_INIT/DT_FINI: no MODULE events",
+                     probes_.modules->unwatched());
   }
   if (!table.empty())
     announce_probes(table, now_ns(CLOCK_MONOTONIC) - attach_start, multi_, opts_.kernel_groups);
@@ -699,7 +699,7 @@ void Recorder::writing(RecordResult& r, const std::function<void()>& write) {
     write();
   } catch (const formats::WriteError& e) {
     r.write_error = e.what();
-    std::fprintf(stderr, "atrace: %s: recording stopped\n", e.what());
+    base::error("%s: recording stopped", e.what());
   }
 }
 
@@ -785,13 +785,11 @@ void Recorder::detach() {
   const bool target_gone = !several_ && run_.target->exited();
   if (target_gone) reaper_ = hand_links_to_reaper();
   if (reaper_ && opts_.verbose)
-    std::fprintf(stderr,
-                 "atrace: the target has exited: its probes are closed in the background\n");
+    base::progress("the target has exited: its probes are closed in the background");
   if (probes_.relevance) {
     probes_.relevance->finish();
     run_.detached = probes_.relevance->detached();
-    if (auto line = probes_.relevance->summary(); !line.empty())
-      std::fprintf(stderr, "atrace: %s\n", line.c_str());
+    if (auto line = probes_.relevance->summary(); !line.empty()) base::progress("%s", line.c_str());
   }
   // Stop: returns, then entries (attach.h), then everything in flight.
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
@@ -800,8 +798,8 @@ void Recorder::detach() {
   probes_.usdt->detach_all();
   probes_.modules.reset();
   if (opts_.verbose && !run_.table.empty())
-    std::fprintf(stderr, "atrace: detached %zu probes in %.1f ms\n", run_.table.size(),
-                 static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);
+    base::progress("detached %zu probes in %.1f ms", run_.table.size(),
+                   static_cast<double>(now_ns(CLOCK_MONOTONIC) - detach_start) / 1e6);
   if (!run_.target->exited()) events_->threads().refresh_names();
   bpf_->drain();
 }
@@ -828,7 +826,7 @@ void Recorder::write_rest(RecordResult& r) {
       write_exclude_list(run_.detached, opts_.output, plan_.exe_path, opts_.pid);
   }
   if (sink_) sink_->end(header, threads, lost);
-  events_->warn(stderr);
+  events_->warn();
   r.events = events_->events();
   r.hits = events_->hits();
   r.lost = lost.total();
@@ -895,11 +893,11 @@ void Recorder::note_joined() {
     }
     if (unprobed.empty()) continue;
     status_.clear();  // the line is refreshed at the next wake-up
-    std::fprintf(stderr,
-                 "atrace: process %s started in the cgroup: traced, but %s not probed (no "
-                 "process of the cgroup had it when atrace started; a selector naming the "
-                 "file by path probes it from the start)\n",
-                 describe_process(pid).c_str(), unprobed.c_str());
+    base::progress(
+        "process %s started in the cgroup: traced, but %s not probed (no "
+        "process of the cgroup had it when atrace started; a selector naming the "
+        "file by path probes it from the start)",
+        describe_process(pid).c_str(), unprobed.c_str());
   }
 }
 
@@ -919,7 +917,7 @@ void Recorder::forget_gone() {
   if (gone.empty()) return;
   if (traced_.empty())
     throw RecordError("process " + gone + " exited while atrace attached: nothing to record");
-  std::fprintf(stderr, "atrace: process %s exited while atrace attached\n", gone.c_str());
+  base::progress("process %s exited while atrace attached", gone.c_str());
 }
 
 // Before the target is released, a stop signal ends the run (stop_signals.h).

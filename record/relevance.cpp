@@ -1,5 +1,6 @@
 #include "record/relevance.h"
 
+#include "base/diagnostics.h"
 #include "base/symbol_name.h"
 
 #include <bpf/bpf.h>
@@ -148,9 +149,9 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
     const auto& p = table_[d.id];
     detached_.push_back(p);
     // The short name reports use, and the comparison that decided.
-    std::fprintf(stderr, "atrace: detached %s (%s: %llu calls, %s)\n",
-                 base::short_name(p.name).c_str(), formats::to_string(d.reason),
-                 static_cast<unsigned long long>(d.calls), d.rule.c_str());
+    base::progress("detached %s (%s: %llu calls, %s)", base::short_name(p.name).c_str(),
+                   formats::to_string(d.reason), static_cast<unsigned long long>(d.calls),
+                   d.rule.c_str());
   }
   std::string error;
   detacher_->detach(ids, now, error);
@@ -162,10 +163,10 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
     if (detacher_->pending()) usleep(250);
   }
   if (!error.empty())
-    std::fprintf(stderr,
-                 "atrace: warning: could not re-attach without a detached function (%s): its "
-                 "probes stay until the end, silenced\n",
-                 error.c_str());
+    base::warning(
+        "could not re-attach without a detached function (%s): its "
+        "probes stay until the end, silenced",
+        error.c_str());
   return events;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "record/record_error.h"
 
 namespace atrace {
@@ -26,7 +27,7 @@ PerCpuRings::PerCpuRings(int ncpus, size_t bytes) {
     if (fd < 0)
       throw RecordError("cannot create a " + std::to_string(bytes >> 10) +
                         " KiB ring buffer for CPU " + std::to_string(cpu) + ": " +
-                        std::strerror(errno));
+                        base::errno_text(errno));
     rings_.emplace_back(fd);
   }
 }
@@ -51,11 +52,11 @@ void PerCpuRings::install(int outer_map_fd, Handler handler) {
     __u32 key = static_cast<__u32>(cpu);
     if (!batched && bpf_map_update_elem(outer_map_fd, &key, &fd, BPF_ANY) != 0)
       throw RecordError("cannot install ring buffer for CPU " + std::to_string(cpu) + ": " +
-                        std::strerror(errno));
+                        base::errno_text(errno));
     int err = rb_ ? ring_buffer__add(rb_, fd, on_record, this) : 0;
     if (!rb_) rb_ = ring_buffer__new(fd, on_record, this, nullptr);
     if (!rb_ || err)
-      throw RecordError(std::string("cannot map ring buffer: ") + std::strerror(errno));
+      throw RecordError(std::string("cannot map ring buffer: ") + base::errno_text(errno));
   }
 }
 

@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
+
+#include "base/diagnostics.h"
 
 namespace atrace {
 
@@ -16,9 +19,11 @@ class StatusLine {
   bool enabled() const { return enabled_; }
   void show(size_t probes, uint64_t events, uint64_t lost, double elapsed) {
     if (!enabled_) return;
-    std::fprintf(stderr, "\ratrace: %zu probes, %llu events, %llu lost, %.1f s\033[K", probes,
-                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(lost),
-                 elapsed);
+    // Redrawn in place: the progress prefix without diagnostics' newline.
+    const std::string prefix(base::prefix(base::Severity::Progress));
+    std::fprintf(stderr, "\r%s%zu probes, %llu events, %llu lost, %.1f s\033[K", prefix.c_str(),
+                 probes, static_cast<unsigned long long>(events),
+                 static_cast<unsigned long long>(lost), elapsed);
     shown_ = true;
   }
   void clear() {

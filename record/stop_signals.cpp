@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "record/record_error.h"
 #include "record/target.h"
 
@@ -58,7 +59,7 @@ StopSignals::StopSignals() {
     if (ignored_ & (1ull << (sig - 1)))
       signal(sig, SIG_DFL);  // an ignored signal would never reach the signalfd
   fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd_) throw RecordError(std::string("signalfd: ") + std::strerror(errno));
+  if (!fd_) throw RecordError(std::string("signalfd: ") + base::errno_text(errno));
 }
 
 int StopSignals::take() {

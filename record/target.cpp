@@ -14,6 +14,7 @@
 #include <sstream>
 #include <utility>
 
+#include "base/diagnostics.h"
 #include "record/stop_signals.h"
 
 namespace atrace {
@@ -39,7 +40,7 @@ Target Target::attach(pid_t pid) {
   t.pidfd_.reset(pidfd_open(pid));
   if (!t.pidfd_) {
     if (errno == ESRCH) throw TargetError("no process with pid " + std::to_string(pid));
-    throw TargetError("cannot watch pid " + std::to_string(pid) + ": " + std::strerror(errno));
+    throw TargetError("cannot watch pid " + std::to_string(pid) + ": " + base::errno_text(errno));
   }
   return t;
 }
@@ -48,7 +49,7 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
                            bool stdout_to_stderr, uint64_t ignore, bool traceable) {
   int hold[2], err[2];
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-    throw TargetError(std::string("pipe: ") + std::strerror(errno));
+    throw TargetError(std::string("pipe: ") + base::errno_text(errno));
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -57,7 +58,7 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
   sigprocmask(SIG_SETMASK, nullptr, &current);
 
   pid_t pid = fork();
-  if (pid < 0) throw TargetError(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) throw TargetError(std::string("fork: ") + base::errno_text(errno));
   if (pid == 0) {
     // Child: only async-signal-safe calls from here on.
     close(hold[1]);
@@ -93,7 +94,7 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
   t.err_.reset(err[0]);
   t.argv_ = argv;
   t.pidfd_.reset(pidfd_open(pid));
-  if (!t.pidfd_) throw TargetError(std::string("pidfd_open: ") + std::strerror(errno));
+  if (!t.pidfd_) throw TargetError(std::string("pidfd_open: ") + base::errno_text(errno));
   return t;
 }
 
@@ -101,7 +102,7 @@ void Target::release() {
   if (!launched_ || !go_) return;
   char go = 1;
   if (write(go_.get(), &go, 1) != 1)
-    throw TargetError(std::string("cannot start the command: ") + std::strerror(errno));
+    throw TargetError(std::string("cannot start the command: ") + base::errno_text(errno));
   go_.reset();
   // The error pipe closes on a successful exec; a failed one sends errno.
   int e = 0;
@@ -111,7 +112,7 @@ void Target::release() {
   err_.reset();
   if (n == sizeof e) {
     wait_exit();
-    throw TargetError("cannot execute " + argv_[0] + ": " + std::strerror(e));
+    throw TargetError("cannot execute " + argv_[0] + ": " + base::errno_text(e));
   }
 }
 

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "base/capabilities.h"
+#include "base/diagnostics.h"
 #include "bpf/unwind.h"
 #include "bpf/unwind.skel.h"
 #include "record/uprobe_multi.h"
@@ -31,8 +32,6 @@ void UnwindGuard::Deleter::operator()(unwind_bpf* s) const { unwind_bpf::destroy
 void UnwindGuard::Deleter::operator()(ring_buffer* r) const { ring_buffer__free(r); }
 
 namespace {
-
-std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
 
 // The key the programs build from a return instance's uprobe: the file as
 // the kernel names it (dev in its MKDEV encoding) and the file offset.
@@ -65,10 +64,11 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   // that refuses it gets the guard without it.
   auto open_and_load = [&](bool with_release) -> int {
     skel_.reset(unwind_bpf::open());
-    if (!skel_) throw UnwindGuardError("cannot open the unwind programs: " + errno_text(errno));
+    if (!skel_)
+      throw UnwindGuardError("cannot open the unwind programs: " + base::errno_text(errno));
     auto reuse = [](bpf_map* m, int fd) {
       if (int err = bpf_map__reuse_fd(m, fd); err)
-        throw UnwindGuardError("cannot share atrace's maps: " + errno_text(err));
+        throw UnwindGuardError("cannot share atrace's maps: " + base::errno_text(err));
     };
     reuse(skel_->maps.rings, maps.rings);
     reuse(skel_->maps.lost, maps.lost);
@@ -93,11 +93,12 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
   if (task_work ? *task_work : kernel_has_task_work()) {
     err = open_and_load(true);
     can_release_ = err == 0;
-    if (err) release_refused_ = "the kernel refused the release program (" + errno_text(err) + ")";
+    if (err)
+      release_refused_ = "the kernel refused the release program (" + base::errno_text(err) + ")";
   }
   if (err) err = open_and_load(false);
   if (err)
-    throw UnwindGuardError("the kernel refused the unwind programs (" + errno_text(err) +
+    throw UnwindGuardError("the kernel refused the unwind programs (" + base::errno_text(err) +
                            "; -v shows the verifier's log)");
   for (const auto& s : sites) {
     probed_.insert({s.path, s.offset - s.entry_delta});
@@ -106,7 +107,8 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
       bpf_map_update_elem(bpf_map__fd(skel_->maps.probe_ids), &key, &s.id, BPF_ANY);
   }
   requests_.reset(ring_buffer__new(bpf_map__fd(skel_->maps.requests), on_request, this, nullptr));
-  if (!requests_) throw UnwindGuardError("cannot read the unwind requests: " + errno_text(errno));
+  if (!requests_)
+    throw UnwindGuardError("cannot read the unwind requests: " + base::errno_text(errno));
   // A request holds a traced thread until it is served: this thread does
   // nothing else, so the wait is one wake-up and a few writes.
   // Signals are the recorder's main thread's business (its signalfd).
@@ -260,8 +262,7 @@ void UnwindGuard::release(std::chrono::milliseconds budget) {
   if (!can_release_) {
     // Before Linux 6.18 nothing can hold a thread without a signal
     // (docs/exceptions.md, Limits): said there, not on every run.
-    if (!release_refused_.empty())
-      std::fprintf(stderr, "atrace: warning: %s: %s\n", release_refused_.c_str(), consequence);
+    if (!release_refused_.empty()) base::warning("%s: %s", release_refused_.c_str(), consequence);
     return;
   }
   LinkPtr link(bpf_program__attach_iter(skel_->progs.release_scan, nullptr));
@@ -271,20 +272,20 @@ void UnwindGuard::release(std::chrono::milliseconds budget) {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (left < 0)
-    std::fprintf(stderr,
-                 "atrace: warning: cannot scan the traced threads for open calls (%s): %s\n",
-                 errno_text(static_cast<int>(left)).c_str(), consequence);
+    base::warning("cannot scan the traced threads for open calls (%s): %s",
+                  base::errno_text(static_cast<int>(left)).c_str(), consequence);
   else if (left > 0)
-    std::fprintf(stderr,
-                 "atrace: warning: %ld thread(s) could not be reached to restore their "
-                 "return addresses: %s\n",
-                 left, consequence);
+    base::warning(
+        "%ld thread(s) could not be reached to restore their "
+        "return addresses: %s",
+        left, consequence);
 }
 
 void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {
   OwnedLink exit_link;
   exit_link.link.reset(bpf_program__attach(skel_->progs.unwind_exit));
-  if (!exit_link) throw UnwindGuardError("cannot attach to thread exits: " + errno_text(errno));
+  if (!exit_link)
+    throw UnwindGuardError("cannot attach to thread exits: " + base::errno_text(errno));
   links_.push_back(std::move(exit_link));
 
   auto prog_of = [this](uprobes::UnwindRole r) {
@@ -312,8 +313,8 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
     r.pid = pid;
     r.multi = multi_;
     if (int err = attach_uprobes(r, links_))
-      throw UnwindGuardError("cannot probe the unwinder in " + r.path + ": " + errno_text(err) +
-                             task_uprobe_privilege_hint(err));
+      throw UnwindGuardError("cannot probe the unwinder in " + r.path + ": " +
+                             base::errno_text(err) + task_uprobe_privilege_hint(err));
   }
 }
 

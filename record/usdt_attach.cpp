@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/capabilities.h"
+#include "base/diagnostics.h"
 #include "bpf/atrace.h"
 #include "record/probe_links.h"
 
@@ -32,7 +33,7 @@ bool UsdtProbes::attach_perf(bpf_program* prog, const uprobes::UsdtTarget& t,
       bpf_program__attach_usdt(prog, pid_, t.path.c_str(), t.provider.c_str(), name.c_str(), &opts);
   if (!l) {
     int err = errno;
-    *error = std::strerror(err) + task_uprobe_privilege_hint(err);
+    *error = base::errno_text(err) + task_uprobe_privilege_hint(err);
     return false;
   }
   OwnedLink link;
@@ -67,7 +68,7 @@ bool UsdtProbes::attach_multi(bpf_program* prog, const uprobes::UsdtTarget& t,
   r.pid = pid_;
   r.multi = true;
   if (int err = attach_uprobes(r, links_)) {
-    *error = std::strerror(err);
+    *error = base::errno_text(err);
     return false;
   }
   return true;

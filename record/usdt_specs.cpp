@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/diagnostics.h"
+
 namespace atrace {
 
 namespace {
@@ -123,7 +125,7 @@ std::optional<uint32_t> UsdtSpecTable::add(const uprobes::UsdtProbe& site, uint6
     return std::nullopt;
   }
   if (bpf_map_update_elem(map_fd_, &id, &*spec, BPF_ANY) != 0) {
-    *error = std::string("cannot store the argument spec: ") + std::strerror(errno);
+    *error = std::string("cannot store the argument spec: ") + base::errno_text(errno);
     return std::nullopt;
   }
   ids_.emplace(std::move(key), id);

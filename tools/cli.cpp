@@ -12,11 +12,15 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <utility>
+
+#include "base/diagnostics.h"
+#include "tools/option_values.h"
 
 namespace atrace::tools::cli {
 
@@ -47,27 +51,16 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-std::string show(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-// A number check whose message says what is accepted, in words.
+// A number check worded as option_values.h words every number.
 CLI::Validator number_check(double min, double max, bool above_min) {
   return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        double v = 0;
-        char* end = nullptr;
-        v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v))
-          return "'" + text + "' is not a number";
-        if (above_min && v <= min) return "must be above " + show(min);
-        if (v < min && max == HUGE_VAL) return "must be at least " + show(min);
-        if (v < min || v > max) return "must be from " + show(min) + " to " + show(max);
-        return "";
-      },
-      "");
+      [=](std::string& text) { return number_problem(text, min, max, above_min); }, "");
+}
+
+// An int option's value: a whole number as option_values.h words it, not
+// CLI11's "Could not convert: --pid = 1,2".
+CLI::Validator whole_number_check() {
+  return CLI::Validator([](std::string& text) { return count_problem(text, INT_MAX); }, "");
 }
 
 }  // namespace
@@ -131,7 +124,7 @@ Option Command::option(const std::string& name, std::vector<std::string>& value,
 }
 
 Option Command::option(const std::string& name, int& value, const std::string& help) {
-  return Option(app_->add_option(name, value, help));
+  return Option(app_->add_option(name, value, help)->check(whole_number_check()));
 }
 
 Option Command::option(const std::string& name, double& value, const std::string& help) {
@@ -218,7 +211,7 @@ std::optional<int> CommandLine::parse(int argc, char** argv) {
   CLI::App& app = *app_;
   if (argc > 1) {
     if (auto unknown = unknown_subcommand(app, argv[1])) {
-      std::fprintf(stderr, "atrace: %s\n", unknown->c_str());
+      base::error("%s", unknown->c_str());
       return 2;
     }
   }
@@ -234,10 +227,10 @@ std::optional<int> CommandLine::parse(int argc, char** argv) {
     // The help that says what was wrong: the subcommand's, once it is known.
     std::string help = "atrace";
     for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
-    std::fprintf(stderr, "atrace: %s (see %s --help)\n", e.what(), help.c_str());
+    base::error("%s (see %s --help)", e.what(), help.c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
   return std::nullopt;

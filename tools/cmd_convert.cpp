@@ -22,6 +22,7 @@
 #include <streambuf>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "base/new_file.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
@@ -149,7 +150,7 @@ class Output {
       file_.emplace(path, IfExists::Replace);
       return true;
     } catch (const NewFileError& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
+      base::error("%s", e.what());
       return false;
     }
   }
@@ -162,7 +163,7 @@ class Output {
       file_->commit();
       return true;
     } catch (const NewFileError& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
+      base::error("%s", e.what());
       return false;
     }
   }
@@ -177,33 +178,31 @@ class Output {
 
 void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
-  for (size_t i = first; i < w.size(); ++i)
-    std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+  for (size_t i = first; i < w.size(); ++i) base::warning("%s", w[i].c_str());
 }
 
 int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
   const Format* format = find_format(args.to);
   if (!format) {
-    std::fprintf(stderr, "atrace: --to: unknown format '%s' (known: %s)\n", args.to.c_str(),
-                 format_names(", ").c_str());
+    base::error("--to: unknown format '%s' (known: %s)", args.to.c_str(),
+                format_names(", ").c_str());
     return 2;
   }
   for (const auto& o : kFormatOptions)
     if (cmd.given(o.name) && !(format->options & o.bit)) {
-      std::fprintf(stderr, "atrace: %s does not apply to --to=%s (only to %s)\n", o.name,
-                   format->name, formats_taking(o.bit).c_str());
+      base::error("%s does not apply to --to=%s (only to %s)", o.name, format->name,
+                  formats_taking(o.bit).c_str());
       return 2;
     }
   if (format->binary && args.output == "-" && ::isatty(STDOUT_FILENO)) {
-    std::fprintf(stderr, "atrace: --to=%s writes binary data: give -o FILE or redirect stdout\n",
-                 format->name);
+    base::error("--to=%s writes binary data: give -o FILE or redirect stdout", format->name);
     return 2;
   }
   formats::EventFilter filter;
   try {
     filter = parse_filter(args.filter);
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   }
   // A closed pipe must show up as EPIPE from write(), not kill the process.
@@ -214,10 +213,10 @@ int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
     reader = std::make_unique<formats::TraceReader>(args.input);
     if (filter.any()) reader->select(filter);
   } catch (const formats::FilterError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   } catch (const formats::TraceError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
   // The trace is readable: only now is the output created.
@@ -226,10 +225,10 @@ int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
   warn_from(*reader, 0);
   size_t warned = reader->warnings().size();
   if (uint64_t lost = reader->lost().total())
-    std::fprintf(stderr,
-                 "atrace: warning: %llu events were lost while recording (ring buffers full): "
-                 "some calls lack their entry or exit\n",
-                 static_cast<unsigned long long>(lost));
+    base::warning(
+        "%llu events were lost while recording (ring buffers full): "
+        "some calls lack their entry or exit",
+        static_cast<unsigned long long>(lost));
 
   FdBuf buf(out.fd());
   std::ostream stream(&buf);
@@ -237,14 +236,14 @@ int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
     format->write(*reader, stream, args.options);
     stream.flush();
   } catch (const std::exception& e) {  // TraceError: the trace; anything else: no memory, ...
-    std::fprintf(stderr, "atrace: %s%s\n", e.what(), out.discarded().c_str());
+    base::error("%s%s", e.what(), out.discarded().c_str());
     return 1;
   }
   if (buf.error() == EPIPE && !out.is_file()) return 0;  // the reader has seen enough
   if (buf.error() || !stream) {
     int err = buf.error() ? buf.error() : EIO;
-    std::fprintf(stderr, "atrace: %s: write failed: %s%s\n", out.name().c_str(), std::strerror(err),
-                 out.discarded().c_str());
+    base::error("%s: write failed: %s%s", out.name().c_str(), base::errno_text(err).c_str(),
+                out.discarded().c_str());
     return 1;
   }
   if (!out.commit()) return 1;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/diagnostics.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "record/record.h"
@@ -272,12 +273,11 @@ json info_json(formats::TraceReader& r, const std::string& input) {
 int run_info(const std::string& input, const std::string& format) {
   try {
     formats::TraceReader reader(input);
-    for (const auto& w : reader.warnings())
-      std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    for (const auto& w : reader.warnings()) base::warning("%s", w.c_str());
     if (format == "json") {
       std::printf("%s\n", info_json(reader, input).dump(2).c_str());
       if (std::fflush(stdout) != 0) {
-        std::perror("atrace: stdout: write failed");
+        base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
         return 1;
       }
       return reader.damaged() ? 3 : 0;
@@ -292,12 +292,12 @@ int run_info(const std::string& input, const std::string& format) {
     print_processes(reader);
     print_clocks(reader);
     if (std::fflush(stdout) != 0) {
-      std::perror("atrace: stdout: write failed");
+      base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // a damaged file (checksum errors) is said by the status too
   } catch (const formats::TraceError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
 }
@@ -328,7 +328,7 @@ void add_info(cli::Command app, int& exit_status) {
       const KernelFeatures f = detect_kernel_features();
       print_kernel_features(stdout, f);
       if (auto missing = f.missing_requirement(); !missing.empty()) {
-        std::fprintf(stderr, "atrace: %s\n", missing.c_str());
+        base::error("%s", missing.c_str());
         exit_status = 1;
       } else {
         exit_status = 0;

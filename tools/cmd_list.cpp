@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "base/plural.h"
 #include "record/record.h"
 #include "tools/commands.h"
@@ -76,12 +77,10 @@ int list_usdt(const ListArgs& a, const std::vector<uprobes::Module>& modules) {
     std::string where = modules.empty() ? "" : modules.front().name;
     if (modules.size() > 1)
       where += " or its " + base::plural(modules.size() - 1, "library", "libraries");
-    if (a.pattern == "*") std::fprintf(stderr, "atrace: no USDT probes in %s\n", where.c_str());
+    if (a.pattern == "*") base::error("no USDT probes in %s", where.c_str());
     else
-      std::fprintf(
-          stderr,
-          "atrace: no USDT probe matches '%s' in %s (provider:name, or MODULE:provider:name)\n",
-          a.pattern.c_str(), where.c_str());
+      base::error("no USDT probe matches '%s' in %s (provider:name, or MODULE:provider:name)",
+                  a.pattern.c_str(), where.c_str());
     return 1;
   }
   std::printf("%-9s %18s  %-7s  %-20s  %-30s %s\n", "PLACE", "ADDRESS", "SEM", "MODULE", "PROBE",
@@ -184,7 +183,7 @@ void add_list(cli::Command app, int& exit_status) {
     // With -p the first positional is the pattern.
     if (args->pid > 0 && !args->binary.empty()) {
       if (args->pattern != "*") {
-        std::fprintf(stderr, "atrace: list takes -p PID or a BINARY, not both\n");
+        base::error("list takes -p PID or a BINARY, not both");
         exit_status = 2;
         return;
       }
@@ -192,14 +191,14 @@ void add_list(cli::Command app, int& exit_status) {
       args->binary.clear();
     }
     if (args->pid <= 0 && args->binary.empty()) {
-      std::fprintf(stderr, "atrace: list needs -p PID or a BINARY\n");
+      base::error("list needs -p PID or a BINARY");
       exit_status = 2;
       return;
     }
     try {
       exit_status = run_list(*args);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "atrace: %s\n", e.what());
+      base::error("%s", e.what());
       exit_status = 1;
     }
   });

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/analysis.h"
+#include "base/diagnostics.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
@@ -43,7 +44,7 @@ int run_report(const ReportArgs& args) {
     filter = parse_filter(args.filter);
     apply_table_options(args.table, opt);
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   }
   std::optional<uint8_t> group_slot;
@@ -58,11 +59,11 @@ int run_report(const ReportArgs& args) {
         for (size_t i = 0; i < p.arg_names.size(); ++i)
           if (p.arg_names[i] == args.group_by) slots.insert(static_cast<uint8_t>(i + 1));
       if (slots.size() != 1) {
-        std::fprintf(stderr,
-                     "atrace: --group-by: '%s' is not a recorded value (arg1 to arg6, retval, or "
-                     "an argument's name from --args=F@auto%s)\n",
-                     args.group_by.c_str(),
-                     slots.empty() ? "" : "; this name is not the same argument everywhere");
+        base::error(
+            "--group-by: '%s' is not a recorded value (arg1 to arg6, retval, or "
+            "an argument's name from --args=F@auto%s)",
+            args.group_by.c_str(),
+            slots.empty() ? "" : "; this name is not the same argument everywhere");
         return 2;
       }
       group_slot = *slots.begin();
@@ -72,9 +73,9 @@ int run_report(const ReportArgs& args) {
     // (older traces, failed calibration) the report stays raw and says so.
     const bool compensate = args.compensate && analysis::probe_costs(reader.header()).any();
     if (args.compensate && !compensate)
-      std::fprintf(stderr,
-                   "atrace: warning: --compensate: the trace has no calibrated probe "
-                   "costs; durations are not compensated\n");
+      base::warning(
+          "--compensate: the trace has no calibrated probe "
+          "costs; durations are not compensated");
     opt.threads = args.threads;
     opt.syscalls = args.syscalls;
     opt.compensated = compensate;
@@ -101,8 +102,7 @@ int run_report(const ReportArgs& args) {
     analysis::Profile profile = profile_builder.result(reader.threads(), reader.lost());
 
     // After reading: damage found in the events is warned about too.
-    for (const auto& w : reader.warnings())
-      std::fprintf(stderr, "atrace: warning: %s\n", w.c_str());
+    for (const auto& w : reader.warnings()) base::warning("%s", w.c_str());
     std::optional<analysis::ValueGroups> groups;
     if (grouper) groups = grouper->result();
     analysis::ReportInput in{reader.header(), profile, reader.warnings(),
@@ -117,15 +117,15 @@ int run_report(const ReportArgs& args) {
                                               : analysis::render_text(in, opt);
     Pager pager(args.terminal);
     if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
-      std::perror("atrace: stdout: write failed");
+      base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;
     }
     return reader.damaged() ? 3 : 0;  // the report is printed, but from a damaged file
   } catch (const formats::FilterError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   } catch (const formats::TraceError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
 }

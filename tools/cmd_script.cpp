@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
@@ -42,7 +43,7 @@ WriteStatus write_all(const std::string& buf) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EPIPE) return WriteStatus::Closed;
-      std::fprintf(stderr, "atrace: stdout: write failed: %s\n", std::strerror(errno));
+      base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return WriteStatus::Failed;
     }
     p += n;
@@ -53,8 +54,7 @@ WriteStatus write_all(const std::string& buf) {
 
 void warn_from(const formats::TraceReader& reader, size_t first) {
   const auto& w = reader.warnings();
-  for (size_t i = first; i < w.size(); ++i)
-    std::fprintf(stderr, "atrace: warning: %s\n", w[i].c_str());
+  for (size_t i = first; i < w.size(); ++i) base::warning("%s", w[i].c_str());
 }
 
 int run_script(const ScriptArgs& args) {
@@ -63,7 +63,7 @@ int run_script(const ScriptArgs& args) {
     std::string error;
     auto parsed = analysis::parse_script_fields(args.fields, error);
     if (!parsed) {
-      std::fprintf(stderr, "atrace: %s\n", error.c_str());
+      base::error("%s", error.c_str());
       return 1;
     }
     fields = std::move(*parsed);
@@ -72,7 +72,7 @@ int run_script(const ScriptArgs& args) {
   try {
     filter = parse_filter(args.filter);
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   }
   // A closed pipe must show up as EPIPE from write(), not kill the process
@@ -86,10 +86,10 @@ int run_script(const ScriptArgs& args) {
     warn_from(reader, 0);
     size_t warned = reader.warnings().size();
     if (uint64_t lost = reader.lost().total())
-      std::fprintf(stderr,
-                   "atrace: warning: %llu events were lost while recording (ring buffers full): "
-                   "some calls lack their entry or exit\n",
-                   static_cast<unsigned long long>(lost));
+      base::warning(
+          "%llu events were lost while recording (ring buffers full): "
+          "some calls lack their entry or exit",
+          static_cast<unsigned long long>(lost));
 
     analysis::ScriptFormatter formatter(reader.header(), reader.probes(), reader.threads(),
                                         std::move(fields));
@@ -123,10 +123,10 @@ int run_script(const ScriptArgs& args) {
     warn_from(reader, warned);
     return reader.damaged() ? 3 : 0;  // every readable event is printed, but the file is damaged
   } catch (const formats::FilterError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   } catch (const formats::TraceError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "base/diagnostics.h"
 #include "record/record.h"
 #include "tools/commands.h"
 #include "tools/option_values.h"
@@ -22,7 +23,7 @@ namespace atrace::tools {
 namespace {
 
 // --interval: from a tenth of a second to an hour.
-constexpr double kMinIntervalS = 0.1, kMaxIntervalS = 3600;
+constexpr uint64_t kMinIntervalNs = 100'000'000, kMaxIntervalNs = 3600'000'000'000;
 
 struct TopArgs {
   RecordArgs record;
@@ -44,16 +45,17 @@ class PrintedView : public TopView {
 
 int run_top(TopArgs& args, StopSignals& stop) {
   analysis::ReportOptions opt;
-  double interval_s = 0;
+  uint64_t interval_ns = 0;
   try {
     apply_table_options(args.table, opt);
-    interval_s = parse_number("--interval", args.interval, kMinIntervalS, kMaxIntervalS);
+    interval_ns = parse_duration("--interval", args.interval, base::BareNumber::Seconds,
+                                 kMinIntervalNs, kMaxIntervalNs);
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   }
   if (args.record.opts.output == "-") {
-    std::fprintf(stderr, "atrace: top -o -: stdout shows the table; give a file\n");
+    base::error("top -o -: stdout shows the table; give a file");
     return 2;
   }
   opt.long_names = args.long_names;
@@ -61,7 +63,7 @@ int run_top(TopArgs& args, StopSignals& stop) {
   std::unique_ptr<TopView> view;
   if (live) view = std::make_unique<TopScreen>();
   else view = std::make_unique<PrintedView>();
-  TopSink sink(*view, static_cast<uint64_t>(interval_s * 1e9), opt);
+  TopSink sink(*view, interval_ns, opt);
   return run_recording(args.record.opts, stop, &sink);
 }
 
@@ -77,8 +79,9 @@ void add_top(cli::Command app, int& exit_status) {
   cmd.option("-o,--output", args->record.opts.output,
              "Also write the trace to FILE, as record does (default: no file)")
       .type_name("FILE");
-  cmd.option("--interval", args->interval, "Seconds between refreshes, 0.1 to 3600")
-      .type_name("SEC")
+  cmd.option("--interval", args->interval,
+             "Time between refreshes, 100ms to 3600s (seconds without a unit)")
+      .type_name("TIME")
       .default_text("1");
   add_table_options(cmd, args->table);
   cmd.flag("--long-names", args->long_names,

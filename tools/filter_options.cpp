@@ -29,11 +29,7 @@ std::vector<uint32_t> ids(const char* option, const std::string& text) {
 
 // "1.5" (seconds), "250ms", "40us", "100ns", "2s": a time after the start.
 uint64_t offset(const std::string& text) {
-  const bool bare = text.find_first_not_of("0123456789.") == std::string::npos;
-  if (auto ns = parse_duration_ns(bare ? text + "s" : text)) return *ns;
-  throw OptionError("--time: '" + text +
-                    "' is not a time after the trace's start (seconds, or with a unit: "
-                    "ns, us, ms, s)");
+  return parse_duration("--time", text, base::BareNumber::Seconds, 0, UINT64_MAX);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/diagnostics.h"
 #include "git_commit.h"  // build/: ATRACE_GIT_COMMIT
 #include "record/record.h"
 #include "tools/cli.h"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
     std::string a = argv[i];
     if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=' && a.find('=') == a.size() - 1) {
-      std::fprintf(stderr, "atrace: %s: empty value\n", a.substr(0, a.size() - 1).c_str());
+      atrace::base::error("%s: empty value", a.substr(0, a.size() - 1).c_str());
       return 2;
     }
   }

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace atrace::tools {
 
@@ -46,28 +47,60 @@ uint64_t parse_bytes(const std::string& option, const std::string& text, uint64_
   return v;
 }
 
-uint64_t parse_count(const std::string& option, const std::string& text, uint64_t max) {
+std::string count_problem(const std::string& text, uint64_t max) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  const std::string range = "(a whole number from 0 to " + std::to_string(max) + ")";
+  const std::string bounds = "from 0 to " + std::to_string(max) + ")";
   if (end != text.data() + text.size() || text.empty())
-    bad(option, text, "is not a count " + range);
-  if (ec == std::errc::result_out_of_range || v > max) bad(option, text, "is too large " + range);
-  return v;
+    return "'" + text + "' is not a whole number (" + bounds;
+  const std::string range = "(a whole number " + bounds;
+  if (ec == std::errc::result_out_of_range || v > max)
+    return "'" + text + "' is too large " + range;
+  return {};
 }
 
-double parse_number(const std::string& option, const std::string& text, double min, double max,
-                    bool positive) {
-  const std::string range = std::string("(a number ") + (positive ? "above " : "from ") +
-                            show_number(min) + (positive ? " up to " : " to ") + show_number(max) +
-                            ")";
+uint64_t parse_count(const std::string& option, const std::string& text, uint64_t max) {
+  if (std::string why = count_problem(text, max); !why.empty())
+    throw OptionError(option + ": " + why);
+  return std::stoull(text);
+}
+
+std::string number_problem(const std::string& text, double min, double max, bool positive) {
+  std::string range =
+      std::string("(a number ") + (positive ? "above " : "from ") + show_number(min);
+  if (std::isfinite(max)) range += (positive ? " up to " : " to ") + show_number(max);
+  else if (!positive) range = "(a number of at least " + show_number(min);
+  range += ")";
   double v = 0;
   auto [end, ec] =
       std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::fixed);
   if (text.empty() || end != text.data() + text.size() || ec != std::errc() || !std::isfinite(v))
-    bad(option, text, "is not a number " + range);
-  if (v < min || v > max || (positive && v == min)) bad(option, text, "is out of range " + range);
-  return v;
+    return "'" + text + "' is not a number " + range;
+  if (v < min || v > max || (positive && v == min))
+    return "'" + text + "' is out of range " + range;
+  return {};
+}
+
+double parse_number(const std::string& option, const std::string& text, double min, double max,
+                    bool positive) {
+  if (std::string why = number_problem(text, min, max, positive); !why.empty())
+    throw OptionError(option + ": " + why);
+  return std::strtod(text.c_str(), nullptr);
+}
+
+uint64_t parse_duration(const std::string& option, const std::string& text, base::BareNumber bare,
+                        uint64_t min_ns, uint64_t max_ns) {
+  std::string range = "(a number of ns, us, ms or s, ";
+  range += bare == base::BareNumber::Seconds ? "seconds" : "nanoseconds";
+  range += " without a unit";
+  if (min_ns > 1) range += ", from " + base::show_duration(min_ns);
+  else if (min_ns == 1) range += ", above 0";
+  if (max_ns < UINT64_MAX) range += (min_ns ? " up to " : ", up to ") + base::show_duration(max_ns);
+  range += ")";
+  const auto ns = base::parse_duration_ns(text, bare);
+  if (!ns) bad(option, text, "is not a duration " + range);
+  if (*ns < min_ns || *ns > max_ns) bad(option, text, "is out of range " + range);
+  return *ns;
 }
 
 }  // namespace atrace::tools

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/duration.h"
+
 namespace atrace::tools {
 
 // "OPTION: what is wrong (what is accepted)"; the caller prefixes "atrace: ".
@@ -24,6 +26,18 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
 // A finite decimal number in [min, max]; `positive` excludes min itself.
 double parse_number(const std::string& option, const std::string& text, double min, double max,
                     bool positive = false);
+
+// A duration: a number with a unit (ns, us, ms, s) or without one, in
+// `bare`'s unit (base/duration.h), in [min_ns, max_ns].
+uint64_t parse_duration(const std::string& option, const std::string& text, base::BareNumber bare,
+                        uint64_t min_ns, uint64_t max_ns);
+// What is wrong with a number in [min, max] (above min when `positive`):
+// "'101' is out of range (a number from 0 to 100)", empty when it is right.
+// parse_number throws it; the command line's checks (tools/cli.h) return it.
+std::string number_problem(const std::string& text, double min, double max, bool positive = false);
+// The same for a plain non-negative integer: "'1,2' is not a whole number
+// (from 0 to 2147483647)".
+std::string count_problem(const std::string& text, uint64_t max);
 
 // "1G" for a byte bound, "2.5" for a number: how the messages show bounds.
 std::string show_bytes(uint64_t bytes);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "tools/commands.h"
 #include "tools/option_values.h"
 #include "uprobes/value_spec.h"
@@ -21,7 +22,7 @@ namespace {
 // rarely there.
 constexpr uint64_t kMinBufferBytes = 4096, kMaxBufferBytes = 1ull << 30;
 // --duration: up to a year.
-constexpr double kMaxDurationS = 365.0 * 24 * 3600;
+constexpr uint64_t kMaxDurationNs = 365ull * 24 * 3600 * 1'000'000'000;
 
 // -p PID[,PID...]: each a process id, each once (a repeated one is
 // traced once), the first the trace's target_pid.
@@ -54,7 +55,9 @@ void parse_values(RecordArgs& a) {
                   : a.attach == "perf" ? AttachMode::Perf
                                        : AttachMode::Auto;  // CLI11 checked the name
   if (!a.duration.empty())
-    o.duration_s = parse_number("--duration", a.duration, 0, kMaxDurationS, true);
+    o.duration_s = static_cast<double>(parse_duration(
+                       "--duration", a.duration, base::BareNumber::Seconds, 1, kMaxDurationNs)) /
+                   1e9;
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
   // Given, it is the user's word: nothing is judged before (no early rule).
   if (!a.filter_min_calls.empty()) {
@@ -62,6 +65,8 @@ void parse_values(RecordArgs& a) {
     o.filter.early_calls = o.filter.min_calls;
   }
   o.filter.max_calls = parse_count("--filter-max-calls", a.filter_max_calls, UINT32_MAX);
+  o.filter.threshold_ns = parse_duration("--filter-threshold", a.filter_threshold,
+                                         base::BareNumber::Nanoseconds, 0, UINT64_MAX);
   if (!a.filter_budget.empty())
     o.filter.budget_pct = parse_number("--filter-budget", a.filter_budget, 0, 100);
   o.stack_depth =
@@ -125,9 +130,9 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
   cmd.option("--stack-depth", args.stack_depth, "Frames kept per --stack call stack, 1 to 127")
       .default_text("32");
   cmd.option("--duration", args.duration,
-             "Stop recording after SEC seconds; a launched command then runs on untraced, "
-             "and atrace waits for it to exit")
-      .type_name("SEC");
+             "Stop recording after this long (2.5, 2.5s, 500ms: seconds without a unit); a "
+             "launched command then runs on untraced, and atrace waits for it to exit")
+      .type_name("TIME");
   cmd.option("--buffer-size", args.buffer_size,
              "Buffer per CPU (e.g. 8M) for the function entries and exits (a lane), and half "
              "as much for the other records (a ring; without function probes, all of it)")
@@ -200,12 +205,11 @@ int finish_recording_options(cli::Command cmd, RecordArgs& args, const char* com
   try {
     parse_values(args);
   } catch (const OptionError& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 2;
   }
   if (o.pid <= 0 && o.command.empty() && !args.given.count("--cgroup")) {
-    std::fprintf(stderr, "atrace: %s needs a target: -p PID, --cgroup=PATH or -- CMD [ARGS...]\n",
-                 command);
+    base::error("%s needs a target: -p PID, --cgroup=PATH or -- CMD [ARGS...]", command);
     return 2;
   }
   try {
@@ -214,19 +218,12 @@ int finish_recording_options(cli::Command cmd, RecordArgs& args, const char* com
                       : args.kernel.empty() ? defaults
                                             : parse_kernel_groups(args.kernel, defaults);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "atrace: --kernel: %s\n", e.what());
+    base::error("--kernel: %s", e.what());
     return 2;
   }
   o.filter.mode = parse_filter_mode(args.filter).value_or(FilterMode::Absolute);
   // --filter=off keeps every probe, unless a budget is asked for.
   if (o.filter.mode == FilterMode::Off && args.filter_budget.empty()) o.filter.budget_pct = 0;
-  if (auto t = parse_duration_ns(args.filter_threshold)) {
-    o.filter.threshold_ns = *t;
-  } else {
-    std::fprintf(stderr, "atrace: bad --filter-threshold '%s' (e.g. 2us, 500ns, 1ms)\n",
-                 args.filter_threshold.c_str());
-    return 2;
-  }
   o.atrace_command_line = invocation();
   return 0;
 }
@@ -236,37 +233,36 @@ int run_recording(const RecordOptions& o, StopSignals& stop, EventSink* sink) {
     RecordResult r = record(o, stop, sink);
     if (!r.write_error.empty()) return 1;  // already said, when it happened
     if (r.lost)
-      std::fprintf(stderr,
-                   "atrace: warning: %llu events lost (buffer full: %s): try --buffer-size\n",
-                   static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
+      base::warning("%llu events lost (buffer full: %s): try --buffer-size",
+                    static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
     if (!o.output.empty()) {
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
       if (r.probes && !r.hits)  // said on the last line, where it is read (issue 31)
-        std::fprintf(stderr, "atrace: %llu events written to %s: 0 calls, %s\n",
-                     static_cast<unsigned long long>(r.events), where,
-                     r.probes == 1
-                         ? "the probe never fired"
-                         : ("none of the " + std::to_string(r.probes) + " probes fired").c_str());
+        base::progress("%llu events written to %s: 0 calls, %s",
+                       static_cast<unsigned long long>(r.events), where,
+                       r.probes == 1
+                           ? "the probe never fired"
+                           : ("none of the " + std::to_string(r.probes) + " probes fired").c_str());
       else if (r.probes)
-        std::fprintf(stderr, "atrace: %llu events from %zu probes written to %s\n",
-                     static_cast<unsigned long long>(r.events), r.probes, where);
+        base::progress("%llu events from %zu probes written to %s",
+                       static_cast<unsigned long long>(r.events), r.probes, where);
       else if (o.select.empty() && o.usdt.empty())
         // Said, not left for the report to find out (issue 31).
-        std::fprintf(stderr,
-                     "atrace: %llu kernel events written to %s: kernel events only, no function "
-                     "was selected (--select=PATTERN records calls; 'atrace list PROGRAM' shows "
-                     "the functions)\n",
-                     static_cast<unsigned long long>(r.events), where);
+        base::progress(
+            "%llu kernel events written to %s: kernel events only, no function "
+            "was selected (--select=PATTERN records calls; 'atrace list PROGRAM' shows "
+            "the functions)",
+            static_cast<unsigned long long>(r.events), where);
       else
-        std::fprintf(stderr, "atrace: %llu kernel events written to %s\n",
-                     static_cast<unsigned long long>(r.events), where);
+        base::progress("%llu kernel events written to %s",
+                       static_cast<unsigned long long>(r.events), where);
     }
     return r.exit_status;
   } catch (const RecordInterrupted& e) {
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 128 + e.signal;
   } catch (const std::exception& e) {  // RecordError, or any other: one line
-    std::fprintf(stderr, "atrace: %s\n", e.what());
+    base::error("%s", e.what());
     return 1;
   }
 }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "base/diagnostics.h"
 #include "base/new_file.h"
 #include "output/output.h"
 
@@ -27,7 +28,7 @@ bool write_report_html(const std::string& path, const std::string& data) {
     file.commit();
     return true;
   } catch (const NewFileError& e) {
-    std::fprintf(stderr, "atrace: --html: %s\n", e.what());
+    base::error("--html: %s", e.what());
     return false;
   }
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "analysis/analysis.h"
+#include "base/diagnostics.h"
 #include "output/output.h"
 #include "tools/frame_symbols.h"
 
@@ -71,8 +72,7 @@ std::optional<std::string> ReportView::render(const std::string& input,
     }
     formats::TraceReader& other = *other_reader;
     analysis::Profile p = analysis::build_profile(other, opt.compensated, opt.long_names);
-    for (const auto& w : other.warnings())
-      std::fprintf(stderr, "atrace: warning: %s: %s\n", v_.diff.c_str(), w.c_str());
+    for (const auto& w : other.warnings()) base::warning("%s: %s", v_.diff.c_str(), w.c_str());
     analysis::ReportInput other_in{other.header(), p, other.warnings()};
     analysis::DiffInput d{in, input, other_in, v_.diff};
     return json ? analysis::render_diff_json(d, opt) : analysis::render_diff_text(d, opt);

@@ -1,4 +1,5 @@
 #include "tools/terminal.h"
+#include "base/diagnostics.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -57,7 +58,7 @@ Pager::Pager(const TerminalArgs& a) {
     // screen as it was; git sets the same when LESS is unset.
     ::setenv("LESS", env_set("LESS") ? std::getenv("LESS") : "FRX", 1);
     ::execl("/bin/sh", "sh", "-c", pager.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "atrace: pager '%s': %s\n", pager.c_str(), std::strerror(errno));
+    base::error("pager '%s': %s", pager.c_str(), base::errno_text(errno).c_str());
     ::_exit(127);
   }
   ::dup2(fds[1], STDOUT_FILENO);

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/diagnostics.h"
+
 namespace atrace::uprobes::detail {
 
 namespace {
@@ -26,7 +28,7 @@ ElfFile::ElfFile(const std::string& path) {
   fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_) {
     status_ = Status::CannotOpen;
-    error_ = path + ": cannot open: " + std::strerror(errno);
+    error_ = path + ": cannot open: " + base::errno_text(errno);
     return;
   }
   // ELF_C_READ_MMAP maps the file once; elf_rawfile() then gives the image.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/diagnostics.h"
 #include "uprobes/elf_file.h"
 
 namespace atrace::uprobes {
@@ -39,7 +40,7 @@ std::string checked_file(const Selector& s, const std::string& named, const Proc
   }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
-    throw SelectorError(s.named() + ": " + path + ": " + std::strerror(errno));
+    throw SelectorError(s.named() + ": " + path + ": " + base::errno_text(errno));
   if (!S_ISREG(st.st_mode)) throw SelectorError(s.named() + ": " + path + " is not a regular file");
   detail::ElfFile file(path);
   if (file.status() == detail::ElfFile::Status::CannotOpen)

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "uprobes/elf_file.h"
 
 extern char** environ;
@@ -55,7 +56,7 @@ std::string canonical(const std::string& path) {
   if (err == EACCES || err == EPERM)
     throw ProcessError("cannot read " + what +
                        ": permission denied (run as its user, as root or with CAP_SYS_PTRACE)");
-  throw ProcessError("cannot read " + what + ": " + std::strerror(err));
+  throw ProcessError("cannot read " + what + ": " + base::errno_text(err));
 }
 
 std::string read_exe_link(pid_t pid) {
@@ -133,7 +134,7 @@ std::string run_capture(const std::vector<std::string>& argv, int* exit_status,
                         std::string* error) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw ProcessError(std::string("pipe: ") + std::strerror(errno));
+    throw ProcessError(std::string("pipe: ") + base::errno_text(errno));
   detail::UniqueFd rd(fds[0]), wr(fds[1]);
 
   posix_spawn_file_actions_t actions;
@@ -148,7 +149,7 @@ std::string run_capture(const std::vector<std::string>& argv, int* exit_status,
   pid_t child = -1;
   int rc = ::posix_spawn(&child, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw ProcessError("cannot run " + argv[0] + ": " + std::strerror(rc));
+  if (rc != 0) throw ProcessError("cannot run " + argv[0] + ": " + base::errno_text(rc));
   wr.reset();  // our copy: EOF once the child exits
 
   std::string out;

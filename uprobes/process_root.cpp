@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "base/mountinfo.h"
 #include "base/unique_fd.h"
 #include "uprobes/proc_maps.h"
@@ -64,7 +65,7 @@ ProcessRoot ProcessRoot::of(pid_t pid) {
     if (err == ENOENT || err == ESRCH)
       throw ProcessError("no process with pid " + std::to_string(pid));
     throw ProcessError("cannot read the files of process " + std::to_string(pid) + " (" +
-                       root_link + ": " + std::strerror(err) +
+                       root_link + ": " + base::errno_text(err) +
                        "): run as its user, as root or with CAP_SYS_PTRACE");
   }
   ProcessRoot r;

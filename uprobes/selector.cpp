@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/diagnostics.h"
 #include "base/name_scan.h"
 #include "uprobes/demangle.h"
 #include "uprobes/process_root.h"
@@ -88,10 +89,37 @@ std::string module_file_of(const Selector& sel) {
   throw SelectorError("bad selector '" + std::string(text) + "': " + why);
 }
 
+// What a selector is, for the errors that say what was expected instead.
+constexpr const char* kForms = "FUNC, MODULE:FUNC or re:REGEX, comma-separated";
+
+// A glob's '[' or '(' that nothing closes: fnmatch would take it as a
+// literal character no function name has, and the selector would match
+// nothing without saying why. Operator names ("operator[]", "operator(")
+// are opaque.
+void check_brackets(std::string_view text, std::string_view pattern) {
+  const size_t at = text.size() - pattern.size() + 1;  // the pattern ends the text
+  int parens = 0;
+  for (size_t i = 0; i < pattern.size();) {
+    if (size_t after = base::detail::skip_operator(pattern, i); after != std::string_view::npos) {
+      i = after;
+      continue;
+    }
+    const char c = pattern[i];
+    if (c == '[' && pattern.find(']', i + 1) == std::string_view::npos)
+      bad(text, "'[' at " + std::to_string(at + i) +
+                    " opens a set of characters that no ']' closes (a glob: *, ?, [abc])");
+    if (c == '(') ++parens;
+    if (c == ')' && --parens < 0)
+      bad(text, "')' at " + std::to_string(at + i) + " closes no '(' (a parameter list: f(int))");
+    ++i;
+  }
+  if (parens > 0) bad(text, "a '(' that no ')' closes (a parameter list: f(int))");
+}
+
 Selector parse_one(std::string_view text) {
   Selector sel;
   sel.text = std::string(text);
-  if (text.empty()) bad(text, "empty selector");
+  if (text.empty()) bad(text, std::string("empty selector (expected ") + kForms + ")");
 
   std::string_view rest = text;
   if (!starts_with_re(rest)) {
@@ -99,7 +127,8 @@ Selector parse_one(std::string_view text) {
     if (sep != std::string_view::npos) {
       sel.module_glob = std::string(trim(rest.substr(0, sep)));
       rest = trim(rest.substr(sep + 1));
-      if (sel.module_glob.empty()) bad(text, "empty module before ':'");
+      if (sel.module_glob.empty())
+        bad(text, "empty module before ':' (expected MODULE:FUNC, e.g. libc.so.6:malloc)");
       sel.module_file = module_file_of(sel);
     }
   }
@@ -109,13 +138,18 @@ Selector parse_one(std::string_view text) {
   }
   sel.pattern = std::string(rest);
   if (sel.pattern.empty())
-    bad(text, sel.is_regex ? "empty regular expression" : "empty function pattern");
+    bad(text, sel.is_regex ? "empty regular expression after 're:' (expected re:REGEX, e.g. "
+                             "re:^parse_)"
+                           : "empty function pattern after ':' (expected MODULE:FUNC, e.g. "
+                             "libc.so.6:malloc)");
   if (sel.is_regex) {
     RE2::Options o;
     o.set_log_errors(false);
     auto re = std::make_shared<const RE2>(sel.pattern, o);
-    if (!re->ok()) bad(text, re->error());
+    if (!re->ok()) bad(text, re->error() + " (re:REGEX takes RE2's syntax)");
     sel.regex = std::move(re);
+  } else {
+    check_brackets(text, sel.pattern);
   }
   return sel;
 }
@@ -176,7 +210,8 @@ void read_selector_file(const std::string& file, std::vector<Selector>& out) {
   if (std::filesystem::is_directory(file, ec))  // would read as empty, silently
     throw SelectorError("cannot read selector file '" + file + "': Is a directory");
   std::ifstream in(file);
-  if (!in) throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
+  if (!in)
+    throw SelectorError("cannot read selector file '" + file + "': " + base::errno_text(errno));
   std::string line;
   for (size_t n = 1; std::getline(in, line); ++n) {
     std::string_view text = trim(line);
@@ -196,7 +231,7 @@ void read_selector_file(const std::string& file, std::vector<Selector>& out) {
     }
   }
   if (in.bad())
-    throw SelectorError("cannot read selector file '" + file + "': " + std::strerror(errno));
+    throw SelectorError("cannot read selector file '" + file + "': " + base::errno_text(errno));
 }
 
 }  // namespace

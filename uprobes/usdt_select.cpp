@@ -37,6 +37,9 @@ std::vector<std::string> split_items(const std::string& list) {
   return out;
 }
 
+// What a spec is, for the errors that say what was expected instead.
+constexpr const char* kForms = "expected provider:name or MODULE:provider:name, e.g. app:request";
+
 UsdtSpec parse_one(const std::string& item) {
   auto bad = [&](const std::string& why) {
     return SelectorError("bad USDT spec '" + item + "': " + why);
@@ -77,10 +80,10 @@ UsdtSpec parse_one(const std::string& item) {
     s.provider_glob = parts[1];
     s.name_glob = parts[2];
   } else {
-    throw bad("expected provider:name or MODULE:provider:name");
+    throw bad(kForms);
   }
   for (const auto& p : parts)
-    if (trim(p).empty()) throw bad("empty part");
+    if (trim(p).empty()) throw bad(std::string("empty part (") + kForms + ")");
   return s;
 }
 

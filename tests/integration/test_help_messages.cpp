@@ -84,11 +84,13 @@ TEST_F(HelpMessages, ErrorsSayWhatIsAcceptedAndWhereTheHelpIs) {
   };
   const std::vector<Case> cases = {
       {{"report", "--tree", "--depth", "0"},
-       "atrace: --depth: must be at least 1 (see atrace report --help)"},
+       "atrace: --depth: '0' is out of range (a number of at least 1) (see atrace report --help)"},
       {{"report", "--tree", "--min-pct=101"},
-       "atrace: --min-pct: must be from 0 to 100 (see atrace report --help)"},
+       "atrace: --min-pct: '101' is out of range (a number from 0 to 100) (see atrace report "
+       "--help)"},
       {{"convert", "--to=dot", "--min-pct=-1"},
-       "atrace: --min-pct: must be from 0 to 100 (see atrace convert --help)"},
+       "atrace: --min-pct: '-1' is out of range (a number from 0 to 100) (see atrace convert "
+       "--help)"},
       {{"report", "--bogus"},
        "atrace: The following argument was not expected: --bogus (see atrace report --help)"},
       {{"bogus"},

@@ -274,15 +274,8 @@ TEST(FilterPolicy, BudgetLeavesFunctionsWhoseProbesCostLittleOfTheirTime) {
   EXPECT_TRUE(f.decide({fn(2, 200, 1000000)}, 150'000, cost).empty());
 }
 
-TEST(FilterPolicy, ParsesDurationsAndModes) {
-  EXPECT_EQ(parse_duration_ns("2us"), 2000u);
-  EXPECT_EQ(parse_duration_ns("500ns"), 500u);
-  EXPECT_EQ(parse_duration_ns("1.5ms"), 1500000u);
-  EXPECT_EQ(parse_duration_ns("1s"), 1000000000u);
-  EXPECT_EQ(parse_duration_ns("300"), 300u);
-  EXPECT_FALSE(parse_duration_ns("2 us"));
-  EXPECT_FALSE(parse_duration_ns("us"));
-  EXPECT_FALSE(parse_duration_ns("2h"));
+// Durations are base/duration.h's (test_base_diagnostics.cpp).
+TEST(FilterPolicy, ParsesModes) {
   EXPECT_EQ(parse_filter_mode("relative"), FilterMode::Relative);
   EXPECT_FALSE(parse_filter_mode("sometimes"));
 }

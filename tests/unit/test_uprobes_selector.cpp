@@ -104,24 +104,51 @@ TEST(UprobesSelector, RegexSearchesFullBaseOrShortName) {
   EXPECT_TRUE(parse_selectors("re:alloc")[0].matches_name("malloc"));
 }
 
+// What parse_selectors says of `list`, "no error" when it takes it.
+static std::string selector_error(const std::string& list) {
+  try {
+    parse_selectors(list);
+  } catch (const SelectorError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(UprobesSelector, Errors) {
-  auto message = [](const std::string& list) {
-    try {
-      parse_selectors(list);
-    } catch (const SelectorError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(message("re:(").rfind("bad selector 're:(': ", 0), 0u) << message("re:(");
-  EXPECT_GT(message("re:(").size(), std::string("bad selector 're:(': ").size());
-  EXPECT_EQ(message(""), "bad selector '': empty selector");
-  EXPECT_EQ(message("a,,b"), "bad selector '': empty selector");
-  EXPECT_EQ(message("a, "), "bad selector '': empty selector");
-  EXPECT_EQ(message("libc.so.6:"), "bad selector 'libc.so.6:': empty function pattern");
-  EXPECT_EQ(message(":f"), "bad selector ':f': empty module before ':'");
-  EXPECT_EQ(message("re:"), "bad selector 're:': empty regular expression");
-  EXPECT_EQ(message("m:re:[a").rfind("bad selector 'm:re:[a': ", 0), 0u);
+  EXPECT_EQ(selector_error("re:(").rfind("bad selector 're:(': ", 0), 0u) << selector_error("re:(");
+  EXPECT_GT(selector_error("re:(").size(), std::string("bad selector 're:(': ").size());
+  const std::string empty =
+      "bad selector '': empty selector (expected FUNC, MODULE:FUNC or re:REGEX, comma-separated)";
+  EXPECT_EQ(selector_error(""), empty);
+  EXPECT_EQ(selector_error("a,,b"), empty);
+  EXPECT_EQ(selector_error("a, "), empty);
+  EXPECT_EQ(selector_error("libc.so.6:"),
+            "bad selector 'libc.so.6:': empty function pattern after ':' (expected MODULE:FUNC, "
+            "e.g. libc.so.6:malloc)");
+  EXPECT_EQ(selector_error(":f"),
+            "bad selector ':f': empty module before ':' (expected MODULE:FUNC, e.g. "
+            "libc.so.6:malloc)");
+  EXPECT_EQ(selector_error("re:"),
+            "bad selector 're:': empty regular expression after 're:' (expected re:REGEX, e.g. "
+            "re:^parse_)");
+  EXPECT_EQ(selector_error("m:re:[a").rfind("bad selector 'm:re:[a': ", 0), 0u);
+  EXPECT_NE(selector_error("m:re:[a").find("(re:REGEX takes RE2's syntax)"), std::string::npos);
+}
+
+// A glob's unclosed '[' or '(' would match no name, silently: each is a
+// syntax error that says what a glob or a parameter list looks like.
+TEST(UprobesSelector, UnclosedBracketsInAGlobAreErrors) {
+  EXPECT_EQ(selector_error("bad::["),
+            "bad selector 'bad::[': '[' at 6 opens a set of characters that no ']' closes (a "
+            "glob: *, ?, [abc])");
+  EXPECT_EQ(selector_error("f(int"),
+            "bad selector 'f(int': a '(' that no ')' closes (a parameter list: f(int))");
+  EXPECT_EQ(selector_error("m:f)"),
+            "bad selector 'm:f)': ')' at 4 closes no '(' (a parameter list: f(int))");
+  // Operator names and balanced brackets are names, not errors.
+  for (const char* ok : {"*operator[]*", "S::operator()(int)", "*operator<*", "f[ab]*",
+                         "*operator new[]*", "{lambda(int)#1}*", "(anonymous namespace)::*"})
+    EXPECT_EQ(selector_error(ok), "no error") << ok;
 }
 
 // std::regex recursed once per character and crashed (SIGSEGV) on a

@@ -113,6 +113,16 @@ TEST(UprobesUsdt, BadSpecsNameThemselves) {
       EXPECT_NE(std::string(e.what()).find("USDT spec"), std::string::npos) << e.what();
     }
   }
+  // A malformed one says what a spec looks like.
+  for (const char* bad : {"app", "a:b:c:d", "app:", ":x"}) {
+    try {
+      parse_usdt_specs(bad);
+    } catch (const SelectorError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected provider:name or MODULE:provider:name"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(UprobesUsdt, ResolvePairsBeginAndEndIntoIntervals) {
