@@ -3,8 +3,8 @@
 #               only, record the demo, print its report and what to try next
 #   make test   install what the tests need too, build everything, run the
 #               whole suite through ctest
-# and for releases, make fresh-check: both of them in a fresh Debian 12 root.
-# Both need root: installing packages and loading BPF programs.
+# Both need root: installing packages and loading BPF programs. For
+# releases, `make fresh-check` runs both in a fresh Debian 12 root.
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc)
