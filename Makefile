@@ -3,7 +3,8 @@
 #               only, record the demo, print its report and what to try next
 #   make test   install what the tests need too, build everything, run the
 #               whole suite through ctest
-# Both need root: installing packages and loading BPF programs.
+# Both need root: installing packages and loading BPF programs. For
+# releases, `make fresh-check` runs both in a fresh Debian 12 root.
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc)
@@ -39,7 +40,7 @@ TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	sqlite3 python3 perl libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
 	man-db:man
 
-.PHONY: all deps deps-test build build-all demo test format format-check tidy clean
+.PHONY: all deps deps-test build build-all demo test fresh-check format format-check tidy clean
 
 all: build
 
@@ -89,6 +90,16 @@ demo: build
 
 test: build-all
 	cd $(BUILD) && ctest --output-on-failure -j 1
+
+# For releases and changes to the install steps (docs/development.md): the
+# README's two commands in a fresh Debian 12 root that mmdebstrap makes in
+# FRESH_ROOT (made anew; log FRESH_ROOT.log), with nothing installed but
+# git, make and sudo. About an hour on 2 cores; it downloads some 200
+# packages.
+FRESH_ROOT ?= /var/tmp/atrace-fresh-root
+fresh-check:
+	$(call install_missing,mmdebstrap)
+	.ci/fresh-root.sh $(FRESH_ROOT)
 
 # Development (docs/development.md): clang-format over the C++ sources, or
 # only report what differs; clang-tidy over the sources of $(BUILD), as CI

@@ -11,8 +11,11 @@ options() {
   "$atrace" "$@" --help | grep -E '^ +-' | sed -E 's/^ +//; s/ .*//' | tr ',' '\n' | sort -u |
     tr '\n' ' '
 }
-formats=$("$atrace" convert --help | sed -n '/^Formats:/,$p' | grep -E '^  [a-z]+:' |
-  sed -E 's/^  ([a-z]+):.*/\1/' | tr '\n' ' ')
+# The values of the options that take a fixed set (--sort, --kernel, --to,
+# ...): `atrace __values` prints them from the lists atrace checks them
+# against, "SUBCOMMAND OPTION[|OPTION] one|list|signed VALUE...".
+values=$("$atrace" __values)
+[ -n "$values" ] || { echo "bash_completion.sh: $atrace __values printed nothing" >&2; exit 1; }
 {
   echo "# bash completion for atrace (generated at build time from atrace's --help)"
   # -p PID: the running processes; while several match, each with its
@@ -73,9 +76,40 @@ _atrace_functions() {
   fi
 }
 FUNCTIONS
+  # SUBCOMMAND OPTION: how the option's value is completed ("list VALUE..."),
+  # nothing for an option with no fixed set of values.
+  echo "_atrace_option_values() {"
+  echo '  case "$1 $2" in'
+  echo "$values" | while read -r sub names kind list; do
+    pattern=$(echo "$names" | tr '|' '\n' | sed "s/.*/\"$sub &\"/" | paste -sd '|' | sed 's/|/ | /g')
+    echo "    $pattern) echo \"$kind $list\" ;;"
+  done
+  echo '  esac'
+  echo '}'
+  # CUR KIND VALUE...: the values that begin with CUR; for a list, those of
+  # the item after its last comma, not already in it (bash then adds no
+  # space: another item may follow); with signs, +VALUE and -VALUE too.
+  cat <<'VALUES'
+_atrace_value() {
+  local cur=$1 kind=$2 head= sign= v
+  shift 2
+  if [ "$kind" != one ]; then
+    case "$cur" in *,*) head=${cur%,*}, cur=${cur##*,} ;; esac
+    compopt -o nospace 2>/dev/null
+  fi
+  if [ "$kind" = signed ]; then
+    case "$cur" in [+-]*) sign=${cur:0:1} cur=${cur:1} ;; esac
+  fi
+  COMPREPLY=()
+  for v in "$@"; do
+    [[ ,$head == *",$sign$v,"* ]] && continue
+    [[ $v == "$cur"* ]] && COMPREPLY+=("$head$sign$v")
+  done
+}
+VALUES
   echo "_atrace() {"
   echo '  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}'
-  echo "  local subs=\"$subs\" opts= formats=\"$formats\""
+  echo "  local subs=\"$subs\" opts= values="
   echo '  if [ "$COMP_CWORD" -eq 1 ]; then'
   echo "    COMPREPLY=(\$(compgen -W \"\$subs $(options)\" -- \"\$cur\"))"
   echo '    return'
@@ -83,14 +117,25 @@ FUNCTIONS
   # --to=FORMAT: bash splits at "=" (COMP_WORDBREAKS), or keeps it in the word.
   echo '  if [ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 2 ]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi'
   echo '  [ "$cur" = "=" ] && cur='
-  echo '  case "$cur" in --to=*) COMPREPLY=($(compgen -W "$formats" -- "${cur#--to=}")); return ;; esac'
   echo '  local line=${COMP_LINE:0:COMP_POINT}'
   echo '  local last=${line##* } before=${line% *}'
   echo '  before=${before##* }'
   echo '  case "$last" in --select=*) _atrace_functions "${last#--select=}"; return ;; esac'
   echo '  if [ "$before" = --select ] && [ "$line" != "$last" ]; then _atrace_functions "$last"; return; fi'
+  # An option's value: after "--sort " or "--sort=" (bash splits at "=",
+  # COMP_WORDBREAKS), or in one word "--sort=s" where "=" does not split.
+  echo '  values=$(_atrace_option_values "${COMP_WORDS[1]}" "$prev")'
+  echo '  if [ -n "$values" ]; then _atrace_value "$cur" $values; return; fi'
+  echo '  case "$cur" in'
+  echo '    --*=*)'
+  echo '      values=$(_atrace_option_values "${COMP_WORDS[1]}" "${cur%%=*}")'
+  echo '      if [ -n "$values" ]; then'
+  echo '        _atrace_value "${cur#*=}" $values'
+  echo '        COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")'
+  echo '        return'
+  echo '      fi ;;'
+  echo '  esac'
   echo '  case "$prev" in'
-  echo '    --to) COMPREPLY=($(compgen -W "$formats" -- "$cur")); return ;;'
   echo '    -p | --pid) _atrace_pids "$cur"; return ;;'
   echo '    -i | --input | -o | --output | --html | --diff) COMPREPLY=($(compgen -f -- "$cur")); return ;;'
   echo '  esac'

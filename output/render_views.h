@@ -11,8 +11,6 @@
 // its own, described in docs/report-json.md.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -28,10 +26,6 @@ class ViewError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// render_json(in, opt) with one more top-level member (`tree`, ...).
-std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
-                             const std::string& member, nlohmann::ordered_json value);
 
 struct TreeView {
   int max_depth = 0;   // levels of calls shown; 0: all

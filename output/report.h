@@ -32,6 +32,8 @@ enum class Field {
 // "calls", "total", "self", "avg", "min", "max", "offcpu", "selfoff",
 // "systime", "selfsys", "syscalls", "faults" (the names --sort takes).
 std::optional<Field> parse_field(std::string_view s);
+// The names parse_field takes, ", "-separated (for messages and completion).
+std::string field_names();
 
 struct ReportOptions {
   SortKey sort = SortKey::Total;

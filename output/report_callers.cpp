@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include "base/symbol_name.h"
 #include "output/render_views.h"
 #include "output/report_table.h"

@@ -33,17 +33,24 @@ std::string format_duration(uint64_t ns) {
 
 bool has_kernel_events(const formats::TraceHeader& h) { return !h.kernel_events.empty(); }
 
+constexpr std::pair<std::string_view, Field> kFields[] = {
+    {"calls", Field::Calls},       {"total", Field::Total},
+    {"self", Field::Self},         {"avg", Field::Avg},
+    {"min", Field::Min},           {"max", Field::Max},
+    {"offcpu", Field::Offcpu},     {"selfoff", Field::SelfOffcpu},
+    {"systime", Field::SysTime},   {"selfsys", Field::SelfSysTime},
+    {"syscalls", Field::Syscalls}, {"faults", Field::Faults}};
+
 std::optional<Field> parse_field(std::string_view s) {
-  static constexpr std::pair<std::string_view, Field> kFields[] = {
-      {"calls", Field::Calls},       {"total", Field::Total},
-      {"self", Field::Self},         {"avg", Field::Avg},
-      {"min", Field::Min},           {"max", Field::Max},
-      {"offcpu", Field::Offcpu},     {"selfoff", Field::SelfOffcpu},
-      {"systime", Field::SysTime},   {"selfsys", Field::SelfSysTime},
-      {"syscalls", Field::Syscalls}, {"faults", Field::Faults}};
   for (const auto& [name, field] : kFields)
     if (name == s) return field;
   return std::nullopt;
+}
+
+std::string field_names() {
+  std::string s;
+  for (const auto& [name, field] : kFields) s += (s.empty() ? "" : ", ") + std::string(name);
+  return s;
 }
 
 bool has_syscalls(const ReportInput& in) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "output/render_views.h"
+#include "output/report_json_with.h"
 #include "output/report_table.h"
 #include "output/report_text.h"
 

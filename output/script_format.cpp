@@ -55,12 +55,6 @@ std::optional<ScriptField> field_named(std::string_view name) {
   return std::nullopt;
 }
 
-std::string known_fields() {
-  std::string s;
-  for (const auto& f : kFieldNames) s += (s.empty() ? "" : ", ") + std::string(f.name);
-  return s;
-}
-
 // Widths as perf script prints them, so columns line up for the usual sizes
 // (longer values are printed whole, never cut).
 constexpr size_t kCommWidth = 16, kIdWidth = 7, kSecondsWidth = 5;
@@ -187,6 +181,12 @@ std::vector<ScriptField> default_script_fields() {
           ScriptField::Time, ScriptField::Kind, ScriptField::Details};
 }
 
+std::string script_field_names() {
+  std::string s;
+  for (const auto& f : kFieldNames) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  return s;
+}
+
 std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spec,
                                                             std::string& error) {
   std::vector<std::string_view> items;
@@ -209,7 +209,7 @@ std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spe
     if (!f) {
       error = name.empty() ? "--fields: empty field name in '" + std::string(spec) + "'"
                            : "--fields: unknown field '" + std::string(name) + "'";
-      error += " (known: " + known_fields() + ")";
+      error += " (known: " + script_field_names() + ")";
       return std::nullopt;
     }
     auto at = std::find(fields.begin(), fields.end(), *f);
@@ -223,7 +223,7 @@ std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spe
   // the tid, not after the details. The enum is in that order.
   if (edits) std::sort(fields.begin(), fields.end());
   if (fields.empty()) {
-    error = "--fields: no field left to print (known: " + known_fields() + ")";
+    error = "--fields: no field left to print (known: " + script_field_names() + ")";
     return std::nullopt;
   }
   return fields;

@@ -39,6 +39,8 @@ std::vector<ScriptField> default_script_fields();
 // `error` to one line naming the culprit and the known fields.
 std::optional<std::vector<ScriptField>> parse_script_fields(std::string_view spec,
                                                             std::string& error);
+// "comm, tid, pid, ...": the fields parse_script_fields knows.
+std::string script_field_names();
 
 // Deeper calls are indented as at this depth: a trace with lost exits must
 // not make every later line longer.

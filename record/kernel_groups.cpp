@@ -38,7 +38,7 @@ unsigned parse_kernel_groups(std::string_view list, unsigned defaults) {
       if (name == g.name) bit = g.bit;
     if (!bit)
       throw std::invalid_argument("unknown kernel event group '" + std::string(name) +
-                                  "' (groups: sched, syscalls, faults, proc, all)");
+                                  "' (groups: " + kernel_group_names() + ")");
     (sign ? any_signed : any_plain) = true;
     if (sign == '+') added |= bit;
     else if (sign == '-') removed |= bit;
@@ -49,6 +49,12 @@ unsigned parse_kernel_groups(std::string_view list, unsigned defaults) {
         "either name the groups (sched,faults) or change the default ones (+syscalls,-faults), "
         "not both");
   return any_signed ? (defaults | added) & ~removed : plain;
+}
+
+std::string kernel_group_names() {
+  std::string s;
+  for (const auto& g : kGroups) s += g.name + std::string(", ");
+  return s + "all";
 }
 
 std::string kernel_groups_string(unsigned mask) {

@@ -38,6 +38,9 @@ inline constexpr const char* kDefaultKernelGroupsHelp =
 // plain items cannot be mixed). Throws std::invalid_argument naming the
 // group it does not know.
 unsigned parse_kernel_groups(std::string_view list, unsigned defaults = kKernelAll);
+// "sched, syscalls, faults, proc, all": the names parse_kernel_groups takes
+// (for messages and the completion).
+std::string kernel_group_names();
 // The mask as the header stores it: "sched,syscalls,faults,proc" order.
 std::string kernel_groups_string(unsigned mask);
 

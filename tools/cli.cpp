@@ -97,6 +97,8 @@ Option& Option::excludes(Option other) {
 
 Option& Option::one_of(std::initializer_list<const char*> values) {
   option_->check(CLI::IsMember(values));
+  ValueList& v = (*values_)[option_];
+  v.names.assign(values.begin(), values.end());
   return *this;
 }
 
@@ -110,33 +112,50 @@ Option& Option::at_least(double min) {
   return *this;
 }
 
+Option& Option::completes(const std::string& names, bool list, bool signs) {
+  ValueList& v = (*values_)[option_];
+  v.names.clear();
+  v.list = list;
+  v.signs = signs;
+  std::string name;
+  for (char c : names + ",") {
+    if (c != ',' && c != ' ') {
+      name += c;
+    } else if (!name.empty()) {
+      v.names.push_back(name);
+      name.clear();
+    }
+  }
+  return *this;
+}
+
 Command Command::subcommand(const std::string& name, const std::string& description) {
-  return Command(app_->add_subcommand(name, description));
+  return Command(app_->add_subcommand(name, description), values_);
 }
 
 Option Command::option(const std::string& name, std::string& value, const std::string& help) {
-  return Option(app_->add_option(name, value, help));
+  return Option(app_->add_option(name, value, help), values_);
 }
 
 Option Command::option(const std::string& name, std::vector<std::string>& value,
                        const std::string& help) {
-  return Option(app_->add_option(name, value, help));
+  return Option(app_->add_option(name, value, help), values_);
 }
 
 Option Command::option(const std::string& name, int& value, const std::string& help) {
-  return Option(app_->add_option(name, value, help)->check(whole_number_check()));
+  return Option(app_->add_option(name, value, help)->check(whole_number_check()), values_);
 }
 
 Option Command::option(const std::string& name, double& value, const std::string& help) {
-  return Option(app_->add_option(name, value, help));
+  return Option(app_->add_option(name, value, help), values_);
 }
 
 Option Command::flag(const std::string& name, bool& value, const std::string& help) {
-  return Option(app_->add_flag(name, value, help));
+  return Option(app_->add_flag(name, value, help), values_);
 }
 
 std::optional<Option> Command::find(const std::string& name) const {
-  if (CLI::Option* o = app_->get_option_no_throw(name)) return Option(o);
+  if (CLI::Option* o = app_->get_option_no_throw(name)) return Option(o, values_);
   return std::nullopt;
 }
 
@@ -168,7 +187,25 @@ CommandLine::CommandLine(const std::string& description, const std::string& vers
 
 CommandLine::~CommandLine() = default;
 
-Command CommandLine::root() { return Command(app_.get()); }
+Command CommandLine::root() { return Command(app_.get(), &values_); }
+
+void CommandLine::print_values() const {
+  for (const CLI::App* sub : app_->get_subcommands({}))
+    for (const CLI::Option* opt : sub->get_options()) {
+      auto found = values_.find(opt);
+      if (found == values_.end()) continue;
+      const ValueList& v = found->second;
+      std::string names;
+      for (const std::string& l : opt->get_lnames()) names += (names.empty() ? "--" : "|--") + l;
+      for (const std::string& s : opt->get_snames()) names += (names.empty() ? "-" : "|-") + s;
+      std::printf("%s %s %s", sub->get_name().c_str(), names.c_str(),
+                  v.signs  ? "signed"
+                  : v.list ? "list"
+                           : "one");
+      for (const std::string& n : v.names) std::printf(" %s", n.c_str());
+      std::printf("\n");
+    }
+}
 
 namespace {
 
@@ -209,6 +246,10 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::st
 
 std::optional<int> CommandLine::parse(int argc, char** argv) {
   CLI::App& app = *app_;
+  if (argc == 2 && std::string(argv[1]) == "__values") {
+    print_values();
+    return 0;
+  }
   if (argc > 1) {
     if (auto unknown = unknown_subcommand(app, argv[1])) {
       base::error("%s", unknown->c_str());

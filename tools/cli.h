@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,11 +21,21 @@ class Option;
 
 namespace atrace::tools::cli {
 
+// The values an option takes, for the bash completion: `atrace __values`
+// prints them (CommandLine::parse), cmake/bash_completion.sh builds the
+// completion from that, so the lists are the ones the tool checks against.
+struct ValueList {
+  std::vector<std::string> names;
+  bool list = false;   // comma-separated, several of them (--fields=calls,self)
+  bool signs = false;  // an item may also be +NAME or -NAME (--kernel=+syscalls)
+};
+using ValueTable = std::map<const CLI::Option*, ValueList>;
+
 // An option of a command (a CLI::Option*); the setters return it again for
 // chaining, as CLI11's do.
 class Option {
  public:
-  explicit Option(CLI::Option* option) : option_(option) {}
+  Option(CLI::Option* option, ValueTable* values) : option_(option), values_(values) {}
 
   Option& capture_default();                      // capture_default_str()
   Option& default_text(const std::string& text);  // default_str(text)
@@ -34,18 +45,23 @@ class Option {
   Option& excludes(Option other);
   // Checks: CLI::IsMember(values); a number from min to max, or at least
   // min (their messages say so in words: "must be at least 1").
+  // (one_of's values are also what the completion offers.)
   Option& one_of(std::initializer_list<const char*> values);
   Option& range(double min, double max);
   Option& at_least(double min);
+  // What the completion offers for an option that checks its value itself
+  // (after parsing): `names` ", "- or ","-separated, as messages list them.
+  Option& completes(const std::string& names, bool list, bool signs = false);
 
  private:
   CLI::Option* option_;
+  ValueTable* values_;
 };
 
 // A command or subcommand (a CLI::App*, owned by its parent or CommandLine).
 class Command {
  public:
-  explicit Command(CLI::App* app) : app_(app) {}
+  Command(CLI::App* app, ValueTable* values) : app_(app), values_(values) {}
 
   Command subcommand(const std::string& name, const std::string& description);
   Option option(const std::string& name, std::string& value, const std::string& help);
@@ -63,6 +79,7 @@ class Command {
 
  private:
   CLI::App* app_;
+  ValueTable* values_;
 };
 
 // The whole command line: owns the CLI11 app.
@@ -80,11 +97,16 @@ class CommandLine {
   // Parses argv and runs the callback of the subcommand given. Returns the
   // exit status when the command line alone ends the program (--help,
   // --version, a parse error printed as one line) or a callback threw (its
-  // message printed); nullopt when the subcommand ran.
+  // message printed); nullopt when the subcommand ran. `atrace __values`
+  // (hidden: for cmake/bash_completion.sh) prints each option's values,
+  // one option a line: "SUBCOMMAND OPTION one|list|signed VALUE...".
   std::optional<int> parse(int argc, char** argv);
 
  private:
+  void print_values() const;
+
   std::unique_ptr<CLI::App> app_;
+  ValueTable values_;
 };
 
 }  // namespace atrace::tools::cli

@@ -262,7 +262,8 @@ void add_convert(cli::Command app, int& exit_status) {
       .type_name("FILE");
   cmd.option("--to", args->to, "Output format: " + format_names(", "))
       .required()
-      .type_name("FORMAT");
+      .type_name("FORMAT")
+      .completes(format_names(", "), false);
   cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
       .capture_default()
       .type_name("FILE");

@@ -143,7 +143,8 @@ void add_script(cli::Command app, int& exit_status) {
   cmd.option("-F,--fields", args->fields,
              "Columns, in order: comm,tid,pid,cpu,time,kind,details (default all but pid); "
              "+FIELD/-FIELD edit the default")
-      .type_name("FIELDS");
+      .type_name("FIELDS")
+      .completes(analysis::script_field_names(), true, true);
   add_filter_options(cmd, args->filter, true);
   add_terminal_options(cmd, args->terminal);
   cmd.callback([args, &exit_status] { exit_status = run_script(*args); });

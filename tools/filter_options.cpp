@@ -53,7 +53,8 @@ void add_filter_options(cli::Command cmd, FilterArgs& a, bool kinds) {
   if (kinds)
     cmd.option("--kind", a.kind,
                "Only these kinds of events: " + formats::event_kind_names() + " (comma-separated)")
-        .type_name("KIND,...");
+        .type_name("KIND,...")
+        .completes(formats::event_kind_names(), true);
 }
 
 formats::EventFilter parse_filter(const FilterArgs& a) {

@@ -151,7 +151,7 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
       "path (about +0.3 us each, +0.6 us in the traced process), and so do the uprobe and "
       "uretprobe system calls of each traced call (about +0.5 us per call); the other groups "
       "cost per context switch, fault or process event only (docs/BENCHMARKS.md)");
-  kernel.default_text(kDefaultKernelGroupsHelp);
+  kernel.default_text(kDefaultKernelGroupsHelp).completes(kernel_group_names(), true, true);
   cmd.flag("--no-kernel", args.no_kernel, "Record no kernel events, only functions")
       .excludes(kernel);
   cmd.flag("--probe-at-entry", args.opts.probe_at_entry,

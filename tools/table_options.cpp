@@ -36,13 +36,15 @@ void add_table_options(cli::Command cmd, TableArgs& args) {
              "by calls): calls, total, self, avg, min, max or name; with kernel events also "
              "offcpu, selfoff, systime, selfsys, syscalls or faults")
       .capture_default()
-      .type_name("KEYS");
+      .type_name("KEYS")
+      .completes(analysis::sort_key_names(), true);
   cmd.option("--fields", args.fields,
              "The table's columns before the name, in order (--fields=calls,self,max): calls, "
              "total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults; "
              "'-' where the trace did not measure it. Default: calls to max, and the kernel "
              "columns of the groups recorded")
-      .type_name("COLUMNS");
+      .type_name("COLUMNS")
+      .completes(analysis::field_names(), true);
 }
 
 void apply_table_options(const TableArgs& args, analysis::ReportOptions& opt) {
@@ -51,9 +53,8 @@ void apply_table_options(const TableArgs& args, analysis::ReportOptions& opt) {
   opt.sort = keys.front();
   opt.then_sort.assign(keys.begin() + 1, keys.end());
   if (!args.fields.empty())
-    opt.fields = parse_list<analysis::Field>(
-        "--fields", args.fields, analysis::parse_field,
-        "calls, total, self, avg, min, max, offcpu, selfoff, systime, selfsys, syscalls, faults");
+    opt.fields = parse_list<analysis::Field>("--fields", args.fields, analysis::parse_field,
+                                             analysis::field_names().c_str());
 }
 
 }  // namespace atrace::tools

@@ -53,6 +53,28 @@ check "--version" atrace --ver
 check "top" atrace to
 check "--interval" atrace top --interv
 
+# Option values, from the lists atrace checks them against (`atrace
+# __values`), not file names. Bash splits "--sort=s" at "=" into "--sort",
+# "=", "s" (COMP_WORDBREAKS); without "=" there, the word stays whole.
+check "self selfoff selfsys" atrace report --sort = se
+check "self selfoff selfsys" atrace top --sort se
+check "--sort=self --sort=selfoff --sort=selfsys" atrace report --sort=se
+check "calls,self calls,selfoff calls,selfsys" atrace report --fields = calls,se
+check "calls total self avg min max offcpu selfoff systime selfsys syscalls faults" \
+  atrace top --fields =
+check "sched syscalls" atrace record --kernel = s
+check "+sched +syscalls" atrace record --kernel = +s
+check "sched,syscalls sched,faults sched,proc sched,all" atrace top --kernel = sched,
+check "+syscalls,-faults" atrace record --kernel = +syscalls,-f
+check "--kernel=proc" atrace record --kernel=p
+check "--to=chrome --to=csv --to=callgrind" atrace convert --to=c
+check "json" atrace report --format j
+check "auto always" atrace script --color a
+check "syscall,thread-exit" atrace script --kind = syscall,t
+check "+pid" atrace script -F +p
+check "relative" atrace record --filter = r
+check "multi" atrace top --attach m
+
 # -p: running pids, with their command names while several match.
 "$build/tests/targets/target_threads" --forever 30 >/dev/null &
 target=$!
