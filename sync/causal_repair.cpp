@@ -63,6 +63,7 @@ class Repairer {
         });
         h = *it;
         blocked.erase(it);
+        waiter_[recv_of_[h][next_[h]]] = kNone;
         force = true;
       } else {
         h = ready.top().second;

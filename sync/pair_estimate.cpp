@@ -6,9 +6,9 @@ namespace atrace::sync {
 
 void summarise(PairEstimate& e, int64_t first, int64_t last) {
   int64_t mid = first + (last - first) / 2;
-  e.report.offset_ns = apply(e.b_to_a, mid) - mid;
+  e.report.offset_ns = map_time(e.b_to_a, mid) - mid;
   if (last > first) {
-    double rate = static_cast<double>(apply(e.b_to_a, last) - apply(e.b_to_a, first)) /
+    double rate = static_cast<double>(map_time(e.b_to_a, last) - map_time(e.b_to_a, first)) /
                   static_cast<double>(last - first);
     e.report.drift_ppm = (rate - 1.0) * 1e6;
   } else {

@@ -23,7 +23,8 @@ Segments identity_map();
 
 // The segment that covers local (the first one for times before it).
 const Segment& segment_at(const Segments& map, int64_t local);
-int64_t apply(const Segments& map, int64_t local);
+// Not "apply": a vector argument would bring std::apply in by ADL.
+int64_t map_time(const Segments& map, int64_t local);
 int64_t bound_at(const Segments& map, int64_t local);
 // 1 + drift: how many target ns one local ns is there.
 double slope_at(const Segments& map, int64_t local);

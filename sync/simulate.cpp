@@ -158,7 +158,7 @@ SimScore score(const Simulation& sim, const std::vector<HostCorrection>& hosts) 
   for (size_t h = 0; h < hosts.size(); ++h) {
     for (size_t i = 0; i < sim.event_local[h].size(); ++i) {
       int64_t local = sim.event_local[h][i];
-      int64_t err = std::abs(apply(hosts[h].segments, local) - ref.local(sim.event_true[h][i]));
+      int64_t err = std::abs(map_time(hosts[h].segments, local) - ref.local(sim.event_true[h][i]));
       s.max_error_ns = std::max(s.max_error_ns, err);
       if (err > bound_at(hosts[h].segments, local)) ++s.outside_bounds;
       ++s.events;
@@ -168,8 +168,8 @@ SimScore score(const Simulation& sim, const std::vector<HostCorrection>& hosts) 
     LinkScore l{a, b, 0, (sim.min_delay_ns.at({a, b}) + sim.min_delay_ns.at({b, a})) / 2};
     for (HostIndex h : {a, b}) {
       for (int64_t t : sim.event_true[h]) {
-        int64_t ca = apply(hosts[a].segments, sim.clocks[a].local(t));
-        int64_t cb = apply(hosts[b].segments, sim.clocks[b].local(t));
+        int64_t ca = map_time(hosts[a].segments, sim.clocks[a].local(t));
+        int64_t cb = map_time(hosts[b].segments, sim.clocks[b].local(t));
         l.max_error_ns = std::max(l.max_error_ns, std::abs(ca - cb));
       }
     }
@@ -182,7 +182,7 @@ int64_t pair_error(const Simulation& sim, HostIndex a, HostIndex b, const Segmen
   int64_t worst = 0;
   for (HostIndex h : {a, b}) {
     for (int64_t t : sim.event_true[h]) {
-      int64_t err = apply(b_to_a, sim.clocks[b].local(t)) - sim.clocks[a].local(t);
+      int64_t err = map_time(b_to_a, sim.clocks[b].local(t)) - sim.clocks[a].local(t);
       worst = std::max(worst, std::abs(err));
     }
   }
@@ -210,7 +210,7 @@ std::vector<std::vector<int64_t>> corrected_events(const Simulation& sim,
                                                    const std::vector<HostCorrection>& hosts) {
   std::vector<std::vector<int64_t>> out(hosts.size());
   for (size_t h = 0; h < hosts.size(); ++h)
-    for (int64_t local : sim.event_local[h]) out[h].push_back(apply(hosts[h].segments, local));
+    for (int64_t local : sim.event_local[h]) out[h].push_back(map_time(hosts[h].segments, local));
   return out;
 }
 

@@ -26,11 +26,11 @@ LoopResidual loop_residual(const PairEstimate& e, const std::vector<HostCorrecti
   }
   LoopResidual r;
   for (int64_t x : xs) {
-    int64_t direct = apply(ca, apply(m, x));  // b -> a -> reference
-    int64_t tree = apply(cb, x);              // b -> reference
+    int64_t direct = map_time(ca, map_time(m, x));  // b -> a -> reference
+    int64_t tree = map_time(cb, x);                 // b -> reference
     int64_t diff = std::abs(direct - tree);
     int64_t allowed =
-        add_bounds(add_bounds(bound_at(m, x), bound_at(ca, apply(m, x))), bound_at(cb, x));
+        add_bounds(add_bounds(bound_at(m, x), bound_at(ca, map_time(m, x))), bound_at(cb, x));
     r.residual_ns = std::max(r.residual_ns, diff);
     r.consistent = r.consistent && diff <= allowed;
   }
