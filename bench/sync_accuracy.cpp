@@ -3,7 +3,10 @@
 // other tools apply and the REALTIME rendezvous, on the same data. Prints
 // the numbers docs/BENCHMARKS.md ("Clock synchronisation") quotes.
 //
-//   sync_accuracy [SEEDS] [HOSTS] [DURATION_S] [SLEW_PPM]
+//   sync_accuracy [SEEDS] [HOSTS] [DURATION_S] [SLEW_PPM] [MAX_JITTER]
+//
+// MAX_JITTER: the largest mean jitter, as a fraction of the minimum delay
+// (sync/simulate.h; default 0.5).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
   uint32_t hosts = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 4;
   int64_t duration_s = argc > 3 ? std::atoll(argv[3]) : 20;
   double slew_ppm = argc > 4 ? std::atof(argv[4]) : 0;
+  double max_jitter = argc > 5 ? std::atof(argv[5]) : SimOptions{}.max_jitter;
 
   size_t seeds_ok = 0, outside = 0, events = 0, before = 0, after = 0, links = 0;
   size_t links_ok = 0, tree_links = 0;
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
     o.hosts = hosts;
     o.seed = static_cast<uint64_t>(seed);
     o.duration_ns = duration_s * 1'000'000'000;
+    o.max_jitter = max_jitter;
     if (slew_ppm > 0) {
       o.slew_at_ns = o.duration_ns / 2;
       o.slew_ppm = slew_ppm;
@@ -85,9 +90,11 @@ int main(int argc, char** argv) {
     seeds_ok += ok;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%d seeds, %u hosts, %lld s each%s: %.2f s (%.1f ms a seed)\n", seeds, hosts,
-              static_cast<long long>(duration_s), slew_ppm > 0 ? " with a rate change" : "", secs,
-              secs * 1000 / seeds);
+  std::printf(
+      "%d seeds, %u hosts, %lld s each, jitter up to %.2f of the minimum delay%s: %.2f s (%.1f ms "
+      "a seed)\n",
+      seeds, hosts, static_cast<long long>(duration_s), max_jitter,
+      slew_ppm > 0 ? ", a rate change mid-run" : "", secs, secs * 1000 / seeds);
   std::printf("seeds meeting every criterion: %zu (%.2f %%)\n", seeds_ok, 100.0 * seeds_ok / seeds);
   std::printf("links within half their minimum delays (tree or not): %zu of %zu; tree edges %zu\n",
               links_ok, links, tree_links);

@@ -91,7 +91,7 @@ Simulation simulate(const SimOptions& o) {
       double lo = std::log(static_cast<double>(o.min_delay_ns));
       double hi = std::log(static_cast<double>(o.max_delay_ns) / 2);
       int64_t dmin = static_cast<int64_t>(std::exp(rng.uniform(lo, hi)));
-      double jitter_mean = rng.uniform(0.1, 1.0) * static_cast<double>(dmin);
+      double jitter_mean = rng.uniform(o.min_jitter, o.max_jitter) * static_cast<double>(dmin);
       sim.min_delay_ns[{from, to}] = dmin;
       DirectedMessages dm{from, to, {}};
       double t = rng.exponential(static_cast<double>(o.message_interval_ns));

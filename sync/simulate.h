@@ -24,11 +24,13 @@ struct SimOptions {
   double min_drift_ppm = 5;                // |drift| in [min, max], either sign
   double max_drift_ppm = 30;
   // Each direction of each link: a minimum delay in [min_delay, max_delay/2]
-  // (log-uniform), plus jitter, exponential with a mean of 10 % to 100 %
-  // of that minimum, drawn per direction (asymmetric); delays stay under
-  // max_delay.
+  // (log-uniform), plus jitter, exponential with a mean of min_jitter to
+  // max_jitter times that minimum, drawn per direction (asymmetric);
+  // delays stay under max_delay.
   int64_t min_delay_ns = 20'000;
   int64_t max_delay_ns = 2'000'000;
+  double min_jitter = 0.1;
+  double max_jitter = 0.5;
   int64_t message_interval_ns = 20'000'000;  // mean gap, per direction
   int64_t event_interval_ns = 10'000'000;    // other events, per host
   // Hosts past 4 talk to the next in a ring and to `extra_links` others.

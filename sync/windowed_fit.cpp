@@ -43,9 +43,13 @@ class WindowFitter {
   // A window no line fits (its clocks changed rate inside it, beyond what
   // the delays hide) is halved while both halves still have messages both
   // ways, so the contradiction stays in as short a piece as possible.
+  SeparatingLines lines(int64_t start, int64_t end) const {
+    return SeparatingLines(slice(above_, start, end), slice(below_, start, end),
+                           o_.max_drift_ppm * 1e-6);
+  }
+
   void fit(int64_t start, int64_t end, std::vector<Window>& out) const {
-    SeparatingLines lines(slice(above_, start, end), slice(below_, start, end),
-                          o_.max_drift_ppm * 1e-6);
+    SeparatingLines lines = this->lines(start, end);
     if (!lines.feasible() && end - start >= 2 * o_.min_window_ns) {
       int64_t mid = start + (end - start) / 2;
       if (two_way(start, mid) && two_way(mid, end)) {
@@ -111,11 +115,34 @@ std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
   for (size_t j = 0; j + 1 < b_points.size(); ++j)
     fitter.fit(b_points[j], b_points[j + 1], windows);
 
-  // Knots at the windows' ends: the middle of what both neighbours allow.
+  // Knots at the windows' ends. A band is narrowest in the middle of its
+  // points, widest at their ends, and the error inside a window is at
+  // most its knots' (the truth is straight there too): so each knot is
+  // the middle of the band of the two windows around it fitted as one
+  // (the two first or last at the ends). Where no line fits both (the
+  // rate changed), the middle of what both neighbours allow.
   std::vector<Knot> knots;
   std::vector<long double> values;
-  for (size_t j = 0; j <= windows.size(); ++j) {
-    int64_t x = j < windows.size() ? windows[j].start : hi;
+  const size_t nw = windows.size();
+  for (size_t j = 0; j <= nw; ++j) {
+    int64_t x = j < nw ? windows[j].start : hi;
+    size_t first = j == 0 ? 0 : j - 1;
+    size_t last = std::min(j, nw - 1);
+    if (first == last) {
+      first = j == 0 ? 0 : (nw >= 2 ? nw - 2 : 0);
+      last = j == 0 ? std::min<size_t>(1, nw - 1) : nw - 1;
+    }
+    if (last > first) {
+      SeparatingLines both = fitter.lines(windows[first].start, windows[last].end);
+      if (both.feasible()) {
+        auto band = both.band(x);
+        long double v = (band.lo + band.hi) / 2;
+        if (!knots.empty() && x <= knots.back().x) continue;
+        knots.push_back(Knot{x, x + static_cast<int64_t>(std::llround(v))});
+        values.push_back(v);
+        continue;
+      }
+    }
     long double lo_v = std::numeric_limits<long double>::lowest();
     long double hi_v = std::numeric_limits<long double>::max();
     long double mids = 0;
