@@ -76,3 +76,13 @@ TEST(SyncSpanningTree, WithoutMessagesRealtimeJoinsTheHosts) {
   }
   EXPECT_EQ(r.pairs.size(), 2u);  // only the tree's edges: no messages, no loops to report
 }
+
+TEST(SyncSpanningTree, MessagesOneWayOnlyFallBackToRealtime) {
+  Simulation sim = simulate(SimOptions{.hosts = 2, .seed = 5, .duration_ns = 5'000'000'000});
+  std::erase_if(sim.input.messages, [](const DirectedMessages& d) { return d.from == 1; });
+  SyncResult r = synchronize(sim.input);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].method, Method::kRealtime);
+  EXPECT_TRUE(r.pairs[0].in_tree);
+  EXPECT_EQ(score(sim, r.hosts).outside_bounds, 0u);
+}
