@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sync/separating_lines.h"
 
@@ -91,6 +92,44 @@ std::vector<int64_t> boundaries(const WindowFitter& f, int64_t lo, int64_t hi,
 
 int64_t ceil_ns(long double v) { return static_cast<int64_t>(std::ceil(std::max(0.0L, v))); }
 
+// The value of y - x at knot j (at x, the start of window j, or the end
+// of the last). A band is narrowest in the middle of its points, widest
+// at their ends, and the error inside a window is at most its knots'
+// (the truth is straight there too): so the knot is the middle of the
+// band of the two windows around it fitted as one (the first or last two
+// at the ends). Where no line fits both (the rate changed), the middle
+// of what both neighbours allow, or between their middles if nothing.
+long double knot_value(const WindowFitter& fitter, const std::vector<Window>& windows, size_t j,
+                       int64_t x) {
+  const size_t nw = windows.size();
+  size_t first = j == 0 ? 0 : j - 1;
+  size_t last = std::min(j, nw - 1);
+  if (first == last) {
+    first = j == 0 ? 0 : (nw >= 2 ? nw - 2 : 0);
+    last = j == 0 ? std::min<size_t>(1, nw - 1) : nw - 1;
+  }
+  if (last > first) {
+    SeparatingLines both = fitter.lines(windows[first].start, windows[last].end);
+    if (both.feasible()) {
+      auto band = both.band(x);
+      return (band.lo + band.hi) / 2;
+    }
+  }
+  long double lo = std::numeric_limits<long double>::lowest();
+  long double hi = std::numeric_limits<long double>::max();
+  long double mids = 0;
+  int n = 0;
+  for (size_t w : {j - 1, j}) {
+    if (w >= nw) continue;  // j - 1 wraps for j = 0
+    auto band = windows[w].fit.band(x);
+    lo = std::max(lo, band.lo);
+    hi = std::min(hi, band.hi);
+    mids += (band.lo + band.hi) / 2;
+    ++n;
+  }
+  return lo <= hi ? (lo + hi) / 2 : mids / n;
+}
+
 }  // namespace
 
 std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
@@ -115,50 +154,12 @@ std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
   for (size_t j = 0; j + 1 < b_points.size(); ++j)
     fitter.fit(b_points[j], b_points[j + 1], windows);
 
-  // Knots at the windows' ends. A band is narrowest in the middle of its
-  // points, widest at their ends, and the error inside a window is at
-  // most its knots' (the truth is straight there too): so each knot is
-  // the middle of the band of the two windows around it fitted as one
-  // (the two first or last at the ends). Where no line fits both (the
-  // rate changed), the middle of what both neighbours allow.
   std::vector<Knot> knots;
   std::vector<long double> values;
-  const size_t nw = windows.size();
-  for (size_t j = 0; j <= nw; ++j) {
-    int64_t x = j < nw ? windows[j].start : hi;
-    size_t first = j == 0 ? 0 : j - 1;
-    size_t last = std::min(j, nw - 1);
-    if (first == last) {
-      first = j == 0 ? 0 : (nw >= 2 ? nw - 2 : 0);
-      last = j == 0 ? std::min<size_t>(1, nw - 1) : nw - 1;
-    }
-    if (last > first) {
-      SeparatingLines both = fitter.lines(windows[first].start, windows[last].end);
-      if (both.feasible()) {
-        auto band = both.band(x);
-        long double v = (band.lo + band.hi) / 2;
-        if (!knots.empty() && x <= knots.back().x) continue;
-        knots.push_back(Knot{x, x + static_cast<int64_t>(std::llround(v))});
-        values.push_back(v);
-        continue;
-      }
-    }
-    long double lo_v = std::numeric_limits<long double>::lowest();
-    long double hi_v = std::numeric_limits<long double>::max();
-    long double mids = 0;
-    int n = 0;
-    for (size_t w : {j - 1, j}) {
-      if (w >= windows.size()) continue;  // j - 1 wraps for j = 0
-      auto band = windows[w].fit.band(x);
-      lo_v = std::max(lo_v, band.lo);
-      hi_v = std::min(hi_v, band.hi);
-      mids += (band.lo + band.hi) / 2;
-      ++n;
-    }
-    // Empty intersection: the two windows disagree (a rate change near
-    // the boundary); take between their middles.
-    long double v = lo_v <= hi_v ? (lo_v + hi_v) / 2 : mids / n;
+  for (size_t j = 0; j <= windows.size(); ++j) {
+    int64_t x = j < windows.size() ? windows[j].start : hi;
     if (!knots.empty() && x <= knots.back().x) continue;
+    long double v = knot_value(fitter, windows, j, x);
     knots.push_back(Knot{x, x + static_cast<int64_t>(std::llround(v))});
     values.push_back(v);
   }
