@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
 
   size_t seeds_ok = 0, outside = 0, events = 0, before = 0, after = 0, links = 0;
   size_t links_ok = 0, tree_links = 0;
-  std::vector<int64_t> ours, averaged, realtime, ratio_permille, shifts;
+  std::vector<int64_t> ours, one_line, averaged, realtime, ratio_permille, shifts;
   std::vector<int64_t> worst_vs_ref;
   auto t0 = std::chrono::steady_clock::now();
   for (int seed = 1; seed <= seeds; ++seed) {
@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
       const auto& ba = samples(sim, b, a);
       auto fit = fit_messages(a, b, ab, ba, sim.input.options);
       ours.push_back(pair_error(sim, a, b, fit->b_to_a));
+      SyncOptions no_windows = sim.input.options;
+      no_windows.window_ns = no_windows.min_window_ns = 1'000'000'000'000;
+      one_line.push_back(pair_error(sim, a, b, fit_messages(a, b, ab, ba, no_windows)->b_to_a));
       averaged.push_back(pair_error(sim, a, b, averaged_offset(ab, ba)));
       auto rt = fit_realtime(a, sim.input.hosts[a], b, sim.input.hosts[b]);
       realtime.push_back(pair_error(sim, a, b, rt->b_to_a));
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
                 percentile(v, 0.99) / 1e3, percentile(v, 1.0) / 1e3);
   };
   row("convex hull, windowed (sync/)", ours);
+  row("convex hull, one line over the run", one_line);
   row("averaged constant offset", averaged);
   row("REALTIME rendezvous", realtime);
   return 0;
