@@ -5,11 +5,13 @@ it may not depend on (docs/ARCHITECTURE.md, "Folders and dependencies").
 Dependencies go one way:
     base <- formats <- uprobes <- record <- tools
                     <- analysis <- output <- tools
+    base <- sync <- analysis, tools   (clock synchronisation, pure)
 bpf/ is the record layout the BPF programs share with record/ (and its
 static_asserts against formats/); include/ and demo/ stand alone.
 Within a folder, anything goes; tests/ and bench/ may include anything.
-From outside, record/, analysis/ and output/ are seen through their one
-public header (record/record.h, analysis/analysis.h, output/output.h),
+From outside, record/, analysis/, output/ and sync/ are seen through their
+one public header (record/record.h, analysis/analysis.h, output/output.h,
+sync/sync.h),
 which lists what the folder offers.
 
 usage: check_layering.py [ROOT]   (exit 1 and one line per violation)
@@ -20,19 +22,20 @@ import sys
 
 ALLOWED = {
     "base": set(),
+    "sync": {"base"},
     "formats": {"base"},
     "bpf": set(),
     "uprobes": {"base", "formats"},
     "record": {"base", "formats", "uprobes", "bpf"},
-    "analysis": {"base", "formats"},
+    "analysis": {"base", "formats", "sync"},
     "output": {"base", "formats", "analysis"},
-    "tools": {"base", "formats", "uprobes", "record", "analysis", "output"},
+    "tools": {"base", "formats", "uprobes", "record", "analysis", "output", "sync"},
     "include": set(),
     "demo": {"include"},
 }
 # Folders that other folders include through one public header only.
 PUBLIC = {"record": "record/record.h", "analysis": "analysis/analysis.h",
-          "output": "output/output.h"}
+          "output": "output/output.h", "sync": "sync/sync.h"}
 SOURCE = re.compile(r"\.(c|cc|cpp|h|hpp|inc|S)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
