@@ -13,6 +13,9 @@ options() {
 }
 formats=$("$atrace" convert --help | sed -n '/^Formats:/,$p' | grep -E '^  [a-z]+:' |
   sed -E 's/^  ([a-z]+):.*/\1/' | tr '\n' ' ')
+# --kernel's groups, as record's error for an unknown one lists them.
+kernel_groups=$("$atrace" record --kernel=- -- true 2>&1 | sed -n 's/.*(groups: \(.*\)).*/\1/p' |
+  tr -d ',')
 {
   echo "# bash completion for atrace (generated at build time from atrace's --help)"
   # -p PID: the running processes; while several match, each with its
@@ -73,6 +76,16 @@ _atrace_functions() {
   fi
 }
 FUNCTIONS
+  # --kernel=LIST: the groups, each item of the list, with its +/- sign.
+  echo '_atrace_kernel() {'
+  echo '  local head= part=$1 sign= g'
+  echo '  case "$part" in *,*) head=${part%,*}, part=${part##*,} ;; esac'
+  echo '  case "$part" in [+-]*) sign=${part:0:1} part=${part:1} ;; esac'
+  echo '  COMPREPLY=()'
+  echo "  for g in $kernel_groups; do"
+  echo '    [[ $g == "$part"* ]] && COMPREPLY+=("$head$sign$g")'
+  echo '  done'
+  echo '}'
   echo "_atrace() {"
   echo '  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}'
   echo "  local subs=\"$subs\" opts= formats=\"$formats\""
@@ -92,6 +105,7 @@ FUNCTIONS
   echo '  case "$prev" in'
   echo '    --to) COMPREPLY=($(compgen -W "$formats" -- "$cur")); return ;;'
   echo '    -p | --pid) _atrace_pids "$cur"; return ;;'
+  echo '    --kernel) _atrace_kernel "$cur"; return ;;'
   echo '    -i | --input | -o | --output | --html | --diff) COMPREPLY=($(compgen -f -- "$cur")); return ;;'
   echo '  esac'
   echo '  case "${COMP_WORDS[1]}" in'

@@ -45,10 +45,11 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
                static_cast<double>(attach_ns) / 1e6);
   // What the kernel groups cost the traced calls (kernel_groups.h).
   const unsigned g = kernel_groups;
-  if (g & kKernelSyscalls)
+  if (g & (kKernelSyscalls | kKernelNet))
     std::fprintf(stderr,
-                 "atrace: kernel events: %s; recording system calls adds about 0.5 us to each "
-                 "traced call and 0.3 us to every system call of the machine\n",
+                 "atrace: kernel events: %s; the system call tracepoints (syscalls, net) add "
+                 "about 0.5 us to each traced call and 0.3 us to every system call of the "
+                 "machine\n",
                  kernel_groups_string(g).c_str());
   else if (g)
     std::fprintf(stderr,

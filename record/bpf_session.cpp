@@ -285,6 +285,8 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   // a process started in --cgroup's cgroup is traced from it.
   want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup);
   want(p.task_rename, g & kKernelProc);
+  want(p.net_sys_enter, g & kKernelNet);
+  want(p.net_sys_exit, g & kKernelNet);
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
   // A child forked in the cgroup is in it: it is followed.
   skel_->rodata->follow_forks = s.follow_forks || cgroup;

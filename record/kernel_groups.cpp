@@ -11,10 +11,8 @@ struct Named {
   KernelGroup bit;
 };
 constexpr Named kGroups[] = {
-    {"sched", kKernelSched},
-    {"syscalls", kKernelSyscalls},
-    {"faults", kKernelFaults},
-    {"proc", kKernelProc},
+    {"sched", kKernelSched}, {"syscalls", kKernelSyscalls}, {"faults", kKernelFaults},
+    {"proc", kKernelProc},   {"net", kKernelNet},
 };
 
 }  // namespace
@@ -38,7 +36,7 @@ unsigned parse_kernel_groups(std::string_view list, unsigned defaults) {
       if (name == g.name) bit = g.bit;
     if (!bit)
       throw std::invalid_argument("unknown kernel event group '" + std::string(name) +
-                                  "' (groups: sched, syscalls, faults, proc, all)");
+                                  "' (groups: sched, syscalls, faults, proc, net, all)");
     (sign ? any_signed : any_plain) = true;
     if (sign == '+') added |= bit;
     else if (sign == '-') removed |= bit;
