@@ -230,17 +230,21 @@ int BPF_PROG(net_sys_exit, struct pt_regs *regs, long ret)
 	__u32 proto, flags, cpu;
 	__u16 family = 0;
 	umode_t mode;
+	__s64 nr;
 	__u64 ts;
 
+	/* Every system call of the machine ends here: the number first, then
+	 * the process, and only then the task's storage. */
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (!net_is_call(nr) || ret <= 0 || !traced(pid_tgid >> 32))
+		return 0;
 	c = bpf_task_storage_get(&net_calls, bpf_get_current_task_btf(), 0, 0);
 	/* The exit of the call its entry kept (not of one whose exit was
-	 * never seen: exec, or a uretprobe, whose orig_ax is -1). */
-	if (!c || c->nr < 0 || c->nr != (__s64)BPF_CORE_READ(regs, orig_ax))
+	 * never seen: an exec). */
+	if (!c || c->nr != nr)
 		return 0;
 	call = *c;
 	c->nr = -1;
-	if (ret <= 0 || !traced(pid_tgid >> 32))
-		return 0;
 	if ((call.nr == NET_NR_RECVFROM || call.nr == NET_NR_RECVMSG) && (call.flags & NET_MSG_PEEK))
 		return 0;
 	f = net_file(call.fd);

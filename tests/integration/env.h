@@ -23,7 +23,6 @@ struct Paths {
   static constexpr const char* target_threads = TARGET_THREADS_BIN;
   static constexpr const char* target_lib = TARGET_LIB_BIN;
   static constexpr const char* target_kernel = TARGET_KERNEL_BIN;
-  static constexpr const char* target_messages = TARGET_MESSAGES_BIN;
   static constexpr const char* target_filter = TARGET_FILTER_BIN;
   static constexpr const char* target_filter_nop5 = TARGET_FILTER_NOP5_BIN;
   static constexpr const char* target_filter_singlestep = TARGET_FILTER_SINGLESTEP_BIN;

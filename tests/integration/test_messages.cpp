@@ -5,6 +5,7 @@
 // (--follow-forks). The report must count every message and byte per
 // function and peer, and a TCP send and the receive of the same bytes must
 // carry the same sequence range.
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +18,11 @@ namespace atrace::it {
 namespace {
 
 constexpr long long kN = 100;
+
+// Built beside target_kernel (tests/targets/CMakeLists.txt).
+std::string target_messages() {
+  return (std::filesystem::path(Paths::target_kernel).parent_path() / "target_messages").string();
+}
 
 // One message line of `atrace script --fields=pid,details`:
 // "PID send tcp 127.0.0.1:A -> 127.0.0.1:B bytes=100 seq=S-E".
@@ -62,7 +68,7 @@ class Messages : public IntegrationTest {
     run_ = record(trace_,
                   "tcp_client,tcp_server,udp_client,udp_server,unix_client,unix_server,"
                   "pipe_client,pipe_server",
-                  {Paths::target_messages, std::to_string(kN), tag_arg()}, extra);
+                  {target_messages(), std::to_string(kN), tag_arg()}, extra);
     if (!run_.exited(0)) {
       ADD_FAILURE() << run_.describe();
       return false;
