@@ -14,7 +14,10 @@
 # Every traced run is checked: `net` must have recorded 2N messages
 # (atrace script --kind=message), `off` none, no run lost events.
 #
-# usage: bench/net_cost.sh [-b BUILD] [-n MESSAGES/2] [-r ROUNDS] [-m "tcp unix pipe"]
+# usage: bench/net_cost.sh [-b BUILD] [-n MESSAGES/2] [-r ROUNDS] [-m "tcp unix pipe"] [-a ARGS]
+#   -a  extra options for every `atrace record`, e.g. "--buffer-size=64M"
+#       (a loaded machine may not drain the default rings in time: a run
+#       that lost events stops the benchmark)
 # Run as root from the repository root. Prints a Markdown table of medians:
 # CPU ns per message of the calling thread (CLOCK_THREAD_CPUTIME_ID: the
 # fexit programs run in it), wall ns per message, and each run's CPU ns
@@ -24,10 +27,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bench_lib.sh"
 
-build=build n=200000 rounds=5 wmodes="tcp unix pipe"
-while getopts b:n:r:m:h opt; do
+build=build n=200000 rounds=5 wmodes="tcp unix pipe" atrace_args=""
+while getopts b:n:r:m:a:h opt; do
 	case $opt in
 	b) build=$OPTARG ;; n) n=$OPTARG ;; r) rounds=$OPTARG ;; m) wmodes=$OPTARG ;;
+	a) atrace_args=$OPTARG ;;
 	*) usage; exit 2 ;;
 	esac
 done
@@ -48,7 +52,8 @@ one() {
 	off | net)
 		local extra=()
 		[[ $run == net ]] && extra=(--kernel=+net)
-		prio "$atrace" record -o "$data" --select=net_batch "${extra[@]}" -- \
+		# shellcheck disable=SC2086
+		prio "$atrace" record -o "$data" --select=net_batch "${extra[@]}" $atrace_args -- \
 			"$wl" "$mode" "$n" >"$out" 2>"$tmp/err" || die "$(cat "$tmp/err")"
 		local lost msgs
 		lost=$("$atrace" report -i "$data" --format=json | jq .lost_events)
@@ -62,7 +67,8 @@ one() {
 	other)
 		sleep 600 &
 		local victim=$!
-		"$atrace" record -o "$data" --kernel=+net -p "$victim" 2>"$tmp/err" &
+		# shellcheck disable=SC2086
+		"$atrace" record -o "$data" --kernel=+net $atrace_args -p "$victim" 2>"$tmp/err" &
 		local rec=$!
 		sleep 2 # attached (the recorder has loaded and attached by then)
 		prio "$wl" "$mode" "$n" >"$out"
