@@ -24,7 +24,7 @@ ProfileBuilder::ProfileBuilder(std::unique_ptr<CallReplay> own, CallReplay* shar
   replay_.listen(*this);
 }
 
-void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread*) {
+void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread* t) {
   if (events_ == 0 || ev.ts < first_ts_) first_ts_ = ev.ts;
   last_ts_ = std::max(last_ts_, ev.ts);
   events_++;
@@ -38,6 +38,10 @@ void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread*) {
     detached_.push_back(std::move(d));
   } else if (ev.kind == formats::EventKind::Usdt) {
     count_probe(ev);
+  } else if (ev.kind == formats::EventKind::Message && t) {
+    // The message's function: the innermost call open on its thread at
+    // the send's or receive's return, which is inside that call.
+    messages_.add(t->stack.empty() ? 0 : t->stack.back().slot + 1, formats::net_message(ev));
   }
 }
 
@@ -216,6 +220,7 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   for (auto& [tid, s] : summaries) p.threads.push_back(std::move(s));
 
   p.syscalls = syscall_rows();
+  p.messages = message_rows();
   mark_detached(p);
   p.probes = probe_rows();
   stats_.clear();
@@ -306,6 +311,36 @@ std::vector<SyscallStats> ProfileBuilder::syscall_rows() const {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     if (a.function != b.function) return a.function < b.function;
     return a.nr < b.nr;
+  });
+  return rows;
+}
+
+// The messages rows, named, most bytes first.
+std::vector<MessageStats> ProfileBuilder::message_rows() const {
+  std::vector<MessageStats> rows;
+  for (const auto& c : messages_.rows()) {
+    MessageStats r;
+    if (c.key == 0) {
+      r.function = kNoFunction;
+    } else {
+      FunctionStats named;
+      named.id = replay_.id_of_slot(c.key - 1);
+      name_row_from(probes_, named);
+      r.function = std::move(named.name);
+      r.module = std::move(named.module);
+    }
+    r.protocol = formats::to_string(c.proto);
+    r.peer = c.peer;
+    r.sent = c.sent;
+    r.sent_bytes = c.sent_bytes;
+    r.received = c.received;
+    r.received_bytes = c.received_bytes;
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const MessageStats& a, const MessageStats& b) {
+    const uint64_t x = a.sent_bytes + a.received_bytes, y = b.sent_bytes + b.received_bytes;
+    if (x != y) return x > y;
+    return std::tie(a.function, a.protocol, a.peer) < std::tie(b.function, b.protocol, b.peer);
   });
   return rows;
 }

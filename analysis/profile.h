@@ -27,6 +27,7 @@
 #include "analysis/compensation.h"
 #include "analysis/function_names.h"
 #include "analysis/kernel_attribution.h"
+#include "analysis/message_stats.h"
 #include "analysis/syscall_stats.h"
 #include "formats/trace_types.h"
 
@@ -134,11 +135,24 @@ struct SyscallStats {
   uint64_t avg_ns() const { return count ? total_ns / count : 0; }
 };
 
+// One row of the messages table (record --kernel=+net): what one function
+// (the innermost traced function open at the send or receive) exchanged
+// with one peer over one protocol.
+struct MessageStats {
+  std::string function;  // kNoFunction when no traced function was open
+  std::string module;
+  std::string protocol;  // formats::to_string(NetProto)
+  std::string peer;      // "127.0.0.1:5000", "[::1]:5000", "unix:INODE", "pipe:INODE"
+  uint64_t sent = 0, sent_bytes = 0;
+  uint64_t received = 0, received_bytes = 0;
+};
+
 struct Profile {
   std::vector<FunctionStats> functions;   // all threads merged
   std::vector<FunctionStats> per_thread;  // one row per (tid, function)
   std::vector<ThreadSummary> threads;
   std::vector<SyscallStats> syscalls;      // by total_ns, largest first
+  std::vector<MessageStats> messages;      // by bytes (sent + received), largest first
   std::vector<DetachedFunction> detached;  // in time order
   std::vector<ProbeHits> probes;           // USDT probes that fired, most hits first
   uint64_t events = 0;
@@ -200,6 +214,7 @@ class ProfileBuilder : public ReplayListener {
                  const std::vector<formats::ProbeInfo>& probes);
   void function_rows(Profile& p, const formats::LostCounts& lost);
   std::vector<SyscallStats> syscall_rows() const;
+  std::vector<MessageStats> message_rows() const;
   void mark_detached(Profile& p);
   void count_probe(const formats::Event& ev);
   std::vector<ProbeHits> probe_rows();
@@ -211,6 +226,7 @@ class ProfileBuilder : public ReplayListener {
   // Thread index -> slot -> that thread's numbers.
   std::vector<std::vector<FunctionStats>> stats_;
   SyscallTable syscalls_;
+  MessageTable messages_;
   std::vector<DetachedFunction> detached_;
   std::map<uint32_t, ProbeHits> probe_hits_;
   uint64_t events_ = 0, first_ts_ = 0, last_ts_ = 0;

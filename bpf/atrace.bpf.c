@@ -29,6 +29,9 @@
  *     syscalls     sys_enter, sys_exit
  *     faults       page_fault_user
  *     proc         sched_process_fork, sched_process_exec, task_rename
+ *   net_sys_*      sys_enter, sys_exit: the messages read, written, sent and
+ *                  received on TCP, UDP, unix sockets and pipes: the net
+ *                  group, off by default (atrace_net.bpf.h)
  *   module_hook    uprobe on a probed module's DT_INIT / DT_FINI: it was
  *                  loaded / is being unloaded (atrace_module.bpf.h)
  *
@@ -51,6 +54,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 
 #include <bpf/usdt.bpf.h>
 
@@ -644,3 +648,4 @@ int func_exit(struct pt_regs *ctx)
 #include "bpf/atrace_module.bpf.h"
 #include "bpf/atrace_values.bpf.h"
 #include "bpf/atrace_stack.bpf.h"
+#include "bpf/atrace_net.bpf.h"

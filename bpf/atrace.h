@@ -14,6 +14,7 @@
  *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
  *   struct atrace_rec_module a watched module mapped or unmapped
  *   struct atrace_rec_values a function's argument or return registers
+ *   struct atrace_rec_net    a message sent or received (the net group)
  *   struct atrace_lane_*     a CPU's lane of function entries and exits
  *   ATRACE_USDT_*            USDT cookies, argument and string limits
  *   ATRACE_MAX_CPUS          size bound of the per-CPU ring array
@@ -69,6 +70,7 @@ enum atrace_rec_kind {
 	ATRACE_REC_MODULE_LOAD = 31, /* rec_module: id = watched module index; its init runs */
 	ATRACE_REC_MODULE_UNLOAD = 32, /* rec_module: the same; its fini runs (dlclose, exit) */
 	ATRACE_REC_FILTER_HINT = 33, /* hdr only: id crossed a filter threshold; wakes the recorder */
+	ATRACE_REC_NET_MSG = 36,    /* rec_net: id = direction | protocol (ATRACE_NET_*) */
 };
 
 /*
@@ -286,6 +288,45 @@ struct atrace_rec_stack_big {
 	__u32 nframes;
 	__u32 pad;
 	__u64 ips[ATRACE_STACK_MAX];
+};
+
+/*
+ * Messages (issue 32; bpf/atrace_net.bpf.h, the net group): one record per
+ * send or receive that moved bytes, written at the kernel function's
+ * return. hdr.id = ATRACE_NET_RECV (or 0: a send) | protocol << 1.
+ *   TCP   addresses and ports of this end and the peer; seq = the stream
+ *         sequence number of the first byte (32 bits: the sender's
+ *         write_seq and the receiver's copied_seq name the same byte)
+ *   UDP   the same, seq 0; the peer is the datagram's address when the
+ *         call had one, else the connected peer
+ *   UNIX  obj = this socket's inode, peer_obj = the peer socket's (0:
+ *         unconnected datagram), seq = bytes this socket sent (or
+ *         received) before, counted from the recording's first sight of it
+ *   PIPE  obj = the pipe's inode, seq counted the same way per direction
+ * Addresses are IPv6-sized: an IPv4 one is in the first 4 bytes with
+ * family 4. Ports in host order.
+ */
+#define ATRACE_NET_RECV 1u
+#define ATRACE_NET_NO_OFFSET (1u << 4) /* UNIX, PIPE: seq unknown (too many ends) */
+enum atrace_net_proto {
+	ATRACE_NET_TCP = 1,
+	ATRACE_NET_UDP = 2,
+	ATRACE_NET_UNIX_STREAM = 3,
+	ATRACE_NET_UNIX_DGRAM = 4,
+	ATRACE_NET_PIPE = 5,
+};
+struct atrace_rec_net {
+	struct atrace_rec_hdr hdr;
+	__u64 bytes;
+	__u64 seq;
+	__u64 obj;
+	__u64 peer_obj;
+	__u8 laddr[16];
+	__u8 paddr[16];
+	__u16 lport;
+	__u16 pport;
+	__u8 family; /* 4, 6, or 0 for local channels */
+	__u8 pad[3];
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

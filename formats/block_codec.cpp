@@ -33,6 +33,55 @@ static_assert(same_kind(EventKind::ModuleLoad, kModuleLoad));
 static_assert(same_kind(EventKind::ModuleUnload, kModuleUnload));
 static_assert(same_kind(EventKind::Gap, kGap));
 static_assert(same_kind(EventKind::Gap, kLastApiKind), "the API's last kind");
+static_assert(same_kind(EventKind::Message, kMessage));
+
+namespace {
+// MESSAGE's payload (FORMAT.md): u8 flags, u8 protocol, varint bytes,
+// varint seq, then TCP/UDP: u8 family, local address (4 or 16 bytes),
+// varint port, peer address, varint port; UNIX/PIPE: varint obj, varint
+// peer_obj.
+void encode_message(const NetMessage& m, ByteWriter& out) {
+  out.u8(
+      static_cast<uint8_t>((m.recv ? kMessageRecv : 0) | (m.offset_known ? 0 : kMessageNoOffset)));
+  out.u8(static_cast<uint8_t>(m.proto));
+  out.varint(m.bytes);
+  out.varint(m.seq);
+  if (m.inet()) {
+    const size_t n = m.family == 4 ? 4 : 16;
+    out.u8(m.family == 4 ? 4 : 6);
+    out.bytes(m.laddr, n);
+    out.varint(m.lport);
+    out.bytes(m.paddr, n);
+    out.varint(m.pport);
+  } else {
+    out.varint(m.obj);
+    out.varint(m.peer_obj);
+  }
+}
+
+NetMessage decode_message(ByteReader& p) {
+  NetMessage m;
+  const uint8_t flags = p.u8();
+  m.recv = flags & kMessageRecv;
+  m.offset_known = !(flags & kMessageNoOffset);
+  m.proto = static_cast<NetProto>(p.u8());
+  m.bytes = p.varint();
+  m.seq = p.varint();
+  if (m.inet()) {
+    m.family = p.u8();
+    if (m.family != 4 && m.family != 6) throw Malformed{};
+    const size_t n = m.family == 4 ? 4 : 16;
+    for (size_t i = 0; i < n; i++) m.laddr[i] = p.u8();
+    m.lport = static_cast<uint16_t>(p.varint());
+    for (size_t i = 0; i < n; i++) m.paddr[i] = p.u8();
+    m.pport = static_cast<uint16_t>(p.varint());
+  } else {
+    m.obj = p.varint();
+    m.peer_obj = p.varint();
+  }
+  return m;
+}
+}  // namespace
 
 void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u32(m.tid);
@@ -193,6 +242,7 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.str(module_build_id(ev));
       break;
     case EventKind::Gap: out.varint(ev.arg0); break;
+    case EventKind::Message: encode_message(net_message(ev), out); break;
     case EventKind::Usdt:
       out.varint(ev.id);
       out.u8(static_cast<uint8_t>(ev.args.size()));
@@ -400,6 +450,7 @@ void BlockCursor::take_payload(Event& ev) {
       set_module_build_id(ev, p.str());
       break;
     case EventKind::Gap: ev.arg0 = p.varint(); break;
+    case EventKind::Message: set_net_message(ev, decode_message(p)); break;
     case EventKind::Usdt: {
       ev.id = p.varint32();
       unsigned n = p.u8();

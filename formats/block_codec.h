@@ -92,7 +92,7 @@ class BlockCursor {
       ts_ += delta;
       if (b & v2::kFlagCpu) cpu_ = read_cpu();
       uint8_t kind = b & v2::kKindMask;
-      if (kind < v2::kFirstPayloadKind || (kind <= v2::kLastApiKind && kind != v2::kLost)) {
+      if (kind < v2::kFirstPayloadKind || v2::is_api_payload_kind(kind)) {
         pending_ = kind;
         return true;
       }

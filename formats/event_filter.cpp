@@ -20,7 +20,7 @@ constexpr EventKind kAllKinds[] = {
     EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
     EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
     EventKind::Usdt,           EventKind::Unwind,        EventKind::ModuleLoad,
-    EventKind::ModuleUnload,   EventKind::Gap,
+    EventKind::ModuleUnload,   EventKind::Gap,           EventKind::Message,
 };
 
 struct KindGroup {

@@ -100,11 +100,18 @@ enum PayloadKind : uint8_t {
   // its FUNC_VALUES, if any), delta 0. The reader puts it in that event's
   // stack; older readers skip it.
   kFuncStack = 35,
+  // A message sent or received (record --kernel=+net): trace_types.h's
+  // NetMessage.
+  kMessage = 36,
 };
-constexpr uint8_t kLastDefinedKind = kFuncStack;
+constexpr uint8_t kLastDefinedKind = kMessage;
 // The last payload kind the in-memory API (trace_types.h) represents; the
 // reader skips defined kinds above it, and LOST (the footer has the totals).
+// MESSAGE (36) is an API kind too, after the two that are not events.
 constexpr uint8_t kLastApiKind = kGap;
+constexpr bool is_api_payload_kind(uint8_t kind) {
+  return (kind <= kLastApiKind && kind != kLost) || kind == kMessage;
+}
 
 // Defaults of the writer (FORMAT.md does not constrain them).
 constexpr size_t kDefaultBlockBytes = 64 * 1024;

@@ -2,6 +2,8 @@
 // and the reports print them. Kept stable: scripts parse them.
 #include "formats/trace_types.h"
 
+#include <cstdio>
+
 namespace atrace::formats {
 
 const char* to_string(EventKind k) {
@@ -26,6 +28,7 @@ const char* to_string(EventKind k) {
     case EventKind::ModuleLoad: return "module";
     case EventKind::ModuleUnload: return "module-unload";
     case EventKind::Gap: return "lost";
+    case EventKind::Message: return "message";
   }
   return "unknown";
 }
@@ -141,6 +144,121 @@ void set_module_build_id(Event& ev, const std::string& build_id) {
   a.str = build_id;
   ev.args.clear();
   ev.args.push_back(std::move(a));
+}
+
+}  // namespace atrace::formats
+
+namespace atrace::formats {
+
+namespace {
+uint64_t be64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+void put_be64(uint8_t* p, uint64_t v) {
+  for (int i = 7; i >= 0; i--, v >>= 8) p[i] = static_cast<uint8_t>(v);
+}
+ProbeArg number(uint64_t v) {
+  ProbeArg a;
+  a.value = v;
+  return a;
+}
+}  // namespace
+
+// The fields ride in the event's argument list (integers), like a module's
+// build id, so that every other event stays as small as it was:
+//   flags  kMessageRecv | kMessageNoOffset | protocol << 4
+//   arg0   bytes, arg1 seq
+//   args   TCP/UDP: local address (2 big-endian halves), peer address
+//          (2), family << 32 | lport << 16 | pport; UNIX/PIPE: obj, peer_obj
+NetMessage net_message(const Event& ev) {
+  NetMessage m;
+  if (ev.kind != EventKind::Message) return m;
+  m.recv = ev.flags & kMessageRecv;
+  m.offset_known = !(ev.flags & kMessageNoOffset);
+  m.proto = static_cast<NetProto>(ev.flags >> 4);
+  m.bytes = ev.arg0;
+  m.seq = ev.arg1;
+  const auto& a = ev.args;
+  if (m.inet() && a.size() >= 5) {
+    put_be64(m.laddr, a[0].value);
+    put_be64(m.laddr + 8, a[1].value);
+    put_be64(m.paddr, a[2].value);
+    put_be64(m.paddr + 8, a[3].value);
+    m.family = static_cast<uint8_t>(a[4].value >> 32);
+    m.lport = static_cast<uint16_t>(a[4].value >> 16);
+    m.pport = static_cast<uint16_t>(a[4].value);
+  } else if (!m.inet() && a.size() >= 2) {
+    m.obj = a[0].value;
+    m.peer_obj = a[1].value;
+  }
+  return m;
+}
+
+void set_net_message(Event& ev, const NetMessage& m) {
+  ev.kind = EventKind::Message;
+  ev.flags =
+      static_cast<uint8_t>((m.recv ? kMessageRecv : 0) | (m.offset_known ? 0 : kMessageNoOffset) |
+                           static_cast<uint8_t>(m.proto) << 4);
+  ev.arg0 = m.bytes;
+  ev.arg1 = m.seq;
+  ev.args.clear();
+  if (m.inet()) {
+    for (const uint8_t* p : {m.laddr, m.laddr + 8, m.paddr, m.paddr + 8})
+      ev.args.push_back(number(be64(p)));
+    ev.args.push_back(number(uint64_t{m.family} << 32 | uint64_t{m.lport} << 16 | m.pport));
+  } else {
+    ev.args.push_back(number(m.obj));
+    ev.args.push_back(number(m.peer_obj));
+  }
+}
+
+const char* to_string(NetProto p) {
+  switch (p) {
+    case NetProto::Tcp: return "tcp";
+    case NetProto::Udp: return "udp";
+    case NetProto::UnixStream: return "unix";
+    case NetProto::UnixDgram: return "unix-dgram";
+    case NetProto::Pipe: return "pipe";
+  }
+  return "unknown";
+}
+
+std::string net_end(const NetMessage& m, bool peer) {
+  if (!m.inet()) {
+    if (m.proto == NetProto::Pipe) return "pipe:" + std::to_string(m.obj);
+    return "unix:" + std::to_string(peer ? m.peer_obj : m.obj);
+  }
+  const uint8_t* a = peer ? m.paddr : m.laddr;
+  const unsigned port = peer ? m.pport : m.lport;
+  char buf[64];
+  if (m.family == 4) {
+    std::snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3], port);
+    return buf;
+  }
+  // RFC 5952: the longest run of two or more zero groups becomes "::".
+  unsigned g[8];
+  for (int i = 0; i < 8; i++) g[i] = unsigned{a[2 * i]} << 8 | a[2 * i + 1];
+  int best = -1, best_len = 1;
+  for (int i = 0; i < 8;) {
+    int j = i;
+    while (j < 8 && g[j] == 0) j++;
+    if (j - i > best_len) best = i, best_len = j - i;
+    i = j == i ? i + 1 : j;
+  }
+  std::string s = "[";
+  for (int i = 0; i < 8; i++) {
+    if (i == best) {
+      s += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (s.size() > 1 && s.back() != ':') s += ':';
+    std::snprintf(buf, sizeof(buf), "%x", g[i]);
+    s += buf;
+  }
+  return s + "]:" + std::to_string(port);
 }
 
 }  // namespace atrace::formats

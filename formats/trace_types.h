@@ -58,6 +58,9 @@ enum class EventKind : uint8_t {
   // ring was full. arg0 = how many. The replay treats it as a gap: no
   // call is paired across it.
   Gap = 33,
+  // A message the thread sent or received (record --kernel=+net, issue 32):
+  // TCP, UDP, a unix socket or a pipe. net_message(ev) has its fields.
+  Message = 36,
 };
 
 // True for the kinds recorded from kernel tracepoints (16-26).
@@ -118,6 +121,7 @@ enum class UnwindHow : uint8_t {
 //   ModuleLoad      -      -             base          -             path   (args)
 //   ModuleUnload    -      -             base          -             path   (args)
 //   Gap             -      -             lost events   -             -
+//   Message         -      kMessage*     bytes         seq/offset    -      (args)
 //
 // An Unwind's arg0, when not 0, is the time of the entry of the call it
 // ends (Abandoned, NestingLimit): it names that call among the open ones.
@@ -133,6 +137,9 @@ enum class UnwindHow : uint8_t {
 // A ModuleLoad/ModuleUnload event's base is the address where the file's
 // offset 0 is mapped; its build id is module_build_id(ev) (one string
 // argument, lowercase hex, empty when the file has none).
+//
+// A Message's protocol, addresses and objects are net_message(ev)'s (the
+// event's args hold them: read them only through it).
 //
 // Unused fields are 0 / empty. Signed values (ret, exit_code) are stored as
 // their two's complement: read them with sarg1() / sarg0().
@@ -170,7 +177,53 @@ constexpr uint8_t kMaxFuncArgs = 6;  // arg1..arg6: the SysV integer registers
 constexpr size_t kUsdtStringMax = 127;
 constexpr size_t kMaxStackFrames = 127;  // FUNC_STACK's bound (bpf/atrace.h's cap)
 
+// What carried a Message (FORMAT.md, MESSAGE). Other values: unknown.
+enum class NetProto : uint8_t {
+  Tcp = 1,
+  Udp = 2,
+  UnixStream = 3,
+  UnixDgram = 4,
+  Pipe = 5,
+};
+// Message.flags
+constexpr uint8_t kMessageRecv = 1;      // received (else sent)
+constexpr uint8_t kMessageNoOffset = 2;  // UNIX/PIPE: the byte offset is unknown
+
+// A message sent or received, as the recorder saw it at the return of the
+// kernel's send or receive function. Pairing a send with its receive:
+//   TCP   same 4-tuple (ends swapped) and overlapping [seq, seq + bytes)
+//         (mod 2^32): the stream's sequence numbers, equal on both ends
+//   UDP   same 4-tuple (ends swapped), then by order and size
+//   UNIX  obj/peer_obj swapped, and overlapping byte ranges: `seq` is the
+//         bytes this socket sent (received) before, counted from the
+//         recording's first sight of it
+//   PIPE  same obj (the pipe's inode), overlapping byte ranges
+struct NetMessage {
+  bool recv = false;
+  NetProto proto = NetProto::Tcp;
+  bool offset_known = true;  // UNIX/PIPE: false when the recorder had no room to count
+  uint64_t bytes = 0;
+  uint64_t seq = 0;  // TCP: sequence number of the first byte (32 bits); UNIX/PIPE: offset
+  // TCP/UDP: 4 or 6 (an IPv4 address is in addr[0..4)); 0 for local channels.
+  uint8_t family = 0;
+  uint8_t laddr[16] = {}, paddr[16] = {};
+  uint16_t lport = 0, pport = 0;  // host order
+  // UNIX: this socket's inode and its peer's (0: none); PIPE: the pipe's inode.
+  uint64_t obj = 0, peer_obj = 0;
+  bool inet() const { return proto == NetProto::Tcp || proto == NetProto::Udp; }
+};
+
 struct Event;
+// A Message event's fields (a default NetMessage for other kinds), and the
+// one way a Message event gets them.
+NetMessage net_message(const Event& ev);
+void set_net_message(Event& ev, const NetMessage& m);
+// "tcp", "udp", "unix", "unix-dgram", "pipe"
+const char* to_string(NetProto p);
+// "127.0.0.1:80", "[::1]:80" (TCP/UDP ends); "unix:INODE", "pipe:INODE"
+// for the local ones (`peer`: the peer socket's; a pipe's is its own).
+std::string net_end(const NetMessage& m, bool peer);
+
 // A ModuleLoad/ModuleUnload event's build id ("" for other kinds), and the
 // one way a module event gets it.
 const std::string& module_build_id(const Event& ev);

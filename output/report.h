@@ -86,6 +86,9 @@ std::string format_duration(uint64_t ns);
 bool has_kernel_events(const formats::TraceHeader& h);
 // True when it recorded the syscalls group, or has system calls anyway.
 bool has_syscalls(const ReportInput& in);
+// True when it recorded the net group (record --kernel=+net), or has
+// messages anyway.
+bool has_messages(const ReportInput& in);
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt);
 // The function table alone, as render_text prints it (the column names,

@@ -190,6 +190,19 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
     doc["syscalls"] = std::move(syscalls);
   }
+  if (has_messages(in)) {
+    json messages = json::array();
+    for (const auto& r : p.messages)
+      messages.push_back({{"function", r.function},
+                          {"module", r.module},
+                          {"protocol", r.protocol},
+                          {"peer", r.peer},
+                          {"sent", r.sent},
+                          {"sent_bytes", r.sent_bytes},
+                          {"received", r.received},
+                          {"received_bytes", r.received_bytes}});
+    doc["messages"] = std::move(messages);
+  }
   json probes = json::array();
   for (const auto& hits : p.probes) {
     json row = {{"provider", hits.provider},

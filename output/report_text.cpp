@@ -53,16 +53,25 @@ std::string field_names() {
   return s;
 }
 
-bool has_syscalls(const ReportInput& in) {
-  if (!in.profile.syscalls.empty()) return true;
-  std::string_view groups = in.header.kernel_events;
+namespace {
+bool recorded_group(const formats::TraceHeader& h, std::string_view group) {
+  std::string_view groups = h.kernel_events;
   while (!groups.empty()) {
     auto comma = groups.find(',');
-    if (groups.substr(0, comma) == "syscalls") return true;
+    if (groups.substr(0, comma) == group) return true;
     if (comma == std::string_view::npos) break;
     groups.remove_prefix(comma + 1);
   }
   return false;
+}
+}  // namespace
+
+bool has_syscalls(const ReportInput& in) {
+  return !in.profile.syscalls.empty() || recorded_group(in.header, "syscalls");
+}
+
+bool has_messages(const ReportInput& in) {
+  return !in.profile.messages.empty() || recorded_group(in.header, "net");
 }
 
 std::string untimed_counts(uint64_t untimed, uint64_t switched) {
@@ -461,6 +470,7 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   if (!opt.syscalls) print_value_groups(out, in, main);
   if (!opt.syscalls) print_probes(out, in, main);
   if (!opt.syscalls) print_detached(out, in, main);
+  if (!opt.syscalls && has_messages(in)) print_messages(out, in, main);
   print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);
   return out.str();
 }

@@ -14,6 +14,8 @@ namespace atrace::analysis {
 
 // The --syscalls table, or a line saying why there is none.
 void print_syscalls(std::ostream& out, const ReportInput& in, const std::string& main);
+// The messages table (record --kernel=+net), or a line saying none.
+void print_messages(std::ostream& out, const ReportInput& in, const std::string& main);
 
 // What a Calls cell adds for calls with no duration, by reason: `untimed`
 // of them, `switched` of those at a stack switch, the rest past the

@@ -476,6 +476,35 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
     case K::Usdt: usdt_details(ev, out); return;
     case K::ModuleLoad:
     case K::ModuleUnload: module_details(ev, out); return;
+    case K::Message: message_details(ev, out); return;
+  }
+}
+
+// "send tcp 127.0.0.1:40112 -> 127.0.0.1:5000 bytes=64 seq=1000-1064":
+// the direction, this end first, the arrow the way the bytes went; the
+// TCP byte range [seq, end) as the stream numbers it (mod 2^32), the same
+// on both ends; a local channel's offset counts its bytes before these.
+void ScriptFormatter::message_details(const formats::Event& ev, std::string& out) {
+  const formats::NetMessage m = formats::net_message(ev);
+  out += m.recv ? "recv " : "send ";
+  out += formats::to_string(m.proto);
+  out += ' ';
+  out += formats::net_end(m, false);
+  if (m.proto != formats::NetProto::Pipe) {
+    out += m.recv ? " <- " : " -> ";
+    out += formats::net_end(m, true);
+  }
+  out += " bytes=";
+  append_int(out, m.bytes);
+  if (m.proto == formats::NetProto::Tcp) {
+    out += " seq=";
+    append_int(out, m.seq);
+    out += '-';
+    append_int(out, static_cast<uint32_t>(m.seq + m.bytes));
+  } else if (!m.inet()) {
+    out += " offset=";
+    if (m.offset_known) append_int(out, m.seq);
+    else out += '?';
   }
 }
 

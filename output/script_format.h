@@ -96,6 +96,7 @@ class ScriptFormatter : private ReplayListener {
   void syscall_exit_details(const formats::Event& ev, Thread& t, std::string& out);
   void usdt_details(const formats::Event& ev, std::string& out);
   void module_details(const formats::Event& ev, std::string& out);
+  void message_details(const formats::Event& ev, std::string& out);
   void on_call_end(const ReplayThread& t, const ClosedCall& c) override;
   void on_event(const formats::Event& ev, const ReplayThread* t) override;
   void detach_details(const formats::Event& ev, std::string& out);

@@ -46,10 +46,10 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
                  static_cast<double>(attach_ns) / 1e6);
   // What the kernel groups cost the traced calls (kernel_groups.h).
   const unsigned g = kernel_groups;
-  if (g & kKernelSyscalls)
+  if (g & (kKernelSyscalls | kKernelNet))
     base::progress(
-        "kernel events: %s; recording system calls adds about 0.5 us to each "
-        "traced call and 0.3 us to every system call of the machine",
+        "kernel events: %s; the system call tracepoints (syscalls, net) add about 0.5 us to "
+        "each traced call and 0.3 us to every system call of the machine",
         kernel_groups_string(g).c_str());
   else if (g)
     base::progress(

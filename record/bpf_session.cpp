@@ -35,6 +35,9 @@ constexpr double kMaxRecordsPerSecPerCpu = 4e6;
 // + the ring's own header; kernel events are larger records.
 constexpr size_t kRingRecordBytes = sizeof(atrace_rec_hdr) + 8;
 constexpr size_t kRingKernelRecordBytes = sizeof(atrace_rec_args) + 8;
+// The net group's messages are larger still (a program-heavy workload of
+// small messages fills the rings with them).
+constexpr size_t kRingNetRecordBytes = sizeof(atrace_rec_net) + 8;
 constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr int kLostSlots = ATRACE_LOST_SLOTS;
@@ -87,7 +90,9 @@ BpfSession::BpfSession(const BpfSettings& s, const KernelFeatures& f, const Alon
     bpf_map__set_max_entries(skel_->maps.lane_data, static_cast<__u32>(ncpus_) * lane_slots_);
   }
   bpf_map__set_inner_map_fd(skel_->maps.rings, rings_->template_fd());
-  const size_t record = s.kernel_groups ? kRingKernelRecordBytes : kRingRecordBytes;
+  const size_t record = (s.kernel_groups & kKernelNet) ? kRingNetRecordBytes
+                        : s.kernel_groups              ? kRingKernelRecordBytes
+                                                       : kRingRecordBytes;
   const double fill_s = static_cast<double>(ring_bytes_ / record) / kMaxRecordsPerSecPerCpu;
   drain_period_ns_ =
       std::clamp(static_cast<uint64_t>(fill_s / 2 * 1e9), kMinDrainPeriodNs, kMaxDrainPeriodNs);
@@ -286,6 +291,8 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   // a process started in --cgroup's cgroup is traced from it.
   want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup);
   want(p.task_rename, g & kKernelProc);
+  want(p.net_sys_enter, g & kKernelNet);
+  want(p.net_sys_exit, g & kKernelNet);
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
   // A child forked in the cgroup is in it: it is followed.
   skel_->rodata->follow_forks = s.follow_forks || cgroup;

@@ -11,10 +11,8 @@ struct Named {
   KernelGroup bit;
 };
 constexpr Named kGroups[] = {
-    {"sched", kKernelSched},
-    {"syscalls", kKernelSyscalls},
-    {"faults", kKernelFaults},
-    {"proc", kKernelProc},
+    {"sched", kKernelSched}, {"syscalls", kKernelSyscalls}, {"faults", kKernelFaults},
+    {"proc", kKernelProc},   {"net", kKernelNet},
 };
 
 }  // namespace

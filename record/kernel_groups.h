@@ -6,6 +6,9 @@
 //   syscalls  system call entries and exits (number, return value)
 //   faults    user page faults (address, instruction, write bit)
 //   proc      fork/clone, exec, process exit, thread names as they change
+//   net       messages sent and received: TCP, UDP, unix sockets, pipes
+//             (bpf/atrace_net.bpf.h); only when named, never by default
+//             nor in "all"
 #pragma once
 
 #include <string>
@@ -19,6 +22,10 @@ enum KernelGroup : unsigned {
   kKernelFaults = 1u << 2,
   kKernelProc = 1u << 3,
   kKernelAll = kKernelSched | kKernelSyscalls | kKernelFaults | kKernelProc,
+  // Not in kKernelAll: it is on the system call tracepoints, which put
+  // every system call of the machine on the kernel's slow path, like
+  // syscalls (docs/BENCHMARKS.md, "Messages"), so it is asked for.
+  kKernelNet = 1u << 4,
 };
 
 // The groups recorded without --kernel. Every group but syscalls costs a
@@ -38,10 +45,10 @@ inline constexpr const char* kDefaultKernelGroupsHelp =
 // plain items cannot be mixed). Throws std::invalid_argument naming the
 // group it does not know.
 unsigned parse_kernel_groups(std::string_view list, unsigned defaults = kKernelAll);
-// "sched, syscalls, faults, proc, all": the names parse_kernel_groups takes
+// "sched, syscalls, faults, proc, net, all": the names parse_kernel_groups takes
 // (for messages and the completion).
 std::string kernel_group_names();
-// The mask as the header stores it: "sched,syscalls,faults,proc" order.
+// The mask as the header stores it: "sched,syscalls,faults,proc,net" order.
 std::string kernel_groups_string(unsigned mask);
 
 }  // namespace atrace

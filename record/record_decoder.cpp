@@ -39,7 +39,13 @@ static_assert(ATRACE_UNWIND_NESTING_LIMIT == static_cast<int>(formats::UnwindHow
 // A loss counter per record kind, indexed by the kind (rings' lost map).
 static_assert(same_kind(ATRACE_REC_MODULE_LOAD, EventKind::ModuleLoad));
 static_assert(same_kind(ATRACE_REC_MODULE_UNLOAD, EventKind::ModuleUnload));
-static_assert(ATRACE_LOST_SLOTS > ATRACE_REC_FILTER_HINT);
+static_assert(same_kind(ATRACE_REC_NET_MSG, EventKind::Message));
+static_assert(ATRACE_LOST_SLOTS > ATRACE_REC_NET_MSG);
+static_assert(ATRACE_NET_TCP == static_cast<int>(formats::NetProto::Tcp));
+static_assert(ATRACE_NET_UDP == static_cast<int>(formats::NetProto::Udp));
+static_assert(ATRACE_NET_UNIX_STREAM == static_cast<int>(formats::NetProto::UnixStream));
+static_assert(ATRACE_NET_UNIX_DGRAM == static_cast<int>(formats::NetProto::UnixDgram));
+static_assert(ATRACE_NET_PIPE == static_cast<int>(formats::NetProto::Pipe));
 // What --usdt accepts is what a record carries.
 static_assert(ATRACE_USDT_MAX_ARGS == uprobes::kUsdtMaxArgs);
 static_assert(ATRACE_USDT_MAX_STRS == uprobes::kUsdtMaxStrings);
@@ -171,6 +177,25 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       ev.kind = formats::EventKind::Gap;
       ev.arg0 = static_cast<const atrace_rec_args*>(data)->arg0;
       break;
+    case ATRACE_REC_NET_MSG: {
+      if (size < sizeof(atrace_rec_net)) return out;
+      const auto* r = static_cast<const atrace_rec_net*>(data);
+      formats::NetMessage m;
+      m.recv = h->id & ATRACE_NET_RECV;
+      m.offset_known = !(h->id & ATRACE_NET_NO_OFFSET);
+      m.proto = static_cast<formats::NetProto>((h->id >> 1) & 7);
+      m.bytes = r->bytes;
+      m.seq = r->seq;
+      m.family = r->family;
+      std::memcpy(m.laddr, r->laddr, sizeof(m.laddr));
+      std::memcpy(m.paddr, r->paddr, sizeof(m.paddr));
+      m.lport = r->lport;
+      m.pport = r->pport;
+      m.obj = r->obj;
+      m.peer_obj = r->peer_obj;
+      formats::set_net_message(ev, m);
+      break;
+    }
     case ATRACE_REC_FILTER_HINT: out.type = DecodedRecord::Type::FilterHint; return out;
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return out;

@@ -146,7 +146,10 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
       "--kernel", args.kernel,
       "Kernel events of the traced threads, comma-separated groups: sched (context switches, "
       "wake-ups, migrations), syscalls (entries and exits), faults (user page faults), proc "
-      "(fork, exec, exit, thread names), all; +GROUP/-GROUP change the default. Only syscalls "
+      "(fork, exec, exit, thread names), all (those four), net (messages sent and received on "
+      "TCP, UDP, unix sockets and pipes, with their addresses and TCP sequence numbers; never "
+      "on by default: it is on the system call tracepoints, with the same cost as syscalls, "
+      "docs/kernel-events.md); +GROUP/-GROUP change the default. Only syscalls "
       "costs traced calls: while on, every system call of the machine takes the kernel's slow "
       "path (about +0.3 us each, +0.6 us in the traced process), and so do the uprobe and "
       "uretprobe system calls of each traced call (about +0.5 us per call); the other groups "

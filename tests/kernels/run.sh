@@ -31,6 +31,7 @@ KernelEvents.SystemCallsAreCountedExactlyWhereTheyHappen:KernelEvents.NewThreadA
 KernelEvents.FreshPagesFault:KernelEvents.ForkedChildIsFollowedOnlyWhenAsked:\
 Usdt.CountsAndIntegerArgumentsAreExact:Usdt.StringArgumentsAreExact:Usdt.BeginEndPairsAreIntervals:\
 MaxCalls.DetachesAtItsCount:\
+Messages.*:\
 KilledRecorder.*"}
 
 tests=$build/tests/integration/atrace_integration_tests
@@ -99,6 +100,8 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf
+# The loopback interface, for the messages tests (127.0.0.1 and ::1).
+ifconfig lo 127.0.0.1 up
 ulimit -n 65536
 echo "=== features"
 $atrace info --kernel

@@ -113,16 +113,14 @@ TEST(FormatsTrace, RoundTrip) {
 TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
   TempFile f;
   std::mt19937_64 rng(7);
-  const EventKind kinds[] = {EventKind::FuncEntry,     EventKind::FuncExit,
-                             EventKind::ThreadExit,    EventKind::SchedSwitchOut,
-                             EventKind::SchedSwitchIn, EventKind::SchedWakeup,
-                             EventKind::SchedMigrate,  EventKind::SyscallEnter,
-                             EventKind::SyscallExit,   EventKind::PageFault,
-                             EventKind::ProcFork,      EventKind::ProcExec,
-                             EventKind::ProcExit,      EventKind::Comm,
-                             EventKind::Detach,        EventKind::Usdt,
-                             EventKind::Unwind,        EventKind::ModuleLoad,
-                             EventKind::ModuleUnload,  EventKind::Gap};
+  const EventKind kinds[] = {
+      EventKind::FuncEntry,      EventKind::FuncExit,      EventKind::ThreadExit,
+      EventKind::SchedSwitchOut, EventKind::SchedSwitchIn, EventKind::SchedWakeup,
+      EventKind::SchedMigrate,   EventKind::SyscallEnter,  EventKind::SyscallExit,
+      EventKind::PageFault,      EventKind::ProcFork,      EventKind::ProcExec,
+      EventKind::ProcExit,       EventKind::Comm,          EventKind::Detach,
+      EventKind::Usdt,           EventKind::Unwind,        EventKind::ModuleLoad,
+      EventKind::ModuleUnload,   EventKind::Gap,           EventKind::Message};
   const size_t nkinds = std::size(kinds);
   std::vector<Event> written;
   std::vector<uint64_t> clock(6, 1);
@@ -182,6 +180,28 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         set_module_build_id(e, std::string(rng() % 2 ? 40 : 0, 'f'));
         break;
       case EventKind::Gap: e.arg0 = any(); break;
+      case EventKind::Message: {  // every protocol, both families, offsets unknown too
+        NetMessage m;
+        m.recv = rng() % 2;
+        m.proto = static_cast<NetProto>(1 + rng() % 5);
+        m.offset_known = m.inet() || rng() % 8 != 0;
+        m.bytes = any();
+        m.seq = m.proto == NetProto::Tcp ? static_cast<uint32_t>(rng()) : any();
+        if (m.inet()) {
+          m.family = rng() % 2 ? 4 : 6;
+          for (size_t b = 0; b < (m.family == 4 ? 4u : 16u); b++) {
+            m.laddr[b] = static_cast<uint8_t>(rng());
+            m.paddr[b] = static_cast<uint8_t>(rng());
+          }
+          m.lport = static_cast<uint16_t>(rng());
+          m.pport = static_cast<uint16_t>(rng());
+        } else {
+          m.obj = any();
+          m.peer_obj = any();
+        }
+        set_net_message(e, m);
+        break;
+      }
       case EventKind::Usdt:  // 0-6 arguments of every size, sign and strings
         e.id = static_cast<uint32_t>(rng());
         e.args.resize(rng() % 7);
@@ -235,6 +255,47 @@ TEST(FormatsTrace, RandomRoundTripOfEveryKind) {
         << got[i].arg1 << " vs " << expect[i].arg1 << " cpu " << got[i].cpu << " vs "
         << expect[i].cpu << " pid " << got[i].pid << " vs " << expect[i].pid;
   }
+}
+
+// The ends of a message as script and report name them.
+TEST(FormatsTrace, MessageEndsAreNamedLikeTheTools) {
+  NetMessage m;
+  m.proto = NetProto::Tcp;
+  m.family = 4;
+  const uint8_t lo4[4] = {127, 0, 0, 1};
+  std::copy(std::begin(lo4), std::end(lo4), m.laddr);
+  m.lport = 5000;
+  m.pport = 40112;
+  m.paddr[0] = 10;
+  m.paddr[3] = 7;
+  EXPECT_EQ(net_end(m, false), "127.0.0.1:5000");
+  EXPECT_EQ(net_end(m, true), "10.0.0.7:40112");
+  m.family = 6;
+  std::fill(std::begin(m.laddr), std::end(m.laddr), 0);
+  m.laddr[15] = 1;
+  EXPECT_EQ(net_end(m, false), "[::1]:5000");
+  std::fill(std::begin(m.paddr), std::end(m.paddr), 0);
+  m.paddr[0] = 0xfe;
+  m.paddr[1] = 0x80;
+  m.paddr[15] = 2;
+  EXPECT_EQ(net_end(m, true), "[fe80::2]:40112");
+  m.paddr[10] = m.paddr[11] = 0xff;  // fe80::ffff:0:2 (the longest zero run wins)
+  EXPECT_EQ(net_end(m, true), "[fe80::ffff:0:2]:40112");
+  m.proto = NetProto::UnixStream;
+  m.obj = 11;
+  m.peer_obj = 12;
+  EXPECT_EQ(net_end(m, false), "unix:11");
+  EXPECT_EQ(net_end(m, true), "unix:12");
+  m.proto = NetProto::Pipe;
+  EXPECT_EQ(net_end(m, true), "pipe:11");
+  // The event carries the fields both ways.
+  Event e;
+  set_net_message(e, m);
+  EXPECT_EQ(e.kind, EventKind::Message);
+  const NetMessage back = net_message(e);
+  EXPECT_EQ(back.proto, NetProto::Pipe);
+  EXPECT_EQ(back.obj, 11u);
+  EXPECT_EQ(back.peer_obj, 12u);
 }
 
 TEST(FormatsTrace, EqualTimestampsKeepThreadOrder) {

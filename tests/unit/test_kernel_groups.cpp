@@ -33,3 +33,11 @@ TEST(KernelGroups, BadListsAreRefused) {
   EXPECT_THROW(parse_kernel_groups("+bogus"), std::invalid_argument);
   EXPECT_THROW(parse_kernel_groups("schedule"), std::invalid_argument);
 }
+
+TEST(KernelGroups, NetIsOnlyOnWhenNamed) {
+  EXPECT_EQ(parse_kernel_groups("+net", default_kernel_groups(true)),
+            kKernelSched | kKernelFaults | kKernelProc | kKernelNet);
+  EXPECT_EQ(parse_kernel_groups("all", 0) & kKernelNet, 0u);
+  EXPECT_EQ(kernel_groups_string(kKernelProc | kKernelNet), "proc,net");
+  EXPECT_FALSE(default_kernel_groups(false) & kKernelNet);
+}
