@@ -288,9 +288,20 @@ std::set<std::pair<uprobes::FileId, uint64_t>> probed_places(
   return places;
 }
 
+ResolvedModules resolved_modules(const std::vector<uprobes::Module>& modules) {
+  ResolvedModules done;
+  for (const auto& [path, id] : identities(modules)) {
+    const bool is_main = std::any_of(modules.begin(), modules.end(), [&](const uprobes::Module& m) {
+      return m.path == path && m.is_main;
+    });
+    done.insert({id, is_main});
+  }
+  return done;
+}
+
 std::vector<uprobes::ProbeSite> plan_exec(
     const RecordOptions& o, const KernelFeatures& f, const ExecMatch& execd, uint32_t first_id,
-    const std::set<std::pair<uprobes::FileId, uint64_t>>& probed,
+    const std::set<std::pair<uprobes::FileId, uint64_t>>& probed, ResolvedModules& resolved,
     std::vector<uprobes::Module>& modules) {
   if (o.select.empty()) return {};
   // What it maps now (its program and its interpreter), then what a
@@ -305,6 +316,14 @@ std::vector<uprobes::ProbeSite> plan_exec(
     } catch (const uprobes::SelectorError&) {
     }
   }
+  // A file resolved before in the same role (main program or not) gives
+  // the same functions again: not read again (libc, for every program).
+  auto id_of = identities(modules);
+  std::vector<uprobes::Module> fresh_modules;
+  for (auto& m : modules)
+    if (resolved.insert({id_of[m.path], m.is_main}).second) fresh_modules.push_back(std::move(m));
+  modules = std::move(fresh_modules);
+  if (modules.empty()) return {};
   std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
   if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
   uprobes::ResolveOptions ro;
@@ -312,7 +331,6 @@ std::vector<uprobes::ProbeSite> plan_exec(
   ro.move_probes = !o.probe_at_entry;
   ro.allow_unmatched = true;
   auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
-  auto id_of = identities(modules);
   std::vector<uprobes::ProbeSite> fresh;
   for (auto& site : sites) {
     if (probed.count({id_of[site.path], site.offset}) ||

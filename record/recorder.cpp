@@ -211,6 +211,7 @@ class Recorder {
   // resolved (by file identity), the functions probed (file identity and
   // offset), and the next function id.
   std::set<uprobes::FileId> planned_programs_;
+  ResolvedModules resolved_modules_;
   std::set<std::pair<uprobes::FileId, uint64_t>> probed_places_;
   uint32_t next_id_ = 0;
   // record_events
@@ -861,6 +862,7 @@ void Recorder::teardown(RecordResult&) {
 // files were probed at the start, as before; said once.
 void Recorder::follow_tree() {
   probed_places_ = probed_places(plan_.modules, plan_.sites);
+  resolved_modules_ = resolved_modules(plan_.modules);
   next_id_ = plan_.max_id + 1;
   for (const auto& u : plan_.usdt) next_id_ = std::max(next_id_, u.id + 1);
   if (auto id = uprobes::file_id(run_.followed ? run_.followed->exe : plan_.exe_path))
@@ -890,7 +892,7 @@ void Recorder::on_exec(const ExecMatch& m) {
   std::vector<uprobes::ProbeSite> sites;
   std::vector<uprobes::Module> modules;
   try {
-    sites = plan_exec(opts_, features_, m, next_id_, probed_places_, modules);
+    sites = plan_exec(opts_, features_, m, next_id_, probed_places_, resolved_modules_, modules);
   } catch (const std::exception& e) {
     status_.clear();
     std::fprintf(stderr, "atrace: warning: %s exec'd by process %d: not probed (%s)\n",
