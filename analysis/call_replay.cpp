@@ -116,6 +116,37 @@ void CallReplay::close_open(ReplayThread& t, uint64_t ts, CallEnd how) {
     close_top(t, ts, t.stack.back().untimed != UntimedReason::None ? CallEnd::Untimed : how);
 }
 
+void CallReplay::inherit(const ReplayThread& parent, const formats::Event& fork) {
+  if (parent.stack.empty()) return;
+  std::vector<OpenCall> copy = parent.stack;
+  // The child's kernel totals start at the fork.
+  for (auto& c : copy) {
+    c.kernel_at_entry = {};
+    c.self_kernel = {};
+  }
+  inherited_[static_cast<uint32_t>(fork.arg1)] = std::move(copy);
+}
+
+bool CallReplay::take_inherited(ReplayThread& t, uint32_t slot, uint64_t ts) {
+  auto it = inherited_.find(t.tid);
+  if (it == inherited_.end()) return false;
+  std::vector<OpenCall>& copy = it->second;
+  size_t k = copy.size();
+  while (k > 0 && copy[k - 1].slot != slot) --k;
+  if (k == 0) return false;
+  // The child's own calls were inside the copied ones: left unreturned.
+  close_open(t, ts, CallEnd::Abandoned);
+  for (size_t i = 0; i < k; ++i) {
+    t.stack.push_back(std::move(copy[i]));
+    const uint32_t s = t.stack.back().slot;
+    if (s >= t.active.size()) t.active.resize(s + 1, 0);
+    t.active[s]++;
+    for (auto* l : listeners_) l->on_call_begin(t, t.stack.back());
+  }
+  inherited_.erase(it);  // those above the returned one never return in it
+  return true;
+}
+
 void CallReplay::add(const formats::Event& ev) {
   last_ts_ = std::max(last_ts_, ev.ts);
   if (ev.kind == formats::EventKind::Detach) {  // the recording's, not a thread's
@@ -143,6 +174,7 @@ void CallReplay::add(const formats::Event& ev) {
     case formats::EventKind::FuncExit: {
       if (t.kernel.pending()) user_code(t, ev.ts);
       auto match = find(t, slot_of(ev.id));
+      if (!match && take_inherited(t, slot_of(ev.id), ev.ts)) match = t.stack.size() - 1;
       if (!match) {
         orphan_exits_++;  // its entry happened before the recording started, or was lost
         break;
@@ -187,6 +219,15 @@ void CallReplay::add(const formats::Event& ev) {
       close_open(t, ev.ts, CallEnd::ThreadExit);
       break;
     }
+    case formats::EventKind::ProcFork:
+      if (!(ev.flags & formats::kForkThread)) inherit(t, ev);
+      kernel_event(t, ev);
+      break;
+    case formats::EventKind::ProcExec:
+      close_open(t, ev.ts, CallEnd::Exec);
+      inherited_.erase(ev.tid);
+      kernel_event(t, ev);
+      break;
     default:
       // USDT and kinds newer than this code: no call, no kernel interval.
       if (formats::is_kernel_kind(ev.kind)) kernel_event(t, ev);

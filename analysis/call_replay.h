@@ -33,6 +33,16 @@
 // - A thread that exits (ThreadExit) with calls open (pthread_exit, exit()
 //   from a callee) has them closed at its exit; calls still open at the end
 //   of the recording are closed then (both: unfinished).
+// - A program's exec (ProcExec) ends the calls open on its thread: the old
+//   program is gone, and they never return (Exec: unfinished).
+// - A child process (ProcFork of a process, in the forking thread's
+//   stream) has a copy of the forking thread's open calls, which it may
+//   return from: an exit of the child that finds no open call of its
+//   function but one of those copies makes the copies up to that one
+//   calls of the child (begun at their entry, before the fork; the child's
+//   own calls above them are left: Abandoned) and returns from it. Copies
+//   the child never returns from (it execs, or exits from inside them)
+//   are not calls of the child.
 // - A Gap event (the recorder lost events of this thread there: its ring
 //   was full) closes every call open on the thread (Gap: unfinished) at
 //   the thread's last event before the hole: the Gap carries the time of
@@ -83,11 +93,13 @@ enum class CallEnd : uint8_t {
   ThreadExit,  // open when its thread exited
   TraceEnd,    // open at the end of the recording
   Gap,         // open where events of its thread were lost (its end is unknown)
+  Exec,        // open when its thread's process exec'd another program
   Untimed,     // its return could not be seen (ClosedCall::untimed says why): no duration
 };
 // What the profile counts as `unfinished`.
 inline bool unfinished(CallEnd e) {
-  return e == CallEnd::ThreadExit || e == CallEnd::TraceEnd || e == CallEnd::Gap;
+  return e == CallEnd::ThreadExit || e == CallEnd::TraceEnd || e == CallEnd::Gap ||
+         e == CallEnd::Exec;
 }
 // Whether the call has a duration (every view leaves untimed calls' out).
 inline bool timed(CallEnd e) { return e != CallEnd::Untimed; }
@@ -234,6 +246,11 @@ class CallReplay {
   // A call still open where its end is unknown: Untimed if it is known to
   // have no return, else `how`.
   void close_open(ReplayThread& t, uint64_t ts, CallEnd how);
+  // A child process's copy of the forking thread's open calls.
+  void inherit(const ReplayThread& parent, const formats::Event& fork);
+  // An exit of `t` with no open call of `slot`: its copy of its parent's
+  // calls up to the innermost of `slot` become its calls; false if none.
+  bool take_inherited(ReplayThread& t, uint32_t slot, uint64_t ts);
   uint64_t compensated(OpenCall* caller, const OpenCall& f, uint64_t dur);
 
   std::vector<ReplayListener*> listeners_;
@@ -246,6 +263,9 @@ class CallReplay {
   std::vector<uint32_t> slot_ids_;                      // slot -> id
   std::map<uint32_t, ReplayThread> threads_;            // node-based: addresses stay
   std::map<uint32_t, Forward> forwards_;                // tid -> its interval sink
+  // A forked child's tid -> the forking thread's open calls at the fork
+  // (inherit), until the child returns from one or execs.
+  std::unordered_map<uint32_t, std::vector<OpenCall>> inherited_;
   uint32_t last_tid_ = 0;
   ReplayThread* last_thread_ = nullptr;
   uint64_t last_ts_ = 0, end_ = 0, orphan_exits_ = 0;

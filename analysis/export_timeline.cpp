@@ -21,7 +21,8 @@ SpanEnd span_end(CallEnd how) {
     case CallEnd::Abandoned: return SpanEnd::Abandoned;
     case CallEnd::Untimed: return SpanEnd::Untimed;
     case CallEnd::Unwound: return SpanEnd::Unwound;
-    case CallEnd::ThreadExit: return SpanEnd::ThreadExit;
+    case CallEnd::ThreadExit:
+    case CallEnd::Exec: return SpanEnd::ThreadExit;
     case CallEnd::TraceEnd:
     case CallEnd::Gap: break;  // its end is unknown, as at the end
   }

@@ -250,7 +250,10 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 		return 0;
 	if (!thread && follow_forks)
 		bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
-	if (!want_proc)
+	/* --follow-forks: a child process's fork is recorded without the
+	 * proc group too: the replay gives the child a copy of the forking
+	 * thread's open calls there, which it may return from. */
+	if (!want_proc && (thread || !follow_forks))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	emit_args(ts, parent_tgid, (__u32)bpf_get_current_pid_tgid(), ATRACE_REC_FORK,
@@ -261,7 +264,8 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	return 0;
 }
 
-/* Loaded for the proc group, for launched targets (before_exec) and --cgroup. */
+/* Loaded for the proc group, for launched targets (before_exec), --cgroup
+ * and --follow-forks. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -285,7 +289,19 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 
 		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_NOEXIST);
 	}
-	if (!want_proc || !traced(tgid))
+	if (!traced(tgid))
+		return 0;
+	/* --follow-forks: the new program starts with no open call. The old
+	 * program's calls ended here without their returns (the replay closes
+	 * them at the EXEC record, written then without the proc group too);
+	 * left on the thread's stacks, they would look left by a longjmp. */
+	if (follow_forks) {
+		struct task_struct *cur = bpf_get_current_task_btf();
+
+		bpf_task_storage_delete(&sp_stacks, cur);
+		bpf_task_storage_delete(&call_stacks, cur);
+	}
+	if (!want_proc && !follow_forks)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	r = reserve(&cpu, sizeof(*r), ATRACE_REC_EXEC, ts, tgid, p->pid);

@@ -308,7 +308,7 @@ void ScriptFormatter::on_call_end(const ReplayThread&, const ClosedCall& c) {
   } else if (c.how == CallEnd::Untimed) {
     depth_ = c.index;  // no duration to show (call_replay.h)
     call_start_.reset();
-  } else if (c.how == CallEnd::ThreadExit || c.how == CallEnd::Gap) {
+  } else if (c.how == CallEnd::ThreadExit || c.how == CallEnd::Gap || c.how == CallEnd::Exec) {
     unfinished_++;
   }
 }

@@ -289,7 +289,7 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks || cgroup);
   // A launched target's events start at its exec, which this program sees;
   // a process started in --cgroup's cgroup is traced from it.
-  want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup);
+  want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup || s.follow_forks);
   want(p.task_rename, g & kKernelProc);
   want(p.net_sys_enter, g & kKernelNet);
   want(p.net_sys_exit, g & kKernelNet);

@@ -30,16 +30,17 @@ void run_until_stop(const DrainLoop& loop) {
     e.data.u64 = tag;
     epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
   };
-  enum : uint64_t { kRings, kSignal, kTarget, kTimer };
+  enum : uint64_t { kRings, kSignal, kTarget, kTimer, kChildren };
   watch(loop.rings_fd, kRings);
   watch(loop.stop->fd(), kSignal);
   watch(loop.target_fd, kTarget);
   watch(timer.get(), kTimer);
+  if (loop.children_fd >= 0) watch(loop.children_fd, kChildren);
 
   bool stop = false;
   while (!stop) {
-    struct epoll_event evs[4];
-    int n = epoll_wait(ep.get(), evs, 4, -1);
+    struct epoll_event evs[5];
+    int n = epoll_wait(ep.get(), evs, 5, -1);
     if (n < 0 && errno != EINTR)
       throw RecordError(std::string("epoll: ") + base::errno_text(errno));
     for (int i = 0; i < n; ++i) {
@@ -56,6 +57,7 @@ void run_until_stop(const DrainLoop& loop) {
           (void)!read(timer.get(), &ticks, sizeof ticks);
           break;
         }
+        case kChildren: loop.on_children(); break;
         default: break;
       }
     }

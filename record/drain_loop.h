@@ -21,6 +21,11 @@ struct DrainLoop {
   // one exits.
   bool several = false;
   std::function<bool()> processes_left;
+  // --follow-forks in launch mode: readable when a followed process
+  // stopped (an exec to probe) or ended; `on_children` is called at once,
+  // before on_wake, so that the process is held no longer than that.
+  int children_fd = -1;
+  std::function<void()> on_children;
   // Called after every wake-up, with the time, the last time with stop
   // set; returning true stops the loop there (`atrace top`'s q key).
   std::function<bool(uint64_t now)> on_wake;

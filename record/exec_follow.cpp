@@ -48,6 +48,8 @@ pid_t tgid_of(pid_t tid) {
   return tid;
 }
 
+}  // namespace
+
 // SIGCHLD through a signalfd while the command runs: each ptrace stop and
 // exit wakes the loop, as a stop signal does through its own fd. Only
 // atrace's main thread exists then (the BPF session comes after).
@@ -80,7 +82,12 @@ class ChildSignals {
   UniqueFd fd_;
 };
 
-}  // namespace
+void block_child_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 ExecFollower::ExecFollower(pid_t top, bool forks) : top_(top), forks_(forks) {
   // Threads too (CLONE): an exec or a fork from any thread of a followed
@@ -220,6 +227,30 @@ void ExecFollower::stop_all() {
     // A signal-delivery stop keeps its signal; any other stop resumes
     // with none (a group-stop stays one after the detach).
     resume_[pid] = event == 0 ? WSTOPSIG(status) : 0;
+  }
+}
+
+void ExecFollower::keep_following() {
+  signals_ = std::make_unique<ChildSignals>();
+  for (auto& [pid, sig] : resume_) trace_request(PTRACE_CONT, pid, static_cast<unsigned long>(sig));
+  resume_.clear();
+}
+
+int ExecFollower::fd() const { return signals_ ? signals_->fd() : -1; }
+
+void ExecFollower::handle_events(const std::function<void(const ExecMatch&)>& on_exec) {
+  if (released_ || !signals_) return;
+  signals_->drain();
+  // Never a match: on_event() lets the process go on after on_exec.
+  auto held = [&](const ExecMatch& m) {
+    on_exec(m);
+    return false;
+  };
+  for (;;) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, __WALL | WNOHANG);
+    if (pid <= 0) break;
+    on_event(pid, status, held);
   }
 }
 

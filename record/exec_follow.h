@@ -7,7 +7,10 @@
 // it is, the new program loaded but none of its instructions run, while
 // the recorder sets up and attaches; release() lets them all go and ends
 // the ptrace: the program that is traced is no longer ptraced, so it can
-// be debugged and sees no tracer.
+// be debugged and sees no tracer. With --follow-forks, keep_following()
+// lets them go but stays their tracer to the end of the recording: each
+// program one of them execs later is held just after its exec while the
+// recorder probes it (whole process trees, docs/kernel-events.md).
 //
 // Why ptrace rather than a BPF program on sched_process_exec that stops
 // the process with a signal: a ptrace stop is undone by the kernel when
@@ -22,6 +25,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,6 +34,7 @@
 namespace atrace {
 
 class StopSignals;
+class ChildSignals;
 
 struct ExecMatch {
   pid_t pid = -1;   // the process that exec'd it, stopped
@@ -66,6 +71,18 @@ class ExecFollower {
   // stopped for; ends the ptrace.
   void release();
 
+  // --follow-forks for the whole recording: lets every followed process
+  // go on, still followed (with its children), so that each program one
+  // of them execs can be probed before it runs (handle_events()). The caller has
+  // blocked SIGCHLD in every thread of atrace (block_child_signals()).
+  void keep_following();
+  // Readable when a followed process stopped or ended (keep_following()).
+  int fd() const;
+  // What the followed processes did since the last call: each exec is
+  // handed to `on_exec` while that process is held just after it (its new
+  // program loaded, none of its instructions run), then it goes on.
+  void handle_events(const std::function<void(const ExecMatch&)>& on_exec);
+
  private:
   std::optional<ExecMatch> on_event(pid_t pid, int status,
                                     const std::function<bool(const ExecMatch&)>& matches);
@@ -81,6 +98,13 @@ class ExecFollower {
   std::map<pid_t, int> resume_;  // stopped: the signal to resume it with
   std::vector<std::string> ran_;
   std::optional<int> top_status_;
+  std::unique_ptr<ChildSignals> signals_;  // keep_following()
 };
+
+// SIGCHLD blocked in the calling thread and the threads it starts from
+// then on: a followed process's stop or end is then read from
+// ExecFollower::fd(), whatever thread of atrace the kernel would have
+// picked for it.
+void block_child_signals();
 
 }  // namespace atrace

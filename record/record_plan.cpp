@@ -266,6 +266,81 @@ RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f, const
   return plan;
 }
 
+namespace {
+
+// A module's file as the kernel's uprobes know it: launch mode's modules
+// and those found on disk carry no identity from a maps file.
+std::map<std::string, uprobes::FileId> identities(const std::vector<uprobes::Module>& modules) {
+  std::map<std::string, uprobes::FileId> id_of;
+  for (const auto& m : modules)
+    id_of[m.path] = known(m.id) ? m.id : uprobes::file_id(m.path).value_or(uprobes::FileId{});
+  return id_of;
+}
+
+}  // namespace
+
+std::set<std::pair<uprobes::FileId, uint64_t>> probed_places(
+    const std::vector<uprobes::Module>& modules, const std::vector<uprobes::ProbeSite>& sites) {
+  auto id_of = identities(modules);
+  std::set<std::pair<uprobes::FileId, uint64_t>> places;
+  for (const auto& s : sites) places.insert({id_of[s.path], s.offset});
+  return places;
+}
+
+ResolvedModules resolved_modules(const std::vector<uprobes::Module>& modules) {
+  ResolvedModules done;
+  for (const auto& [path, id] : identities(modules)) {
+    const bool is_main = std::any_of(modules.begin(), modules.end(), [&](const uprobes::Module& m) {
+      return m.path == path && m.is_main;
+    });
+    done.insert({id, is_main});
+  }
+  return done;
+}
+
+std::vector<uprobes::ProbeSite> plan_exec(
+    const RecordOptions& o, const KernelFeatures& f, const ExecMatch& execd, uint32_t first_id,
+    const std::set<std::pair<uprobes::FileId, uint64_t>>& probed, ResolvedModules& resolved,
+    std::vector<uprobes::Module>& modules) {
+  if (o.select.empty()) return {};
+  // What it maps now (its program and its interpreter), then what a
+  // selector names by module that its dynamic linker will load; a name
+  // its linker would not find is no error here either.
+  modules = uprobes::process_modules(execd.pid);
+  const std::string ld_library_path = uprobes::ld_library_path_of(execd.pid);
+  const auto root = uprobes::ProcessRoot::of(execd.pid);
+  for (const auto& sel : named_modules(o, {})) {
+    try {
+      uprobes::add_late_modules({sel}, modules, ld_library_path, root);
+    } catch (const uprobes::SelectorError&) {
+    }
+  }
+  // A file resolved before in the same role (main program or not) gives
+  // the same functions again: not read again (libc, for every program).
+  auto id_of = identities(modules);
+  std::vector<uprobes::Module> fresh_modules;
+  for (auto& m : modules)
+    if (resolved.insert({id_of[m.path], m.is_main}).second) fresh_modules.push_back(std::move(m));
+  modules = std::move(fresh_modules);
+  if (modules.empty()) return {};
+  std::vector<uprobes::Selector> include = uprobes::parse_selectors(o.select), exclude;
+  if (!o.exclude.empty()) exclude = uprobes::parse_selectors_with_files(o.exclude);
+  uprobes::ResolveOptions ro;
+  ro.nop5_supported = f.uprobe_syscall;
+  ro.move_probes = !o.probe_at_entry;
+  ro.allow_unmatched = true;
+  auto sites = uprobes::resolve_probe_sites(include, exclude, modules, ro);
+  std::vector<uprobes::ProbeSite> fresh;
+  for (auto& site : sites) {
+    if (probed.count({id_of[site.path], site.offset}) ||
+        site.entry_path == formats::ProbePath::Refused)
+      continue;
+    site.id = first_id++;
+    fresh.push_back(std::move(site));
+  }
+  return fresh;
+}
+
 void merge_modules(std::vector<uprobes::Module>& into, std::vector<uprobes::Module> more) {
   for (auto& m : more) {
     auto same = std::find_if(into.begin(), into.end(), [&](const uprobes::Module& k) {

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/trace_types.h"
@@ -45,6 +47,30 @@ struct RecordPlan {
 // uprobes::NotElfError.
 RecordPlan plan_recording(const RecordOptions& o, const KernelFeatures& f,
                           const ExecMatch* execd = nullptr);
+
+// The files whose functions the selectors were resolved against, each by
+// its identity and whether it was the main program (unqualified
+// selectors match the main program's).
+using ResolvedModules = std::set<std::pair<uprobes::FileId, bool>>;
+ResolvedModules resolved_modules(const std::vector<uprobes::Module>& modules);
+
+// --follow-forks: the selectors resolved again for the program a traced
+// process exec'd (`execd`, stopped just after its exec): its modules as
+// that process sees them (process_root.h), with the libraries --select
+// names found as its dynamic linker would find them, less those in
+// `resolved` (added to it). Only the functions not probed already
+// (`probed`: file identity and offset; probes are per inode, in every
+// process) are returned, with ids from `first_id`; a selector that matches
+// nothing there is no error. `modules` gets the modules resolved. No
+// --args, --retval or --stack rules (their ids are the first plan's).
+std::vector<uprobes::ProbeSite> plan_exec(
+    const RecordOptions& o, const KernelFeatures& f, const ExecMatch& execd, uint32_t first_id,
+    const std::set<std::pair<uprobes::FileId, uint64_t>>& probed, ResolvedModules& resolved,
+    std::vector<uprobes::Module>& modules);
+
+// Each site's (module file identity, offset): what plan_exec() leaves out.
+std::set<std::pair<uprobes::FileId, uint64_t>> probed_places(
+    const std::vector<uprobes::Module>& modules, const std::vector<uprobes::ProbeSite>& sites);
 
 // The processes -p names (or --cgroup's, once resolved); empty in launch
 // mode. The first is the trace's target_pid.

@@ -22,6 +22,7 @@
 #include "base/capabilities.h"
 #include "base/clock.h"
 #include "base/diagnostics.h"
+#include "base/plural.h"
 #include "bpf/atrace.h"
 #include "formats/trace_writer.h"
 #include "record/announce.h"
@@ -53,6 +54,7 @@
 #include "uprobes/proc_maps.h"
 #include "uprobes/process_root.h"
 #include "uprobes/selector.h"
+#include "uprobes/unwind_points.h"
 
 namespace atrace {
 
@@ -175,6 +177,10 @@ class Recorder {
   void begin_tracing(pid_t pid);
   void became_traced(pid_t pid);
   void note_joined();
+  bool follows_tree() const;
+  void follow_tree();
+  void on_exec(const ExecMatch& m);
+  void release_tree();
   void forget_gone();
 
   // A copy: --cgroup's processes are filled in (check_request).
@@ -203,6 +209,13 @@ class Recorder {
   Probes probes_;
   // Every process that became traced (became_traced).
   std::set<pid_t> traced_;
+  // --follow-forks (follow_tree): the programs whose selectors were
+  // resolved (by file identity), the functions probed (file identity and
+  // offset), and the next function id.
+  std::set<uprobes::FileId> planned_programs_;
+  ResolvedModules resolved_modules_;
+  std::set<std::pair<uprobes::FileId, uint64_t>> probed_places_;
+  uint32_t next_id_ = 0;
   // record_events
   std::unique_ptr<EventCollector> events_;
   StatusLine status_;
@@ -284,6 +297,17 @@ void Recorder::check_request() {
     opts_.pid = opts_.pids.front();
   }
   several_ = traced_pids(opts_).size() > 1 || cgroup_ || opts_.follow_forks;
+  // Before any thread of atrace's starts: they inherit it (exec_follow.h).
+  if (follows_tree()) block_child_signals();
+}
+
+// --follow-forks with a launched command: its processes stay followed
+// through the recording (exec_follow.h), so that each program one of them
+// execs gets its probes before it runs (on_exec). An attached process
+// (-p, --cgroup) is not atrace's to follow: its children's programs are
+// probed only where the files probed at the start are theirs too.
+bool Recorder::follows_tree() const {
+  return opts_.follow_forks && opts_.pid <= 0 && opts_.cgroup.empty();
 }
 
 bool Recorder::use_multi() const {
@@ -310,7 +334,7 @@ void Recorder::plan() {
 // The plan from the command's own program; false when launch mode must
 // follow the command through exec to a program the selectors match: its
 // program is a script, or (with --follow-forks, whose children may run
-// anything) an ELF program that matches nothing. An ELF program that
+// anything) an ELF program that matches nothing or has no symbols. An ELF program that
 // matches nothing without --follow-forks is refused before it runs.
 bool Recorder::plan_or_follow() {
   try {
@@ -319,6 +343,9 @@ bool Recorder::plan_or_follow() {
   } catch (const uprobes::NotElfError&) {
     if (opts_.pid > 0) throw;
   } catch (const uprobes::NoMatchError&) {
+    if (opts_.pid > 0 || !opts_.follow_forks) throw;
+  } catch (const uprobes::ElfError&) {
+    // A stripped program (Debian's /bin/sh): nothing of its own to match.
     if (opts_.pid > 0 || !opts_.follow_forks) throw;
   }
   return false;
@@ -479,6 +506,7 @@ void Recorder::start(const ProbeCost& cost) {
   else if (!target->launched())
     for (pid_t p : traced_pids(opts_)) begin_tracing(p);
   else begin_tracing(pid);
+  if (follows_tree()) follow_tree();
   // Before any return probe and before atrace's thread-exit program.
   if (probes_.unwind_guard)
     probes_.unwind_guard->attach(probes_.unwind_points, several_ ? kEveryProcess : pid);
@@ -506,7 +534,8 @@ void Recorder::start(const ProbeCost& cost) {
   if (target->launched()) {
     stop_if_signalled();
     target->release();
-    if (run_.follower) run_.follower->release();
+    if (run_.follower && follows_tree()) run_.follower->keep_following();
+    else if (run_.follower) run_.follower->release();
   }
   run_.released_at = now_ns(CLOCK_MONOTONIC);
 }
@@ -729,6 +758,12 @@ void Recorder::record_events(RecordResult& r) {
     loop.several = several_;
     loop.processes_left = [this] { return bpf_->processes_left(); };
     loop.on_wake = [this](uint64_t now) { return on_wake(now); };
+    if (run_.follower && follows_tree()) {
+      loop.children_fd = run_.follower->fd();
+      loop.on_children = [this] {
+        run_.follower->handle_events([this](const ExecMatch& m) { on_exec(m); });
+      };
+    }
     run_until_stop(loop);
     status_.clear();
   });
@@ -775,6 +810,7 @@ bool Recorder::on_wake(uint64_t now) {
 // link: when the traced processes are gone, a helper waits them out
 // instead of atrace (link_reaper.h).
 void Recorder::detach() {
+  release_tree();
   bpf_->stopping();
   run_.header.end_mono_ns = now_ns(CLOCK_MONOTONIC);
   run_.header.end_real_ns = now_ns(CLOCK_REALTIME);
@@ -839,6 +875,102 @@ void Recorder::teardown(RecordResult&) {
   probes_ = Probes{};
   bpf_.reset();
   reaper_ = {};  // the helper may close its copies now
+}
+
+// --follow-forks: the launched command followed from here to the end
+// (ExecFollower: seized before it runs, unless it was followed to its
+// program already), and what is probed noted, so that a program exec'd
+// later gets only the probes it lacks. Without ptrace (atrace run with
+// file capabilities only), exec'd programs are probed only where their
+// files were probed at the start, as before; said once.
+void Recorder::follow_tree() {
+  probed_places_ = probed_places(plan_.modules, plan_.sites);
+  resolved_modules_ = resolved_modules(plan_.modules);
+  next_id_ = plan_.max_id + 1;
+  for (const auto& u : plan_.usdt) next_id_ = std::max(next_id_, u.id + 1);
+  if (auto id = uprobes::file_id(run_.followed ? run_.followed->exe : plan_.exe_path))
+    planned_programs_.insert(*id);
+  if (run_.follower) return;
+  try {
+    run_.follower = std::make_unique<ExecFollower>(run_.target->pid(), true);
+  } catch (const TargetError& e) {
+    base::warning(
+        "%s: programs the command's processes exec are probed only where the files probed now "
+        "are theirs",
+        e.what());
+  }
+}
+
+// --follow-forks: a followed process exec'd a program and is held just
+// after the exec. The selectors are resolved again for it and the
+// functions not probed yet attached before it runs its first instruction
+// (a file probed already is probed in it as in every process: uprobes are
+// per inode, and the pid stays in the map the programs filter on). A
+// program seen before is not resolved again. Nothing here stops the
+// recording: what cannot be probed is said, and the process goes on.
+void Recorder::on_exec(const ExecMatch& m) {
+  if (!probes_.functions) return;
+  const auto program = uprobes::file_id("/proc/" + std::to_string(m.pid) + "/exe");
+  if (!program || !planned_programs_.insert(*program).second) return;
+  std::vector<uprobes::ProbeSite> sites;
+  std::vector<uprobes::Module> modules;
+  try {
+    sites = plan_exec(opts_, features_, m, next_id_, probed_places_, resolved_modules_, modules);
+  } catch (const std::exception& e) {
+    status_.clear();
+    base::warning("%s exec'd by process %d: not probed (%s)", m.exe.c_str(), m.pid, e.what());
+    return;
+  }
+  if (sites.empty()) return;
+  // Its C++ unwinder must be guarded before its functions get return
+  // probes (unwind_guard.h): a file the guard has not probed is refused.
+  const auto points = uprobes::find_unwind_points(modules);
+  for (const auto& p : points) {
+    if (p.role != uprobes::UnwindRole::Start) continue;
+    const bool guarded = std::any_of(
+        probes_.unwind_points.begin(), probes_.unwind_points.end(),
+        [&](const uprobes::UnwindPoint& q) { return q.path == p.path && q.offset == p.offset; });
+    if (guarded) continue;
+    status_.clear();
+    base::warning(
+        "%s exec'd by process %d: not probed (its C++ unwinder in %s is not guarded: an "
+        "exception through a traced function would abort it)",
+        m.exe.c_str(), m.pid, uprobes::seen_path(p.path).c_str());
+    return;
+  }
+  auto failures = probes_.functions->attach(sites);
+  std::set<uint32_t> failed;
+  for (const auto& f : failures) failed.insert(f.site->id);
+  std::vector<formats::ProbeInfo> rows;
+  for (const auto& site : sites) {
+    next_id_ = std::max(next_id_, site.id + 1);
+    if (failed.count(site.id)) continue;
+    rows.push_back(probe_info(site));
+    for (const auto& mod : modules)
+      if (mod.path == site.path)
+        probed_places_.insert({mod.id.dev || mod.id.ino
+                                   ? mod.id
+                                   : uprobes::file_id(mod.path).value_or(uprobes::FileId{}),
+                               site.offset});
+  }
+  status_.clear();
+  base::progress("%s exec'd by process %d: %s more probed%s", m.exe.c_str(), m.pid,
+                 base::plural(rows.size(), "function").c_str(),
+                 failures.empty() ? "" : (" (" + failures.front().reason + ")").c_str());
+  if (rows.empty()) return;
+  run_.table.insert(run_.table.end(), rows.begin(), rows.end());
+  // The new rows go into the trace before the events that use them.
+  if (out_.async)
+    out_.async->run([this, rows = std::move(rows)] { out_.writer->write_probes(rows); });
+  else if (out_.writer) out_.writer->write_probes(rows);
+}
+
+// The followed processes go on unfollowed; the command's own process, if
+// it ended while followed, was reaped there (its status kept for run()).
+void Recorder::release_tree() {
+  if (!run_.follower || !follows_tree()) return;
+  run_.follower->release();
+  if (auto status = run_.follower->top_status()) run_.target->reaped(*status);
 }
 
 // A process traced by atrace's hand (-p, --cgroup's processes at the

@@ -253,6 +253,7 @@ std::vector<ProbeSite> resolve_probe_sites(const std::vector<Selector>& include,
     }
   }
 
+  if (opts.allow_unmatched) return sites;
   for (size_t i = 0; i < include.size(); ++i) {
     if (matched[i] > 0) continue;
     const Selector& s = include[i];

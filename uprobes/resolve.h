@@ -15,6 +15,10 @@ struct ResolveOptions {
   // Entry probes on the cheapest instruction of the function's prefix
   // (uprobes/placement.h); false: on the first instruction, as other tracers.
   bool move_probes = true;
+  // A selector that matches nothing here is no error: --follow-forks
+  // resolves the selectors again for each program a traced process execs,
+  // which may have some of the functions or none.
+  bool allow_unmatched = false;
 };
 
 // A function a selector matched that gets no probe (probe_policy.h).

@@ -70,6 +70,7 @@ const char* name(CallEnd how) {
     case CallEnd::ThreadExit: return "thread-exit";
     case CallEnd::TraceEnd: return "trace-end";
     case CallEnd::Gap: return "gap";
+    case CallEnd::Exec: return "exec";
   }
   return "?";
 }
@@ -287,6 +288,56 @@ TEST(CallReplay, UnfinishedCallsCloseAtTheEndOrAtTheirThreadsExit) {
   Seq t;
   t.E(10, MAIN).E(70, A);
   EXPECT_EQ(replay(t, 0).back(), "end f1 trace-end index=0 dur=60 self=60");
+}
+
+// Issue 32: a child forked inside A (called from MAIN) returns from A:
+// a call of the child from A's entry, inside its copy of MAIN; its own B,
+// open at that return, was left. MAIN, never returned from in the child,
+// is a call of the child too (it was open around A), closed at its exit.
+// A second child that execs has its copies ended without a call.
+TEST(CallReplay, AForkedChildReturnsFromItsCopyOfItsParentsCalls) {
+  Seq s;
+  s.E(10, MAIN).E(20, A).push(30, EventKind::ProcFork, 0, 101, 201);
+  s.push(31, EventKind::ProcFork, 0, 102, 202);
+  s.tid = 201;
+  s.E(40, B).X(50, A).push(60, EventKind::ThreadExit);
+  s.tid = 202;
+  s.push(45, EventKind::ProcExec).E(55, B).X(65, B);
+  s.tid = 100;
+  s.X(70, A).X(80, MAIN);
+  uint64_t orphans = 0;
+  EXPECT_EQ(replay(s, 0, {}, &orphans), (Lines{
+                                            "begin f1 tid=100 at=10 depth=0",
+                                            "begin f2 tid=100 at=20 depth=1",
+                                            "begin f3 tid=201 at=40 depth=0",
+                                            "end f3 abandoned index=0 dur=10 self=10",
+                                            "begin f1 tid=201 at=10 depth=0",
+                                            "begin f2 tid=201 at=20 depth=1",
+                                            "end f2 returned index=1 dur=30 self=30",
+                                            "end f1 thread-exit index=0 dur=50 self=20",
+                                            "begin f3 tid=202 at=55 depth=0",
+                                            "end f3 returned index=0 dur=10 self=10",
+                                            "end f2 returned index=1 dur=50 self=50",
+                                            "end f1 returned index=0 dur=70 self=20",
+                                        }));
+  EXPECT_EQ(orphans, 0u);
+}
+
+// A thread's open calls end at its process's exec (the old program is
+// gone): unfinished, no return made up; the new program's exit of a
+// function of the same id is an orphan, not their return.
+TEST(CallReplay, AnExecEndsTheOldProgramsCalls) {
+  Seq s;
+  s.E(10, MAIN).E(20, A).push(30, EventKind::ProcExec).X(40, A);
+  uint64_t orphans = 0;
+  EXPECT_EQ(replay(s, 0, {}, &orphans), (Lines{
+                                            "begin f1 tid=100 at=10 depth=0",
+                                            "begin f2 tid=100 at=20 depth=1",
+                                            "end f2 exec index=1 dur=10 self=10",
+                                            "end f1 exec index=0 dur=20 self=10",
+                                        }));
+  EXPECT_EQ(orphans, 1u);
+  EXPECT_TRUE(analysis::unfinished(CallEnd::Exec));
 }
 
 TEST(CallReplay, AKernelSleepInsideACallIsItsOffCpuTime) {
