@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "base/diagnostics.h"
 #include "base/unique_fd.h"
@@ -217,6 +218,15 @@ void ExecFollower::stop_all() {
       resume_[pid] = 0;
       continue;
     }
+    if (event == PTRACE_EVENT_EXEC) {
+      // Another process's exec, just before the match: its program must
+      // be probed too before it runs (with --follow-forks), so it is held.
+      const auto former = static_cast<pid_t>(event_message(pid));
+      if (former != pid) exited(former, 0);
+      const std::string exe = exe_of(pid);
+      if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
+      if (!exe.empty()) held_execs_.push_back(ExecMatch{pid, exe});
+    }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
       const auto child = static_cast<pid_t>(event_message(pid));
       if (child > 0 && alive_.insert(child).second) {
@@ -232,14 +242,29 @@ void ExecFollower::stop_all() {
 
 void ExecFollower::keep_following() {
   signals_ = std::make_unique<ChildSignals>();
-  for (auto& [pid, sig] : resume_) trace_request(PTRACE_CONT, pid, static_cast<unsigned long>(sig));
-  resume_.clear();
+  auto held = [this](pid_t pid) {
+    return std::any_of(held_execs_.begin(), held_execs_.end(),
+                       [pid](const ExecMatch& m) { return m.pid == pid; });
+  };
+  for (auto it = resume_.begin(); it != resume_.end();) {
+    if (held(it->first)) {
+      ++it;
+      continue;
+    }
+    trace_request(PTRACE_CONT, it->first, static_cast<unsigned long>(it->second));
+    it = resume_.erase(it);
+  }
 }
 
 int ExecFollower::fd() const { return signals_ ? signals_->fd() : -1; }
 
 void ExecFollower::handle_events(const std::function<void(const ExecMatch&)>& on_exec) {
   if (released_ || !signals_) return;
+  for (const auto& m : std::exchange(held_execs_, {})) {
+    on_exec(m);
+    resume_.erase(m.pid);
+    trace_request(PTRACE_CONT, m.pid, 0);
+  }
   signals_->drain();
   // Never a match: on_event() lets the process go on after on_exec.
   auto held = [&](const ExecMatch& m) {

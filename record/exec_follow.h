@@ -80,7 +80,10 @@ class ExecFollower {
   int fd() const;
   // What the followed processes did since the last call: each exec is
   // handed to `on_exec` while that process is held just after it (its new
-  // program loaded, none of its instructions run), then it goes on.
+  // program loaded, none of its instructions run), then it goes on. The
+  // first call also hands over the execs that happened while run()
+  // stopped everyone (another process's exec raced the match), held
+  // since.
   void handle_events(const std::function<void(const ExecMatch&)>& on_exec);
 
  private:
@@ -96,6 +99,9 @@ class ExecFollower {
   std::set<pid_t> alive_;        // followed threads and processes, not ended
   std::set<pid_t> fresh_;        // forked, first stop not seen yet
   std::map<pid_t, int> resume_;  // stopped: the signal to resume it with
+  // Stopped at an exec while stop_all() gathered everyone: held for
+  // handle_events(), which probes their programs before they run.
+  std::vector<ExecMatch> held_execs_;
   std::vector<std::string> ran_;
   std::optional<int> top_status_;
   std::unique_ptr<ChildSignals> signals_;  // keep_following()

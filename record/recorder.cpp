@@ -763,6 +763,7 @@ void Recorder::record_events(RecordResult& r) {
       loop.on_children = [this] {
         run_.follower->handle_events([this](const ExecMatch& m) { on_exec(m); });
       };
+      loop.on_children();  // execs held since the match (exec_follow.h)
     }
     run_until_stop(loop);
     status_.clear();

@@ -64,7 +64,7 @@ check "calls total self avg min max offcpu selfoff systime selfsys syscalls faul
   atrace top --fields =
 check "sched syscalls" atrace record --kernel = s
 check "+sched +syscalls" atrace record --kernel = +s
-check "sched,syscalls sched,faults sched,proc sched,all" atrace top --kernel = sched,
+check "sched,syscalls sched,faults sched,proc sched,net sched,all" atrace top --kernel = sched,
 check "+syscalls,-faults" atrace record --kernel = +syscalls,-f
 check "--kernel=proc" atrace record --kernel=p
 check "--to=chrome --to=csv --to=callgrind" atrace convert --to=c
