@@ -33,12 +33,13 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # benchmark scripts' tables and charts (bench/), and clang-tidy and
 # clang-format (.ci/clang-tidy.sh in CI, `make tidy`, `make format`), and
 # man-db, whose man renders the man pages the tests check (a fresh Debian
-# root has no man).
+# root has no man), and uftrace, the yardstick the process-tree tests
+# compare their counts with.
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
 	sqlite3 python3 perl libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
-	man-db:man
+	man-db:man uftrace
 
 .PHONY: all deps deps-test build build-all demo test fresh-check format format-check tidy clean
 
