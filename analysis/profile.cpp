@@ -285,20 +285,27 @@ void ProfileBuilder::mark_detached(Profile& p) {
   detached_.clear();
 }
 
+// The function a kernel attribution's key names (0: none running, else
+// the replay's slot + 1), as the per-function rows name it.
+void ProfileBuilder::name_attributed(uint64_t key, std::string& function,
+                                     std::string& module) const {
+  if (key == 0) {
+    function = kNoFunction;
+    return;
+  }
+  FunctionStats named;
+  named.id = replay_.id_of_slot(key - 1);
+  name_row_from(probes_, named);
+  function = std::move(named.name);
+  module = std::move(named.module);
+}
+
 // The --syscalls rows, named, largest total first.
 std::vector<SyscallStats> ProfileBuilder::syscall_rows() const {
   std::vector<SyscallStats> rows;
   for (const auto& c : syscalls_.rows()) {
     SyscallStats r;
-    if (c.key == 0) {
-      r.function = kNoFunction;
-    } else {
-      FunctionStats named;
-      named.id = replay_.id_of_slot(c.key - 1);
-      name_row_from(probes_, named);
-      r.function = std::move(named.name);
-      r.module = std::move(named.module);
-    }
+    name_attributed(c.key, r.function, r.module);
     r.nr = c.nr;
     r.name = syscall_name(c.nr);
     r.count = c.count;
@@ -320,15 +327,7 @@ std::vector<MessageStats> ProfileBuilder::message_rows() const {
   std::vector<MessageStats> rows;
   for (const auto& c : messages_.rows()) {
     MessageStats r;
-    if (c.key == 0) {
-      r.function = kNoFunction;
-    } else {
-      FunctionStats named;
-      named.id = replay_.id_of_slot(c.key - 1);
-      name_row_from(probes_, named);
-      r.function = std::move(named.name);
-      r.module = std::move(named.module);
-    }
+    name_attributed(c.key, r.function, r.module);
     r.protocol = formats::to_string(c.proto);
     r.peer = c.peer;
     r.sent = c.sent;

@@ -215,6 +215,7 @@ class ProfileBuilder : public ReplayListener {
   void function_rows(Profile& p, const formats::LostCounts& lost);
   std::vector<SyscallStats> syscall_rows() const;
   std::vector<MessageStats> message_rows() const;
+  void name_attributed(uint64_t key, std::string& function, std::string& module) const;
   void mark_detached(Profile& p);
   void count_probe(const formats::Event& ev);
   std::vector<ProbeHits> probe_rows();
