@@ -327,6 +327,9 @@ struct atrace_rec_net {
 	__u16 pport;
 	__u8 family; /* 4, 6, or 0 for local channels */
 	__u8 pad[3];
+	/* The system call's run, entry to exit (the record's time): a send's
+	 * bytes left inside it, which clock synchronisation needs. */
+	__u64 call_ns;
 };
 
 #endif /* ATRACE_BPF_ATRACE_H */

@@ -51,6 +51,7 @@ struct net_call {
 	__u32 fd;
 	__u32 flags; /* recvfrom's, recvmsg's flags (MSG_PEEK) */
 	__u64 addr;  /* sendto/recvfrom: the sockaddr; sendmsg/recvmsg: the msghdr */
+	__u64 enter_ns; /* when the call entered */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -101,6 +102,7 @@ int BPF_PROG(net_sys_enter, struct pt_regs *regs, long id)
 	if (!c)
 		return 0;
 	c->nr = id;
+	c->enter_ns = bpf_ktime_get_ns();
 	c->fd = (__u32)BPF_CORE_READ(regs, di);
 	c->flags = 0;
 	c->addr = 0;
@@ -274,6 +276,7 @@ int BPF_PROG(net_sys_exit, struct pt_regs *regs, long ret)
 	__builtin_memset((char *)r + sizeof(r->hdr), 0, sizeof(*r) - sizeof(r->hdr));
 	fill_hdr(&r->hdr, ts, pid_tgid >> 32, (__u32)pid_tgid, flags, cpu, ATRACE_REC_NET_MSG);
 	r->bytes = (__u64)ret;
+	r->call_ns = ts > call.enter_ns ? ts - call.enter_ns : 0;
 	if (proto == ATRACE_NET_TCP || proto == ATRACE_NET_UDP) {
 		net_inet_ends(r, sk, family);
 		if (proto == ATRACE_NET_TCP) {

@@ -39,7 +39,7 @@ namespace {
 // MESSAGE's payload (FORMAT.md): u8 flags, u8 protocol, varint bytes,
 // varint seq, then TCP/UDP: u8 family, local address (4 or 16 bytes),
 // varint port, peer address, varint port; UNIX/PIPE: varint obj, varint
-// peer_obj.
+// peer_obj; then varint call_ns (absent in the first writers' files).
 void encode_message(const NetMessage& m, ByteWriter& out) {
   out.u8(
       static_cast<uint8_t>((m.recv ? kMessageRecv : 0) | (m.offset_known ? 0 : kMessageNoOffset)));
@@ -57,6 +57,7 @@ void encode_message(const NetMessage& m, ByteWriter& out) {
     out.varint(m.obj);
     out.varint(m.peer_obj);
   }
+  out.varint(m.call_ns);
 }
 
 NetMessage decode_message(ByteReader& p) {
@@ -79,6 +80,7 @@ NetMessage decode_message(ByteReader& p) {
     m.obj = p.varint();
     m.peer_obj = p.varint();
   }
+  if (!p.empty()) m.call_ns = p.varint();  // appended after the first writers
   return m;
 }
 }  // namespace

@@ -189,9 +189,11 @@ NetMessage net_message(const Event& ev) {
     m.family = static_cast<uint8_t>(a[4].value >> 32);
     m.lport = static_cast<uint16_t>(a[4].value >> 16);
     m.pport = static_cast<uint16_t>(a[4].value);
+    if (a.size() >= 6) m.call_ns = a[5].value;
   } else if (!m.inet() && a.size() >= 2) {
     m.obj = a[0].value;
     m.peer_obj = a[1].value;
+    if (a.size() >= 3) m.call_ns = a[2].value;
   }
   return m;
 }
@@ -212,6 +214,7 @@ void set_net_message(Event& ev, const NetMessage& m) {
     ev.args.push_back(number(m.obj));
     ev.args.push_back(number(m.peer_obj));
   }
+  ev.args.push_back(number(m.call_ns));
 }
 
 const char* to_string(NetProto p) {

@@ -210,6 +210,12 @@ struct NetMessage {
   uint16_t lport = 0, pport = 0;  // host order
   // UNIX: this socket's inode and its peer's (0: none); PIPE: the pipe's inode.
   uint64_t obj = 0, peer_obj = 0;
+  // How long the system call ran (its exit, the event's time, minus its
+  // entry); 0 = unknown (files before it). A send's bytes left between
+  // ts - call_ns and ts: clock synchronisation takes the entry as the
+  // latest time they can have left, a receive's exit as the earliest they
+  // can have arrived.
+  uint64_t call_ns = 0;
   bool inet() const { return proto == NetProto::Tcp || proto == NetProto::Udp; }
 };
 
@@ -230,13 +236,17 @@ const std::string& module_build_id(const Event& ev);
 void set_module_build_id(Event& ev, const std::string& build_id);
 
 struct Event {
-  uint64_t ts = 0;  // CLOCK_MONOTONIC ns
+  uint64_t ts = 0;  // CLOCK_MONOTONIC ns (of a merged trace: corrected, see TraceReader)
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint32_t id = 0;  // probe id for FuncEntry/FuncExit/Detach/Usdt/Unwind, 0 otherwise
   uint16_t cpu = 0;
   EventKind kind = EventKind::FuncEntry;
   uint8_t flags = 0;
+  // The recording the event came from, in a merged trace (`atrace merge`:
+  // an index into TraceReader::hosts()); 0 in a single recording. Pids
+  // and tids are unique only within one host: key threads by thread_key().
+  uint16_t host = 0;
   uint64_t arg0 = 0;
   uint64_t arg1 = 0;
   std::string text;
@@ -250,6 +260,12 @@ struct Event {
   int64_t sarg0() const { return static_cast<int64_t>(arg0); }
   int64_t sarg1() const { return static_cast<int64_t>(arg1); }
 };
+
+// One thread (process) of a trace, merged or not: its host and its tid
+// (pid). The one key for per-thread state: tids repeat across hosts.
+inline uint64_t thread_key(uint16_t host, uint32_t tid) { return uint64_t{host} << 32 | tid; }
+inline uint64_t thread_key(const Event& ev) { return thread_key(ev.host, ev.tid); }
+inline uint64_t process_key(const Event& ev) { return thread_key(ev.host, ev.pid); }
 
 enum class ProbeKind : uint8_t {
   Function = 1,  // entry uprobe + uretprobe
@@ -300,6 +316,7 @@ struct ThreadInfo {
   uint64_t first_ts = 0;
   uint64_t last_ts = 0;
   uint64_t events = 0;
+  uint16_t host = 0;  // as Event::host
 };
 
 // A traced process as it saw itself (a container's, a service's): what the
@@ -320,6 +337,7 @@ struct ProcessInfo {
   // (or it is atrace's own root). Report time reads a gone container's
   // files there.
   std::string root;
+  uint16_t host = 0;  // as Event::host
   // Its pid in its own namespace differs from the host's.
   bool own_pid_ns() const { return ns_pid && ns_pid != pid; }
 };

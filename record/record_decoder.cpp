@@ -193,6 +193,7 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       m.pport = r->pport;
       m.obj = r->obj;
       m.peer_obj = r->peer_obj;
+      m.call_ns = r->call_ns;
       formats::set_net_message(ev, m);
       break;
     }
