@@ -114,6 +114,7 @@ struct TraceReader::Impl {
   std::map<uint32_t, ProcessInfo> processes;  // by host pid: the last entry of each
   std::vector<ProcessInfo> process_list;
   HostClocks clocks;
+  mutable std::vector<HostClocks> hosts;  // one per host of a merged trace
   LostCounts lost;
   std::vector<std::string> warnings;
   bool damaged = false;
@@ -366,6 +367,10 @@ const std::vector<ThreadInfo>& TraceReader::threads() const { return impl_->thre
 const LostCounts& TraceReader::lost() const { return impl_->lost; }
 const std::vector<ProcessInfo>& TraceReader::processes() const { return impl_->process_list; }
 const HostClocks& TraceReader::clocks() const { return impl_->clocks; }
+const std::vector<HostClocks>& TraceReader::hosts() const {
+  if (impl_->hosts.empty()) impl_->hosts.push_back(impl_->clocks);
+  return impl_->hosts;
+}
 const ProcessInfo* TraceReader::process(uint32_t pid) const {
   auto it = impl_->processes.find(pid);
   return it == impl_->processes.end() ? nullptr : &it->second;

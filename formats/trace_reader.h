@@ -57,6 +57,11 @@ class TraceReader {
   // The recording host's identity and clock snapshots (CLOCKS frames), in
   // time order; empty in files of writers before them.
   const HostClocks& clocks() const;
+  // The recordings a merged trace (`atrace merge`) holds, indexed by
+  // Event::host (their identity and clock snapshots; host_name names them
+  // in views); a single recording has one, clocks(). hosts().size() > 1
+  // is how a view knows to group by host.
+  const std::vector<HostClocks>& hosts() const;
   // Warnings about the file (truncated, damaged parts, unknown event kinds),
   // one line each. Reading events can add some (a block that does not decode,
   // kinds from a newer minor version).
