@@ -38,9 +38,8 @@ class BlockBuilder {
   // Whether `ev` can be appended: same process, not earlier than the last
   // event (deltas are unsigned), and the count still fits.
   bool accepts(const Event& ev) const {
-    return meta_.count == 0 ||
-           (ev.pid == meta_.pid && ev.host == meta_.host && ev.ts >= meta_.last_ts &&
-            meta_.count < UINT32_MAX);
+    return meta_.count == 0 || (ev.pid == meta_.pid && ev.host == meta_.host &&
+                                ev.ts >= meta_.last_ts && meta_.count < UINT32_MAX);
   }
   void add(const Event& ev);
   bool empty() const { return meta_.count == 0; }

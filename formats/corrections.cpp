@@ -5,15 +5,6 @@
 namespace atrace::formats {
 namespace {
 
-// A length-prefixed entry, so later minor versions can append fields.
-template <typename Fill>
-void entry(ByteWriter& out, Fill fill) {
-  ByteWriter e;
-  fill(e);
-  out.varint(e.size());
-  out.bytes(e.buf().data(), e.size());
-}
-
 void f64(ByteWriter& out, double v) { out.u64(std::bit_cast<uint64_t>(v)); }
 double f64(ByteReader& in) { return std::bit_cast<double>(in.u64()); }
 

@@ -23,14 +23,14 @@ struct MergedHost {
   // Raw time stamp -> merged time line: sync::map_time(map, raw); never
   // empty. Also holds the causal repair's shifts (docs/merge.md).
   std::vector<sync::Segment> map;
-  uint32_t parent = 0;     // the spanning tree's (itself for the reference)
-  bool connected = true;   // false: no evidence links it; its map is the identity
+  uint32_t parent = 0;           // the spanning tree's (itself for the reference)
+  bool connected = true;         // false: no evidence links it; its map is the identity
   int64_t largest_shift_ns = 0;  // the causal repair's largest shift of its events
 };
 
 struct Corrections {
-  uint32_t reference = 0;  // the host whose clock is the time line
-  bool estimated = false;  // `merge --estimate`: one boot's pairs estimated anyway
+  uint32_t reference = 0;    // the host whose clock is the time line
+  bool estimated = false;    // `merge --estimate`: one boot's pairs estimated anyway
   int64_t min_delay_ns = 0;  // the causal repair's least delay of a message
   uint64_t messages = 0;     // matched messages between different hosts
   std::vector<MergedHost> hosts;

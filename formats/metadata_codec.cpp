@@ -3,15 +3,6 @@
 namespace atrace::formats {
 namespace {
 
-// A length-prefixed entry, so later minor versions can append fields.
-template <typename Fill>
-void entry(ByteWriter& out, Fill fill) {
-  ByteWriter e;
-  fill(e);
-  out.varint(e.size());
-  out.bytes(e.buf().data(), e.size());
-}
-
 const std::string& string_at(const std::vector<std::string>& strings, uint64_t id) {
   if (id >= strings.size()) throw Malformed{};
   return strings[static_cast<size_t>(id)];

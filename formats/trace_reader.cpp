@@ -143,8 +143,7 @@ struct TraceReader::Impl {
       modules[process_key(ev)][ev.arg0] = {
           ev.arg0, ev.text, module_build_id(ev),
           proc == processes.end() ? std::string() : proc->second.root};
-    } else if (ev.kind == EventKind::ModuleUnload)
-      modules[process_key(ev)].erase(ev.arg0);
+    } else if (ev.kind == EventKind::ModuleUnload) modules[process_key(ev)].erase(ev.arg0);
   }
 
   // A raw time stamp of `host` on the trace's time line: itself, or in a
@@ -260,8 +259,7 @@ void TraceReader::Impl::load_tables(FileMap& map) {
           break;
         }
         case kFrameProcesses:
-          for (auto& p : decode_processes(in))
-            processes[thread_key(p.host, p.pid)] = std::move(p);
+          for (auto& p : decode_processes(in)) processes[thread_key(p.host, p.pid)] = std::move(p);
           break;
         case kFrameClocks: {
           uint16_t host = 0;
@@ -327,7 +325,8 @@ void TraceReader::Impl::apply_corrections() {
 void TraceReader::Impl::build_streams() {
   std::map<uint64_t, size_t> by_tid;
   for (size_t i = 0; i < blocks.size(); i++) {
-    auto [it, fresh] = by_tid.try_emplace(thread_key(blocks[i].host, blocks[i].tid), streams.size());
+    auto [it, fresh] =
+        by_tid.try_emplace(thread_key(blocks[i].host, blocks[i].tid), streams.size());
     if (fresh) {
       streams.emplace_back();
       streams.back().host = blocks[i].host;
