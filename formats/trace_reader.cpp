@@ -445,11 +445,12 @@ uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 
 void TraceReader::select(const EventFilter& filter) {
   Impl& m = *impl_;
-  m.selection.emplace(filter, m.header, m.probes, m.threads, m.process_list);
+  m.selection.emplace(filter, m.header, m.probes, m.threads, m.process_list, m.hosts);
   // Every thread is still read: the module events of one left out tell
   // where the code of the others is (module_at).
-  std::erase_if(m.threads,
-                [&](const ThreadInfo& t) { return !m.selection->thread_selected(t.tid, t.pid); });
+  std::erase_if(m.threads, [&](const ThreadInfo& t) {
+    return !m.selection->thread_selected(t.tid, t.pid, t.host);
+  });
   m.header.end_mono_ns = m.selection->end_ns(m.header.end_mono_ns);
   m.start();
 }

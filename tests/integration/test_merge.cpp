@@ -103,6 +103,12 @@ TEST_F(Merge, SameHostRecordingsEstimatedAsOneClock) {
   EXPECT_EQ(calls_of(*report, "serve_request"), kRequests);
   EXPECT_EQ(calls_of(*report, "write_fifo"), kRequests);
   EXPECT_EQ(calls_of(*report, "read_fifo"), kRequests);
+  // One host of the two: --host by number (the order merge was given).
+  auto server_only = report_json(merged, {"--host=1"});
+  ASSERT_TRUE(server_only);
+  EXPECT_EQ(calls_of(*server_only, "serve_request"), kRequests);
+  EXPECT_EQ(calls_of(*server_only, "read_fifo"), kRequests);
+  EXPECT_EQ(find_function(*server_only, "send_request"), nullptr);
   auto client_info = info_json(client_);
   auto server_info = info_json(server_);
   ASSERT_TRUE(client_info && server_info);
