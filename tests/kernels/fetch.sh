@@ -4,7 +4,12 @@
 # Everything lands in CACHE_DIR (build/kernels): a private apt state (its own
 # sources list and package lists: the system's apt configuration is neither
 # read nor changed) and the unpacked kernel, so a second run downloads
-# nothing. Only apt-get and dpkg-deb are used.
+# nothing. Only apt-get, dpkg-deb and xz are used.
+#
+# Beside vmlinuz, CACHE_DIR/VERSION/modules/ holds the few modules a guest
+# loads itself (busybox insmod: no depmod, no compression), decompressed
+# from the package's .ko.xz: virtio_net and what it needs (failover,
+# net_failover), for the two-host test (two_hosts.sh).
 set -eu
 cache=$1
 version=$2
@@ -16,7 +21,11 @@ esac
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 done_file=$cache/$version/vmlinuz
-if [ -s "$done_file" ]; then echo "$done_file"; exit 0; fi
+modules="failover net_failover virtio_net"
+if [ -s "$done_file" ] && [ -s "$cache/$version/modules/virtio_net.ko" ]; then
+  echo "$done_file"
+  exit 0
+fi
 
 apt=$cache/apt
 mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/etc/preferences.d" "$apt/etc/sources.list.d"
@@ -46,8 +55,13 @@ mkdir -p "$dir.tmp"
 dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root"
 img=$(ls "$dir.tmp"/root/boot/vmlinuz-* | head -1)
 rm -rf "$dir"
-mkdir -p "$dir"
+mkdir -p "$dir/modules"
 cp "$img" "$dir/vmlinuz"
+for m in $modules; do
+  ko=$(find "$dir.tmp/root/lib/modules" -name "$m.ko.xz" | head -1)
+  if [ -z "$ko" ]; then echo "fetch.sh: no $m.ko.xz in $pkg" >&2; exit 1; fi
+  xz -dc "$ko" > "$dir/modules/$m.ko"
+done
 basename "$img" | sed 's/^vmlinuz-//' > "$dir/release"
 rm -rf "$dir.tmp"
 echo "$dir/vmlinuz"
