@@ -7,9 +7,11 @@
 # nothing. Only apt-get, dpkg-deb and xz are used.
 #
 # Beside vmlinuz, CACHE_DIR/VERSION/modules/ holds the few modules a guest
-# loads itself (busybox insmod: no depmod, no compression), decompressed
-# from the package's .ko.xz: virtio_net and what it needs (failover,
-# net_failover), for the two-host test (two_hosts.sh).
+# loads itself for the two-host test (two_hosts.sh): virtio_net, what it
+# needs, and virtio_console, those the kernel has as modules (6.1 has all
+# of virtio as modules, 6.12 only virtio_net and failover), decompressed
+# where the package has them as .ko.xz (busybox insmod: no depmod, no
+# compression), and modules/order, the order to load them in.
 set -eu
 cache=$1
 version=$2
@@ -21,8 +23,10 @@ esac
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 done_file=$cache/$version/vmlinuz
-modules="failover net_failover virtio_net"
-if [ -s "$done_file" ] && [ -s "$cache/$version/modules/virtio_net.ko" ]; then
+# In load order: each after those it needs. One the package lacks is built in.
+modules="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+  failover net_failover virtio_net virtio_console"
+if [ -s "$done_file" ] && [ -s "$cache/$version/modules/order" ]; then
   echo "$done_file"
   exit 0
 fi
@@ -58,10 +62,13 @@ rm -rf "$dir"
 mkdir -p "$dir/modules"
 cp "$img" "$dir/vmlinuz"
 for m in $modules; do
-  ko=$(find "$dir.tmp/root/lib/modules" -name "$m.ko.xz" | head -1)
-  if [ -z "$ko" ]; then echo "fetch.sh: no $m.ko.xz in $pkg" >&2; exit 1; fi
-  xz -dc "$ko" > "$dir/modules/$m.ko"
+  ko=$(find "$dir.tmp/root/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -1)
+  case $ko in
+    *.xz) xz -dc "$ko" > "$dir/modules/$m.ko" ;;
+    ?*) cp "$ko" "$dir/modules/$m.ko" ;;
+    *) continue ;;
+  esac
+  echo "$m" >> "$dir/modules/order"
 done
-basename "$img" | sed 's/^vmlinuz-//' > "$dir/release"
 rm -rf "$dir.tmp"
 echo "$dir/vmlinuz"

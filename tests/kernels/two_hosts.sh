@@ -16,14 +16,14 @@
 # else). The guests' MONOTONIC clocks start at their boots: they differ by
 # the seconds between them, which merge must find from the messages.
 #
-# In each guest: insmod failover, net_failover, virtio_net; eth0 gets
+# In each guest: insmod failover, net_failover, virtio_net and, where they
+# are modules (6.1), virtio and virtio_console (fetch.sh); eth0 gets
 # 169.254.77.1 (A) or .2 (B); then
 #   B: atrace record --kernel=+net -o /tmp/b.data -- target_reqresp server 7777 1000
 #   A: atrace record --kernel=+net -o /tmp/a.data -- target_reqresp client 169.254.77.2 7777 1000
 # (with --select on the exchange functions, so messages have a function).
 # Each guest writes its trace to a virtio serial port that QEMU writes to a
-# file on the host (virtio_console is built into the kernel; the port is
-# binary-clean) and prints its size and MD5 on the console for the host to
+# file on the host (the port is binary-clean) and prints its size and MD5 on the console for the host to
 # check. On the host:
 #   atrace merge a.data b.data -o m.data; atrace info --format=json -i m.data
 # and two_hosts_check.py asserts on the pair's sync report: every receive
@@ -65,7 +65,7 @@ modules=$(dirname "$vmlinuz")/modules
 root=$out/initramfs.root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc" "$root/modules"
 cp /bin/busybox "$root/bin/busybox"
-cp "$modules/failover.ko" "$modules/net_failover.ko" "$modules/virtio_net.ko" "$root/modules/"
+cp "$modules"/*.ko "$modules/order" "$root/modules/"
 for f in "$atrace" "$target"; do
   mkdir -p "$root$(dirname "$f")"
   cp "$f" "$root$f"
@@ -89,16 +89,29 @@ ifconfig lo 127.0.0.1 up
 ulimit -n 65536
 role=\$(sed -n 's/.*atrace_role=\([ab]\).*/\1/p' /proc/cmdline)
 hostname host-\$role
-for m in failover net_failover virtio_net; do insmod /modules/\$m.ko || echo "=== insmod \$m failed"; done
+fail() { echo "=== failed: \$*"; dmesg | tail -5; poweroff -f; }
+for m in \$(cat /modules/order); do insmod /modules/\$m.ko || fail "insmod \$m"; done
 if [ \$role = a ]; then self=169.254.77.1; peer=169.254.77.2; else self=169.254.77.2; peer=169.254.77.1; fi
-for i in \$(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
-ifconfig eth0 \$self netmask 255.255.0.0 up
+for _ in \$(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+ifconfig eth0 \$self netmask 255.255.0.0 up || fail "no eth0"
+port=
+for _ in \$(seq 50); do
+  for p in /sys/class/virtio-ports/*; do [ "\$(cat \$p/name 2>/dev/null)" = trace ] && port=/dev/\${p##*/}; done
+  [ -n "\$port" ] && [ -e "\$port" ] && break
+  sleep 0.1
+done
+[ -n "\$port" ] || fail "no virtio serial port named trace"
 echo "=== up \$(hostname) uptime \$(cat /proc/uptime)"
 # The client starts once the server's guest answers at all (it may still be
 # booting); target_reqresp retries its connect while the server's atrace
 # starts.
 if [ \$role = a ]; then
-  for i in \$(seq 600); do ping -c 1 -W 1 \$peer >/dev/null 2>&1 && break; done
+  answered=
+  for _ in \$(seq 300); do
+    ping -c 1 -W 1 \$peer >/dev/null 2>&1 && answered=1 && break
+    sleep 1
+  done
+  [ -n "\$answered" ] || fail "\$peer never answered"
   echo "=== peer answers, uptime \$(cat /proc/uptime)"
   set -- client \$peer $PORT $N
 else
@@ -110,8 +123,6 @@ $atrace record --kernel=+net --select='send_request,serve_request' --filter=off 
   -o /tmp/\$role.data -- $target "\$@" 2> /tmp/record.err
 echo "=== record exit \$? uptime \$(cat /proc/uptime)"
 cat /tmp/record.err
-port=
-for p in /sys/class/virtio-ports/*; do [ "\$(cat \$p/name 2>/dev/null)" = trace ] && port=/dev/\${p##*/}; done
 cat /tmp/\$role.data > \$port
 echo "=== sent \$(wc -c < /tmp/\$role.data) \$(md5sum < /tmp/\$role.data | cut -d' ' -f1)"
 poweroff -f
@@ -136,7 +147,8 @@ boot() {
 
 # The pair of guests, once: B first, then A, both until they power off.
 # Fails when a guest did not come up within 300 s (an emulated early boot
-# can hang: see run.sh) or did not finish within 1500 s.
+# can hang: see run.sh), did not finish within 1500 s or 120 s after the
+# other had stopped.
 run_pair() {
   rm -f "$out"/*.serial "$out"/console-*.log
   qemu_b=$(boot b 2 "listen=127.0.0.1:$cable")
@@ -151,9 +163,13 @@ run_pair() {
   sleep 3
   qemu_a=$(boot a 1 "connect=127.0.0.1:$cable")
   waited=0
+  alone=0
   while kill -0 "$qemu_a" 2>/dev/null || kill -0 "$qemu_b" 2>/dev/null; do
     if [ $waited -ge 300 ] && ! { grep -qa '=== up' "$out/console-a.log" && grep -qa '=== up' "$out/console-b.log"; }; then break; fi
     [ $waited -ge 1500 ] && break
+    # A guest left alone (its peer failed) would wait for it for ever.
+    kill -0 "$qemu_a" 2>/dev/null && kill -0 "$qemu_b" 2>/dev/null || alone=$((alone + 1))
+    [ $alone -ge 120 ] && break
     sleep 1
     waited=$((waited + 1))
   done
