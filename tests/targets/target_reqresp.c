@@ -5,8 +5,8 @@
  *   target_reqresp server PORT N [FIFO]
  *   target_reqresp client ADDR PORT N [FIFO]
  *
- * The server listens on PORT (IPv4, any address), prints "ready port=PORT"
- * once listening, accepts one connection and serves N requests: each
+ * The server listens on PORT (IPv4, any address; 0: one the kernel picks),
+ * prints "ready port=PORT" once listening, accepts one connection and serves N requests: each
  * serve_request receives one 64-byte request (MSG_WAITALL: one call) and
  * sends one 128-byte answer (one call). The client connects to ADDR:PORT
  * (retrying for up to 60 s, so the start order does not matter: in the
@@ -105,7 +105,10 @@ static int server(long port, long n, const char* fifo) {
   sa.sin_addr.s_addr = htonl(INADDR_ANY);
   sa.sin_port = htons((unsigned short)port);
   if (l < 0 || bind(l, (struct sockaddr*)&sa, sizeof(sa)) || listen(l, 1)) die("bind/listen");
-  printf("ready port=%ld\n", port);
+  /* PORT 0: the kernel's choice, printed (tests on one host run in parallel). */
+  socklen_t len = sizeof(sa);
+  if (getsockname(l, (struct sockaddr*)&sa, &len)) die("getsockname");
+  printf("ready port=%u\n", (unsigned)ntohs(sa.sin_port));
   fflush(stdout);
   int fd = accept(l, NULL, NULL);
   if (fd < 0) die("accept");
