@@ -28,7 +28,9 @@
 #   atrace merge a.data b.data -o m.data; atrace info --format=json -i m.data
 # and two_hosts_check.py asserts on the pair's sync report: every receive
 # after its send, bound below the smallest round trip the client saw,
-# quality ACCURATE, at least 950 of the 2000 messages used.
+# quality ACCURATE, at least 950 of the 2000 messages used; and on the
+# merged time line as `script` shows it: each request received after the
+# client began to send it, each answer after its request arrived.
 #
 # Everything lands in BUILD_DIR/kernels/two-hosts/ (console-a.log,
 # console-b.log, a.data, b.data, m.data, info.json).
@@ -223,4 +225,6 @@ if ! "$atrace" merge "$out/a.data" "$out/b.data" -o "$out/m.data"; then
 fi
 "$atrace" info -i "$out/m.data" || exit 1
 "$atrace" info --format=json -i "$out/m.data" > "$out/info.json" || exit 1
-python3 "$here/two_hosts_check.py" "$out/a.script" "$out/info.json" $N
+"$atrace" script -i "$out/m.data" --host host-a > "$out/m-a.script" || exit 1
+"$atrace" script -i "$out/m.data" --host host-b > "$out/m-b.script" || exit 1
+python3 "$here/two_hosts_check.py" "$out/a.script" "$out/info.json" $N "$out/m-a.script" "$out/m-b.script"

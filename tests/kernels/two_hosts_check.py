@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The assertions of the two-host test (two_hosts.sh) on the merged trace.
 
-    two_hosts_check.py CLIENT_SCRIPT INFO_JSON N
+    two_hosts_check.py CLIENT_SCRIPT INFO_JSON N [MERGED_A_SCRIPT MERGED_B_SCRIPT]
 
 CLIENT_SCRIPT: `atrace script` of the client's trace (guest A); INFO_JSON:
-`atrace info --format=json` of the merged trace; N: the exchanges made.
+`atrace info --format=json` of the merged trace; N: the exchanges made;
+MERGED_*_SCRIPT: `atrace script --host host-a` (and host-b) of the merged
+trace, the events of each host on the merged (corrected) time line.
 
 The smallest round trip is measured in the client's own trace, on its own
 clock: from the entry of send_request (which sends the request) to the
@@ -15,8 +17,17 @@ the answer has arrived (a send that took 900 us, its answer received 25 us
 after it returned), while the request may have left as early as the
 call's entry, which `script` does not print; the function's entry is
 before it. No clock correction can be trusted to less than the round trip:
-the merge's bound must be narrower. Prints the numbers, exits 0 when every
-assertion holds, 1 otherwise.
+the merge's bound must be narrower.
+
+Independently of the sync report, the merged time line itself is checked
+as every reader shows it: for each exchange i, the server's receive of
+request i after the client's entry of send_request i, and the client's
+receive of answer i after the server's receive of request i (both real
+causal orders: the answer is sent after its request was received). The
+sends' own time stamps are not compared with their receives: a send is
+stamped at its return, which may truly come after the bytes arrived.
+
+Prints the numbers, exits 0 when every assertion holds, 1 otherwise.
 """
 import json
 import re
@@ -41,6 +52,43 @@ def round_trips(script_path):
                 trips.append(t - sent)
                 sent = None
     return trips
+
+
+def timed(script_path, what):
+    """Time stamps (ns) of the script's lines that match `what`, in order."""
+    pattern = re.compile(r"\s(\d+)\.(\d{9}): " + what)
+    out = []
+    with open(script_path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = pattern.search(line)
+            if m:
+                out.append(int(m.group(1)) * 1_000_000_000 + int(m.group(2)))
+    return out
+
+
+def merged_order_failures(a_script, b_script, n):
+    """Causal orders broken on the merged time line (see the docstring)."""
+    entries = timed(a_script, r"entry:\s+send_request\b")
+    answers = timed(a_script, r"message:\s+recv tcp ")
+    requests = timed(b_script, r"message:\s+recv tcp ")
+    if not len(entries) == len(answers) == len(requests) == n:
+        return [f"merged trace: {len(entries)} send_request entries, {len(answers)} answers "
+                f"and {len(requests)} requests received, not {n} each"]
+    early_requests = [i for i in range(n) if requests[i] <= entries[i]]
+    early_answers = [i for i in range(n) if answers[i] <= requests[i]]
+    closest = min(min(r - e for e, r in zip(entries, requests)),
+                  min(a - r for r, a in zip(requests, answers)))
+    print(f"two_hosts_check: merged time line: {len(early_requests)} requests received before "
+          f"they were sent, {len(early_answers)} answers before their requests arrived; "
+          f"closest {closest} ns")
+    failures = []
+    if early_requests:
+        failures.append(f"merged trace: request {early_requests[0]} (and {len(early_requests) - 1} "
+                        "more) received before send_request was entered")
+    if early_answers:
+        failures.append(f"merged trace: answer {early_answers[0]} (and {len(early_answers) - 1} "
+                        "more) received before its request arrived")
+    return failures
 
 
 def main():
@@ -78,6 +126,8 @@ def main():
               f"bound {bound} ns (smallest round trip {min_rtt} ns), {used} messages, "
               f"{p.get('quality')}, violations {p.get('violations_before')} before, "
               f"{p.get('violations_after')} after")
+    if len(sys.argv) > 5:
+        failures += merged_order_failures(sys.argv[4], sys.argv[5], n)
     for f in failures:
         print(f"two_hosts_check: FAIL: {f}")
     if not failures:
