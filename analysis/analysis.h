@@ -14,6 +14,7 @@
 //   syscall_names.h       system call numbers to names
 //   value_groups.h        listener: calls grouped by a recorded argument (--group-by)
 //   clock_summary.h       a trace's clock snapshots in a few numbers (info)
+//   message_match.h       which send each received message came from
 #pragma once
 
 #include "analysis/call_replay.h"
@@ -21,6 +22,7 @@
 #include "analysis/clock_summary.h"
 #include "analysis/export_timeline.h"
 #include "analysis/function_names.h"
+#include "analysis/message_match.h"
 #include "analysis/process_text.h"
 #include "analysis/profile.h"
 #include "analysis/stack_callers.h"
