@@ -8,7 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "tests/integration/fixture.h"
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/convert_util.h"
 #include "tests/integration/report.h"
 
 namespace atrace::it {
@@ -36,17 +38,11 @@ class MessageViews : public IntegrationTest {
     recorded_ = r.exited(0);
     ASSERT_TRUE(recorded_) << r.describe();
   }
-  std::string read(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-  // atrace convert -i TRACE --to=FORMAT -o OUT; OUT's contents.
-  std::string convert(const std::string& format, const std::string& out) {
-    Result c = run({Paths::atrace, "convert", "-i", trace_, "--to=" + format, "-o", file(out)});
-    EXPECT_TRUE(c.exited(0)) << c.describe();
-    return read(file(out));
+  // atrace convert -i TRACE --to=FORMAT -o OUT; OUT's path.
+  std::string converted(const std::string& format) {
+    const std::string out = file("m." + format);
+    EXPECT_TRUE(convert(trace_, format, out));
+    return out;
   }
 
   std::string trace_;
@@ -95,6 +91,120 @@ TEST_F(MessageViews, ReportHasTheLatencyOfEveryMatchedMessage) {
   Result text = run({Paths::atrace, "report", "-i", trace_});
   ASSERT_TRUE(text.exited(0)) << text.describe();
   EXPECT_NE(text.out.find("Matched  Latency p50"), std::string::npos) << text.out;
+}
+
+// The function slices ("X", cat function) of each thread, as [start, end]
+// in microseconds.
+using Slices = std::map<std::pair<long long, long long>, std::vector<std::pair<double, double>>>;
+
+bool inside(const Slices& slices, long long pid, long long tid, double ts) {
+  auto it = slices.find({pid, tid});
+  if (it == slices.end()) return false;
+  for (const auto& [start, end] : it->second)
+    if (start <= ts && ts <= end) return true;
+  return false;
+}
+
+TEST_F(MessageViews, ChromeHasOneArrowPerMatchedMessageBetweenEnclosingSlices) {
+  auto doc = nlohmann::json::parse(read_whole(converted("chrome")), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  Slices slices;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "X" && e["cat"].get<std::string>().rfind("function", 0) == 0) {
+      double ts = e["ts"].get<double>();
+      slices[{e["pid"].get<long long>(), e["tid"].get<long long>()}].push_back(
+          {ts, ts + e["dur"].get<double>()});
+    }
+  std::map<long long, const nlohmann::json*> starts, finishes;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "s" && e["ph"] != "f") continue;
+    auto& side = e["ph"] == "s" ? starts : finishes;
+    long long id = e["id"].get<long long>();
+    EXPECT_FALSE(side.count(id)) << "two " << e["ph"] << " of flow " << id;
+    side[id] = &e;
+    EXPECT_EQ(e["bp"], "e");
+    EXPECT_EQ(e["cat"], "message");
+    // Bound to the traced call the message was sent or received in.
+    EXPECT_TRUE(inside(slices, e["pid"], e["tid"], e["ts"].get<double>())) << e.dump();
+  }
+  EXPECT_EQ(static_cast<long long>(starts.size()), kReceives);
+  EXPECT_EQ(static_cast<long long>(finishes.size()), kReceives);
+  for (const auto& [id, s] : starts) {
+    ASSERT_TRUE(finishes.count(id)) << "flow " << id << " never ends";
+    // From the client to the server or back: two processes.
+    EXPECT_NE((*s)["pid"], (*finishes[id])["pid"]) << id;
+  }
+}
+
+TEST_F(MessageViews, PerfettoHasOneFlowPerMatchedMessage) {
+  Result r = run({"sh", "-c", "protoc --decode_raw < '" + converted("perfetto") + "'"});
+  ASSERT_TRUE(r.exited(0)) << r.err.substr(0, 2000);
+  RawField root;
+  std::string error;
+  ASSERT_TRUE(parse_decode_raw(r.out, root, error)) << error;
+  std::map<long long, long long> thread_pid;      // track uuid -> pid
+  std::map<std::string, long long> starts, ends;  // flow id -> track
+  for (const RawField& packet : root.fields) {
+    if (const RawField* track = packet.first(60))
+      if (const RawField* thread = track->first(4))
+        thread_pid[track->integer(1)] = thread->integer(1);
+    const RawField* ev = packet.first(11);
+    if (!ev) continue;
+    for (const RawField* f : ev->all(47)) {
+      EXPECT_EQ(ev->integer(9), 3) << "flows start at a message's instant";
+      EXPECT_FALSE(starts.count(f->value)) << f->value;
+      starts[f->value] = ev->integer(11);
+    }
+    for (const RawField* f : ev->all(48)) {
+      EXPECT_FALSE(ends.count(f->value)) << f->value;
+      ends[f->value] = ev->integer(11);
+    }
+  }
+  EXPECT_EQ(static_cast<long long>(starts.size()), kReceives);
+  EXPECT_EQ(static_cast<long long>(ends.size()), kReceives);
+  for (const auto& [id, track] : starts) {
+    ASSERT_TRUE(ends.count(id)) << id;
+    ASSERT_TRUE(thread_pid.count(track) && thread_pid.count(ends[id]));
+    EXPECT_NE(thread_pid[track], thread_pid[ends[id]]) << id;
+  }
+}
+
+TEST_F(MessageViews, PajeHasOneLinkPerMatchedMessage) {
+  REQUIRE_TOOL("pj_dump");
+  Result r = run({"pj_dump", converted("paje")});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(r.err, "");
+  // "Link, 0, Message, start, end, duration, message, from, to, key"
+  long long links = 0;
+  std::set<std::string> keys;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("Link,", 0) != 0) continue;
+    std::vector<std::string> f;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) f.push_back(cell.substr(cell.find_first_not_of(' ')));
+    ASSERT_EQ(f.size(), 10u) << line;
+    links++;
+    keys.insert(f[9]);
+    EXPECT_EQ(f[2], "Message");
+    EXPECT_NE(f[7], f[8]) << "from one thread to another: " << line;
+  }
+  EXPECT_EQ(links, kReceives);
+  EXPECT_EQ(static_cast<long long>(keys.size()), kReceives);
+}
+
+// Without the net group nothing changes: no arrow, no link type.
+TEST_F(MessageViews, NoArrowsWithoutMessages) {
+  const std::string plain = file("plain.data");
+  Result r = record(plain, "tcp_client,tcp_server", {target_messages(), "5", tag_arg()},
+                    {"--follow-forks"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_TRUE(convert(plain, "chrome", file("p.json")));
+  ASSERT_TRUE(convert(plain, "paje", file("p.paje")));
+  EXPECT_EQ(read_whole(file("p.json")).find("\"ph\":\"s\""), std::string::npos);
+  EXPECT_EQ(read_whole(file("p.paje")).find("PajeDefineLinkType"), std::string::npos);
 }
 
 }  // namespace
