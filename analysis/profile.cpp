@@ -41,7 +41,7 @@ void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread* t) {
   } else if (ev.kind == formats::EventKind::Message && t) {
     // The message's function: the innermost call open on its thread at
     // the send's or receive's return, which is inside that call.
-    messages_.add(t->stack.empty() ? 0 : t->stack.back().slot + 1, formats::net_message(ev));
+    messages_.add(t->stack.empty() ? 0 : t->stack.back().slot + 1, ev);
   }
 }
 
@@ -336,6 +336,11 @@ std::vector<MessageStats> ProfileBuilder::message_rows() const {
     r.sent_bytes = c.sent_bytes;
     r.received = c.received;
     r.received_bytes = c.received_bytes;
+    r.sent_matched = c.sent_matched;
+    r.received_matched = c.received_matched;
+    r.latencies = c.latencies;
+    r.latency_p50_ns = c.latency_p50_ns;
+    r.latency_p99_ns = c.latency_p99_ns;
     rows.push_back(std::move(r));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const MessageStats& a, const MessageStats& b) {

@@ -145,6 +145,11 @@ struct MessageStats {
   std::string peer;      // "127.0.0.1:5000", "[::1]:5000", "unix:INODE", "pipe:INODE"
   uint64_t sent = 0, sent_bytes = 0;
   uint64_t received = 0, received_bytes = 0;
+  // Matched with their other end (analysis/message_match.h), and the
+  // one-way latency of the pairs (MessageCount): none when latencies == 0.
+  uint64_t sent_matched = 0, received_matched = 0;
+  uint64_t latencies = 0;
+  int64_t latency_p50_ns = 0, latency_p99_ns = 0;
 };
 
 struct Profile {
@@ -194,6 +199,11 @@ class ProfileBuilder : public ReplayListener {
   void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
   // --long-names: Profile::names shows the full demangled names.
   void long_names(bool on) { long_names_ = on; }
+  // The recordings of the trace (TraceReader::hosts()): messages pair
+  // through loopback and local channels only within one machine.
+  void hosts(const std::vector<formats::HostClocks>& hosts) {
+    messages_.machines(host_machines(hosts));
+  }
   void add(const formats::Event& ev) { own_->add(ev); }
   // end_ts closes unfinished calls (the recording's end); an end_ts before
   // the last event (0: unknown, truncated trace) means the last event's time.

@@ -10,7 +10,9 @@
 // carry no args unless asked (--slice-args): speedscope names a frame by
 // its name and args, so a system call's return value would split its
 // frames. The other events are instants ("i") with their fields as args
-// (speedscope ignores instants), DETACH decisions global ones. Times are CLOCK_MONOTONIC
+// (speedscope ignores instants), DETACH decisions global ones. A message
+// matched with its other end (record --kernel=+net) is an arrow too: a
+// flow from the send's slice to the receive's ("s"/"f"). Times are CLOCK_MONOTONIC
 // microseconds with three decimals, exact to the nanosecond.
 #include <ostream>
 #include <set>
@@ -88,6 +90,26 @@ class ChromeWriter : public TimelineSink {
         case InstantArg::Type::Text: append_json_string(b, a.text); break;
       }
     }
+  }
+
+  // The arrows of a message (message_flows.h): "s" at a send, "f" at its
+  // receive, each bound to the slice that encloses it on its thread
+  // (bp "e"; the call the message was sent or received in).
+  void flows(const formats::Event& ev, const MessageFlows::Arrows& a) {
+    for (uint64_t id : a.starts) flow(ev, 's', id);
+    if (a.ends) flow(ev, 'f', a.ends);
+  }
+  void flow(const formats::Event& ev, char ph, uint64_t id) {
+    std::string& b = next_event();
+    b += "{\"ph\":\"";
+    b += ph;
+    b += "\",\"bp\":\"e\",\"id\":";
+    append_uint(b, id);
+    b += ",\"name\":\"message\",\"cat\":\"message\",\"ts\":";
+    append_us(b, ev.ts);
+    ids(b, ev.pid, ev.tid);
+    b += '}';
+    w_.maybe_flush();
   }
 
   void metadata(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
@@ -227,6 +249,7 @@ void other_data(std::string& b, const formats::TraceReader& reader) {
 }  // namespace
 
 void export_chrome(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+  MessageFlows flows(reader);
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
@@ -248,6 +271,7 @@ void export_chrome(formats::TraceReader& reader, std::ostream& out, const Export
     if (!timeline.add(ev)) {
       describe_instant(ev, names, instant);
       chrome.instant(ev, instant);
+      if (ev.kind == formats::EventKind::Message) chrome.flows(ev, flows.next());
     }
     // A process seen only in events (a forked child): named after the traced one's rules.
     if (ev.tid && pids.insert(ev.pid).second)

@@ -13,6 +13,9 @@
 //           ├── K  "Kernel"    state type: system calls, and off-CPU periods
 //           │                  inside them or on their own
 //           └── E  "Event"     event type: faults, fork, exec, ...
+//   M  "Message"  link type from a thread to a thread (in the root): each
+//                 message matched with its other end (message_flows.h),
+//                 defined only where there are some
 //
 // Functions are entity values defined once each (alias f<probe id>), so a
 // push names its function in a few bytes. Times are seconds since the start
@@ -46,6 +49,9 @@ enum Record {
   kPushState = 6,
   kPopState = 7,
   kNewEvent = 8,
+  kDefineLinkType = 9,
+  kStartLink = 10,
+  kEndLink = 11,
 };
 
 constexpr const char* kHeader =
@@ -98,7 +104,36 @@ constexpr const char* kHeader =
     "%       Container string\n"
     "%       Type string\n"
     "%       Value string\n"
+    "%EndEventDef\n";
+
+// Only in a trace with matched messages: the output of the others stays
+// as it was.
+constexpr const char* kLinkEventDefs =
+    "%EventDef PajeDefineLinkType 9\n"
+    "%       Alias string\n"
+    "%       Type string\n"
+    "%       StartContainerType string\n"
+    "%       EndContainerType string\n"
+    "%       Name string\n"
     "%EndEventDef\n"
+    "%EventDef PajeStartLink 10\n"
+    "%       Time date\n"
+    "%       Container string\n"
+    "%       Type string\n"
+    "%       StartContainer string\n"
+    "%       Value string\n"
+    "%       Key string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeEndLink 11\n"
+    "%       Time date\n"
+    "%       Container string\n"
+    "%       Type string\n"
+    "%       EndContainer string\n"
+    "%       Value string\n"
+    "%       Key string\n"
+    "%EndEventDef\n";
+
+constexpr const char* kTypes =
     "0 P 0 \"Process\"\n"
     "0 T P \"Thread\"\n"
     "1 S T \"Function\"\n"
@@ -107,6 +142,12 @@ constexpr const char* kHeader =
     "2 PE P \"Recording\"\n"
     "3 ob K \"off-cpu (blocked)\" \"0.6 0.6 0.6\"\n"
     "3 or K \"off-cpu (runnable)\" \"0.9 0.6 0.2\"\n";
+
+// M: a message from one thread to another, in the root container (the
+// two threads' common ancestor, whatever their processes).
+constexpr const char* kLinkTypes =
+    "9 M 0 T T \"Message\"\n"
+    "3 m M \"message\" \"0.2 0.4 0.9\"\n";
 
 // A colour per function, spread over the hue circle by its id (golden
 // ratio steps), so neighbours in the probe table look different.
@@ -175,6 +216,16 @@ class PajeWriter : public TimelineSink {
     w_.maybe_flush();
   }
 
+  // A message's links (message_flows.h): one starts at a send for each
+  // receive of its bytes, one ends at each matched receive; the key pairs
+  // them.
+  void links(const formats::Event& ev, const MessageFlows::Arrows& a) {
+    std::string& b = w_.buf();
+    for (uint64_t id : a.starts) link(b, kStartLink, ev, id);
+    if (a.ends) link(b, kEndLink, ev, a.ends);
+    w_.maybe_flush();
+  }
+
   void define_function(uint32_t id, const std::string& name) {
     std::string& b = w_.buf();
     record_head(b, kDefineEntityValue);
@@ -207,6 +258,15 @@ class PajeWriter : public TimelineSink {
 
  private:
   static void record_head(std::string& b, Record r) { append_uint(b, r); }
+  void link(std::string& b, Record r, const formats::Event& ev, uint64_t key) {
+    thread(ev.pid, ev.tid, ev.ts);
+    record(b, r, ev.ts);
+    b += " 0 M t";
+    append_uint(b, ev.tid);
+    b += " m ";
+    append_uint(b, key);
+    b += '\n';
+  }
   void record(std::string& b, Record r, uint64_t ts) {
     append_uint(b, r);
     b += ' ';
@@ -283,10 +343,14 @@ class PajeWriter : public TimelineSink {
 }  // namespace
 
 void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options) {
+  MessageFlows flows(reader);
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
   w.buf() += kHeader;
+  if (!flows.empty()) w.buf() += kLinkEventDefs;
+  w.buf() += kTypes;
+  if (!flows.empty()) w.buf() += kLinkTypes;
   PajeWriter paje(w, names);
   for (const auto& p : reader.probes()) paje.define_function(p.id, names.function(p.id));
 
@@ -300,6 +364,7 @@ void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOp
     if (!timeline.add(ev)) {
       describe_instant(ev, names, instant);
       paje.instant(ev, instant);
+      if (ev.kind == formats::EventKind::Message) paje.links(ev, flows.next());
     }
     if (!w.ok()) return;
   }

@@ -9,7 +9,9 @@
 //   - a TrackEvent per span boundary: SLICE_BEGIN at a call's entry (or a
 //     system call's, an off-CPU period's start), SLICE_END at its end, on
 //     the thread's track; INSTANT for the other events (on the process
-//     track for DETACH decisions);
+//     track for DETACH decisions); a message's INSTANT starts (a send) or
+//     ends (its receive) the flow of each matched message (flow_ids,
+//     terminating_flow_ids: message_flows.h), drawn as an arrow;
 //   - names, categories and argument names interned: a string is written
 //     once, in the InternedData of the first packet that uses it, and
 //     referred to by its iid afterwards. That is what keeps a trace of
@@ -35,7 +37,9 @@
 //   track_event/track_event.proto
 //                              TrackEvent.category_iids = 3,
 //                              debug_annotations = 4, type = 9, name_iid = 10,
-//                              track_uuid = 11; TYPE_SLICE_BEGIN = 1,
+//                              track_uuid = 11, flow_ids = 47 (fixed64),
+//                              terminating_flow_ids = 48 (fixed64);
+//                              TYPE_SLICE_BEGIN = 1,
 //                              TYPE_SLICE_END = 2, TYPE_INSTANT = 3;
 //                              EventCategory / EventName: iid = 1, name = 2
 //   track_event/debug_annotation.proto
@@ -78,7 +82,7 @@ constexpr uint32_t kProcessPid = 1, kCmdline = 2, kProcessName = 6;
 constexpr uint32_t kThreadPid = 1, kThreadTid = 2, kThreadName = 5;
 // TrackEvent
 constexpr uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10,
-                   kTrackUuid = 11;
+                   kTrackUuid = 11, kFlowIds = 47, kTerminatingFlowIds = 48;
 // InternedData
 constexpr uint32_t kEventCategories = 1, kEventNames = 2, kAnnotationNames = 3;
 // EventName, EventCategory, DebugAnnotationName
@@ -148,12 +152,20 @@ class PerfettoWriter : public TimelineSink {
     finish_event();
   }
 
-  void instant(const formats::Event& ev, const Instant& in) {
+  // arrows: a message's (message_flows.h), nullptr for other events. A
+  // send's instant starts its arrows, a receive's ends its one: the viewer
+  // draws each from the send to the receive.
+  void instant(const formats::Event& ev, const Instant& in,
+               const MessageFlows::Arrows* arrows = nullptr) {
     uint64_t track = in.global ? process_track(ev.pid) : thread_track(ev.pid, ev.tid);
     start_event(ev.ts, track, kInstant);
     event_.uint(field::kNameIid, names_iid_.iid(in.name, interned_, field::kEventNames));
     event_.uint(field::kCategoryIids, category(in.category));
     annotate_args(in.args);
+    if (arrows) {
+      for (uint64_t id : arrows->starts) event_.fixed64(field::kFlowIds, id);
+      if (arrows->ends) event_.fixed64(field::kTerminatingFlowIds, arrows->ends);
+    }
     finish_event();
   }
 
@@ -327,6 +339,7 @@ class PerfettoWriter : public TimelineSink {
 
 void export_perfetto(formats::TraceReader& reader, std::ostream& out,
                      const ExportOptions& options) {
+  MessageFlows flows(reader);
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
@@ -341,7 +354,8 @@ void export_perfetto(formats::TraceReader& reader, std::ostream& out,
   while (reader.next(ev)) {
     if (!timeline.add(ev)) {
       describe_instant(ev, names, instant);
-      perfetto.instant(ev, instant);
+      perfetto.instant(ev, instant,
+                       ev.kind == formats::EventKind::Message ? &flows.next() : nullptr);
     }
     if (!w.ok()) return;
   }

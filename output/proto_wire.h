@@ -6,6 +6,7 @@
 //   tag      = (field_number << 3) | wire_type, as a varint
 //   wire type 0 (VARINT): integers, bools, enums; negative int32/int64 as
 //            their 64-bit two's complement (10 bytes)
+//   wire type 1 (I64):    fixed64, 8 bytes little-endian
 //   wire type 2 (LEN):    strings, bytes, nested messages: a varint length,
 //            then the bytes
 #pragma once
@@ -25,7 +26,7 @@ inline void append_varint(std::string& out, uint64_t v) {
   out += static_cast<char>(v);
 }
 
-enum WireType : uint8_t { kVarint = 0, kLen = 2 };
+enum WireType : uint8_t { kVarint = 0, kI64 = 1, kLen = 2 };
 
 inline void append_tag(std::string& out, uint32_t field, WireType type) {
   append_varint(out, (uint64_t{field} << 3) | type);
@@ -41,6 +42,12 @@ class Message {
   }
   // int32/int64 fields (not sint: no zigzag).
   Message& sint64(uint32_t field, int64_t v) { return uint(field, static_cast<uint64_t>(v)); }
+  // fixed64 fields: 8 bytes, little-endian.
+  Message& fixed64(uint32_t field, uint64_t v) {
+    append_tag(buf_, field, kI64);
+    for (int i = 0; i < 8; i++) buf_ += static_cast<char>((v >> (8 * i)) & 0xff);
+    return *this;
+  }
   Message& bytes(uint32_t field, std::string_view v) {
     append_tag(buf_, field, kLen);
     append_varint(buf_, v.size());

@@ -192,15 +192,23 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   }
   if (has_messages(in)) {
     json messages = json::array();
-    for (const auto& r : p.messages)
-      messages.push_back({{"function", r.function},
-                          {"module", r.module},
-                          {"protocol", r.protocol},
-                          {"peer", r.peer},
-                          {"sent", r.sent},
-                          {"sent_bytes", r.sent_bytes},
-                          {"received", r.received},
-                          {"received_bytes", r.received_bytes}});
+    for (const auto& r : p.messages) {
+      json row = {{"function", r.function},
+                  {"module", r.module},
+                  {"protocol", r.protocol},
+                  {"peer", r.peer},
+                  {"sent", r.sent},
+                  {"sent_bytes", r.sent_bytes},
+                  {"received", r.received},
+                  {"received_bytes", r.received_bytes},
+                  {"sent_matched", r.sent_matched},
+                  {"received_matched", r.received_matched},
+                  {"latencies", r.latencies}};
+      // Only measured latencies: none is made up for unmatched messages.
+      row["latency_p50_ns"] = r.latencies ? json(r.latency_p50_ns) : json(nullptr);
+      row["latency_p99_ns"] = r.latencies ? json(r.latency_p99_ns) : json(nullptr);
+      messages.push_back(std::move(row));
+    }
     doc["messages"] = std::move(messages);
   }
   json probes = json::array();
