@@ -14,12 +14,14 @@
 //   syscall_names.h       system call numbers to names
 //   value_groups.h        listener: calls grouped by a recorded argument (--group-by)
 //   clock_summary.h       a trace's clock snapshots in a few numbers (info)
+//   clock_merge.h         a merge's clock corrections from the traces' evidence
 //   message_match.h       which send each received message came from
 //   message_flows.h       those pairs as arrows, for the streaming exporters
 #pragma once
 
 #include "analysis/call_replay.h"
 #include "analysis/call_tree.h"
+#include "analysis/clock_merge.h"
 #include "analysis/clock_summary.h"
 #include "analysis/export_timeline.h"
 #include "analysis/function_names.h"

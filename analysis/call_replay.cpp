@@ -38,13 +38,15 @@ uint32_t CallReplay::slot_of(uint32_t id) {
   return slot;
 }
 
-ReplayThread& CallReplay::thread(uint32_t tid) {
+ReplayThread& CallReplay::thread(const formats::Event& ev) {
+  const uint64_t tid = formats::thread_key(ev);
   // Events come in runs of one thread: remember the last one.
   if (last_thread_ && last_tid_ == tid) return *last_thread_;
   auto [it, fresh] = threads_.try_emplace(tid);
   ReplayThread& t = it->second;
   if (fresh) {
-    t.tid = tid;
+    t.tid = ev.tid;
+    t.host = ev.host;
     t.index = static_cast<uint32_t>(threads_.size() - 1);
     Forward& f = forwards_[tid];
     f.replay = this;
@@ -124,11 +126,11 @@ void CallReplay::inherit(const ReplayThread& parent, const formats::Event& fork)
     c.kernel_at_entry = {};
     c.self_kernel = {};
   }
-  inherited_[static_cast<uint32_t>(fork.arg1)] = std::move(copy);
+  inherited_[formats::thread_key(fork.host, static_cast<uint32_t>(fork.arg1))] = std::move(copy);
 }
 
 bool CallReplay::take_inherited(ReplayThread& t, uint32_t slot, uint64_t ts) {
-  auto it = inherited_.find(t.tid);
+  auto it = inherited_.find(formats::thread_key(t.host, t.tid));
   if (it == inherited_.end()) return false;
   std::vector<OpenCall>& copy = it->second;
   size_t k = copy.size();
@@ -153,7 +155,7 @@ void CallReplay::add(const formats::Event& ev) {
     for (auto* l : listeners_) l->on_event(ev, nullptr);
     return;
   }
-  ReplayThread& t = thread(ev.tid);
+  ReplayThread& t = thread(ev);
   if (t.events++ == 0) t.first_ts = t.last_ts = ev.ts;
   const uint64_t before_this = t.last_ts;
   t.last_ts = std::max(t.last_ts, ev.ts);
@@ -225,7 +227,7 @@ void CallReplay::add(const formats::Event& ev) {
       break;
     case formats::EventKind::ProcExec:
       close_open(t, ev.ts, CallEnd::Exec);
-      inherited_.erase(ev.tid);
+      inherited_.erase(formats::thread_key(ev));
       kernel_event(t, ev);
       break;
     default:

@@ -153,6 +153,7 @@ struct ClosedCall {
 struct ReplayThread {
   uint32_t tid = 0;
   uint32_t pid = 0;     // of its last event
+  uint16_t host = 0;    // a merged trace's recording (Event::host)
   uint32_t index = 0;   // dense thread number, in order of first event
   uint64_t events = 0;  // events of this thread seen so far
   uint64_t first_ts = 0;
@@ -212,8 +213,8 @@ class CallReplay {
   uint64_t orphan_exits() const { return orphan_exits_; }
   const CompensationResidual& compensation() const { return residual_; }
   uint32_t id_of_slot(uint32_t slot) const { return slot_ids_[slot]; }
-  // Every thread seen, by tid.
-  const std::map<uint32_t, ReplayThread>& threads() const { return threads_; }
+  // Every thread seen, by formats::thread_key (host and tid).
+  const std::map<uint64_t, ReplayThread>& threads() const { return threads_; }
 
  private:
   // Reports the thread's kernel intervals to the listeners.
@@ -224,7 +225,7 @@ class CallReplay {
     void closed(const KernelInterval& i, const IntervalClose& c) override;
   };
   uint32_t slot_of(uint32_t id);
-  ReplayThread& thread(uint32_t tid);
+  ReplayThread& thread(const formats::Event& ev);
   void kernel_event(ReplayThread& t, const formats::Event& ev);
   void user_code(ReplayThread& t, uint64_t ts);
   void syscall(const std::optional<ClosedSyscall>& c);
@@ -261,12 +262,13 @@ class CallReplay {
   std::vector<uint32_t> dense_slot_;                    // id -> slot + 1 (0: none yet)
   std::unordered_map<uint32_t, uint32_t> sparse_slot_;  // ids beyond dense_slot_
   std::vector<uint32_t> slot_ids_;                      // slot -> id
-  std::map<uint32_t, ReplayThread> threads_;            // node-based: addresses stay
-  std::map<uint32_t, Forward> forwards_;                // tid -> its interval sink
-  // A forked child's tid -> the forking thread's open calls at the fork
+  // Threads by formats::thread_key: tids repeat across a merged trace's hosts.
+  std::map<uint64_t, ReplayThread> threads_;  // node-based: addresses stay
+  std::map<uint64_t, Forward> forwards_;      // thread -> its interval sink
+  // A forked child's thread -> the forking thread's open calls at the fork
   // (inherit), until the child returns from one or execs.
-  std::unordered_map<uint32_t, std::vector<OpenCall>> inherited_;
-  uint32_t last_tid_ = 0;
+  std::unordered_map<uint64_t, std::vector<OpenCall>> inherited_;
+  uint64_t last_tid_ = 0;
   ReplayThread* last_thread_ = nullptr;
   uint64_t last_ts_ = 0, end_ = 0, orphan_exits_ = 0;
   ProbeCosts costs_;

@@ -181,8 +181,8 @@ CallTree CallTreeBuilder::result(const std::vector<formats::ThreadInfo>& threads
   tree_.orphan_exits_ = replay_.orphan_exits();
   tree_.compensation_ = replay_.compensation();
   for (const auto& ti : threads) tree_.thread_names_[ti.tid] = ti.name;
-  for (const auto& [tid, t] : replay_.threads()) {
-    std::string& nm = tree_.thread_names_[tid];
+  for (const auto& [key, t] : replay_.threads()) {
+    std::string& nm = tree_.thread_names_[t.tid];
     if (nm.empty()) nm = t.comm;
   }
 

@@ -149,7 +149,8 @@ void ProfileBuilder::function_rows(Profile& p, const formats::LostCounts& lost) 
   p.names = FunctionNames(table, long_names_);
 
   std::map<uint32_t, FunctionStats> merged;
-  for (const auto& [tid, t] : replay_.threads()) {
+  for (const auto& [key, t] : replay_.threads()) {
+    const uint32_t tid = t.tid;
     if (t.index >= stats_.size()) continue;
     auto& rows = stats_[t.index];
     const bool partial = may_lack_events(t, lost);
@@ -205,7 +206,8 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
     s.name = ti.name;
     s.events = ti.events;
   }
-  for (const auto& [tid, t] : replay_.threads()) {
+  for (const auto& [key, t] : replay_.threads()) {
+    const uint32_t tid = t.tid;
     ThreadSummary& s = summaries[tid];
     s.tid = tid;
     if (s.pid == 0) s.pid = t.pid;

@@ -6,7 +6,7 @@ if(NOT HELP2MAN)
   message(FATAL_ERROR "help2man (the man pages) is missing: install help2man (Debian), or run `make deps`")
 endif()
 
-set(ATRACE_SUBCOMMANDS record top report script convert info list)
+set(ATRACE_SUBCOMMANDS record top report script convert info merge list)
 set(ATRACE_MAN_PAGES)
 foreach(sub "" ${ATRACE_SUBCOMMANDS})
   if(sub STREQUAL "")

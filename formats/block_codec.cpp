@@ -91,6 +91,7 @@ void encode_block_meta(const BlockMeta& m, ByteWriter& out) {
   out.u64(m.first_ts);
   out.u64(m.last_ts);
   out.u32(m.count);
+  if (m.host) out.u16(m.host);
 }
 
 BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
@@ -102,6 +103,7 @@ BlockMeta decode_block_meta(std::span<const uint8_t> ext) {
   m.first_ts = r.u64();
   m.last_ts = r.u64();
   m.count = r.u32();
+  if (r.left() >= 2) m.host = r.u16();
   if (m.last_ts < m.first_ts) throw Malformed{};
   return m;
 }
@@ -287,6 +289,7 @@ void BlockBuilder::add(const Event& ev) {
   if (meta_.count == 0) {
     meta_.tid = ev.tid;
     meta_.pid = ev.pid;
+    meta_.host = ev.host;
     meta_.first_ts = meta_.last_ts = ev.ts;
   }
   // The CPU rarely changes between two events of a thread: it is written

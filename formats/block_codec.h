@@ -24,6 +24,9 @@ struct BlockMeta {
   uint64_t first_ts = 0;  // the base of the first delta
   uint64_t last_ts = 0;
   uint32_t count = 0;
+  // A merged trace's blocks name their host after 2.0's fields (ext 30
+  // bytes); absent = 0, and not written for 0 (single recordings).
+  uint16_t host = 0;
 };
 
 void encode_block_meta(const BlockMeta& m, ByteWriter& out);
@@ -35,8 +38,8 @@ class BlockBuilder {
   // Whether `ev` can be appended: same process, not earlier than the last
   // event (deltas are unsigned), and the count still fits.
   bool accepts(const Event& ev) const {
-    return meta_.count == 0 ||
-           (ev.pid == meta_.pid && ev.ts >= meta_.last_ts && meta_.count < UINT32_MAX);
+    return meta_.count == 0 || (ev.pid == meta_.pid && ev.host == meta_.host &&
+                                ev.ts >= meta_.last_ts && meta_.count < UINT32_MAX);
   }
   void add(const Event& ev);
   bool empty() const { return meta_.count == 0; }
@@ -137,6 +140,7 @@ class BlockCursor {
     ev.ts = ts_;
     ev.pid = meta_.pid;
     ev.tid = meta_.tid;
+    ev.host = meta_.host;
     ev.cpu = cpu_;
   }
   // Both at once; false at the end of the block.

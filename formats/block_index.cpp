@@ -15,7 +15,8 @@ namespace {
 // The tables a file cannot be read without (FORMAT.md, reading rule 6);
 // the process table only adds what the user knows a process by.
 bool required_table(uint8_t type) {
-  return type != kFrameEvents && type != kFrameProcesses && type != kFrameClocks;
+  return type != kFrameEvents && type != kFrameProcesses && type != kFrameClocks &&
+         type != kFrameCorrections;
 }
 
 const char* status_text(FrameStatus s) {
@@ -89,10 +90,11 @@ class Mapper {
                std::to_string(f.offset) + ": malformed block header, block skipped");
         return;
       }
-      map_.blocks.push_back({f.offset, kFrameEvents, m.tid, m.pid, m.count, m.first_ts, m.last_ts});
+      map_.blocks.push_back(
+          {f.offset, kFrameEvents, m.tid, m.pid, m.count, m.first_ts, m.last_ts, m.host});
     } else if (f.head.type == kFrameHeader || f.head.type == kFrameStrings ||
                f.head.type == kFrameProbes || f.head.type == kFrameProcesses ||
-               f.head.type == kFrameClocks) {
+               f.head.type == kFrameClocks || f.head.type == kFrameCorrections) {
       TablePayload t{f.head.type, f.offset, {}};
       try {
         decoder_.payload(f, t.raw);

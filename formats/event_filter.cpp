@@ -71,7 +71,25 @@ std::string event_kind_names() {
 EventSelection::EventSelection(const EventFilter& f, const TraceHeader& header,
                                const std::vector<ProbeInfo>& probes,
                                const std::vector<ThreadInfo>& threads,
-                               const std::vector<ProcessInfo>& processes) {
+                               const std::vector<ProcessInfo>& processes,
+                               const std::vector<HostClocks>& hosts) {
+  by_host_ = !f.hosts.empty();
+  if (by_host_) {
+    hosts_.assign(std::max<size_t>(hosts.size(), 1), false);
+    std::string known;
+    for (size_t h = 0; h < hosts_.size(); h++) {
+      const std::string name = h < hosts.size() ? hosts[h].host_name : "";
+      known += (known.empty() ? "" : ", ") + std::to_string(h) + (name.empty() ? "" : " " + name);
+      for (const auto& want : f.hosts)
+        if (want == std::to_string(h) || (!name.empty() && want == name)) hosts_[h] = true;
+    }
+    if (std::find(hosts_.begin(), hosts_.end(), true) == hosts_.end()) {
+      std::string wanted;
+      for (const auto& w : f.hosts) wanted += (wanted.empty() ? "" : ",") + w;
+      throw FilterError("--host=" + wanted + ": no such host in the trace (its hosts: " + known +
+                        ")");
+    }
+  }
   by_tid_ = !f.tids.empty();
   by_pid_ = !f.pids.empty();
   by_comm_ = !f.comm.empty();
@@ -84,9 +102,11 @@ EventSelection::EventSelection(const EventFilter& f, const TraceHeader& header,
       pids_.insert(p.pid);
   bool tid_seen = false, pid_seen = false;
   for (const auto& t : threads) {
+    if (by_host_ && (t.host >= hosts_.size() || !hosts_[t.host])) continue;
     tid_seen |= tids_.count(t.tid) > 0;
     pid_seen |= pids_.count(t.pid) > 0;
-    if (by_comm_ && fnmatch(f.comm.c_str(), t.name.c_str(), 0) == 0) comm_tids_.insert(t.tid);
+    if (by_comm_ && fnmatch(f.comm.c_str(), t.name.c_str(), 0) == 0)
+      comm_tids_.insert(thread_key(t.host, t.tid));
   }
   if (by_tid_ && !tid_seen)
     throw FilterError("--tid=" + list(f.tids) + ": no such thread in the trace");
@@ -112,15 +132,16 @@ EventSelection::EventSelection(const EventFilter& f, const TraceHeader& header,
   }
 }
 
-bool EventSelection::thread_selected(uint32_t tid, uint32_t pid) const {
+bool EventSelection::thread_selected(uint32_t tid, uint32_t pid, uint16_t host) const {
+  if (by_host_ && (host >= hosts_.size() || !hosts_[host])) return false;
   if (tid == 0) return true;  // the recording's own events
   return (!by_tid_ || tids_.count(tid)) && (!by_pid_ || pids_.count(pid)) &&
-         (!by_comm_ || comm_tids_.count(tid));
+         (!by_comm_ || comm_tids_.count(thread_key(host, tid)));
 }
 
 bool EventSelection::in_function(const Event& ev) {
   if (ev.tid == 0) return true;
-  uint32_t& depth = depth_[ev.tid];
+  uint32_t& depth = depth_[thread_key(ev)];
   const bool named = functions_.count(ev.id) > 0;
   switch (ev.kind) {
     case EventKind::FuncEntry:
@@ -145,7 +166,7 @@ bool EventSelection::in_function(const Event& ev) {
 }
 
 bool EventSelection::keep(const Event& ev) {
-  if (!thread_selected(ev.tid, ev.pid)) return false;
+  if (!thread_selected(ev.tid, ev.pid, ev.host)) return false;
   // Before the time range: the function filter must see every call.
   if (by_function_ && !in_function(ev)) return false;
   if (ev.ts < lo_ || ev.ts > hi_) return false;

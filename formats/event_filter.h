@@ -7,6 +7,7 @@
 //                          the one a process has in its own pid namespace:
 //                          the process table's NSpid), or a glob over the
 //                          thread's name in the thread table
+//   --host=HOST            a merged trace's recordings: by number or host name
 //   --time=START,END       events from START to END after the trace began
 //   --function=GLOB        calls of the functions GLOB names and everything
 //                          that happens inside them (uftrace's -F): their
@@ -41,13 +42,16 @@ struct EventFilter {
   // Host pids, or pids in a process's own namespace; empty: every process.
   std::vector<uint32_t> pids;
   std::string comm;  // fnmatch glob over thread names; empty: all
+  // A merged trace's hosts: their numbers (Event::host) or host names;
+  // empty: every host.
+  std::vector<std::string> hosts;
   // Nanoseconds after the trace's start; nullopt: its start / its end.
   std::optional<uint64_t> from_ns, to_ns;
   std::string function;          // glob (base/symbol_name.h glob_names); empty: all
   std::vector<EventKind> kinds;  // empty: every kind
 
   bool any() const {
-    return !tids.empty() || !pids.empty() || !comm.empty() || from_ns || to_ns ||
+    return !tids.empty() || !pids.empty() || !comm.empty() || !hosts.empty() || from_ns || to_ns ||
            !function.empty() || !kinds.empty();
   }
 };
@@ -66,13 +70,16 @@ class EventSelection {
   // Throws FilterError when a part of the filter matches nothing in the
   // trace (threads, functions) or the time range is empty.
   // `processes`: the trace's process table, whose namespace pids --pid
-  // also takes.
+  // also takes; `hosts`: its recordings (TraceReader::hosts()), which
+  // --host names.
   EventSelection(const EventFilter& filter, const TraceHeader& header,
                  const std::vector<ProbeInfo>& probes, const std::vector<ThreadInfo>& threads,
-                 const std::vector<ProcessInfo>& processes = {});
+                 const std::vector<ProcessInfo>& processes = {},
+                 const std::vector<HostClocks>& hosts = {});
 
-  // Whether events of `tid` can pass (thread filters only; tid 0: yes).
-  bool thread_selected(uint32_t tid, uint32_t pid) const;
+  // Whether events of `tid` can pass (thread and host filters only; tid
+  // 0, the recording's own events: when its host passes).
+  bool thread_selected(uint32_t tid, uint32_t pid, uint16_t host = 0) const;
   // Whether `ev` passes; call in the reader's order (the function filter
   // follows each thread's calls).
   bool keep(const Event& ev);
@@ -84,11 +91,13 @@ class EventSelection {
  private:
   bool in_function(const Event& ev);
 
-  std::unordered_set<uint32_t> tids_, pids_, comm_tids_;
-  bool by_tid_ = false, by_pid_ = false, by_comm_ = false;
+  std::unordered_set<uint32_t> tids_, pids_;
+  std::unordered_set<uint64_t> comm_tids_;  // by thread_key
+  std::vector<bool> hosts_;                 // by host number
+  bool by_tid_ = false, by_pid_ = false, by_comm_ = false, by_host_ = false;
   std::unordered_set<uint32_t> functions_;  // probe ids --function names
   bool by_function_ = false;
-  std::unordered_map<uint32_t, uint32_t> depth_;  // tid -> open calls of those functions
+  std::unordered_map<uint64_t, uint32_t> depth_;  // thread_key -> open calls of those functions
   uint64_t lo_ = 0, hi_ = UINT64_MAX;
   std::vector<bool> kinds_;  // by kind number; empty: all
 };

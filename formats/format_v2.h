@@ -41,6 +41,7 @@ enum FrameType : uint8_t {
   // The host's identity and clock snapshots (HostClocks): added for
   // `atrace merge`, skipped by older readers.
   kFrameClocks = 7,
+  kFrameCorrections = 8,  // a merged trace's clock corrections and sync report
 };
 
 enum Codec : uint8_t {

@@ -3,15 +3,6 @@
 namespace atrace::formats {
 namespace {
 
-// A length-prefixed entry, so later minor versions can append fields.
-template <typename Fill>
-void entry(ByteWriter& out, Fill fill) {
-  ByteWriter e;
-  fill(e);
-  out.varint(e.size());
-  out.bytes(e.buf().data(), e.size());
-}
-
 const std::string& string_at(const std::vector<std::string>& strings, uint64_t id) {
   if (id >= strings.size()) throw Malformed{};
   return strings[static_cast<size_t>(id)];
@@ -151,6 +142,7 @@ void encode_processes(const std::vector<ProcessInfo>& processes, ByteWriter& out
       e.str(p.cgroup);
       e.str(p.name);
       e.str(p.root);
+      if (p.host) e.varint(p.host);  // merged traces only (atrace merge)
     });
   }
 }
@@ -168,11 +160,12 @@ std::vector<ProcessInfo> decode_processes(ByteReader in) {
     p.cgroup = e.str();
     p.name = e.str();
     p.root = e.str();
+    if (!e.empty()) p.host = static_cast<uint16_t>(e.varint32());
   }
   return out;
 }
 
-void encode_clocks(const HostClocks& c, ByteWriter& out) {
+void encode_clocks(const HostClocks& c, ByteWriter& out, uint16_t host) {
   out.str(c.boot_id);
   out.str(c.machine_id);
   out.str(c.host_name);
@@ -191,9 +184,10 @@ void encode_clocks(const HostClocks& c, ByteWriter& out) {
       e.varint(s.synchronised ? 1 : 0);
     });
   }
+  if (host) out.varint(host);  // merged traces only (atrace merge)
 }
 
-HostClocks decode_clocks(ByteReader in) {
+HostClocks decode_clocks(ByteReader in, uint16_t* host) {
   HostClocks c;
   c.boot_id = in.str();
   c.machine_id = in.str();
@@ -216,6 +210,7 @@ HostClocks decode_clocks(ByteReader in) {
     s.freq = e.svarint();
     s.synchronised = e.varint() != 0;
   }
+  if (host) *host = in.empty() ? 0 : static_cast<uint16_t>(in.varint32());
   return c;
 }
 
@@ -234,6 +229,7 @@ void encode_footer(const Footer& f, ByteWriter& out) {
       e.varint(t.last_ts);
       e.varint(t.events);
       e.str(t.name);
+      if (t.host) e.varint(t.host);  // merged traces only (atrace merge)
     });
   }
   out.varint(f.index.size());
@@ -269,6 +265,7 @@ Footer decode_footer(ByteReader in, uint64_t max_frames) {
     t.last_ts = e.varint();
     t.events = e.varint();
     t.name = e.str();
+    if (!e.empty()) t.host = static_cast<uint16_t>(e.varint32());
   }
   uint64_t nindex = in.varint();
   if (nindex > in.left() / 37 || nindex > max_frames) throw Malformed{};

@@ -22,6 +22,7 @@ struct IndexEntry {
   uint32_t count = 0;
   uint64_t first_ts = 0;
   uint64_t last_ts = 0;
+  uint16_t host = 0;  // EVENTS: from the block header (merged traces), not the index
 };
 
 struct Footer {
@@ -64,8 +65,9 @@ std::vector<ProcessInfo> decode_processes(ByteReader in);
 
 // A CLOCKS payload: the host's identity and the snapshots taken since the
 // previous one (strings its own, like PROCESSES).
-void encode_clocks(const HostClocks& clocks, ByteWriter& out);
-HostClocks decode_clocks(ByteReader in);
+// A merged trace's CLOCKS frames name their host (index) at the end.
+void encode_clocks(const HostClocks& clocks, ByteWriter& out, uint16_t host = 0);
+HostClocks decode_clocks(ByteReader in, uint16_t* host = nullptr);
 
 void encode_footer(const Footer& f, ByteWriter& out);
 // `max_frames`: how many frames the file has room for (its size /

@@ -61,17 +61,22 @@ struct ThreadStream {
   std::unique_ptr<DecodedBlock> block;
   BlockCursor cursor;
   size_t current = 0;  // index of the block being decoded
+  uint16_t host = 0;
+  // A merged trace: its next event's corrected time, never before the one
+  // handed out last (the maps round to whole ns at their knots).
+  uint64_t next_ts = 0, last_ts = 0;
   // While the stream is in the merge, its cursor has peeked its next event.
 };
 
 std::vector<ThreadInfo> threads_from_blocks(const std::vector<IndexEntry>& blocks) {
-  std::map<uint32_t, ThreadInfo> by_tid;
+  std::map<uint64_t, ThreadInfo> by_tid;
   for (const auto& b : blocks) {
-    auto [it, fresh] = by_tid.try_emplace(b.tid);
+    auto [it, fresh] = by_tid.try_emplace(thread_key(b.host, b.tid));
     ThreadInfo& t = it->second;
     if (fresh) {
       t.tid = b.tid;
       t.pid = b.pid;
+      t.host = b.host;
       t.first_ts = b.first_ts;
     }
     t.first_ts = std::min(t.first_ts, b.first_ts);
@@ -111,10 +116,12 @@ struct TraceReader::Impl {
   TraceHeader header;
   std::vector<ProbeInfo> probes;
   std::vector<ThreadInfo> threads;
-  std::map<uint32_t, ProcessInfo> processes;  // by host pid: the last entry of each
+  // By process_key (host and pid): the last entry of each.
+  std::map<uint64_t, ProcessInfo> processes;
   std::vector<ProcessInfo> process_list;
   HostClocks clocks;
-  mutable std::vector<HostClocks> hosts;  // one per host of a merged trace
+  std::vector<HostClocks> hosts;           // one per host (Event::host)
+  std::optional<Corrections> corrections;  // a merged trace's
   LostCounts lost;
   std::vector<std::string> warnings;
   bool damaged = false;
@@ -128,14 +135,30 @@ struct TraceReader::Impl {
   UnknownKindCounts unknown{};
   UnknownKindCounts unknown_warned{};
   std::optional<EventSelection> selection;  // select(): what next() hands out
-  // pid -> base -> module, from the ModuleLoad/ModuleUnload events read.
-  std::map<uint32_t, std::map<uint64_t, MappedModule>> modules;
+  // process_key -> base -> module, from the ModuleLoad/ModuleUnload events read.
+  std::map<uint64_t, std::map<uint64_t, MappedModule>> modules;
   void track_module(const Event& ev) {
     if (ev.kind == EventKind::ModuleLoad) {
-      auto proc = processes.find(ev.pid);
-      modules[ev.pid][ev.arg0] = {ev.arg0, ev.text, module_build_id(ev),
-                                  proc == processes.end() ? std::string() : proc->second.root};
-    } else if (ev.kind == EventKind::ModuleUnload) modules[ev.pid].erase(ev.arg0);
+      auto proc = processes.find(process_key(ev));
+      modules[process_key(ev)][ev.arg0] = {
+          ev.arg0, ev.text, module_build_id(ev),
+          proc == processes.end() ? std::string() : proc->second.root};
+    } else if (ev.kind == EventKind::ModuleUnload) modules[process_key(ev)].erase(ev.arg0);
+  }
+
+  // A raw time stamp of `host` on the trace's time line: itself, or in a
+  // merged trace its host's map (docs/merge.md).
+  uint64_t corrected(uint16_t host, uint64_t raw) const {
+    if (!corrections || host >= corrections->hosts.size()) return raw;
+    int64_t t = sync::map_time(corrections->hosts[host].map, static_cast<int64_t>(raw));
+    return t < 0 ? 0 : static_cast<uint64_t>(t);
+  }
+  void apply_corrections();
+  // The stream's peeked event's time on the trace's time line.
+  uint64_t stream_ts(ThreadStream& s) {
+    if (!corrections) return s.cursor.ts();
+    s.next_ts = std::max(s.last_ts, corrected(s.host, s.cursor.ts()));
+    return s.next_ts;
   }
 
   explicit Impl(const std::string& path) : src(path) {}
@@ -236,9 +259,18 @@ void TraceReader::Impl::load_tables(FileMap& map) {
           break;
         }
         case kFrameProcesses:
-          for (auto& p : decode_processes(in)) processes[p.pid] = std::move(p);
+          for (auto& p : decode_processes(in)) processes[thread_key(p.host, p.pid)] = std::move(p);
           break;
-        case kFrameClocks: add_clocks(clocks, decode_clocks(in)); break;
+        case kFrameClocks: {
+          uint16_t host = 0;
+          HostClocks more = decode_clocks(in, &host);
+          if (hosts.size() <= host) hosts.resize(host + 1u);
+          add_clocks(hosts[host], std::move(more));
+          break;
+        }
+        case kFrameCorrections:
+          if (!corrections) corrections = decode_corrections(in);
+          break;
       }
     } catch (const Malformed&) {
       if (t.type == kFrameProcesses) {  // names only: the trace reads without them
@@ -249,6 +281,8 @@ void TraceReader::Impl::load_tables(FileMap& map) {
         damage("damaged clock snapshots" + where + ": skipped");
         continue;
       }
+      if (t.type == kFrameCorrections)  // the time line of a merged trace: nothing without it
+        fail("damaged trace: malformed clock corrections" + where);
       if (t.type == kFrameHeader) fail("damaged trace: malformed header" + where);
       fail(std::string("damaged trace: malformed ") +
            (t.type == kFrameStrings ? "string table" : "probe table") + where);
@@ -259,7 +293,11 @@ void TraceReader::Impl::load_tables(FileMap& map) {
     fail("truncated trace (recorder stopped before writing the header)");
   }
   if (map.damaged_tables) fail("damaged trace: the probe table is unreadable");
-  for (const auto& [pid, p] : processes) process_list.push_back(p);
+  for (const auto& [key, p] : processes) process_list.push_back(p);
+  if (hosts.empty()) hosts.emplace_back();
+  if (corrections && corrections->hosts.size() > hosts.size())
+    hosts.resize(corrections->hosts.size());
+  clocks = hosts.front();
   if (map.footer) {
     header = map.footer->header;
     threads = map.footer->threads;
@@ -269,11 +307,30 @@ void TraceReader::Impl::load_tables(FileMap& map) {
   }
 }
 
+// A merged trace's blocks and threads are stored with their host's raw
+// times (the file is never rewritten); everything the reader hands out is
+// on the merged time line. Its header is merge's own, already there.
+void TraceReader::Impl::apply_corrections() {
+  if (!corrections) return;
+  for (auto& b : blocks) {
+    b.first_ts = corrected(b.host, b.first_ts);
+    b.last_ts = corrected(b.host, b.last_ts);
+  }
+  for (auto& t : threads) {
+    t.first_ts = corrected(t.host, t.first_ts);
+    t.last_ts = corrected(t.host, t.last_ts);
+  }
+}
+
 void TraceReader::Impl::build_streams() {
-  std::map<uint32_t, size_t> by_tid;
+  std::map<uint64_t, size_t> by_tid;
   for (size_t i = 0; i < blocks.size(); i++) {
-    auto [it, fresh] = by_tid.try_emplace(blocks[i].tid, streams.size());
-    if (fresh) streams.emplace_back();
+    auto [it, fresh] =
+        by_tid.try_emplace(thread_key(blocks[i].host, blocks[i].tid), streams.size());
+    if (fresh) {
+      streams.emplace_back();
+      streams.back().host = blocks[i].host;
+    }
     streams[it->second].blocks.push_back(i);
     events += blocks[i].count;
   }
@@ -338,11 +395,12 @@ void TraceReader::Impl::start() {
   for (auto& s : streams) {
     s.block.reset();
     s.next_block = 0;
+    s.last_ts = 0;
   }
   if (selection) selection->restart();
   for (uint32_t i = 0; i < streams.size(); i++) {
     if (!advance(streams[i])) continue;
-    heap.push_back({streams[i].cursor.ts(), i});
+    heap.push_back({stream_ts(streams[i]), i});
   }
   heap_build();
 }
@@ -355,6 +413,7 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   for (const auto& w : map.warnings) m.warn(w);
   m.damaged = map.damaged;
   m.blocks = std::move(map.blocks);
+  m.apply_corrections();
   m.build_streams();
   m.start();
 }
@@ -367,12 +426,12 @@ const std::vector<ThreadInfo>& TraceReader::threads() const { return impl_->thre
 const LostCounts& TraceReader::lost() const { return impl_->lost; }
 const std::vector<ProcessInfo>& TraceReader::processes() const { return impl_->process_list; }
 const HostClocks& TraceReader::clocks() const { return impl_->clocks; }
-const std::vector<HostClocks>& TraceReader::hosts() const {
-  if (impl_->hosts.empty()) impl_->hosts.push_back(impl_->clocks);
-  return impl_->hosts;
+const std::vector<HostClocks>& TraceReader::hosts() const { return impl_->hosts; }
+const Corrections* TraceReader::corrections() const {
+  return impl_->corrections ? &*impl_->corrections : nullptr;
 }
-const ProcessInfo* TraceReader::process(uint32_t pid) const {
-  auto it = impl_->processes.find(pid);
+const ProcessInfo* TraceReader::process(uint32_t pid, uint16_t host) const {
+  auto it = impl_->processes.find(thread_key(host, pid));
   return it == impl_->processes.end() ? nullptr : &it->second;
 }
 const std::vector<std::string>& TraceReader::warnings() const { return impl_->warnings; }
@@ -386,11 +445,12 @@ uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }
 
 void TraceReader::select(const EventFilter& filter) {
   Impl& m = *impl_;
-  m.selection.emplace(filter, m.header, m.probes, m.threads, m.process_list);
+  m.selection.emplace(filter, m.header, m.probes, m.threads, m.process_list, m.hosts);
   // Every thread is still read: the module events of one left out tell
   // where the code of the others is (module_at).
-  std::erase_if(m.threads,
-                [&](const ThreadInfo& t) { return !m.selection->thread_selected(t.tid, t.pid); });
+  std::erase_if(m.threads, [&](const ThreadInfo& t) {
+    return !m.selection->thread_selected(t.tid, t.pid, t.host);
+  });
   m.header.end_mono_ns = m.selection->end_ns(m.header.end_mono_ns);
   m.start();
 }
@@ -404,8 +464,8 @@ bool TraceReader::next(Event& ev) {
   return false;
 }
 
-const MappedModule* TraceReader::module_at(uint32_t pid, uint64_t address) const {
-  auto p = impl_->modules.find(pid);
+const MappedModule* TraceReader::module_at(uint32_t pid, uint64_t address, uint16_t host) const {
+  auto p = impl_->modules.find(thread_key(host, pid));
   if (p == impl_->modules.end()) return nullptr;
   auto m = p->second.upper_bound(address);
   if (m == p->second.begin()) return nullptr;
@@ -419,12 +479,13 @@ bool TraceReader::next_stored(Event& ev) {
     bool good = true;
     try {
       s.cursor.take(ev);  // straight into the caller's event
+      if (m.corrections) ev.ts = s.last_ts = s.next_ts;
     } catch (const Malformed&) {
       m.malformed(s);
       good = false;
     }
     if (m.advance(s)) {
-      m.heap.front().ts = s.cursor.ts();
+      m.heap.front().ts = m.stream_ts(s);
     } else {
       m.heap.front() = m.heap.back();
       m.heap.pop_back();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/corrections.h"
 #include "formats/error.h"
 #include "formats/event_filter.h"
 #include "formats/trace_types.h"
@@ -53,7 +54,7 @@ class TraceReader {
   // pid; empty in files of writers before them. process(): nullptr when the
   // table does not have it.
   const std::vector<ProcessInfo>& processes() const;
-  const ProcessInfo* process(uint32_t pid) const;
+  const ProcessInfo* process(uint32_t pid, uint16_t host = 0) const;
   // The recording host's identity and clock snapshots (CLOCKS frames), in
   // time order; empty in files of writers before them.
   const HostClocks& clocks() const;
@@ -62,6 +63,10 @@ class TraceReader {
   // in views); a single recording has one, clocks(). hosts().size() > 1
   // is how a view knows to group by host.
   const std::vector<HostClocks>& hosts() const;
+  // A merged trace's clock corrections and sync report; nullptr for a
+  // single recording. Every time stamp the reader hands out (events,
+  // threads, the index) is already corrected by them.
+  const Corrections* corrections() const;
   // Warnings about the file (truncated, damaged parts, unknown event kinds),
   // one line each. Reading events can add some (a block that does not decode,
   // kinds from a newer minor version).
@@ -91,7 +96,7 @@ class TraceReader {
   // read so far tell (ModuleLoad/ModuleUnload, also those select() leaves
   // out): the one mapped at the highest base not above it; nullptr if none.
   // Its end is not recorded: the caller checks the address against the file.
-  const MappedModule* module_at(uint32_t pid, uint64_t address) const;
+  const MappedModule* module_at(uint32_t pid, uint64_t address, uint16_t host = 0) const;
 
   // Instrumentation (tests): readable blocks in the file, decoded blocks held
   // in memory now, and the most held at once.

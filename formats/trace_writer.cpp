@@ -45,12 +45,12 @@ struct TraceWriter::Impl {
   int fd = -1;
   WriterOptions opts;
   FrameEncoder frames;
-  // Open blocks by tid. Batches interleave threads event by event (they are
-  // in time order), so a small direct-mapped cache in front of the map
-  // saves a hash lookup per event.
-  std::unordered_map<uint32_t, std::unique_ptr<BlockBuilder>> open;
+  // Open blocks by thread_key (host and tid). Batches interleave threads
+  // event by event (they are in time order), so a small direct-mapped
+  // cache in front of the map saves a hash lookup per event.
+  std::unordered_map<uint64_t, std::unique_ptr<BlockBuilder>> open;
   struct CacheSlot {
-    uint32_t tid = 0;
+    uint64_t tid = 0;
     BlockBuilder* block = nullptr;
   };
   std::array<CacheSlot, 64> cache{};
@@ -90,7 +90,7 @@ struct TraceWriter::Impl {
     ByteWriter ext;
     encode_block_meta(m, ext);
     frame(kFrameEvents, ext.buf(), b.payload(), true,
-          {0, 0, m.tid, m.pid, m.count, m.first_ts, m.last_ts});
+          {0, 0, m.tid, m.pid, m.count, m.first_ts, m.last_ts, m.host});
     b.clear();
   }
 
@@ -118,7 +118,7 @@ struct TraceWriter::Impl {
     return written;
   }
 
-  BlockBuilder& block_of(uint32_t tid) {
+  BlockBuilder& block_of(uint64_t tid) {
     CacheSlot& slot = cache[tid % cache.size()];
     if (slot.block && slot.tid == tid) return *slot.block;
     auto& b = open[tid];
@@ -149,11 +149,11 @@ struct TraceWriter::Impl {
 
   // In tid order, so that the same events always make the same file.
   void emit_all() {
-    std::vector<uint32_t> tids;
+    std::vector<uint64_t> tids;
     for (auto& [tid, b] : open)
       if (!b->empty()) tids.push_back(tid);
     std::sort(tids.begin(), tids.end());
-    for (uint32_t tid : tids) emit(*open[tid]);
+    for (uint64_t tid : tids) emit(*open[tid]);
     open.clear();
     cache.fill({});
   }
@@ -217,13 +217,22 @@ void TraceWriter::write_probes(const std::vector<ProbeInfo>& probes) {
   bytes_written_ += impl_->write_out();
 }
 
-void TraceWriter::write_clocks(const HostClocks& clocks) {
+void TraceWriter::write_clocks(const HostClocks& clocks, uint16_t host) {
   if (!impl_->started) throw std::logic_error("TraceWriter: clocks before header");
   if (impl_->finished) throw std::logic_error("TraceWriter: clocks after finish");
   if (clocks.snapshots.empty()) return;
   ByteWriter table;
-  encode_clocks(clocks, table);
+  encode_clocks(clocks, table, host);
   impl_->frame(kFrameClocks, {}, table.buf(), true);
+}
+
+void TraceWriter::write_corrections(const Corrections& corrections) {
+  if (!impl_->started) throw std::logic_error("TraceWriter: corrections before header");
+  if (impl_->finished) throw std::logic_error("TraceWriter: corrections after finish");
+  ByteWriter table;
+  encode_corrections(corrections, table);
+  impl_->frame(kFrameCorrections, {}, table.buf(), true);
+  bytes_written_ += impl_->write_out();
 }
 
 void TraceWriter::write_processes(const std::vector<ProcessInfo>& processes) {
@@ -241,7 +250,7 @@ void TraceWriter::write_events(std::span<const Event> events) {
   if (impl_->finished) throw std::logic_error("TraceWriter: events after finish");
   const size_t limit = impl_->opts.block_bytes;
   for (const auto& ev : events) {
-    BlockBuilder& b = impl_->block_of(ev.tid);
+    BlockBuilder& b = impl_->block_of(thread_key(ev));
     if (!b.accepts(ev)) impl_->emit(b);  // new process, or time went back
     b.add(ev);
     if (b.bytes() >= limit) impl_->emit(b);

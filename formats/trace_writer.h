@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/corrections.h"
 #include "formats/error.h"
 #include "formats/trace_types.h"
 
@@ -59,7 +60,11 @@ class TraceWriter {
   void write_processes(const std::vector<ProcessInfo>& processes);
   // The host's identity and clock snapshots taken since the last call (a
   // CLOCKS frame): at the start, every second, at the stop.
-  void write_clocks(const HostClocks& clocks);
+  // `host`: the recording it belongs to in a merged trace (atrace merge).
+  void write_clocks(const HostClocks& clocks, uint16_t host = 0);
+  // A merged trace's clock corrections and sync report (a CORRECTIONS
+  // frame), written once, before finish.
+  void write_corrections(const Corrections& corrections);
   // End clocks, thread table, loss counts and the block index; closes the file.
   void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads, const LostCounts& lost);
 

@@ -59,6 +59,16 @@ class ByteWriter {
   std::vector<uint8_t> buf_;
 };
 
+// A length-prefixed entry (varint length, then what `fill` writes), so
+// later minor versions can append fields to it: every table's rows.
+template <typename Fill>
+void entry(ByteWriter& out, Fill fill) {
+  ByteWriter e;
+  fill(e);
+  out.varint(e.size());
+  out.bytes(e.buf().data(), e.size());
+}
+
 class ByteReader {
  public:
   ByteReader() = default;

@@ -125,6 +125,10 @@ struct SyncOptions {
   // The assumed bound of the relative rate of two clocks; only used where
   // the messages do not bound the drift themselves (APPROXIMATE).
   double max_drift_ppm = 1000;
+  // How far the relative rate may stray inside a window from the drifts
+  // its messages allow (NTP changing a rate mid-window bends the relation):
+  // the stated bounds also hold for such a bent relation (windowed_fit.h).
+  double max_rate_change_ppm = 20;
   // Estimate pairs of one boot anyway (to check the method against a
   // known truth) instead of taking offset 0.
   bool estimate_same_boot = false;

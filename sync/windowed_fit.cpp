@@ -37,6 +37,9 @@ class WindowFitter {
   WindowFitter(Points above, Points below, const SyncOptions& o)
       : above_(std::move(above)), below_(std::move(below)), o_(o) {}
 
+  Points above_in(int64_t start, int64_t end) const { return slice(above_, start, end); }
+  Points below_in(int64_t start, int64_t end) const { return slice(below_, start, end); }
+
   bool two_way(int64_t start, int64_t end) const {
     return count(above_, start, end) > 0 && count(below_, start, end) > 0;
   }
@@ -91,6 +94,75 @@ std::vector<int64_t> boundaries(const WindowFitter& f, int64_t lo, int64_t hi,
 }
 
 int64_t ceil_ns(long double v) { return static_cast<int64_t>(std::ceil(std::max(0.0L, v))); }
+
+// Where the truth's y - x can be at the messages of one window when the
+// relation is only known to have a rate (d(y - x)/dx) in [dmin, dmax]:
+// each "above" point (x_i, v_i = y_i - x_i) caps it at
+//   v_i + dmax (x - x_i) to its right, v_i - dmin (x_i - x) to its left,
+// each "below" point floors it likewise, so at x the cap is the least of
+// prefix and suffix minima: one sweep each way over the x-sorted points.
+// Returns the largest distance from `map` (y - x as a function of x) to
+// the band's edges over every message x of the window.
+class RateBoundedBand {
+ public:
+  RateBoundedBand(const Points& above, const Points& below, long double dmin, long double dmax)
+      : dmin_(dmin), dmax_(dmax) {
+    for (const auto& p : above) xs_.push_back(p.x);
+    for (const auto& p : below) xs_.push_back(p.x);
+    std::sort(xs_.begin(), xs_.end());
+    xs_.erase(std::unique(xs_.begin(), xs_.end()), xs_.end());
+    const size_t n = xs_.size();
+    const long double inf = std::numeric_limits<long double>::max() / 4;
+    cap_.assign(n, inf);
+    floor_.assign(n, -inf);
+    // Left to right: the points at or before each x.
+    sweep(above, below, /*forward=*/true);
+    sweep(above, below, /*forward=*/false);
+  }
+  template <typename Map>
+  long double worst(const Map& value_at) const {
+    long double w = 0;
+    for (size_t i = 0; i < xs_.size(); i++) {
+      const long double v = value_at(xs_[i]);
+      w = std::max({w, cap_[i] - v, v - floor_[i]});
+    }
+    return w;
+  }
+
+ private:
+  void sweep(const Points& above, const Points& below, bool forward) {
+    const size_t n = xs_.size();
+    // forward: cap from (v_i - dmax x_i) + dmax x; floor from (w_j - dmin x_j) + dmin x.
+    // backward: cap from (v_i - dmin x_i) + dmin x; floor from (w_j - dmax x_j) + dmax x.
+    const long double dc = forward ? dmax_ : dmin_, df = forward ? dmin_ : dmax_;
+    const long double inf = std::numeric_limits<long double>::max() / 4;
+    long double best_cap = inf, best_floor = -inf;
+    size_t ia = forward ? 0 : above.size(), ib = forward ? 0 : below.size();
+    for (size_t k = 0; k < n; k++) {
+      const size_t i = forward ? k : n - 1 - k;
+      const int64_t x = xs_[i];
+      if (forward) {
+        for (; ia < above.size() && above[ia].x <= x; ia++)
+          best_cap = std::min(best_cap, v(above[ia]) - dc * above[ia].x);
+        for (; ib < below.size() && below[ib].x <= x; ib++)
+          best_floor = std::max(best_floor, v(below[ib]) - df * below[ib].x);
+      } else {
+        for (; ia > 0 && above[ia - 1].x >= x; ia--)
+          best_cap = std::min(best_cap, v(above[ia - 1]) - dc * above[ia - 1].x);
+        for (; ib > 0 && below[ib - 1].x >= x; ib--)
+          best_floor = std::max(best_floor, v(below[ib - 1]) - df * below[ib - 1].x);
+      }
+      const long double lx = static_cast<long double>(x);
+      if (best_cap < inf) cap_[i] = std::min(cap_[i], best_cap + dc * lx);
+      if (best_floor > -inf) floor_[i] = std::max(floor_[i], best_floor + df * lx);
+    }
+  }
+  static long double v(const PlanePoint& p) { return static_cast<long double>(p.y - p.x); }
+
+  long double dmin_, dmax_;
+  std::vector<int64_t> xs_;
+  std::vector<long double> cap_, floor_;
+};
 
 // The value of y - x at knot j (at x, the start of window j, or the end
 // of the last): the middle of what both windows around it allow there,
@@ -155,13 +227,29 @@ std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
   // Bound of window j: the map is straight between its knots and the band
   // is convex above and concave below, so the farthest the truth can be
   // is at one of the window's ends.
+  // And the rate-bounded band's distance at the window's messages, where
+  // the relation may bend (its rate within max_rate_change_ppm of what the
+  // window's lines allow).
   std::vector<int64_t> bounds;
   bool all_bounded = true, all_feasible = true;
+  const long double change = options.max_rate_change_ppm * 1e-6L;
   for (size_t j = 0; j < windows.size() && j + 1 < knots.size(); ++j) {
     long double worst = 0;
     for (size_t k : {j, j + 1}) {
       auto band = windows[j].fit.band(knots[k].x);
       worst = std::max({worst, values[k] - band.lo, band.hi - values[k]});
+    }
+    const Window& w = windows[j];
+    if (w.fit.feasible()) {
+      const int64_t x0 = knots[j].x, x1 = knots[j + 1].x;
+      const long double v0 = values[j], v1 = values[j + 1];
+      auto map = [&](int64_t x) {
+        return v0 +
+               (v1 - v0) * static_cast<long double>(x - x0) / static_cast<long double>(x1 - x0);
+      };
+      RateBoundedBand bent(fitter.above_in(w.start, w.end), fitter.below_in(w.start, w.end),
+                           w.fit.drift_min() - change, w.fit.drift_max() + change);
+      worst = std::max(worst, bent.worst(map));
     }
     bounds.push_back(ceil_ns(worst));
     all_bounded = all_bounded && windows[j].fit.drift_bounded();

@@ -17,8 +17,12 @@ namespace atrace::sync {
 // messages both ways (one way bounds the offset from one side only).
 // The map is b's clock to a's; each knot (window boundary) lies in the
 // middle of what the windows on both sides allow there, so the error of
-// the map within a window is at most half that band (its bound_ns) when
-// the clocks are linear within each window.
+// the map within a window is at most half that band when the clocks are
+// linear within each window. A window's bound_ns is the larger of that
+// and what the messages allow when the relation is not linear, only its
+// rate within options.max_rate_change_ppm of the window's possible drifts
+// (the "rate-bounded band", measured at every message of the window): a
+// rate change inside a window still leaves the truth inside the bound.
 std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
                                          const std::vector<MessageSample>& a_to_b,
                                          const std::vector<MessageSample>& b_to_a,

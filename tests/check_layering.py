@@ -5,7 +5,8 @@ it may not depend on (docs/ARCHITECTURE.md, "Folders and dependencies").
 Dependencies go one way:
     base <- formats <- uprobes <- record <- tools
                     <- analysis <- output <- tools
-    base <- sync <- analysis, tools   (clock synchronisation, pure)
+    base <- sync <- formats, analysis, tools   (clock synchronisation, pure:
+                    the reader applies a merged trace's corrections)
 bpf/ is the record layout the BPF programs share with record/ (and its
 static_asserts against formats/); include/ and demo/ stand alone.
 Within a folder, anything goes; tests/ and bench/ may include anything.
@@ -23,7 +24,7 @@ import sys
 ALLOWED = {
     "base": set(),
     "sync": {"base"},
-    "formats": {"base"},
+    "formats": {"base", "sync"},
     "bpf": set(),
     "uprobes": {"base", "formats"},
     "record": {"base", "formats", "uprobes", "bpf"},

@@ -18,6 +18,7 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "record/record.h"
+#include "sync/sync.h"
 #include "tools/commands.h"
 
 namespace atrace::tools {
@@ -169,9 +170,14 @@ void print_detached(const formats::TraceReader& r, const std::vector<formats::Ev
 void print_threads(const formats::TraceReader& r) {
   std::printf("\nThreads: %zu\n", r.threads().size());
   if (r.threads().empty()) return;
+  // A merged trace's tids repeat across hosts: the host is part of the name.
+  const bool hosts = r.hosts().size() > 1;
+  if (hosts) std::printf("  %4s", "HOST");
   std::printf("  %8s  %8s  %10s  %s\n", "TID", "PID", "Events", "Name");
-  for (const auto& t : r.threads())
+  for (const auto& t : r.threads()) {
+    if (hosts) std::printf("  %4u", t.host);
     std::printf("  %8u  %8u  %10" PRIu64 "  %s\n", t.tid, t.pid, t.events, t.name.c_str());
+  }
 }
 
 // The process table (formats/FORMAT.md, PROCESSES): pids in their own
@@ -179,8 +185,11 @@ void print_threads(const formats::TraceReader& r) {
 void print_processes(const formats::TraceReader& r) {
   if (r.processes().empty()) return;
   std::printf("\nProcesses: %zu\n", r.processes().size());
+  const bool hosts = r.hosts().size() > 1;
+  if (hosts) std::printf("  %4s", "HOST");
   std::printf("  %8s  %8s  %10s  %10s  %s\n", "PID", "NS PID", "PID NS", "MNT NS", "Cgroup");
   for (const auto& p : r.processes()) {
+    if (hosts) std::printf("  %4u", p.host);
     std::printf("  %8u  %8u  %10" PRIu64 "  %10" PRIu64 "  %s", p.pid, p.ns_pid, p.pid_ns, p.mnt_ns,
                 p.cgroup.c_str());
     if (!p.name.empty()) std::printf(" (%s)", analysis::container_label(p).c_str());
@@ -211,6 +220,105 @@ void print_clocks(const formats::TraceReader& r) {
               static_cast<double>(s->maxerror_us) / 1e3, static_cast<double>(s->esterror_us) / 1e3);
 }
 
+// The name a merged trace's host goes by in the sync report: its host
+// name, and its file where two recordings share one.
+std::string host_label(const formats::TraceReader& r, uint32_t host) {
+  const auto& hosts = r.hosts();
+  std::string name = host < hosts.size() ? hosts[host].host_name : "";
+  if (name.empty()) name = "host " + std::to_string(host);
+  return name;
+}
+
+std::string bound_text(int64_t ns) {
+  if (ns == sync::kUnbounded) return "none";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+// A merged trace (atrace merge): its recordings and how their clocks were
+// put on one time line (docs/merge.md, "Reading the sync report").
+void print_sync(const formats::TraceReader& r) {
+  const formats::Corrections* c = r.corrections();
+  if (!c) return;
+  std::printf("\nMerged hosts:    %zu, on the time line of host %u (%s)%s\n", c->hosts.size(),
+              c->reference, host_label(r, c->reference).c_str(),
+              c->estimated ? "; recordings of one boot estimated (--estimate)" : "");
+  std::printf("  %4s  %-16s  %-36s  %s\n", "HOST", "NAME", "BOOT", "FILE: COMMAND");
+  for (uint32_t h = 0; h < c->hosts.size(); h++) {
+    const auto& m = c->hosts[h];
+    const std::string boot = h < r.hosts().size() ? r.hosts()[h].boot_id : "";
+    std::printf("  %4u  %-16s  %-36s  %s: %s%s\n", h, host_label(r, h).c_str(),
+                boot.empty() ? "unknown" : boot.c_str(), m.source.c_str(), m.command.c_str(),
+                m.connected ? "" : " (no evidence links it: uncorrected)");
+  }
+  std::printf("\nClock sync:      %" PRIu64
+              " messages matched between hosts; each receive kept at least %s after its send\n",
+              c->messages, bound_text(c->min_delay_ns).c_str());
+  std::printf("  %-7s  %-9s  %8s  %14s  %10s  %14s  %-11s  %10s  %5s  %14s\n", "PAIR", "METHOD",
+              "MESSAGES", "OFFSET ns", "DRIFT ppm", "BOUND", "QUALITY", "VIOLATIONS", "AFTER",
+              "LARGEST SHIFT");
+  for (const auto& p : c->pairs) {
+    const std::string pair = std::to_string(p.a) + " - " + std::to_string(p.b);
+    const char* note = p.in_tree           ? ""
+                       : p.loop_consistent ? "  (not in the tree)"
+                                           : "  (not in the tree; its loop does not close)";
+    std::printf("  %-7s  %-9s  %8zu  %14lld  %10.3f  %14s  %-11s  %10zu  %5zu  %14s%s\n",
+                pair.c_str(), sync::method_name(p.method), p.messages,
+                static_cast<long long>(p.offset_ns), p.drift_ppm, bound_text(p.bound_ns).c_str(),
+                sync::quality_name(p.quality), p.violations_before, p.violations_after,
+                bound_text(p.largest_shift_ns).c_str(), note);
+  }
+  std::printf(
+      "  OFFSET and DRIFT map the second host's clock onto the first's; BOUND is how far a\n"
+      "  corrected time may be from the truth; VIOLATIONS: receives before their sends\n"
+      "  after the clock correction, AFTER: after the causal repair (docs/merge.md).\n");
+}
+
+json sync_json(const formats::TraceReader& r) {
+  const formats::Corrections* c = r.corrections();
+  json j;
+  j["reference"] = c->reference;
+  j["estimated"] = c->estimated;
+  j["messages"] = c->messages;
+  j["min_delay_ns"] = c->min_delay_ns;
+  json hosts = json::array();
+  for (uint32_t h = 0; h < c->hosts.size(); h++) {
+    const auto& m = c->hosts[h];
+    hosts.push_back({{"host", h},
+                     {"name", host_label(r, h)},
+                     {"boot_id", h < r.hosts().size() ? r.hosts()[h].boot_id : ""},
+                     {"file", m.source},
+                     {"command", m.command},
+                     {"kernel", m.kernel},
+                     {"parent", m.parent},
+                     {"connected", m.connected},
+                     {"segments", m.map.size()},
+                     {"largest_shift_ns", m.largest_shift_ns}});
+  }
+  j["hosts"] = hosts;
+  json pairs = json::array();
+  for (const auto& p : c->pairs) {
+    json b = p.bound_ns == sync::kUnbounded ? json(nullptr) : json(p.bound_ns);
+    pairs.push_back({{"hosts", {host_label(r, p.a), host_label(r, p.b)}},
+                     {"host_indices", {p.a, p.b}},
+                     {"method", sync::method_name(p.method)},
+                     {"messages", p.messages},
+                     {"offset_ns", p.offset_ns},
+                     {"drift_ppm", p.drift_ppm},
+                     {"bound_ns", b},
+                     {"quality", sync::quality_name(p.quality)},
+                     {"violations_before", p.violations_before},
+                     {"violations_after", p.violations_after},
+                     {"largest_shift_ns", p.largest_shift_ns},
+                     {"in_tree", p.in_tree},
+                     {"loop_residual_ns", p.loop_residual_ns},
+                     {"loop_consistent", p.loop_consistent}});
+  }
+  j["pairs"] = pairs;
+  return j;
+}
+
 // `info --format=json`: the same facts for programs (docs/info-json.md).
 json info_json(formats::TraceReader& r, const std::string& input) {
   const auto& h = r.header();
@@ -233,7 +341,8 @@ json info_json(formats::TraceReader& r, const std::string& input) {
   j["probes"] = r.probes().size();
   json threads = json::array();
   for (const auto& t : r.threads())
-    threads.push_back({{"tid", t.tid}, {"pid", t.pid}, {"events", t.events}, {"name", t.name}});
+    threads.push_back(
+        {{"tid", t.tid}, {"pid", t.pid}, {"host", t.host}, {"events", t.events}, {"name", t.name}});
   j["threads"] = threads;
   json processes = json::array();
   for (const auto& p : r.processes())
@@ -243,7 +352,8 @@ json info_json(formats::TraceReader& r, const std::string& input) {
                          {"mnt_ns", p.mnt_ns},
                          {"cgroup", p.cgroup},
                          {"name", p.name},
-                         {"root", p.root}});
+                         {"root", p.root},
+                         {"host", p.host}});
   j["processes"] = processes;
   const auto& c = r.clocks();
   json clocks = {{"boot_id", c.boot_id}, {"machine_id", c.machine_id}, {"host_name", c.host_name}};
@@ -267,6 +377,7 @@ json info_json(formats::TraceReader& r, const std::string& input) {
     clocks["real_drift_ppm"] = *s->real_drift_ppm;
   }
   j["clocks"] = clocks;
+  if (r.corrections()) j["sync"] = sync_json(r);
   return j;
 }
 
@@ -291,6 +402,7 @@ int run_info(const std::string& input, const std::string& format) {
     print_threads(reader);
     print_processes(reader);
     print_clocks(reader);
+    print_sync(reader);
     if (std::fflush(stdout) != 0) {
       base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;

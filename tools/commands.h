@@ -18,6 +18,7 @@ void add_report(cli::Command app, int& exit_status);
 void add_script(cli::Command app, int& exit_status);
 void add_convert(cli::Command app, int& exit_status);
 void add_info(cli::Command app, int& exit_status);
+void add_merge(cli::Command app, int& exit_status);
 void add_list(cli::Command app, int& exit_status);
 void add_top(cli::Command app, int& exit_status);
 

@@ -42,6 +42,10 @@ void add_filter_options(cli::Command cmd, FilterArgs& a, bool kinds) {
              "namespace (a container's, as `report` shows them)")
       .type_name("PID,...");
   cmd.option("--comm", a.comm, "Only the threads whose name matches this glob").type_name("GLOB");
+  cmd.option("--host", a.host,
+             "Of a merged trace (atrace merge), only these recordings: host numbers or names, "
+             "as `atrace info` lists them")
+      .type_name("HOST,...");
   cmd.option("--time", a.time,
              "Only the events from START to END after the trace began (seconds, or with a "
              "unit: 1.5s, 200ms, 40us; either may be left out: --time=2s, or --time=,500ms)")
@@ -62,6 +66,7 @@ formats::EventFilter parse_filter(const FilterArgs& a) {
   if (!a.tid.empty()) f.tids = ids("--tid", a.tid);
   if (!a.pid.empty()) f.pids = ids("--pid", a.pid);
   f.comm = a.comm;
+  if (!a.host.empty()) f.hosts = split(a.host);
   f.function = a.function;
   if (!a.time.empty()) {
     auto parts = split(a.time);

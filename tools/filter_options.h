@@ -11,7 +11,7 @@
 namespace atrace::tools {
 
 struct FilterArgs {
-  std::string tid, pid, comm, time, function, kind;
+  std::string tid, pid, comm, time, function, kind, host;
 };
 
 // `kinds`: the command has --kind (script).

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   atrace::tools::add_script(line.root(), status);
   atrace::tools::add_convert(line.root(), status);
   atrace::tools::add_info(line.root(), status);
+  atrace::tools::add_merge(line.root(), status);
   atrace::tools::add_list(line.root(), status);
   if (auto ended = line.parse(argc, argv)) return *ended;
   return status;

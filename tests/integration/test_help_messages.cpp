@@ -95,13 +95,13 @@ TEST_F(HelpMessages, ErrorsSayWhatIsAcceptedAndWhereTheHelpIs) {
        "atrace: The following argument was not expected: --bogus (see atrace report --help)"},
       {{"bogus"},
        "atrace: unknown subcommand 'bogus' (subcommands: record, top, report, script, convert, "
-       "info, list)"},
+       "info, merge, list)"},
       {{"reprot", "-i", "x"},
        "atrace: unknown subcommand 'reprot': did you mean 'report'? (subcommands: record, top, "
-       "report, script, convert, info, list)"},
+       "report, script, convert, info, merge, list)"},
       {{"lsit"},
        "atrace: unknown subcommand 'lsit': did you mean 'list'? (subcommands: record, top, "
-       "report, script, convert, info, list)"},
+       "report, script, convert, info, merge, list)"},
       {{}, "atrace: A subcommand is required (see atrace --help)"},
   };
   for (const auto& c : cases) {

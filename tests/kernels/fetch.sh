@@ -4,7 +4,14 @@
 # Everything lands in CACHE_DIR (build/kernels): a private apt state (its own
 # sources list and package lists: the system's apt configuration is neither
 # read nor changed) and the unpacked kernel, so a second run downloads
-# nothing. Only apt-get and dpkg-deb are used.
+# nothing. Only apt-get, dpkg-deb and xz are used.
+#
+# Beside vmlinuz, CACHE_DIR/VERSION/modules/ holds the few modules a guest
+# loads itself for the two-host test (two_hosts.sh): virtio_net, what it
+# needs, and virtio_console, those the kernel has as modules (6.1 has all
+# of virtio as modules, 6.12 only virtio_net and failover), decompressed
+# where the package has them as .ko.xz (busybox insmod: no depmod, no
+# compression), and modules/order, the order to load them in.
 set -eu
 cache=$1
 version=$2
@@ -16,7 +23,13 @@ esac
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 done_file=$cache/$version/vmlinuz
-if [ -s "$done_file" ]; then echo "$done_file"; exit 0; fi
+# In load order: each after those it needs. One the package lacks is built in.
+modules="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+  failover net_failover virtio_net virtio_console"
+if [ -s "$done_file" ] && [ -s "$cache/$version/modules/order" ]; then
+  echo "$done_file"
+  exit 0
+fi
 
 apt=$cache/apt
 mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/etc/preferences.d" "$apt/etc/sources.list.d"
@@ -46,8 +59,16 @@ mkdir -p "$dir.tmp"
 dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root"
 img=$(ls "$dir.tmp"/root/boot/vmlinuz-* | head -1)
 rm -rf "$dir"
-mkdir -p "$dir"
+mkdir -p "$dir/modules"
 cp "$img" "$dir/vmlinuz"
-basename "$img" | sed 's/^vmlinuz-//' > "$dir/release"
+for m in $modules; do
+  ko=$(find "$dir.tmp/root/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -1)
+  case $ko in
+    *.xz) xz -dc "$ko" > "$dir/modules/$m.ko" ;;
+    ?*) cp "$ko" "$dir/modules/$m.ko" ;;
+    *) continue ;;
+  esac
+  echo "$m" >> "$dir/modules/order"
+done
 rm -rf "$dir.tmp"
 echo "$dir/vmlinuz"

@@ -92,6 +92,11 @@ def main():
         "downloaded once into `build/kernels/`), then",
         "`tests/kernels/kernels_md.py build host 6.12 6.1 > docs/kernels.md`.",
         "",
+        "`tests/kernels/two_hosts.sh build` (ctest: `kernels.TwoHosts`) boots",
+        "two 6.12 guests at once, cabled to each other, records a client in",
+        "one and its server in the other and merges the traces on the host",
+        "(docs/merge.md, \"Tested on two hosts\").",
+        "",
     ]
     sys.stdout.write("\n".join(out))
 
