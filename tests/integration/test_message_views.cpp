@@ -2,6 +2,8 @@
 // target_messages: N exchanges per channel between a client and its forked
 // server, one message per call, all in one trace. The report's latency
 // columns, and the exporters' arrows from each send to its receive.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -323,6 +325,73 @@ TEST_F(MessageViewsMerged, ExportsPutProcessesUnderTheirHostsWithEveryArrow) {
   EXPECT_EQ(hosts, 2);
   EXPECT_EQ(processes_in_hosts, 4);
   EXPECT_EQ(links, 2 * kReceives);
+}
+
+// Arrows between hosts: a client and a server (target_reqresp) each
+// recorded by its own atrace, merged. Every request, answer and FIFO
+// message crosses from one recording to the other.
+class MessageViewsCrossHost : public IntegrationTest {};
+
+TEST_F(MessageViewsCrossHost, ArrowsGoFromOneHostToTheOther) {
+  constexpr int kRequests = 200;
+  const std::string reqresp =
+      (std::filesystem::path(Paths::target_kernel).parent_path() / "target_reqresp").string();
+  const std::string server = file("server.data"), client = file("client.data");
+  const std::string fifo = file("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string n = std::to_string(kRequests);
+  Child srv({Paths::atrace, "record", "-o", server, "--kernel=+net", "--filter=off",
+             "--select=serve_request,read_fifo", "--", reqresp, "server", "0", n, fifo});
+  auto ready = srv.wait_for_line("ready port=", scaled(milliseconds(30000)));
+  ASSERT_TRUE(ready) << srv.wait(milliseconds(1000)).describe();
+  Result cl = run({Paths::atrace, "record", "-o", client, "--kernel=+net", "--filter=off",
+                   "--select=send_request,write_fifo", "--", reqresp, "client", "127.0.0.1",
+                   ready->substr(ready->find('=') + 1), n, fifo},
+                  scaled(milliseconds(120000)));
+  ASSERT_TRUE(cl.exited(0)) << cl.describe();
+  Result sr = srv.wait(scaled(milliseconds(60000)));
+  ASSERT_TRUE(sr.exited(0)) << sr.describe();
+  const std::string merged = file("cs.data");
+  Result m = run({Paths::atrace, "merge", client, server, "-o", merged});
+  ASSERT_TRUE(m.exited(0)) << m.describe();
+
+  // Requests and FIFO messages client -> server, answers back: 3 N
+  // arrows, each from one host to the other (the server's ids moved past
+  // the client's).
+  ASSERT_TRUE(convert(merged, "chrome", file("cs.json")));
+  auto doc = nlohmann::json::parse(read_whole(file("cs.json")), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  std::map<long long, long long> start_pid, finish_pid;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "s") start_pid[e["id"].get<long long>()] = e["pid"].get<long long>();
+    if (e["ph"] == "f") finish_pid[e["id"].get<long long>()] = e["pid"].get<long long>();
+  }
+  EXPECT_EQ(static_cast<long long>(start_pid.size()), 3 * kRequests);
+  EXPECT_EQ(static_cast<long long>(finish_pid.size()), 3 * kRequests);
+  long long to_server = 0, to_client = 0;
+  for (const auto& [id, pid] : start_pid) {
+    ASSERT_TRUE(finish_pid.count(id)) << id;
+    const bool from_server = pid >= 10000000, at_server = finish_pid[id] >= 10000000;
+    EXPECT_NE(from_server, at_server) << "flow " << id << " stays on one host";
+    (at_server ? to_server : to_client)++;
+  }
+  EXPECT_EQ(to_server, 2 * kRequests);
+  EXPECT_EQ(to_client, kRequests);
+
+  // The report: every receive on both hosts matched, with its latency.
+  auto rep = report_json(merged);
+  ASSERT_TRUE(rep);
+  std::map<std::string, long long> received;
+  for (const auto& r : (*rep)["messages"]) {
+    const std::string fn = base_name(r["function"].get<std::string>());
+    if (r["received"] == 0) continue;
+    EXPECT_EQ(r["received_matched"], r["received"]) << r.dump();
+    EXPECT_FALSE(r["latency_p50_ns"].is_null()) << r.dump();
+    received[fn] += r["received_matched"].get<long long>();
+  }
+  EXPECT_EQ(received["serve_request"], kRequests);
+  EXPECT_EQ(received["send_request"], kRequests);
+  EXPECT_EQ(received["read_fifo"], kRequests);
 }
 
 // Without the net group nothing changes: no arrow, no link type.
