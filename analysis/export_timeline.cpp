@@ -90,7 +90,7 @@ void Timeline::on_call_begin(const ReplayThread& t, const OpenCall& c) {
   s.start = c.start;
   frames_[t.index].push_back(Frame{s, false, c.args});
   s.args = &frames_[t.index].back().args;
-  sink_.begin(t.pid, t.tid, s);
+  sink_.begin(shown_id(t.host, t.pid), shown_id(t.host, t.tid), s);
 }
 
 void Timeline::end(const ReplayThread& t, Frame& f, const SpanClose& c) {
@@ -100,7 +100,7 @@ void Timeline::end(const ReplayThread& t, Frame& f, const SpanClose& c) {
   at.ts = std::max(c.ts, f.span.start);  // a span never ends before it began
   Span s = f.span;
   s.args = &f.args;
-  sink_.end(t.pid, t.tid, s, at);
+  sink_.end(shown_id(t.host, t.pid), shown_id(t.host, t.tid), s, at);
 }
 
 void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
@@ -116,7 +116,7 @@ void Timeline::on_call_end(const ReplayThread& t, const ClosedCall& c) {
 }
 
 void Timeline::on_interval_open(const ReplayThread& t, const KernelInterval& i) {
-  if (t.tid != 0) sink_.begin(t.pid, t.tid, span_of(i));
+  if (t.tid != 0) sink_.begin(shown_id(t.host, t.pid), shown_id(t.host, t.tid), span_of(i));
 }
 
 void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
@@ -124,7 +124,7 @@ void Timeline::on_interval_close(const ReplayThread& t, const KernelInterval& i,
   if (t.tid == 0) return;
   Span s = span_of(i);
   SpanClose at{std::max(c.ts, s.start), span_end(c.how), c.has_ret, c.ret};
-  sink_.end(t.pid, t.tid, s, at);
+  sink_.end(shown_id(t.host, t.pid), shown_id(t.host, t.tid), s, at);
 }
 
 TraceNames::TraceNames(const formats::TraceHeader& header,
@@ -133,7 +133,7 @@ TraceNames::TraceNames(const formats::TraceHeader& header,
     : target_pid_(header.target_pid) {
   const FunctionNames shown(probes, long_names);
   for (const auto& p : probes) functions_[p.id] = Function{shown.of(p.name, p.module), p.module};
-  for (const auto& t : threads) threads_[t.tid] = t.name;
+  for (const auto& t : threads) threads_[shown_id(t.host, t.tid)] = t.name;
   // The program's file name: the first word of its command line.
   std::string cmd = header.target_command.substr(0, header.target_command.find(' '));
   target_name_ = cmd.substr(cmd.rfind('/') == std::string::npos ? 0 : cmd.rfind('/') + 1);
@@ -159,15 +159,27 @@ const std::string& TraceNames::thread(uint32_t tid) const {
 std::string TraceNames::process(uint32_t pid) const {
   auto tag = process_tags_.find(pid);
   const std::string tail = tag == process_tags_.end() ? "" : tag->second;
+  const std::string head = hosts_.empty() ? "" : host(host_of_shown(pid)) + ": ";
   const std::string& main = thread(pid);
-  if (!main.empty()) return main + tail;
-  if (pid == target_pid_ && !target_name_.empty()) return target_name_ + tail;
-  return "pid " + std::to_string(pid) + tail;
+  if (!main.empty()) return head + main + tail;
+  // The header's program is the first recording's.
+  if (pid == target_pid_ && !target_name_.empty()) return head + target_name_ + tail;
+  return head + "pid " + std::to_string(real_id(pid)) + tail;
 }
 
 void TraceNames::set_processes(const std::vector<formats::ProcessInfo>& processes) {
   for (const auto& p : processes)
-    if (auto tag = process_tag(p); !tag.empty()) process_tags_[p.pid] = std::move(tag);
+    if (auto tag = process_tag(p); !tag.empty())
+      process_tags_[shown_id(p.host, p.pid)] = std::move(tag);
+}
+
+void TraceNames::set_hosts(const std::vector<formats::HostClocks>& hosts) {
+  hosts_ = host_labels(hosts);
+}
+
+std::string TraceNames::host(uint16_t h) const {
+  if (hosts_.empty()) return "";
+  return h < hosts_.size() ? hosts_[h] : "host" + std::to_string(h);
 }
 
 const std::string& TraceNames::syscall(uint64_t nr) {

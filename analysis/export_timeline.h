@@ -33,6 +33,18 @@
 
 namespace atrace::analysis {
 
+// The pid or tid a timeline shows for a process or thread of a merged
+// trace's `host` (Event::host): pids and tids repeat across hosts, the
+// viewers key tracks by them. Host 0 (a single recording's only one) keeps
+// its ids, so single recordings export as they always did; host h > 0
+// shows h * kHostIdStride + id (above any pid_max, 2^22).
+constexpr uint32_t kHostIdStride = 10000000;
+inline uint32_t shown_id(uint16_t host, uint32_t id) { return host * kHostIdStride + id; }
+inline uint16_t host_of_shown(uint32_t shown) {
+  return static_cast<uint16_t>(shown / kHostIdStride);
+}
+inline uint32_t real_id(uint32_t shown) { return shown % kHostIdStride; }
+
 enum class SpanKind : uint8_t {
   Function,  // a traced call: FuncEntry to FuncExit
   Syscall,   // SyscallEnter to SyscallExit
@@ -80,6 +92,7 @@ struct SpanClose {
 class TimelineSink {
  public:
   virtual ~TimelineSink() = default;
+  // pid, tid: shown_id()s (the ids themselves in a single recording).
   virtual void begin(uint32_t pid, uint32_t tid, const Span& s) = 0;
   // Spans end innermost first, never after an enclosing one.
   virtual void end(uint32_t pid, uint32_t tid, const Span& s, const SpanClose& c) = 0;
@@ -140,6 +153,7 @@ class TraceNames {
   const std::string& function(uint32_t id);
   // Its module's file name ("" when unknown).
   const std::string& module(uint32_t id);
+  // Threads and processes are named by their shown_id().
   // The thread's name in the file's table ("" when not there).
   const std::string& thread(uint32_t tid) const;
   // A process's name: its main thread's, else the traced program's file
@@ -148,6 +162,12 @@ class TraceNames {
   std::string process(uint32_t pid) const;
   // The trace's process table (TraceReader::processes).
   void set_processes(const std::vector<formats::ProcessInfo>& processes);
+  // A merged trace's recordings (TraceReader::hosts()): with more than
+  // one, a process's name starts with its host's ("web1: server").
+  void set_hosts(const std::vector<formats::HostClocks>& hosts);
+  bool several_hosts() const { return !hosts_.empty(); }
+  // Host `h`'s label (host_labels, process_text.h); "" for one host.
+  std::string host(uint16_t h) const;
   const std::string& syscall(uint64_t nr);
   // "function name", "syscall:read", "off-cpu (blocked)", "off-cpu (runnable)".
   const std::string& span(const Span& s);
@@ -163,6 +183,7 @@ class TraceNames {
   std::unordered_map<uint64_t, std::string> syscall_names_;
   uint32_t target_pid_ = 0;
   std::string target_name_;
+  std::vector<std::string> hosts_;  // set_hosts: empty for one host
 };
 
 // An event shown as a point in time, with its arguments.

@@ -8,10 +8,11 @@ void MessageTable::add(uint32_t key, const formats::Event& ev) {
   MessageEnd end = message_end(ev, machines_);
   const formats::NetMessage& m = end.m;
   std::string peer = formats::net_end(m, true);
-  auto [it, fresh] =
-      index_.try_emplace(std::make_tuple(key, static_cast<uint8_t>(m.proto), peer), rows_.size());
+  auto [it, fresh] = index_.try_emplace(
+      std::make_tuple(ev.host, key, static_cast<uint8_t>(m.proto), peer), rows_.size());
   if (fresh) {
     MessageCount r;
+    r.host = ev.host;
     r.key = key;
     r.proto = m.proto;
     r.peer = std::move(peer);
@@ -61,7 +62,7 @@ std::vector<MessageCount> MessageTable::rows() const {
     rows[i].latency_p99_ns = percentile(v, 99);
   }
   std::sort(rows.begin(), rows.end(), [](const MessageCount& a, const MessageCount& b) {
-    return std::tie(a.key, a.proto, a.peer) < std::tie(b.key, b.proto, b.peer);
+    return std::tie(a.host, a.key, a.proto, a.peer) < std::tie(b.host, b.key, b.proto, b.peer);
   });
   return rows;
 }

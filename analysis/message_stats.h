@@ -17,7 +17,8 @@
 namespace atrace::analysis {
 
 struct MessageCount {
-  uint32_t key = 0;  // the function: profile slot + 1, 0 for none
+  uint16_t host = 0;  // of the sending or receiving thread (Event::host)
+  uint32_t key = 0;   // the function: profile slot + 1, 0 for none
   formats::NetProto proto = formats::NetProto::Tcp;
   std::string peer;  // formats::net_end(m, true)
   uint64_t sent = 0, sent_bytes = 0;
@@ -39,13 +40,13 @@ class MessageTable {
   void machines(std::vector<uint32_t> m) { machines_ = std::move(m); }
   // A Message event, in the row of `key`.
   void add(uint32_t key, const formats::Event& ev);
-  // Every (function, protocol, peer) seen, in key order, with the
+  // Every (host, function, protocol, peer) seen, in key order, with the
   // messages matched among all added.
   std::vector<MessageCount> rows() const;
 
  private:
   // Messages cost a system call each: a map is fast enough.
-  std::map<std::tuple<uint32_t, uint8_t, std::string>, size_t> index_;
+  std::map<std::tuple<uint16_t, uint32_t, uint8_t, std::string>, size_t> index_;
   std::vector<MessageCount> rows_;
   std::vector<uint32_t> machines_;
   std::vector<MessageEnd> ends_;

@@ -34,4 +34,18 @@ std::string process_tag(const formats::ProcessInfo& p) {
   return s;
 }
 
+std::vector<std::string> host_labels(const std::vector<formats::HostClocks>& hosts) {
+  std::vector<std::string> out;
+  if (hosts.size() < 2) return out;
+  for (size_t i = 0; i < hosts.size(); i++) {
+    const std::string& name = hosts[i].host_name;
+    size_t same = 0;
+    for (const auto& h : hosts) same += h.host_name == name;
+    if (name.empty()) out.push_back("host" + std::to_string(i));
+    else if (same > 1) out.push_back(name + "#" + std::to_string(i));
+    else out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace atrace::analysis

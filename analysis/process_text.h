@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "formats/trace_types.h"
 
@@ -25,5 +26,12 @@ std::string process_description(const formats::ProcessInfo& p);
 // " [container 3f2a9c1b0d4e] pid 1", " [service nginx.service]", " pid 1",
 // or "" when there is nothing to add.
 std::string process_tag(const formats::ProcessInfo& p);
+
+// What every view calls the recordings of a merged trace
+// (TraceReader::hosts()), by Event::host: the host name, with "#N" (its
+// index) where two recordings have the same name (two processes of one
+// machine recorded apart), "host<N>" without one. Empty for a single
+// recording: views show hosts only when there are several.
+std::vector<std::string> host_labels(const std::vector<formats::HostClocks>& hosts);
 
 }  // namespace atrace::analysis

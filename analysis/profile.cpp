@@ -95,7 +95,7 @@ void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& 
   auto [it, fresh] = merged.try_emplace(s.id, s);
   FunctionStats& m = it->second;
   if (fresh) {
-    m.tid = 0;
+    m.tid = 0;  // host stays: a merged trace's probes are each of one host
     return;
   }
   // A row without finished calls has no min to give.
@@ -159,6 +159,7 @@ void ProfileBuilder::function_rows(Profile& p, const formats::LostCounts& lost) 
       if (s.calls == 0) continue;
       s.id = replay_.id_of_slot(slot);
       s.tid = tid;
+      s.host = t.host;
       s.partial = partial;
       name_row_from(probes_, s);
       p.per_thread.push_back(s);
@@ -193,14 +194,17 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   function_rows(p, lost);
   std::stable_sort(p.per_thread.begin(), p.per_thread.end(),
                    [](const FunctionStats& a, const FunctionStats& b) {
+                     if (a.host != b.host) return a.host < b.host;
                      if (a.tid != b.tid) return a.tid < b.tid;
                      return by_total(a, b);
                    });
 
   // Threads: the file's table (names) joined with what the events showed.
-  std::map<uint32_t, ThreadSummary> summaries;
+  // By host, then tid (formats::thread_key): a merged trace's hosts in turn.
+  std::map<uint64_t, ThreadSummary> summaries;
   for (const auto& ti : threads) {
-    ThreadSummary& s = summaries[ti.tid];
+    ThreadSummary& s = summaries[formats::thread_key(ti.host, ti.tid)];
+    s.host = ti.host;
     s.tid = ti.tid;
     s.pid = ti.pid;
     s.name = ti.name;
@@ -208,7 +212,8 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   }
   for (const auto& [key, t] : replay_.threads()) {
     const uint32_t tid = t.tid;
-    ThreadSummary& s = summaries[tid];
+    ThreadSummary& s = summaries[key];
+    s.host = t.host;
     s.tid = tid;
     if (s.pid == 0) s.pid = t.pid;
     if (s.name.empty()) s.name = t.comm;
@@ -330,6 +335,7 @@ std::vector<MessageStats> ProfileBuilder::message_rows() const {
   for (const auto& c : messages_.rows()) {
     MessageStats r;
     name_attributed(c.key, r.function, r.module);
+    r.host = c.host;
     r.protocol = formats::to_string(c.proto);
     r.peer = c.peer;
     r.sent = c.sent;

@@ -41,7 +41,8 @@ struct FunctionStats {
   uint32_t id = 0;
   std::string name;
   std::string module;
-  uint32_t tid = 0;  // 0 in the all-threads profile
+  uint32_t tid = 0;   // 0 in the all-threads profile
+  uint16_t host = 0;  // per_thread rows: the thread's host (Event::host)
   uint64_t calls = 0;
   uint64_t unfinished = 0;
   uint64_t unwound = 0;    // of `calls`: left by an exception or forced unwind (Unwind events)
@@ -108,6 +109,7 @@ struct ProbeHits {
 };
 
 struct ThreadSummary {
+  uint16_t host = 0;  // a merged trace's recording (Event::host)
   uint32_t tid = 0;
   uint32_t pid = 0;
   std::string name;
@@ -139,6 +141,7 @@ struct SyscallStats {
 // (the innermost traced function open at the send or receive) exchanged
 // with one peer over one protocol.
 struct MessageStats {
+  uint16_t host = 0;     // a merged trace's recording of the thread
   std::string function;  // kNoFunction when no traced function was open
   std::string module;
   std::string protocol;  // formats::to_string(NetProto)
@@ -177,7 +180,7 @@ struct Profile {
 // rules for imperfect traces: mismatched and orphan exits, unwinds,
 // unfinished calls, recursion, kernel intervals, compensation). DETACH
 // events go to Profile.detached and mark the function's rows.
-// Profile.functions is sorted by total_ns, largest first; per_thread by tid,
+// Profile.functions is sorted by total_ns, largest first; per_thread by (host) tid,
 // then total_ns. The builder keeps copies of what it needs: the probe vector
 // need not outlive it.
 //

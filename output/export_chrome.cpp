@@ -64,7 +64,7 @@ class ChromeWriter : public TimelineSink {
     b += in.category;
     b += "\",\"ts\":";
     append_us(b, ev.ts);
-    ids(b, ev.pid, ev.tid);
+    ids(b, shown_id(ev.host, ev.pid), shown_id(ev.host, ev.tid));
     b += ",\"args\":{";
     append_args(b, in.args);
     b += "}}";
@@ -107,19 +107,30 @@ class ChromeWriter : public TimelineSink {
     append_uint(b, id);
     b += ",\"name\":\"message\",\"cat\":\"message\",\"ts\":";
     append_us(b, ev.ts);
-    ids(b, ev.pid, ev.tid);
+    ids(b, shown_id(ev.host, ev.pid), shown_id(ev.host, ev.tid));
     b += '}';
     w_.maybe_flush();
   }
 
-  void metadata(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
+  void metadata(const char* what, uint32_t pid, uint32_t tid, const std::string& name,
+                const char* arg = "name") {
     std::string& b = next_event();
     b += "{\"ph\":\"M\",\"name\":\"";
     b += what;
     b += '"';
     ids(b, pid, tid);
-    b += ",\"args\":{\"name\":";
+    b += ",\"args\":{\"";
+    b += arg;
+    b += "\":";
     append_json_string(b, name);
+    b += "}}";
+  }
+  void sort_index(uint32_t pid, uint32_t index) {
+    std::string& b = next_event();
+    b += "{\"ph\":\"M\",\"name\":\"process_sort_index\"";
+    ids(b, pid, pid);
+    b += ",\"args\":{\"sort_index\":";
+    append_uint(b, index);
     b += "}}";
   }
 
@@ -253,16 +264,25 @@ void export_chrome(formats::TraceReader& reader, std::ostream& out, const Export
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
+  names.set_hosts(reader.hosts());
   other_data(w.buf(), reader);
   ChromeWriter chrome(w, names, options.slice_args);
 
   // Names first: viewers label tracks with them.
   std::set<uint32_t> pids;
   for (const auto& t : reader.threads()) {
-    if (t.pid) pids.insert(t.pid);
-    chrome.metadata("thread_name", t.pid, t.tid, t.name);
+    if (t.pid) pids.insert(shown_id(t.host, t.pid));
+    chrome.metadata("thread_name", shown_id(t.host, t.pid), shown_id(t.host, t.tid), t.name);
   }
-  for (uint32_t pid : pids) chrome.metadata("process_name", pid, pid, names.process(pid));
+  for (uint32_t pid : pids) {
+    chrome.metadata("process_name", pid, pid, names.process(pid));
+    // A merged trace: each process labelled with its host, and the hosts'
+    // processes kept together.
+    if (names.several_hosts()) {
+      chrome.metadata("process_labels", pid, pid, names.host(host_of_shown(pid)), "labels");
+      chrome.sort_index(pid, host_of_shown(pid));
+    }
+  }
 
   Timeline timeline(chrome);
   Instant instant;
@@ -274,8 +294,13 @@ void export_chrome(formats::TraceReader& reader, std::ostream& out, const Export
       if (ev.kind == formats::EventKind::Message) chrome.flows(ev, flows.next());
     }
     // A process seen only in events (a forked child): named after the traced one's rules.
-    if (ev.tid && pids.insert(ev.pid).second)
-      chrome.metadata("process_name", ev.pid, ev.pid, names.process(ev.pid));
+    if (const uint32_t pid = shown_id(ev.host, ev.pid); ev.tid && pids.insert(pid).second) {
+      chrome.metadata("process_name", pid, pid, names.process(pid));
+      if (names.several_hosts()) {
+        chrome.metadata("process_labels", pid, pid, names.host(ev.host), "labels");
+        chrome.sort_index(pid, ev.host);
+      }
+    }
     if (!w.ok()) return;
   }
   timeline.finish(reader.header().end_mono_ns);

@@ -5,7 +5,8 @@
 // pajeng's examples), then the type hierarchy:
 //
 //   0 (root)
-//   └── P  Process   container, one per traced process
+//   └── (H  Host      container, one per recording of a merged trace)
+//       P  Process   container, one per traced process
 //       ├── PE        event type: DETACH decisions of the recording
 //       └── T  Thread container, one per thread
 //           ├── S  "Function"  state type: the call stack (push at entry,
@@ -133,8 +134,12 @@ constexpr const char* kLinkEventDefs =
     "%       Key string\n"
     "%EndEventDef\n";
 
+// A merged trace's hosts: each a container holding its processes.
+constexpr const char* kHostTypes =
+    "0 H 0 \"Host\"\n"
+    "0 P H \"Process\"\n";
+constexpr const char* kProcessType = "0 P 0 \"Process\"\n";
 constexpr const char* kTypes =
-    "0 P 0 \"Process\"\n"
     "0 T P \"Thread\"\n"
     "1 S T \"Function\"\n"
     "1 K T \"Kernel\"\n"
@@ -199,16 +204,16 @@ class PajeWriter : public TimelineSink {
   void instant(const formats::Event& ev, const Instant& in) {
     std::string& b = w_.buf();
     if (in.global) {
-      process(ev.pid, ev.ts);
+      process(shown_id(ev.host, ev.pid), ev.ts);
       record(b, kNewEvent, ev.ts);
       b += " p";
-      append_uint(b, ev.pid);
+      append_uint(b, shown_id(ev.host, ev.pid));
       b += " PE ";
     } else {
-      thread(ev.pid, ev.tid, ev.ts);
+      thread(shown_id(ev.host, ev.pid), shown_id(ev.host, ev.tid), ev.ts);
       record(b, kNewEvent, ev.ts);
       b += " t";
-      append_uint(b, ev.tid);
+      append_uint(b, shown_id(ev.host, ev.tid));
       b += " E ";
     }
     append_paje_string(b, in.name);
@@ -254,15 +259,22 @@ class PajeWriter : public TimelineSink {
       append_uint(b, pid);
       b += '\n';
     }
+    for (uint16_t host : std::set<uint16_t>(hosts_.begin(), hosts_.end())) {
+      record(b, kDestroyContainer, end);
+      b += " H h";
+      append_uint(b, host);
+      b += '\n';
+    }
   }
 
  private:
   static void record_head(std::string& b, Record r) { append_uint(b, r); }
   void link(std::string& b, Record r, const formats::Event& ev, uint64_t key) {
-    thread(ev.pid, ev.tid, ev.ts);
+    const uint32_t tid = shown_id(ev.host, ev.tid);
+    thread(shown_id(ev.host, ev.pid), tid, ev.ts);
     record(b, r, ev.ts);
     b += " 0 M t";
-    append_uint(b, ev.tid);
+    append_uint(b, tid);
     b += " m ";
     append_uint(b, key);
     b += '\n';
@@ -273,14 +285,32 @@ class PajeWriter : public TimelineSink {
     append_seconds(b, ts > origin_ ? ts - origin_ : 0);
   }
 
+  // A merged trace's host container, before its first process.
+  std::string host(uint32_t pid, uint64_t ts) {
+    const uint16_t h = host_of_shown(pid);
+    if (hosts_.insert(h).second) {
+      std::string& b = w_.buf();
+      record(b, kCreateContainer, ts);
+      b += " h";
+      append_uint(b, h);
+      b += " H 0 ";
+      append_paje_string(b, names_.host(h));
+      b += '\n';
+    }
+    return "h" + std::to_string(h);
+  }
+
   void process(uint32_t pid, uint64_t ts) {
     if (!processes_.insert(pid).second) return;
+    const std::string parent = names_.several_hosts() ? host(pid, ts) : "0";
     std::string& b = w_.buf();
     record(b, kCreateContainer, ts);
     b += " p";
     append_uint(b, pid);
-    b += " P 0 ";
-    append_paje_string(b, "pid " + std::to_string(pid) + " " + names_.process(pid));
+    b += " P ";
+    b += parent;
+    b += ' ';
+    append_paje_string(b, "pid " + std::to_string(real_id(pid)) + " " + names_.process(pid));
     b += '\n';
   }
 
@@ -296,7 +326,8 @@ class PajeWriter : public TimelineSink {
       append_uint(b, pid);
       b += ' ';
       const std::string& name = names_.thread(tid);
-      append_paje_string(b, "tid " + std::to_string(tid) + (name.empty() ? "" : " " + name));
+      append_paje_string(b,
+                         "tid " + std::to_string(real_id(tid)) + (name.empty() ? "" : " " + name));
       b += '\n';
     }
     last_tid_ = tid;
@@ -336,6 +367,7 @@ class PajeWriter : public TimelineSink {
   uint64_t origin_ = 0;
   bool origin_set_ = false;
   std::unordered_set<uint32_t> processes_, threads_, functions_;
+  std::unordered_set<uint16_t> hosts_;
   std::unordered_set<uint64_t> syscalls_;
   uint32_t last_tid_ = 0;
 };
@@ -347,8 +379,10 @@ void export_paje(formats::TraceReader& reader, std::ostream& out, const ExportOp
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
+  names.set_hosts(reader.hosts());
   w.buf() += kHeader;
   if (!flows.empty()) w.buf() += kLinkEventDefs;
+  w.buf() += names.several_hosts() ? kHostTypes : kProcessType;
   w.buf() += kTypes;
   if (!flows.empty()) w.buf() += kLinkTypes;
   PajeWriter paje(w, names);

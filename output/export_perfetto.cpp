@@ -157,7 +157,8 @@ class PerfettoWriter : public TimelineSink {
   // draws each from the send to the receive.
   void instant(const formats::Event& ev, const Instant& in,
                const MessageFlows::Arrows* arrows = nullptr) {
-    uint64_t track = in.global ? process_track(ev.pid) : thread_track(ev.pid, ev.tid);
+    const uint32_t pid = shown_id(ev.host, ev.pid);
+    uint64_t track = in.global ? process_track(pid) : thread_track(pid, shown_id(ev.host, ev.tid));
     start_event(ev.ts, track, kInstant);
     event_.uint(field::kNameIid, names_iid_.iid(in.name, interned_, field::kEventNames));
     event_.uint(field::kCategoryIids, category(in.category));
@@ -343,10 +344,11 @@ void export_perfetto(formats::TraceReader& reader, std::ostream& out,
   ChunkedWriter w(out);
   TraceNames names(reader.header(), reader.probes(), reader.threads(), options.long_names);
   names.set_processes(reader.processes());
+  names.set_hosts(reader.hosts());
   PerfettoWriter perfetto(w, names, reader.header());
   perfetto.start();
   for (const auto& t : reader.threads())
-    if (t.tid) perfetto.declare(t.pid ? t.pid : t.tid, t.tid);
+    if (t.tid) perfetto.declare(shown_id(t.host, t.pid ? t.pid : t.tid), shown_id(t.host, t.tid));
 
   Timeline timeline(perfetto);
   Instant instant;

@@ -71,7 +71,10 @@ struct ReportInput {
   // knows each process by. nullptr or empty: none (older files).
   const std::vector<formats::ProcessInfo>* processes = nullptr;
   // The entry of process `pid`; nullptr when the table has none.
-  const formats::ProcessInfo* process(uint32_t pid) const;
+  const formats::ProcessInfo* process(uint32_t pid, uint16_t host = 0) const;
+  // A merged trace's host labels (host_labels, process_text.h), by
+  // Event::host; empty for a single recording: no host is shown.
+  std::vector<std::string> hosts = {};
   // The entries of the processes the report is about: the traced program
   // and those with threads in the profile (a --pid filter leaves out the
   // others), by pid.

@@ -255,6 +255,8 @@ HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader,
       tree_(replay, reader.header(), reader.probes(),
             CallTreeOptions{opt.threads, {}, opt.long_names}),
       names_(reader.header(), reader.probes(), reader.threads(), opt.long_names) {
+  // A merged trace's processes are named with their host (TraceNames).
+  names_.set_hosts(reader.hosts());
   range_ = timeline_range(reader.header(), nullptr);
   sampler_ = std::make_unique<TimelineDownsampler>(names_, downsample_options(range_));
   timeline_ = std::make_unique<Timeline>(replay, *sampler_);

@@ -174,16 +174,26 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
 
   std::vector<FunctionStats> rows = p.functions;
   sort_functions(rows, opt.sort, opt.then_sort);
+  // A merged trace: each function, thread and process row names its host.
+  auto host_of = [&](uint16_t i) { return i < in.hosts.size() ? in.hosts[i] : std::string(); };
   json functions = json::array();
-  for (const auto& f : rows) functions.push_back(function_row(f, p, opt.threads));
+  for (const auto& f : rows) {
+    functions.push_back(function_row(f, p, opt.threads));
+    if (!in.hosts.empty()) functions.back()["host"] = host_of(f.host);
+  }
   doc["functions"] = std::move(functions);
 
   json threads = json::array();
-  for (const auto& t : p.threads) threads.push_back(thread_row(t, in.process(t.pid)));
+  for (const auto& t : p.threads) {
+    threads.push_back(thread_row(t, in.process(t.pid, t.host)));
+    if (!in.hosts.empty()) threads.back()["host"] = host_of(t.host);
+  }
   doc["threads"] = std::move(threads);
   json processes = json::array();
-  for (const formats::ProcessInfo* proc : in.shown_processes())
+  for (const formats::ProcessInfo* proc : in.shown_processes()) {
     processes.push_back(process_row(*proc));
+    if (!in.hosts.empty()) processes.back()["host"] = host_of(proc->host);
+  }
   doc["processes"] = std::move(processes);
   if (has_syscalls(in)) {
     json syscalls = json::array();
@@ -207,6 +217,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
       // Only measured latencies: none is made up for unmatched messages.
       row["latency_p50_ns"] = r.latencies ? json(r.latency_p50_ns) : json(nullptr);
       row["latency_p99_ns"] = r.latencies ? json(r.latency_p99_ns) : json(nullptr);
+      if (!in.hosts.empty()) row["host"] = host_of(r.host);
       messages.push_back(std::move(row));
     }
     doc["messages"] = std::move(messages);

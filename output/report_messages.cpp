@@ -27,17 +27,27 @@ void print_messages(std::ostream& out, const ReportInput& in, const std::string&
     return;
   }
   out << "Messages:\n";
-  Table t({0, 1});
-  t.add({"Protocol", "Peer", "Sent", "Bytes", "Received", "Bytes", "Matched", "Latency p50", "p99",
-         "Function"});
+  // A merged trace: the host of the function, first.
+  const bool hosts = !in.hosts.empty();
+  Table t(hosts ? std::vector<size_t>{0, 1, 2} : std::vector<size_t>{0, 1});
+  std::vector<std::string> head = {"Protocol", "Peer",    "Sent",        "Bytes", "Received",
+                                   "Bytes",    "Matched", "Latency p50", "p99",   "Function"};
+  if (hosts) head.insert(head.begin(), "Host");
+  t.add(head);
   for (const auto& r : rows) {
     const bool timed = r.latencies > 0;
-    t.add({r.protocol, r.peer, std::to_string(r.sent), std::to_string(r.sent_bytes),
-           std::to_string(r.received), std::to_string(r.received_bytes),
-           std::to_string(r.sent_matched + r.received_matched),
-           timed ? signed_duration(r.latency_p50_ns) : "-",
-           timed ? signed_duration(r.latency_p99_ns) : "-",
-           display_name(in.profile.names, r.function, r.module, main)});
+    std::vector<std::string> row = {r.protocol,
+                                    r.peer,
+                                    std::to_string(r.sent),
+                                    std::to_string(r.sent_bytes),
+                                    std::to_string(r.received),
+                                    std::to_string(r.received_bytes),
+                                    std::to_string(r.sent_matched + r.received_matched),
+                                    timed ? signed_duration(r.latency_p50_ns) : "-",
+                                    timed ? signed_duration(r.latency_p99_ns) : "-",
+                                    display_name(in.profile.names, r.function, r.module, main)};
+    if (hosts) row.insert(row.begin(), r.host < in.hosts.size() ? in.hosts[r.host] : "?");
+    t.add(row);
   }
   t.print(out);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/plural.h"
@@ -392,10 +393,10 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
 
 }  // namespace
 
-const formats::ProcessInfo* ReportInput::process(uint32_t pid) const {
+const formats::ProcessInfo* ReportInput::process(uint32_t pid, uint16_t host) const {
   if (!processes) return nullptr;
   for (const auto& p : *processes)
-    if (p.pid == pid) return &p;
+    if (p.pid == pid && p.host == host) return &p;
   return nullptr;
 }
 
@@ -403,9 +404,10 @@ std::vector<const formats::ProcessInfo*> ReportInput::shown_processes() const {
   std::vector<const formats::ProcessInfo*> out;
   if (!processes) return out;
   for (const auto& proc : *processes) {
-    const bool traced = std::any_of(profile.threads.begin(), profile.threads.end(),
-                                    [&](const ThreadSummary& t) { return t.pid == proc.pid; });
-    if (traced || proc.pid == header.target_pid) out.push_back(&proc);
+    const bool traced = std::any_of(
+        profile.threads.begin(), profile.threads.end(),
+        [&](const ThreadSummary& t) { return t.pid == proc.pid && t.host == proc.host; });
+    if (traced || (proc.pid == header.target_pid && proc.host == 0)) out.push_back(&proc);
   }
   return out;
 }
@@ -430,7 +432,9 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     out << "\nNo function calls recorded: kernel events only (record --select=PATTERN adds "
            "function calls).\n";
     for (const auto& th : p.threads) {
-      out << "\nThread " << th.tid;
+      out << "\n";
+      if (!in.hosts.empty() && th.host < in.hosts.size()) out << in.hosts[th.host] << ": ";
+      out << "Thread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
       out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
       print_thread_kernel(out, th);
@@ -444,18 +448,36 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     out << "\nNo function calls recorded";
     if (p.events == 0) out << " (no events: did the selected functions run?)";
     out << ".\n";
+  } else if (!opt.threads && !in.hosts.empty()) {
+    // A merged trace: each host's functions (its probes) under its name.
+    for (uint16_t h = 0; h < in.hosts.size(); h++) {
+      std::vector<FunctionStats> rows;
+      for (const auto& f : p.functions)
+        if (f.host == h) rows.push_back(f);
+      if (rows.empty()) continue;
+      out << "\nHost " << in.hosts[h] << ":\n";
+      print_functions(out, std::move(rows), p.names, main, opt, recorded_groups(in));
+    }
+    columns = kernel;
   } else if (!opt.threads) {
     out << '\n';
     print_functions(out, p.functions, p.names, main, opt, recorded_groups(in));
     columns = kernel;
   } else {
+    // A merged trace: the threads of each host under its heading.
+    std::optional<uint16_t> host;
     for (const auto& th : p.threads) {
       std::vector<FunctionStats> rows;
       for (const auto& f : p.per_thread)
-        if (f.tid == th.tid) rows.push_back(f);
+        if (f.tid == th.tid && f.host == th.host) rows.push_back(f);
+      if (!in.hosts.empty() && host != th.host) {
+        host = th.host;
+        out << "\nHost " << (th.host < in.hosts.size() ? in.hosts[th.host] : "?") << ":\n";
+      }
       out << "\nThread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
-      if (const formats::ProcessInfo* proc = in.process(th.pid); proc && worth_showing(*proc))
+      if (const formats::ProcessInfo* proc = in.process(th.pid, th.host);
+          proc && worth_showing(*proc))
         out << " of " << process_description(*proc);
       out << ": " << th.events << " events" << (th.partial ? kPartialMark : "") << "\n";
       if (kernel) print_thread_kernel(out, th);

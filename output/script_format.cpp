@@ -246,8 +246,17 @@ ScriptFormatter::ScriptFormatter(const formats::TraceHeader& header,
     functions_[p.id] = Function{std::move(name), bare, p.arg_names};
   }
   for (const auto& t : threads) {
-    table_names_[t.tid] = escaped(t.name);
+    table_names_[formats::thread_key(t.host, t.tid)] = escaped(t.name);
     pids_.insert(t.pid);
+  }
+}
+
+void ScriptFormatter::set_hosts(const std::vector<formats::HostClocks>& hosts) {
+  host_names_.clear();
+  host_width_ = 0;
+  for (const std::string& label : host_labels(hosts)) {
+    host_names_.push_back(escaped(label));
+    host_width_ = std::max(host_width_, host_names_.back().size());
   }
 }
 
@@ -265,19 +274,20 @@ std::string ScriptFormatter::preamble() const {
 
 ScriptFormatter::Thread& ScriptFormatter::thread(const formats::Event& ev) {
   // Events come in runs of one thread: remember the last one.
-  if (last_thread_ && last_tid_ == ev.tid) return *last_thread_;
-  auto [it, fresh] = threads_.try_emplace(ev.tid);
+  const uint64_t key = formats::thread_key(ev);
+  if (last_thread_ && last_tid_ == key) return *last_thread_;
+  auto [it, fresh] = threads_.try_emplace(key);
   if (fresh) {
     // The file's thread table names a thread by its last known name; a
     // thread missing from it is named after its process, as perf does
     // with ":TID" when nothing is known.
-    auto named = table_names_.find(ev.tid);
-    if (named == table_names_.end()) named = table_names_.find(ev.pid);
+    auto named = table_names_.find(key);
+    if (named == table_names_.end()) named = table_names_.find(formats::process_key(ev));
     it->second.comm = named != table_names_.end() ? named->second : ":" + std::to_string(ev.tid);
     // tid 0 is no thread: its events are atrace's own (DETACH).
     if (ev.tid == 0) it->second.comm = kRecorderComm;
   }
-  last_tid_ = ev.tid;
+  last_tid_ = key;
   last_thread_ = &it->second;  // node-based: stays valid across inserts
   return it->second;
 }
@@ -462,7 +472,7 @@ void ScriptFormatter::details(const formats::Event& ev, Thread& t, std::string& 
       // A new task starts with its parent's name (the kernel copies it);
       // the file's table knows better when it has the child. Map nodes
       // stay put on insert: `t` and the cached thread remain valid.
-      auto child = static_cast<uint32_t>(ev.arg1);
+      auto child = formats::thread_key(ev.host, static_cast<uint32_t>(ev.arg1));
       if (!table_names_.count(child)) {
         auto [it, fresh] = threads_.try_emplace(child);
         if (fresh) it->second.comm = t.comm;
@@ -571,6 +581,13 @@ void ScriptFormatter::format(const formats::Event& ev, std::string& out) {
   details(ev, t, details_);
 
   const size_t line_start = out.size();
+  // A merged trace's lines start with their host (set_hosts).
+  if (!host_names_.empty()) {
+    const std::string& host =
+        ev.host < host_names_.size() ? host_names_[ev.host] : std::to_string(ev.host);
+    out += host;
+    pad_left(out, 0, host_width_ > host.size() ? host_width_ - host.size() : 0);
+  }
   for (size_t i = 0; i < fields_.size(); ++i) {
     ScriptField f = fields_[i];
     if (f == ScriptField::Details && details_.empty()) continue;

@@ -56,6 +56,11 @@ class ScriptFormatter : private ReplayListener {
   // The trace's process table (TraceReader::processes): a forked process
   // is named with its pid in its own namespace too.
   void set_processes(const std::vector<formats::ProcessInfo>& processes);
+  // A merged trace's recordings (TraceReader::hosts()): with more than one,
+  // every line starts with its host (host_labels, process_text.h), padded
+  // to the longest, so the same pid on two hosts is told apart. One host:
+  // lines as they were.
+  void set_hosts(const std::vector<formats::HostClocks>& hosts);
   // "# pid 14235 (1 in its namespace), cgroup ..., container ...\n" for
   // each process of the threads given that the table says more about than
   // its host pid (process_text.h), written before the first event; "" when
@@ -111,13 +116,15 @@ class ScriptFormatter : private ReplayListener {
   uint64_t unfinished_ = 0;
   std::vector<ScriptField> fields_;
   std::unordered_map<uint32_t, Function> functions_;
-  std::unordered_map<uint32_t, std::string> table_names_;  // tid -> name in the file
-  std::vector<formats::ProcessInfo> processes_;            // set_processes
-  std::unordered_set<uint32_t> pids_;                      // of the threads given
-  std::unordered_map<uint32_t, Thread> threads_;
+  std::unordered_map<uint64_t, std::string> table_names_;    // thread_key -> name in the file
+  std::vector<formats::ProcessInfo> processes_;              // set_processes
+  std::unordered_set<uint32_t> pids_;                        // of the threads given
+  std::unordered_map<uint64_t, Thread> threads_;             // by thread_key
   std::unordered_map<uint64_t, std::string> syscall_names_;  // cache: names are built
-  uint32_t last_tid_ = 0;
+  uint64_t last_tid_ = 0;                                    // thread_key
   Thread* last_thread_ = nullptr;
+  std::vector<std::string> host_names_;  // set_hosts: empty for one host
+  size_t host_width_ = 0;
   std::string details_;  // scratch, reused so a line costs no allocation
 };
 

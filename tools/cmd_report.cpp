@@ -108,6 +108,7 @@ int run_report(const ReportArgs& args) {
     if (grouper) groups = grouper->result();
     analysis::ReportInput in{reader.header(), profile, reader.warnings(),
                              groups ? &*groups : nullptr, &reader.processes()};
+    in.hosts = analysis::host_labels(reader.hosts());
     if (html)
       return !write_report_html(args.html, html->data(reader, in, opt)) ? 1
              : reader.damaged()                                         ? 3

@@ -95,6 +95,7 @@ int run_script(const ScriptArgs& args) {
                                         std::move(fields));
     formatter.color(use_color(args.terminal));
     formatter.set_processes(reader.processes());
+    formatter.set_hosts(reader.hosts());
     // Stack frames and fault ips are named against the modules mapped so
     // far (record --stack; a fault in a recorded module).
     const analysis::FrameResolver frames = trace_frames(reader);

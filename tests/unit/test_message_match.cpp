@@ -1,6 +1,7 @@
 // analysis/message_match: which send each receive received, on constructed
 // ends whose pairing is known byte for byte.
 #include "analysis/message_match.h"
+#include "analysis/message_stats.h"
 
 #include <gtest/gtest.h>
 
@@ -226,6 +227,52 @@ TEST(MessageMatch, HostsOfOneBootAreOneMachine) {
   hosts[2].boot_id = "a";  // two recordings on machine "a"
   // hosts[3]: unknown boot id, its own
   EXPECT_EQ(host_machines(hosts), (std::vector<uint32_t>{0, 1, 0, 3}));
+}
+
+}  // namespace
+}  // namespace atrace::analysis
+
+namespace atrace::analysis {
+namespace {
+
+// A Message event of a TCP end (as MessageTable gets them from the replay).
+formats::Event tcp_event(bool recv, uint64_t seq, uint64_t bytes, uint64_t ts, uint32_t pid) {
+  formats::Event ev;
+  ev.kind = formats::EventKind::Message;
+  ev.ts = ts;
+  ev.pid = ev.tid = pid;
+  MessageEnd e = recv ? tcp_recv(seq, bytes, ts) : tcp_send(seq, bytes, ts);
+  formats::set_net_message(ev, e.m);
+  return ev;
+}
+
+TEST(MessageMatch, TableLatencyIsMeasuredOnlyOnMatchedMessages) {
+  MessageTable table;
+  // Function 1 sends 100 requests; function 2 receives 99 of them, the
+  // k-th (k = 1..99) k us after it left; the 100th is never received.
+  for (uint64_t k = 1; k <= 100; k++) {
+    const uint64_t sent_at = k * 1000000;
+    table.add(1, tcp_event(false, 100 * k, 100, sent_at, 10));
+    if (k < 100) table.add(2, tcp_event(true, 100 * k, 100, sent_at + k * 1000, 20));
+  }
+  // A receive of bytes no traced send had: unmatched, no latency.
+  table.add(3, tcp_event(true, 1000000, 10, 5, 20));
+  auto rows = table.rows();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].key, 1u);
+  EXPECT_EQ(rows[0].sent, 100u);
+  EXPECT_EQ(rows[0].sent_matched, 99u);
+  EXPECT_EQ(rows[0].latencies, 99u);
+  // Nearest rank over 1..99 us: the 50th and the 99th (ceil(0.99 * 99) = 99).
+  EXPECT_EQ(rows[0].latency_p50_ns, 50000);
+  EXPECT_EQ(rows[0].latency_p99_ns, 99000);
+  EXPECT_EQ(rows[1].key, 2u);
+  EXPECT_EQ(rows[1].received_matched, 99u);
+  EXPECT_EQ(rows[1].latency_p50_ns, 50000);
+  EXPECT_EQ(rows[2].key, 3u);
+  EXPECT_EQ(rows[2].received, 1u);
+  EXPECT_EQ(rows[2].received_matched, 0u);
+  EXPECT_EQ(rows[2].latencies, 0u);
 }
 
 }  // namespace
