@@ -6,6 +6,8 @@
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include <future>
+#include <map>
 #include <memory>
 
 #include "formats/trace_reader.h"
@@ -97,34 +99,64 @@ std::string expected_columns(const TableDef& t) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+// Sends each batch on a thread of its own while the next one is built
+// (the server parses while the replay runs), one at a time and in order:
+// a batch is sent only once the one before it was taken, so `traces`
+// still goes last.
 class Inserter : public TableSink {
  public:
   Inserter(Server& server, const std::string& db) : server_(server), db_(db) {}
+  ~Inserter() { wait_quietly(); }
   void rows(const TableDef& table, const std::string& tsv, size_t) override {
-    server_.run("INSERT INTO " + db_ + "." + table.name + " FORMAT TabSeparated", tsv);
+    finish();
+    sending_ = tsv;
+    const std::string sql = "INSERT INTO " + db_ + "." + table.name + " FORMAT TabSeparated";
+    pending_ = std::async(std::launch::async, [this, sql] { server_.run(sql, sending_); });
     inserted_ = true;
+  }
+  // Waits for the batch being sent; throws its error.
+  void finish() {
+    if (pending_.valid()) pending_.get();
+  }
+  // After a failure elsewhere: the batch in flight ends before cleaning up.
+  void wait_quietly() {
+    try {
+      finish();
+    } catch (const std::exception&) {
+    }
   }
   bool inserted() const { return inserted_; }
 
  private:
   Server& server_;
   const std::string& db_;
+  std::string sending_;
+  std::future<void> pending_;
   bool inserted_ = false;
 };
 
-// Creates what is missing and checks what exists.
+// Checks what exists, then creates what is missing: a database with a
+// table of other columns is left as it was.
 void prepare(Server& server, const std::string& db) {
-  server.run("CREATE DATABASE IF NOT EXISTS " + db);
+  const std::string have =
+      server.run("SELECT table, name, type FROM system.columns WHERE database = " + quoted(db) +
+                 " FORMAT TabSeparated");
+  std::map<std::string, std::string> columns;  // table -> "name\ttype\n" lines
+  for (size_t at = 0; at < have.size();) {
+    size_t tab = have.find('\t', at), end = have.find('\n', at);
+    if (tab == std::string::npos || end == std::string::npos || tab > end) break;
+    columns[have.substr(at, tab - at)] += have.substr(tab + 1, end - tab);
+    at = end + 1;
+  }
   for (const auto& t : table_defs()) {
-    server.run(table_schema(t, db));
-    const std::string have =
-        server.run("SELECT name, type FROM system.columns WHERE database = " + quoted(db) +
-                   " AND table = " + quoted(t.name) + " FORMAT TabSeparated");
-    if (have != expected_columns(t))
+    auto it = columns.find(t.name);
+    if (it != columns.end() && it->second != expected_columns(t))
       throw LoadError("ClickHouse at " + server.url() + ": table " + db + "." + t.name +
                       " exists with other columns than atrace's (docs/tables.md): load into "
                       "another database, or drop that table");
   }
+  server.run("CREATE DATABASE IF NOT EXISTS " + db);
+  for (const auto& t : table_defs()) server.run(table_schema(t, db));
 }
 
 // Removes trace `id`'s rows from every table: each is one partition.
@@ -173,8 +205,10 @@ LoadResult load_clickhouse(formats::TraceReader& reader, const std::string& url,
   Inserter inserter(server, u.db);
   try {
     result.counts = export_tables(reader, result.trace_id, inserter, batch_rows);
+    inserter.finish();
   } catch (const std::exception& e) {
     std::string what = e.what();
+    inserter.wait_quietly();
     if (!inserter.inserted()) throw LoadError(what + " (nothing was loaded)");
     try {
       drop_trace(server, u.db, result.trace_id);
