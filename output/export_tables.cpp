@@ -247,6 +247,15 @@ class TablesBuilder : public ReplayListener {
   std::map<uint16_t, uint64_t> host_calls_;
 };
 
+// CLOCK_REALTIME at the recording's start: its host's first clock
+// snapshot (a merged trace's header has the merged start only).
+uint64_t start_realtime(const formats::HostClocks* clocks, const formats::TraceHeader& h) {
+  if (clocks)
+    for (const auto& s : clocks->snapshots)
+      if (s.when == formats::ClockSnapshot::When::Start && s.real_ns) return s.real_ns;
+  return h.start_real_ns;
+}
+
 void add_u64(XXH3_state_t* st, uint64_t v) { XXH3_64bits_update(st, &v, sizeof v); }
 void add_str(XXH3_state_t* st, const std::string& s) {
   add_u64(st, s.size());
@@ -526,7 +535,7 @@ TableCounts export_tables(formats::TraceReader& reader, uint64_t trace_id, Table
     const uint64_t last = host_last.count(host) ? host_last[host] : 0;
     r.u(merged || !h.start_mono_ns ? first : h.start_mono_ns);
     r.u(merged || !h.end_mono_ns ? last : h.end_mono_ns);
-    r.u(h.start_real_ns).u(host_events[host]).u(host_lost[host]).u(b.calls_of(host));
+    r.u(start_realtime(clocks, h)).u(host_events[host]).u(host_lost[host]).u(b.calls_of(host));
     r.u(corr != nullptr).u(corr ? corr->reference : 0).u(merged ? merged->connected : 1);
     r.i(merged ? merged->largest_shift_ns : 0);
   }

@@ -295,6 +295,38 @@ TEST_F(Tables, FilesHoldTheReportsCalls) {
   EXPECT_EQ(server.value("SELECT count() FROM atrace.calls"), std::to_string(report_calls));
 }
 
+// A merged trace (docs/merge.md): one `traces` row per recording, each
+// call under its recording's host, all of report's calls.
+TEST_F(Tables, MergedTraceHasARowPerRecording) {
+  const std::string a = file("a.data"), b = file("b.data"), merged = file("m.data");
+  ASSERT_NO_FATAL_FAILURE(record_target(a));
+  Result r = record(b, "leaf,middle,outer", {Paths::target_c, "50", tag_arg()}, {"--filter=off"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  Result m = run({Paths::atrace, "merge", "-o", merged, a, b});
+  ASSERT_TRUE(m.exited(0)) << m.describe();
+  auto rep = report_json(merged);
+  ASSERT_TRUE(rep);
+  ASSERT_TRUE(convert(merged, "tables", file("tables")));
+  auto traces = tsv_rows(read_whole(file("tables") + "/traces.tsv"));
+  ASSERT_EQ(traces.size(), 2u);
+  EXPECT_EQ(traces[0][1], "0");
+  EXPECT_EQ(traces[1][1], "1");
+  EXPECT_EQ(traces[0][0], traces[1][0]) << "one trace id";
+  EXPECT_EQ(traces[0][5], a);  // source
+  EXPECT_EQ(traces[1][5], b);
+  EXPECT_EQ(traces[0][17], "1");  // merged
+  // target_c 200 and 50: 804 and 201 calls.
+  EXPECT_EQ(traces[0][16], "804");
+  EXPECT_EQ(traces[1][16], "201");
+  std::map<std::string, long long> per_host;
+  for (const auto& row : tsv_rows(read_whole(file("tables") + "/calls.tsv"))) per_host[row[1]]++;
+  EXPECT_EQ(per_host["0"], 804);
+  EXPECT_EQ(per_host["1"], 201);
+  long long report_calls = 0;
+  for (const auto& f : (*rep)["functions"]) report_calls += f["calls"].get<long long>();
+  EXPECT_EQ(report_calls, 804 + 201);
+}
+
 TEST_F(Tables, ServerErrorsAreOneLine) {
   const std::string trace = file("c.data");
   ASSERT_NO_FATAL_FAILURE(record_target(trace));

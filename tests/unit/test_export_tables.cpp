@@ -1,8 +1,8 @@
 // The typed tables (output/export_tables.h) of one hand-written trace whose
 // every number is known: a call with a nested call, a blocking system call
-// inside it, a call left open at the end, a DETACH decision, and a thread
-// name that needs escaping. Each table's rows are checked field by field;
-// the real server reads real recordings in tests/integration/test_tables.cpp.
+// inside it, a page fault and a message in its caller, a call left open at
+// the end, a DETACH decision, and a thread name that needs escaping. Each table's rows are checked
+// field by field; the real server reads real recordings in tests/integration/test_tables.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,6 +65,18 @@ class ExportTables : public ::testing::Test {
     add(3900, EventKind::SchedSwitchIn, 0, 1);
     add(4000, EventKind::SyscallExit, 0, 0, 5);  // read = 5
     add(4500, EventKind::FuncExit, 2);
+    add(4600, EventKind::PageFault, 0, 0xdead000, 0x401136, formats::kFaultWrite);
+    add(4700, EventKind::Message);
+    formats::NetMessage m;
+    m.proto = formats::NetProto::Tcp;
+    m.bytes = 42;
+    m.seq = 1000;
+    m.family = 4;
+    m.laddr[0] = 127, m.laddr[3] = 1;
+    m.paddr[0] = 127, m.paddr[3] = 1;
+    m.lport = 5000;
+    m.pport = 6000;
+    formats::set_net_message(evs.back(), m);
     add(5000, EventKind::FuncExit, 1);
     add(6000, EventKind::FuncEntry, 1);  // never returns
     add(7000, EventKind::Detach, 2, 10, 2000,
@@ -116,7 +128,7 @@ TEST_F(ExportTables, RowsOfEveryTable) {
 
   // The read and the sleep inside it, both in deflate's call (id 2).
   auto kernel = sink.table("kernel");
-  ASSERT_EQ(kernel.size(), 2u);
+  ASSERT_GE(kernel.size(), 2u);
   EXPECT_EQ(kernel[0][4], "offcpu");
   EXPECT_EQ(kernel[0][5], "3100");
   EXPECT_EQ(kernel[0][6], "800");
@@ -128,6 +140,19 @@ TEST_F(ExportTables, RowsOfEveryTable) {
   EXPECT_EQ(kernel[1][8], "2");
   EXPECT_EQ(kernel[1][10], "read");
   EXPECT_EQ(kernel[1][11], "5");
+
+  // The fault and the message, in compute's call (id 1).
+  ASSERT_EQ(kernel.size(), 3u);
+  EXPECT_EQ(kernel[2][4], "fault");
+  EXPECT_EQ(kernel[2][5], "4600");
+  EXPECT_EQ(kernel[2][7], "1");
+  EXPECT_EQ(kernel[2][15], std::to_string(0xdead000));
+  EXPECT_EQ(kernel[2][16], "1");
+  auto messages = sink.table("messages");
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(std::vector<std::string>(messages[0].begin() + 4, messages[0].begin() + 13),
+            (std::vector<std::string>{"4700", "1", "1", "send", "tcp", "42", "1000",
+                                      "127.0.0.1:5000", "127.0.0.1:6000"}));
 
   auto threads = sink.table("threads");
   ASSERT_EQ(threads.size(), 1u);
