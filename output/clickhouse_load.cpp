@@ -160,9 +160,22 @@ void prepare(Server& server, const std::string& db) {
 }
 
 // Removes trace `id`'s rows from every table: each is one partition.
+// Before a load, any failure is the load's; after a failed one, every
+// table is tried and those that could not be cleaned are returned.
 void drop_trace(Server& server, const std::string& db, uint64_t id) {
   for (const auto& t : table_defs())
     server.run("ALTER TABLE " + db + "." + t.name + " DROP PARTITION " + std::to_string(id));
+}
+std::string drop_trace_after_failure(Server& server, const std::string& db, uint64_t id) {
+  std::string left;
+  for (const auto& t : table_defs()) {
+    try {
+      server.run("ALTER TABLE " + db + "." + t.name + " DROP PARTITION " + std::to_string(id));
+    } catch (const LoadError&) {
+      left += (left.empty() ? "" : ", ") + db + "." + t.name;
+    }
+  }
+  return left;
 }
 
 }  // namespace
@@ -210,11 +223,11 @@ LoadResult load_clickhouse(formats::TraceReader& reader, const std::string& url,
     std::string what = e.what();
     inserter.wait_quietly();
     if (!inserter.inserted()) throw LoadError(what + " (nothing was loaded)");
-    try {
-      drop_trace(server, u.db, result.trace_id);
+    const std::string left = drop_trace_after_failure(server, u.db, result.trace_id);
+    if (left.empty()) {
       what += " (the rows loaded of trace " + id + " were removed)";
-    } catch (const LoadError&) {
-      what += " (rows of trace " + id + " may be left in " + u.db +
+    } else {
+      what += " (rows of trace " + id + " may be left in " + left +
               " without their `traces` row: loading the trace again removes them)";
     }
     throw LoadError(what);

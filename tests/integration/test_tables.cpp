@@ -295,6 +295,46 @@ TEST_F(Tables, FilesHoldTheReportsCalls) {
   EXPECT_EQ(server.value("SELECT count() FROM atrace.calls"), std::to_string(report_calls));
 }
 
+// A load that fails half way (here: a materialized view on `kernel`
+// divides by zero, after `calls` took its rows) is one error line and
+// leaves no row of that trace; loading it again once the view is gone
+// loads it whole.
+TEST_F(Tables, AFailedLoadLeavesNothing) {
+  REQUIRE_CLICKHOUSE();
+  const std::string a = file("a.data"), b = file("b.data");
+  ASSERT_NO_FATAL_FAILURE(record_target(a));
+  ASSERT_NO_FATAL_FAILURE(record_target(b));
+  std::filesystem::create_directories(file("ch"));
+  ClickHouseServer server(file("ch"));
+  ASSERT_TRUE(server.ok()) << server.log();
+  const std::string url = server.url("atrace");
+  Result first = run({Paths::atrace, "convert", "-i", a, "--to=clickhouse", "-o", url});
+  ASSERT_TRUE(first.exited(0)) << first.describe();
+  ASSERT_EQ(server.value("SELECT count() FROM atrace.calls"), "804");
+  const std::string kernel_rows = server.value("SELECT count() FROM atrace.kernel");
+  ASSERT_NE(kernel_rows, "0") << "target_c's sleeps";
+  ASSERT_TRUE(server
+                  .client("CREATE MATERIALIZED VIEW atrace.boom ENGINE = MergeTree() ORDER BY x "
+                          "AS SELECT intDiv(1, toUInt64(host) * 0) AS x FROM atrace.kernel")
+                  .exited(0));
+
+  Result failed = run({Paths::atrace, "convert", "-i", b, "--to=clickhouse", "-o", url});
+  const std::string line = expect_one_error_line(failed);
+  EXPECT_NE(line.find("Division by zero"), std::string::npos) << line;
+  EXPECT_NE(line.find("were removed"), std::string::npos) << line;
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.calls"), "804") << "b's calls removed";
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.kernel"), kernel_rows);
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.functions"), "4");
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.traces"), "1");
+
+  ASSERT_TRUE(server.client("DROP TABLE atrace.boom").exited(0));
+  Result again = run({Paths::atrace, "convert", "-i", b, "--to=clickhouse", "-o", url});
+  ASSERT_TRUE(again.exited(0)) << again.describe();
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.calls"), "1608");
+  EXPECT_EQ(server.value("SELECT count() FROM atrace.traces"), "2");
+  EXPECT_EQ(server.value("SELECT uniqExact(trace_id) FROM atrace.calls"), "2");
+}
+
 // A merged trace (docs/merge.md): one `traces` row per recording, each
 // call under its recording's host, all of report's calls.
 TEST_F(Tables, MergedTraceHasARowPerRecording) {
