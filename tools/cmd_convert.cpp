@@ -276,7 +276,9 @@ void add_convert(cli::Command app, int& exit_status) {
       .required()
       .type_name("FORMAT")
       .completes(format_names(", "), false);
-  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
+  cmd.option("-o,--output", args->output,
+             "File to write ('-' writes stdout); --to=tables: a directory, --to=clickhouse: "
+             "http://HOST:PORT/DATABASE")
       .capture_default()
       .type_name("FILE");
   cmd.option("--weight", args->options.weight,

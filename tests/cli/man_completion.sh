@@ -46,8 +46,8 @@ check "report" atrace rep
 check "convert" atrace conv
 check "--tid --time" atrace report --ti
 check "--kind" atrace script --ki
-check "chrome csv callgrind" atrace convert --to c
-check "chrome csv callgrind" atrace convert --to = c
+check "chrome csv callgrind clickhouse" atrace convert --to c
+check "chrome csv callgrind clickhouse" atrace convert --to = c
 check "--slice-args" atrace convert --sl
 check "--version" atrace --ver
 check "top" atrace to
