@@ -15,6 +15,7 @@
 //   value_groups.h        listener: calls grouped by a recorded argument (--group-by)
 //   clock_summary.h       a trace's clock snapshots in a few numbers (info)
 //   clock_merge.h         a merge's clock corrections from the traces' evidence
+//   raw_time.h            a merged trace's corrected times back to each host's clock
 #pragma once
 
 #include "analysis/call_replay.h"
@@ -25,6 +26,7 @@
 #include "analysis/function_names.h"
 #include "analysis/process_text.h"
 #include "analysis/profile.h"
+#include "analysis/raw_time.h"
 #include "analysis/stack_callers.h"
 #include "analysis/stack_frames.h"
 #include "analysis/syscall_names.h"

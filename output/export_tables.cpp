@@ -103,8 +103,8 @@ struct Batch {
 
 class TablesBuilder : public ReplayListener {
  public:
-  TablesBuilder(uint64_t trace_id, TableSink& sink, size_t batch_rows)
-      : trace_(trace_id), sink_(sink), batch_rows_(batch_rows ? batch_rows : 1) {
+  TablesBuilder(uint64_t trace_id, TableSink& sink, size_t batch_rows, const RawClock& raw)
+      : trace_(trace_id), sink_(sink), batch_rows_(batch_rows ? batch_rows : 1), raw_(raw) {
     counts_.rows.assign(kTableCount, 0);
   }
 
@@ -136,6 +136,7 @@ class TablesBuilder : public ReplayListener {
           .u(c.self_kernel.faults);
       r.s(c.args && !c.args->empty() ? values_text(*c.args) : std::string());
       r.s(c.ret && !c.ret->empty() ? values_text(*c.ret) : std::string());
+      r.u(raw_.raw(t.host, c.start));
     }
     flush_if_full(kCalls);
     host_calls_[t.host]++;
@@ -182,7 +183,7 @@ class TablesBuilder : public ReplayListener {
         r.u(trace_).u(t->host).u(t->pid).u(t->tid).u(ev.ts).u(call).u(fn);
         r.s(m.recv ? "recv" : "send").s(formats::to_string(m.proto)).u(m.bytes).u(m.seq);
         r.s(formats::net_end(m, false)).s(formats::net_end(m, true));
-        r.u(m.obj).u(m.peer_obj).u(m.call_ns);
+        r.u(m.obj).u(m.peer_obj).u(m.call_ns).u(raw_.raw(t->host, ev.ts));
       }
       flush_if_full(kMessages);
     } else if (ev.kind == formats::EventKind::Detach) {
@@ -237,6 +238,7 @@ class TablesBuilder : public ReplayListener {
   uint64_t trace_;
   TableSink& sink_;
   size_t batch_rows_;
+  const RawClock& raw_;
   Batch batches_[kTableCount];
   TableCounts counts_;
   uint64_t last_call_ = 0;
@@ -328,7 +330,8 @@ const std::vector<TableDef>& table_defs() {
         {"self_syscalls", "UInt64"},
         {"self_faults", "UInt64"},
         {"args", "String"},
-        {"retval", "String"}},
+        {"retval", "String"},
+        {"start_raw_ns", "UInt64"}},
        "trace_id, function_id, start_ns"},
       {"kernel",
        {{"trace_id", "UInt64"},
@@ -365,7 +368,8 @@ const std::vector<TableDef>& table_defs() {
         {"peer", "String"},
         {"object", "UInt64"},
         {"peer_object", "UInt64"},
-        {"call_ns", "UInt64"}},
+        {"call_ns", "UInt64"},
+        {"ts_raw_ns", "UInt64"}},
        "trace_id, host, ts_ns"},
       {"detaches",
        {{"trace_id", "UInt64"},
@@ -479,7 +483,8 @@ uint64_t trace_id(formats::TraceReader& reader, const std::string& salt) {
 TableCounts export_tables(formats::TraceReader& reader, uint64_t trace_id, TableSink& sink,
                           size_t batch_rows) {
   CallReplay replay(reader.probes());
-  TablesBuilder b(trace_id, sink, batch_rows);
+  const RawClock raw(reader.corrections());
+  TablesBuilder b(trace_id, sink, batch_rows, raw);
   replay.listen(b);
   reader.rewind();
   formats::Event ev;

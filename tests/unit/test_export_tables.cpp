@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "output/output.h"
+#include "sync/sync.h"
 #include "tests/unit/test_formats_util.h"
 
 using namespace atrace;
@@ -197,6 +198,23 @@ TEST(ExportTablesSchema, ClickHouse1816Types) {
   std::string out;
   analysis::append_tsv_field(out, std::string("x\ty\nz\\\r", 7) + std::string(1, '\0'));
   EXPECT_EQ(out, "x\\ty\\nz\\\\\\r\\0");
+}
+
+}  // namespace
+
+namespace {
+
+// A merged trace's raw times: the inverse of each host's correction map.
+TEST(ExportTablesRawClock, InverseOfTheHostsMap) {
+  formats::Corrections c;
+  formats::MergedHost reference, shifted;
+  reference.map = sync::identity_map();
+  shifted.map = sync::from_knots({{0, 1000}});  // raw x is x + 1000 on the merged line
+  c.hosts = {reference, shifted};
+  const analysis::RawClock raw(&c);
+  EXPECT_EQ(raw.raw(0, 5000), 5000u);
+  EXPECT_EQ(raw.raw(1, 5000), 4000u);
+  EXPECT_EQ(analysis::RawClock(nullptr).raw(1, 5000), 5000u);
 }
 
 }  // namespace
