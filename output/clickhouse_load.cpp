@@ -106,7 +106,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 class Inserter : public TableSink {
  public:
   Inserter(Server& server, const std::string& db) : server_(server), db_(db) {}
-  ~Inserter() { wait_quietly(); }
+  ~Inserter() override { wait_quietly(); }
   void rows(const TableDef& table, const std::string& tsv, size_t) override {
     finish();
     sending_ = tsv;
