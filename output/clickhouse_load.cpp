@@ -23,9 +23,13 @@ size_t collect(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
-// The first line of a server's error ("Code: 60, e.displayText() = ...").
+// The first line of a server's error ("Code: 60, e.displayText() = ...",
+// without 18.16's ", e.what() = DB::Exception" tail, which says nothing).
 std::string first_line(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
+  const std::string tail = ", e.what() = DB::Exception";
+  if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0)
+    line.resize(line.size() - tail.size());
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   return line;
 }
