@@ -225,7 +225,9 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
     }
   }
   EXPECT_GT(kept_entries, 1000) << s.out.substr(0, 2000);
-  if (!gaps) EXPECT_EQ(kept_entries, kept_exits);
+  if (!gaps) {
+    EXPECT_EQ(kept_entries, kept_exits);
+  }
   // An entry or exit without its value only where the recorder said
   // values records were lost (a ring full on a loaded machine: "..., N
   // values)"), never more of them than it said.
