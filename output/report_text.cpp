@@ -449,10 +449,14 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
     print_functions(out, p.functions, p.names, main, opt, recorded_groups(in));
     columns = kernel;
   } else {
+    // Both are by tid: each thread's rows are the next ones of per_thread
+    // (one pass, not one over all rows for each thread).
+    auto next_row = p.per_thread.begin();
     for (const auto& th : p.threads) {
+      while (next_row != p.per_thread.end() && next_row->tid < th.tid) ++next_row;
       std::vector<FunctionStats> rows;
-      for (const auto& f : p.per_thread)
-        if (f.tid == th.tid) rows.push_back(f);
+      for (; next_row != p.per_thread.end() && next_row->tid == th.tid; ++next_row)
+        rows.push_back(*next_row);
       out << "\nThread " << th.tid;
       if (!th.name.empty()) out << " (" << th.name << ")";
       if (const formats::ProcessInfo* proc = in.process(th.pid); proc && worth_showing(*proc))
