@@ -45,36 +45,24 @@ void ProfileBuilder::on_event(const formats::Event& ev, const ReplayThread* t) {
   }
 }
 
-// Folds one closed call into its thread's row of its function.
+// Folds one closed call into its function's numbers, and its thread's
+// when per-thread rows are asked for.
 void ProfileBuilder::on_call_end(const ReplayThread& t, const ClosedCall& c) {
-  if (t.index >= stats_.size()) stats_.resize(t.index + 1);
-  auto& rows = stats_[t.index];
-  if (c.slot >= rows.size()) rows.resize(c.slot + 1);
-  FunctionStats& s = rows[c.slot];
-  if (!timed(c.how)) {  // counted, never timed (call_replay.h)
-    s.calls++;
-    s.untimed++;
-    if (c.untimed == UntimedReason::StackSwitch) s.switched++;
-    s.self_kernel += c.self_kernel;
-    if (c.outermost) s.kernel += c.kernel;
-    return;
+  if (c.slot >= merged_.size()) {
+    merged_.resize(c.slot + 1);
+    slot_host_.resize(c.slot + 1);
   }
-  const bool finished = !unfinished(c.how);
-  if (finished) {
-    if (s.finished_calls() == 0 || c.dur < s.min_ns) s.min_ns = c.dur;
-    s.max_ns = std::max(s.max_ns, c.dur);
-  }
-  s.calls++;
-  if (!finished) s.unfinished++;
-  if (c.how == CallEnd::Unwound) s.unwound++;
-  if (c.how == CallEnd::Abandoned) s.abandoned++;
-  s.self_ns += c.self_ns;
-  s.self_kernel += c.self_kernel;
-  if (c.outermost) {  // recursion: the outermost activation only
-    s.total_ns += c.dur;
-    if (finished) s.finished_ns += c.dur;
-    s.kernel += c.kernel;
-  }
+  merged_[c.slot].add(c);
+  slot_host_[c.slot] = t.host;  // a merged trace's probes are each of one host
+  if (t.index >= called_.size()) called_.resize(t.index + 1);
+  auto& called = called_[t.index];
+  if (c.slot >= called.size()) called.resize(c.slot + 1);
+  called[c.slot] = true;
+  if (!per_thread_) return;
+  const uint64_t key = uint64_t{t.index} << 32 | c.slot;
+  auto [it, fresh] = thread_row_of_.try_emplace(key, static_cast<uint32_t>(thread_rows_.size()));
+  if (fresh) thread_rows_.push_back({t.index, c.slot, {}});
+  thread_rows_[it->second].counts.add(c);
 }
 
 namespace {
@@ -88,31 +76,6 @@ void name_row_from(const std::map<uint32_t, formats::ProbeInfo>& probes, Functio
   } else {
     s.name = "<probe " + std::to_string(s.id) + ">";
   }
-}
-
-// Adds one thread's row to the all-threads row of the same function.
-void merge_into(std::map<uint32_t, FunctionStats>& merged, const FunctionStats& s) {
-  auto [it, fresh] = merged.try_emplace(s.id, s);
-  FunctionStats& m = it->second;
-  if (fresh) {
-    m.tid = 0;  // host stays: a merged trace's probes are each of one host
-    return;
-  }
-  // A row without finished calls has no min to give.
-  if (s.finished_calls()) m.min_ns = m.finished_calls() ? std::min(m.min_ns, s.min_ns) : s.min_ns;
-  m.finished_ns += s.finished_ns;
-  m.calls += s.calls;
-  m.unfinished += s.unfinished;
-  m.unwound += s.unwound;
-  m.abandoned += s.abandoned;
-  m.untimed += s.untimed;
-  m.switched += s.switched;
-  m.total_ns += s.total_ns;
-  m.self_ns += s.self_ns;
-  m.max_ns = std::max(m.max_ns, s.max_ns);
-  m.kernel += s.kernel;
-  m.self_kernel += s.self_kernel;
-  m.partial = m.partial || s.partial;
 }
 
 // Whether the thread may lack events: it has a Gap (the recorder knew it
@@ -142,32 +105,62 @@ Profile ProfileBuilder::finish(uint64_t end_ts, const std::vector<formats::Threa
   return result(threads, lost);
 }
 
-// The functions' rows, merged and per thread, and their names.
+// The functions' rows, merged and (when asked) per thread, and their names.
+// A row is partial when one of the threads that called it may lack events.
 void ProfileBuilder::function_rows(Profile& p, const formats::LostCounts& lost) {
   std::vector<formats::ProbeInfo> table;
   for (const auto& [id, probe] : probes_) table.push_back(probe);
   p.names = FunctionNames(table, long_names_);
 
-  std::map<uint32_t, FunctionStats> merged;
+  std::vector<bool> partial_slot(merged_.size(), false);
+  std::vector<bool> partial_thread(called_.size(), false);
   for (const auto& [key, t] : replay_.threads()) {
-    const uint32_t tid = t.tid;
-    if (t.index >= stats_.size()) continue;
-    auto& rows = stats_[t.index];
-    const bool partial = may_lack_events(t, lost);
-    for (uint32_t slot = 0; slot < rows.size(); ++slot) {
-      FunctionStats& s = rows[slot];
-      if (s.calls == 0) continue;
-      s.id = replay_.id_of_slot(slot);
-      s.tid = tid;
-      s.host = t.host;
-      s.partial = partial;
-      name_row_from(probes_, s);
-      p.per_thread.push_back(s);
-      merge_into(merged, s);
+    if (t.index >= called_.size() || !may_lack_events(t, lost)) continue;
+    partial_thread[t.index] = true;
+    const auto& called = called_[t.index];
+    for (size_t slot = 0; slot < called.size(); ++slot)
+      if (called[slot]) partial_slot[slot] = true;
+  }
+  auto row = [&](uint32_t slot, const CallCounts& counts, uint32_t tid, uint16_t host,
+                 bool partial) {
+    FunctionStats s;
+    counts.fill(s);
+    s.id = replay_.id_of_slot(slot);
+    s.tid = tid;
+    s.host = host;
+    s.partial = partial;
+    name_row_from(probes_, s);
+    return s;
+  };
+
+  // All threads: in id order, then by total (the sort is not stable: the
+  // same order in gives the same rows out).
+  std::vector<uint32_t> slots;
+  for (uint32_t slot = 0; slot < merged_.size(); ++slot)
+    if (merged_[slot].calls) slots.push_back(slot);
+  std::sort(slots.begin(), slots.end(),
+            [&](uint32_t a, uint32_t b) { return replay_.id_of_slot(a) < replay_.id_of_slot(b); });
+  p.functions.reserve(slots.size());
+  for (uint32_t slot : slots)
+    p.functions.push_back(row(slot, merged_[slot], 0, slot_host_[slot], partial_slot[slot]));
+  std::sort(p.functions.begin(), p.functions.end(), by_total);
+
+  // Per thread: threads in the replay's order, each's functions by slot
+  // (result() sorts them by tid, then total).
+  if (!per_thread_) return;
+  std::vector<std::vector<uint32_t>> of_thread(called_.size());  // thread index -> rows
+  for (uint32_t i = 0; i < thread_rows_.size(); ++i) of_thread[thread_rows_[i].thread].push_back(i);
+  p.per_thread.reserve(thread_rows_.size());
+  for (const auto& [key, t] : replay_.threads()) {
+    if (t.index >= of_thread.size()) continue;
+    auto& rows = of_thread[t.index];
+    std::sort(rows.begin(), rows.end(),
+              [&](uint32_t a, uint32_t b) { return thread_rows_[a].slot < thread_rows_[b].slot; });
+    for (uint32_t i : rows) {
+      const ThreadRow& r = thread_rows_[i];
+      p.per_thread.push_back(row(r.slot, r.counts, t.tid, t.host, partial_thread[t.index]));
     }
   }
-  for (auto& [id, s] : merged) p.functions.push_back(std::move(s));
-  std::sort(p.functions.begin(), p.functions.end(), by_total);
 }
 
 Profile ProfileBuilder::snapshot() {
@@ -230,7 +223,10 @@ Profile ProfileBuilder::result(const std::vector<formats::ThreadInfo>& threads,
   p.messages = message_rows();
   mark_detached(p);
   p.probes = probe_rows();
-  stats_.clear();
+  merged_.clear();
+  called_.clear();
+  thread_row_of_.clear();
+  thread_rows_.clear();
   return p;
 }
 

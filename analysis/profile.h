@@ -21,8 +21,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "analysis/call_counts.h"
 #include "analysis/call_replay.h"
 #include "analysis/compensation.h"
 #include "analysis/function_names.h"
@@ -180,9 +182,15 @@ struct Profile {
 // rules for imperfect traces: mismatched and orphan exits, unwinds,
 // unfinished calls, recursion, kernel intervals, compensation). DETACH
 // events go to Profile.detached and mark the function's rows.
-// Profile.functions is sorted by total_ns, largest first; per_thread by (host) tid,
-// then total_ns. The builder keeps copies of what it needs: the probe vector
-// need not outlive it.
+// Profile.functions is sorted by total_ns, largest first; per_thread by host, tid,
+// then total_ns, and only made when asked (per_thread_rows()). The builder
+// keeps copies of what it needs: the probe vector need not outlive it.
+//
+// Memory: bounded by what the profile shows, not by the trace's calls nor
+// by threads x functions. It holds one CallCounts per function called, one
+// bit per (thread, function up to the highest it called) for the rows'
+// `partial` marks, and, with per_thread_rows(true) only, one CallCounts per
+// (thread, function it called): the rows --threads prints.
 //
 // Alone (its own replay): add() every event, then finish() once. On a
 // shared replay (one pass for several views): construct it with the
@@ -202,6 +210,13 @@ class ProfileBuilder : public ReplayListener {
   void compensate(const ProbeCosts& costs) { own_->compensate(costs); }
   // --long-names: Profile::names shows the full demangled names.
   void long_names(bool on) { long_names_ = on; }
+  // --threads: also Profile::per_thread, a row per (thread, function it
+  // called); without it that vector stays empty and nothing is kept per
+  // thread but the called bits. Call before the first event.
+  void per_thread_rows(bool on) { per_thread_ = on; }
+  // The CallCounts held now (all-threads and per-thread ones): what the
+  // builder's memory grows with, for tests that it stays bounded.
+  size_t counts_held() const { return merged_.size() + thread_rows_.size(); }
   // The recordings of the trace (TraceReader::hosts()): messages pair
   // through loopback and local channels only within one machine.
   void hosts(const std::vector<formats::HostClocks>& hosts) {
@@ -237,8 +252,22 @@ class ProfileBuilder : public ReplayListener {
   CallReplay& replay_;
   std::map<uint32_t, formats::ProbeInfo> probes_;
   bool long_names_ = false;
-  // Thread index -> slot -> that thread's numbers.
-  std::vector<std::vector<FunctionStats>> stats_;
+  bool per_thread_ = false;
+  // Slot -> the function's numbers on all threads (calls == 0: never
+  // called, no row).
+  std::vector<CallCounts> merged_;
+  std::vector<uint16_t> slot_host_;  // slot -> its host (merged traces)
+  // Thread index -> slot -> whether the thread called it (a row is partial
+  // when one of its threads may lack events).
+  std::vector<std::vector<bool>> called_;
+  // per_thread_rows(true): (thread index << 32 | slot) -> its row in
+  // thread_rows_; sparse, so a thread costs only the functions it called.
+  struct ThreadRow {
+    uint32_t thread = 0, slot = 0;
+    CallCounts counts;
+  };
+  std::unordered_map<uint64_t, uint32_t> thread_row_of_;
+  std::vector<ThreadRow> thread_rows_;
   SyscallTable syscalls_;
   MessageTable messages_;
   std::vector<DetachedFunction> detached_;

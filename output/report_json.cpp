@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "output/arg_text.h"
 #include "output/report.h"
@@ -92,16 +94,19 @@ json detached_row(const DetachedFunction& d, const FunctionNames& names, uint64_
               {"total_ns", d.total_ns}};
 }
 
-json function_row(const FunctionStats& f, const Profile& p, bool threads) {
+// `per_thread`: with --threads, the function's rows of Profile::per_thread, in
+// its order (by tid).
+json function_row(const FunctionStats& f, const Profile& p,
+                  const std::vector<const FunctionStats*>* per_thread) {
   json row = {
       {"name", f.name}, {"short_name", p.names.short_of(f.name, f.module)}, {"module", f.module}};
   row.update(stats_fields(f));
   row["detached"] = f.detached;
   row["partial"] = f.partial;
-  if (threads) {
+  if (per_thread) {
     json per = json::array();
-    for (const auto& t : p.per_thread) {
-      if (t.id != f.id) continue;
+    for (const FunctionStats* tp : *per_thread) {
+      const FunctionStats& t = *tp;
       json r = {{"tid", t.tid}};
       r.update(stats_fields(t));
       r["partial"] = t.partial;
@@ -174,11 +179,22 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
 
   std::vector<FunctionStats> rows = p.functions;
   sort_functions(rows, opt.sort, opt.then_sort);
+  // --threads: each function's per-thread rows, found in one pass (not
+  // one pass over every thread's rows for each function).
+  std::map<uint32_t, std::vector<const FunctionStats*>> per_thread;
+  if (opt.threads)
+    for (const auto& t : p.per_thread) per_thread[t.id].push_back(&t);
+  static const std::vector<const FunctionStats*> none;
   // A merged trace: each function, thread and process row names its host.
   auto host_of = [&](uint16_t i) { return i < in.hosts.size() ? in.hosts[i] : std::string(); };
   json functions = json::array();
   for (const auto& f : rows) {
-    functions.push_back(function_row(f, p, opt.threads));
+    const std::vector<const FunctionStats*>* per = nullptr;
+    if (opt.threads) {
+      auto it = per_thread.find(f.id);
+      per = it != per_thread.end() ? &it->second : &none;
+    }
+    functions.push_back(function_row(f, p, per));
     if (!in.hosts.empty()) functions.back()["host"] = host_of(f.host);
   }
   doc["functions"] = std::move(functions);

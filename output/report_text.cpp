@@ -466,10 +466,15 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   } else {
     // A merged trace: the threads of each host under its heading.
     std::optional<uint16_t> host;
+    // Both are by host and tid: each thread's rows are the next ones of
+    // per_thread (one pass, not one over all rows for each thread).
+    auto next_row = p.per_thread.begin();
     for (const auto& th : p.threads) {
+      while (next_row != p.per_thread.end() && next_row->tid < th.tid) ++next_row;
       std::vector<FunctionStats> rows;
-      for (const auto& f : p.per_thread)
-        if (f.tid == th.tid && f.host == th.host) rows.push_back(f);
+      for (; next_row != p.per_thread.end() && next_row->host == th.host && next_row->tid == th.tid;
+           ++next_row)
+        rows.push_back(*next_row);
       if (!in.hosts.empty() && host != th.host) {
         host = th.host;
         out << "\nHost " << (th.host < in.hosts.size() ? in.hosts[th.host] : "?") << ":\n";

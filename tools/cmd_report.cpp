@@ -88,6 +88,7 @@ int run_report(const ReportArgs& args) {
     if (compensate) replay.compensate(analysis::probe_costs(reader.header()));
     analysis::ProfileBuilder profile_builder(replay, reader.probes());
     profile_builder.long_names(opt.long_names);
+    profile_builder.per_thread_rows(opt.threads);  // only --threads shows them
     profile_builder.hosts(reader.hosts());
     std::optional<analysis::ValueGrouper> grouper;
     if (group_slot) grouper.emplace(replay, *group_slot);

@@ -52,6 +52,7 @@ analysis::Profile build(const Seq& s, uint64_t end_ts = 0,
                         const std::vector<formats::ThreadInfo>& threads = {},
                         formats::LostCounts lost = {}) {
   analysis::ProfileBuilder b(probes());
+  b.per_thread_rows(true);
   for (const auto& e : s.events) b.add(e);
   return b.finish(end_ts, threads, lost);
 }

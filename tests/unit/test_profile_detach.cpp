@@ -66,6 +66,7 @@ formats::Event detach(uint64_t ts, uint32_t id, uint8_t reason, uint64_t calls, 
 // exit never comes. memcpy is detached (max-calls) without a recorded call.
 analysis::Profile sample() {
   analysis::ProfileBuilder b(probes());
+  b.per_thread_rows(true);
   std::vector<formats::Event> evs = {
       call(1'000'000, EventKind::FuncEntry, MAIN),
       call(2'000'000, EventKind::FuncEntry, SLOW),
@@ -139,6 +140,7 @@ TEST(ProfileDetach, RowsAreMarkedAndTheCallTreeStaysWhole) {
   EXPECT_EQ(m.total_ns, 9'000'000u);
   EXPECT_EQ(m.unfinished, 0u);
   EXPECT_EQ(p.orphan_exits, 0u);
+  ASSERT_FALSE(p.per_thread.empty());
   for (const auto& f : p.per_thread) EXPECT_EQ(f.detached, f.name == "hot(int)") << f.name;
 }
 

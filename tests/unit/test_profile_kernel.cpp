@@ -85,6 +85,7 @@ struct Seq {
 analysis::Profile build(const Seq& s, uint64_t end_ts,
                         const std::vector<formats::ThreadInfo>& threads = {}) {
   analysis::ProfileBuilder b(probes());
+  b.per_thread_rows(true);
   for (const auto& e : s.events) b.add(e);
   return b.finish(end_ts, threads, {});
 }

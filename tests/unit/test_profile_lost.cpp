@@ -66,6 +66,7 @@ Seq three_threads() {
 
 analysis::Profile build(const Seq& s, formats::LostCounts lost) {
   analysis::ProfileBuilder b(probes());
+  b.per_thread_rows(true);
   for (const auto& e : s.events) b.add(e);
   return b.finish(200, {}, lost);
 }

@@ -51,6 +51,7 @@ formats::Event ev(uint64_t ts, uint32_t tid, EventKind k, uint32_t id) {
 // deflate: 1 call of 20 us inside the first compute; one orphan exit.
 analysis::Profile profile() {
   analysis::ProfileBuilder b(probes());
+  b.per_thread_rows(true);
   b.add(ev(1'000, 321, EventKind::FuncEntry, 1));
   b.add(ev(101'000, 321, EventKind::FuncEntry, 2));
   b.add(ev(121'000, 321, EventKind::FuncExit, 2));
