@@ -11,11 +11,12 @@ JOBS      ?= $(shell nproc)
 
 # What building and running atrace needs: compilers, the BPF toolchain
 # (clang -target bpf, bpftool for skeletons) and the libraries it links
-# (libiberty: the C++ and Rust demangler), and help2man, which makes the
+# (libiberty: the C++ and Rust demangler; libcurl: convert --to=clickhouse),
+# and help2man, which makes the
 # man pages from atrace's --help.
 BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 	libbpf-dev libelf-dev libzstd-dev libxxhash-dev libcap-dev \
-	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev libdw-dev liblzma-dev help2man
+	nlohmann-json3-dev libcli11-dev libzydis-dev libre2-dev libiberty-dev libdw-dev liblzma-dev libcurl4-openssl-dev help2man
 # What the tests and benchmarks need besides: GoogleTest and Google Benchmark,
 # clang's sanitizer runtimes (the fuzzer), bpftrace (cross-checked counts),
 # the consumers the exporters are tested with (dot, callgrind_annotate,
@@ -34,12 +35,13 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # clang-format (.ci/clang-tidy.sh in CI, `make tidy`, `make format`), and
 # man-db, whose man renders the man pages the tests check (a fresh Debian
 # root has no man), and uftrace, the yardstick the process-tree tests
-# compare their counts with.
+# compare their counts with, and clickhouse-server and its client, the engine the typed
+# tables are loaded into (test_tables.cpp).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \
 	sqlite3 python3 perl libssl3 rustc tmux podman runc nodejs npm:npm qemu-system-x86 busybox-static \
-	man-db:man uftrace
+	man-db:man uftrace clickhouse-server clickhouse-client
 
 .PHONY: all deps deps-test build build-all demo test fresh-check format format-check tidy clean
 

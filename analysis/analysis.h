@@ -17,6 +17,7 @@
 //   clock_merge.h         a merge's clock corrections from the traces' evidence
 //   message_match.h       which send each received message came from
 //   message_flows.h       those pairs as arrows, for the streaming exporters
+//   raw_time.h            a merged trace's corrected times back to each host's clock
 #pragma once
 
 #include "analysis/call_replay.h"
@@ -29,6 +30,7 @@
 #include "analysis/message_match.h"
 #include "analysis/process_text.h"
 #include "analysis/profile.h"
+#include "analysis/raw_time.h"
 #include "analysis/stack_callers.h"
 #include "analysis/stack_frames.h"
 #include "analysis/syscall_names.h"

@@ -8,10 +8,14 @@
 //   script_stack.h  `atrace script`: the call stack after an entry
 //   export.h        `atrace convert`: every exporter
 //   export_graph.h  the exporters built from the call tree
+//   export_tables.h `convert --to=tables`: typed tables as TSV
+//   clickhouse_load.h `convert --to=clickhouse`: the tables into a server
 #pragma once
 
+#include "output/clickhouse_load.h"
 #include "output/export.h"
 #include "output/export_graph.h"
+#include "output/export_tables.h"
 #include "output/render_views.h"
 #include "output/report.h"
 #include "output/report_html.h"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "sync/separating_lines.h"
 
@@ -101,8 +103,6 @@ int64_t ceil_ns(long double v) { return static_cast<int64_t>(std::ceil(std::max(
 //   v_i + dmax (x - x_i) to its right, v_i - dmin (x_i - x) to its left,
 // each "below" point floors it likewise, so at x the cap is the least of
 // prefix and suffix minima: one sweep each way over the x-sorted points.
-// Returns the largest distance from `map` (y - x as a function of x) to
-// the band's edges over every message x of the window.
 class RateBoundedBand {
  public:
   RateBoundedBand(const Points& above, const Points& below, long double dmin, long double dmax)
@@ -119,10 +119,30 @@ class RateBoundedBand {
     sweep(above, below, /*forward=*/true);
     sweep(above, below, /*forward=*/false);
   }
+  // The message x where `map` is farthest outside the band, and the
+  // band's middle there; nothing when it is inside everywhere.
   template <typename Map>
-  long double worst(const Map& value_at) const {
+  std::optional<std::pair<int64_t, long double>> farthest_outside(const Map& value_at) const {
+    long double most = 0;
+    std::optional<std::pair<int64_t, long double>> at;
+    for (size_t i = 0; i < xs_.size(); i++) {
+      if (cap_[i] < floor_[i]) continue;  // contradictory messages: no band
+      const long double v = value_at(xs_[i]);
+      const long double out = std::max(v - cap_[i], floor_[i] - v);
+      if (out > most) {
+        most = out;
+        at = std::make_pair(xs_[i], (cap_[i] + floor_[i]) / 2);
+      }
+    }
+    return at;
+  }
+  // The largest distance from `map` to the band's edges at the messages
+  // from x0 to x1.
+  template <typename Map>
+  long double worst_between(int64_t x0, int64_t x1, const Map& value_at) const {
     long double w = 0;
     for (size_t i = 0; i < xs_.size(); i++) {
+      if (xs_[i] < x0 || xs_[i] > x1) continue;
       const long double v = value_at(xs_[i]);
       w = std::max({w, cap_[i] - v, v - floor_[i]});
     }
@@ -214,46 +234,74 @@ std::optional<PairEstimate> fit_messages(HostIndex a, HostIndex b,
   for (size_t j = 0; j + 1 < b_points.size(); ++j)
     fitter.fit(b_points[j], b_points[j + 1], windows);
 
+  // Knots at the windows' ends; segment_window[i]: the window of the
+  // segment from knot i to knot i + 1.
   std::vector<Knot> knots;
   std::vector<long double> values;
+  std::vector<size_t> segment_window;
   for (size_t j = 0; j <= windows.size(); ++j) {
     int64_t x = j < windows.size() ? windows[j].start : hi;
     if (!knots.empty() && x <= knots.back().x) continue;
     long double v = knot_value(windows, j, x);
     knots.push_back(Knot{x, x + static_cast<int64_t>(std::llround(v))});
     values.push_back(v);
+    segment_window.push_back(std::min(j, windows.size() - 1));
+  }
+  auto on_map = [&](size_t i, int64_t x) {  // the map's y - x at x, in segment i
+    const int64_t x0 = knots[i].x, x1 = knots[i + 1].x;
+    return values[i] + (values[i + 1] - values[i]) * static_cast<long double>(x - x0) /
+                           static_cast<long double>(x1 - x0);
+  };
+
+  // The relation may bend inside a window (a rate change, its rate within
+  // max_rate_change_ppm of what the window's lines allow): the
+  // rate-bounded band of its messages holds the truth either way. Where
+  // the window's straight piece leaves that band it is wrong whatever the
+  // relation is: a knot there, in the band's middle, lets the map follow
+  // the bend (straight relations never take one: their lines are inside).
+  const long double change = options.max_rate_change_ppm * 1e-6L;
+  std::vector<std::optional<RateBoundedBand>> bands(windows.size());
+  auto band_of = [&](size_t w) -> const std::optional<RateBoundedBand>& {
+    const Window& win = windows[w];
+    if (!bands[w] && win.fit.feasible())
+      bands[w].emplace(fitter.above_in(win.start, win.end), fitter.below_in(win.start, win.end),
+                       win.fit.drift_min() - change, win.fit.drift_max() + change);
+    return bands[w];
+  };
+  for (size_t i = 0; i + 1 < knots.size(); ++i) {
+    const auto& band = band_of(segment_window[i]);
+    if (!band) continue;
+    auto out = band->farthest_outside([&](int64_t x) { return on_map(i, x); });
+    if (!out || out->first <= knots[i].x || out->first >= knots[i + 1].x) continue;
+    const int64_t x = out->first;
+    const long double v = out->second;
+    knots.insert(knots.begin() + static_cast<long>(i) + 1,
+                 Knot{x, x + static_cast<int64_t>(std::llround(v))});
+    values.insert(values.begin() + static_cast<long>(i) + 1, v);
+    segment_window.insert(segment_window.begin() + static_cast<long>(i) + 1, segment_window[i]);
+    ++i;  // one knot per straight piece: the new pieces are not split again
   }
 
-  // Bound of window j: the map is straight between its knots and the band
-  // is convex above and concave below, so the farthest the truth can be
-  // is at one of the window's ends.
-  // And the rate-bounded band's distance at the window's messages, where
-  // the relation may bend (its rate within max_rate_change_ppm of what the
-  // window's lines allow).
+  // Bound of each segment: the map is straight between its knots and the
+  // window's line band is convex above and concave below, so the farthest
+  // the truth can be from it, if the relation is straight, is at one of
+  // the segment's ends; and, for a bent relation, the rate-bounded band's
+  // distance at the segment's messages.
   std::vector<int64_t> bounds;
   bool all_bounded = true, all_feasible = true;
-  const long double change = options.max_rate_change_ppm * 1e-6L;
-  for (size_t j = 0; j < windows.size() && j + 1 < knots.size(); ++j) {
+  for (size_t i = 0; i + 1 < knots.size(); ++i) {
+    const Window& w = windows[segment_window[i]];
     long double worst = 0;
-    for (size_t k : {j, j + 1}) {
-      auto band = windows[j].fit.band(knots[k].x);
+    for (size_t k : {i, i + 1}) {
+      auto band = w.fit.band(knots[k].x);
       worst = std::max({worst, values[k] - band.lo, band.hi - values[k]});
     }
-    const Window& w = windows[j];
-    if (w.fit.feasible()) {
-      const int64_t x0 = knots[j].x, x1 = knots[j + 1].x;
-      const long double v0 = values[j], v1 = values[j + 1];
-      auto map = [&](int64_t x) {
-        return v0 +
-               (v1 - v0) * static_cast<long double>(x - x0) / static_cast<long double>(x1 - x0);
-      };
-      RateBoundedBand bent(fitter.above_in(w.start, w.end), fitter.below_in(w.start, w.end),
-                           w.fit.drift_min() - change, w.fit.drift_max() + change);
-      worst = std::max(worst, bent.worst(map));
-    }
+    if (const auto& band = band_of(segment_window[i]))
+      worst = std::max(worst, band->worst_between(knots[i].x, knots[i + 1].x,
+                                                  [&](int64_t x) { return on_map(i, x); }));
     bounds.push_back(ceil_ns(worst));
-    all_bounded = all_bounded && windows[j].fit.drift_bounded();
-    all_feasible = all_feasible && windows[j].fit.feasible();
+    all_bounded = all_bounded && w.fit.drift_bounded();
+    all_feasible = all_feasible && w.fit.feasible();
   }
 
   PairEstimate e;

@@ -27,6 +27,7 @@
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "tools/commands.h"
+#include "tools/convert_tables.h"
 #include "tools/filter_options.h"
 #include "tools/option_values.h"
 
@@ -77,6 +78,12 @@ const Format kFormats[] = {
      "callgrind profile: kcachegrind, callgrind_annotate (docs/export-callgrind.md)"},
     {"dot", analysis::export_dot, false, kWeight | kMinPct | kLongNames,
      "call graph: Graphviz dot -Tsvg (docs/export-dot.md)"},
+    // No exporter: a directory or a server, tools/convert_tables.cpp.
+    {"tables", nullptr, false, 0,
+     "typed tables, TSV files and schema.sql in directory -o DIR: ClickHouse, DuckDB "
+     "(docs/tables.md)"},
+    {"clickhouse", nullptr, false, 0,
+     "the typed tables loaded into ClickHouse, -o http://HOST:PORT/DATABASE (docs/tables.md)"},
 };
 
 const Format* find_format(const std::string& name) {
@@ -219,6 +226,11 @@ int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
     base::error("%s", e.what());
     return 1;
   }
+  if (!format->write)
+    return convert_tables(*reader, format->name, args.output,
+                          args.filter.tid + "|" + args.filter.pid + "|" + args.filter.comm + "|" +
+                              args.filter.time + "|" + args.filter.function + "|" +
+                              args.filter.kind + "|" + args.filter.host);
   // The trace is readable: only now is the output created.
   Output out;
   if (!out.open(args.output)) return 1;
@@ -264,7 +276,9 @@ void add_convert(cli::Command app, int& exit_status) {
       .required()
       .type_name("FORMAT")
       .completes(format_names(", "), false);
-  cmd.option("-o,--output", args->output, "File to write ('-' writes stdout)")
+  cmd.option("-o,--output", args->output,
+             "File to write ('-' writes stdout); --to=tables: a directory, --to=clickhouse: "
+             "http://HOST:PORT/DATABASE")
       .capture_default()
       .type_name("FILE");
   cmd.option("--weight", args->options.weight,

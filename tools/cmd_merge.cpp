@@ -56,21 +56,10 @@ std::vector<Input> open_inputs(const std::vector<std::string>& paths) {
   return in;
 }
 
-// Equal boot ids share their kernel's objects (pipes, sockets, loopback
-// addresses); a recording without one is a machine of its own.
-std::vector<uint32_t> machines_of(const std::vector<Input>& in) {
-  std::map<std::string, uint32_t> by_boot;
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < in.size(); i++) {
-    const std::string& boot = in[i].reader->clocks().boot_id;
-    const std::string key = boot.empty() ? "\n" + std::to_string(i) : boot;
-    out.push_back(by_boot.try_emplace(key, static_cast<uint32_t>(by_boot.size())).first->second);
-  }
-  return out;
-}
-
 std::vector<analysis::MessageEnd> message_ends(std::vector<Input>& in) {
-  const std::vector<uint32_t> machine = machines_of(in);
+  std::vector<formats::HostClocks> hosts;
+  for (const auto& i : in) hosts.push_back(i.reader->clocks());
+  const std::vector<uint32_t> machines = analysis::host_machines(hosts);
   std::vector<analysis::MessageEnd> ends;
   formats::Event ev;
   for (size_t h = 0; h < in.size(); h++) {
@@ -78,14 +67,8 @@ std::vector<analysis::MessageEnd> message_ends(std::vector<Input>& in) {
     r.rewind();
     while (r.next(ev)) {
       if (ev.kind != formats::EventKind::Message) continue;
-      analysis::MessageEnd e;
-      e.host = static_cast<uint16_t>(h);
-      e.machine = machine[h];
-      e.pid = ev.pid;
-      e.tid = ev.tid;
-      e.ts = ev.ts;
-      e.m = formats::net_message(ev);
-      ends.push_back(e);
+      ev.host = static_cast<uint16_t>(h);  // each input is host 0 of its own file
+      ends.push_back(analysis::message_end(ev, machines));
     }
   }
   return ends;

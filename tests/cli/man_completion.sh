@@ -46,8 +46,8 @@ check "report" atrace rep
 check "convert" atrace conv
 check "--tid --time" atrace report --ti
 check "--kind" atrace script --ki
-check "chrome csv callgrind" atrace convert --to c
-check "chrome csv callgrind" atrace convert --to = c
+check "chrome csv callgrind clickhouse" atrace convert --to c
+check "chrome csv callgrind clickhouse" atrace convert --to = c
 check "--slice-args" atrace convert --sl
 check "--version" atrace --ver
 check "top" atrace to
@@ -67,7 +67,7 @@ check "+sched +syscalls" atrace record --kernel = +s
 check "sched,syscalls sched,faults sched,proc sched,net sched,all" atrace top --kernel = sched,
 check "+syscalls,-faults" atrace record --kernel = +syscalls,-f
 check "--kernel=proc" atrace record --kernel=p
-check "--to=chrome --to=csv --to=callgrind" atrace convert --to=c
+check "--to=chrome --to=csv --to=callgrind --to=clickhouse" atrace convert --to=c
 check "json" atrace report --format j
 check "auto always" atrace script --color a
 check "syscall,thread-exit" atrace script --kind = syscall,t

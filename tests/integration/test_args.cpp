@@ -172,7 +172,7 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
   std::map<std::string, std::vector<uint64_t>> stacks;  // by tid: kept's open args
   std::map<std::string, uint64_t> next_outer;           // by tid: the next outermost arg
   std::map<std::string, uint64_t> h_next;               // by function: the next arg
-  long kept_entries = 0, kept_exits = 0, detaches = 0, without_value = 0;
+  long kept_entries = 0, kept_exits = 0, detaches = 0, without_value = 0, gaps = 0;
   std::istringstream lines(s.out);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream in(line);
@@ -181,13 +181,26 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
     std::getline(in, rest);
     rest = rest.substr(std::min(rest.size(), rest.find_first_not_of(' ')));
     if (kind == "detach:") ++detaches;
+    // Events of the thread lost here (a ring full on a loaded machine): the
+    // calls open across the gap end there, unfinished; start afresh.
+    if (kind == "lost:") {
+      ++gaps;
+      stacks[tid].clear();
+      next_outer.erase(tid);
+      continue;
+    }
     if (kind != "entry:" && kind != "exit:") continue;
     const std::string fn = rest.substr(0, rest.find_first_of(" ("));
     if (fn == "kept" && kind == "entry:") {
       ++kept_entries;
       uint64_t n = 0;
-      ASSERT_EQ(std::sscanf(rest.c_str(), "kept(arg1=%lu)", &n), 1) << line;
       auto& st = stacks[tid];
+      if (rest == "kept") {  // its values record lost (checked below): the expected value
+        ++without_value;
+        n = !st.empty() ? st.back() - 1 : next_outer.count(tid) ? next_outer[tid] : 1;
+      } else {
+        ASSERT_EQ(std::sscanf(rest.c_str(), "kept(arg1=%lu)", &n), 1) << line;
+      }
       if (!st.empty()) {
         ASSERT_EQ(n, st.back() - 1) << line;
       } else {
@@ -200,7 +213,7 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
     } else if (fn == "kept") {
       ++kept_exits;
       auto& st = stacks[tid];
-      ASSERT_FALSE(st.empty()) << line;
+      if (st.empty()) continue;  // its entry was before a gap
       const size_t eq = rest.rfind(" = ");
       if (eq == std::string::npos) ++without_value;  // its record lost? (checked below)
       else EXPECT_EQ(rest.substr(eq + 3), std::to_string(ret(st.back()))) << line;
@@ -212,10 +225,10 @@ TEST_F(Args, ValuesStayWithTheirCallsAcrossGenerationSwitches) {
     }
   }
   EXPECT_GT(kept_entries, 1000) << s.out.substr(0, 2000);
-  EXPECT_EQ(kept_entries, kept_exits);
-  // An exit without its value only where the recorder said values records
-  // were lost (a ring full on a loaded machine: "..., N values)"), never
-  // more of them than it said.
+  if (!gaps) EXPECT_EQ(kept_entries, kept_exits);
+  // An entry or exit without its value only where the recorder said
+  // values records were lost (a ring full on a loaded machine: "..., N
+  // values)"), never more of them than it said.
   if (without_value) {
     const size_t at = r.err.find(" values)");
     ASSERT_NE(at, std::string::npos) << without_value << " exits without a value, none said lost\n"
