@@ -5,6 +5,8 @@
 #include <compare>
 #include <cstring>
 #include <numeric>
+#include <tuple>
+#include <unordered_map>
 
 namespace atrace::analysis {
 namespace {
@@ -24,6 +26,25 @@ struct Channel {
   uint16_t from_port = 0, to_port = 0;
   uint64_t from_obj = 0, to_obj = 0;
   auto operator<=>(const Channel&) const = default;
+};
+
+struct ChannelHash {
+  size_t operator()(const Channel& c) const {
+    // FNV-1a over the fields (not the bytes: the struct has padding).
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) {
+      for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+    };
+    mix(c.proto), mix(c.machine), mix(c.from_port), mix(c.to_port);
+    mix(c.from_obj), mix(c.to_obj);
+    for (size_t i = 0; i < 16; i += 8) {
+      uint64_t a = 0, b = 0;
+      std::memcpy(&a, c.from_addr.data() + i, 8);
+      std::memcpy(&b, c.to_addr.data() + i, 8);
+      mix(a), mix(b);
+    }
+    return static_cast<size_t>(h);
+  }
 };
 
 constexpr uint32_t kGlobal = UINT32_MAX;
@@ -186,37 +207,42 @@ void pair_by_order(const std::vector<Range>& sends, const std::vector<Range>& re
   }
 }
 
-}  // namespace
-
-std::vector<MessageMatch> match_messages(const std::vector<MessageEnd>& ends) {
-  std::vector<Channel> channel(ends.size());
-  std::vector<size_t> order;
-  order.reserve(ends.size());
+// Pairs the ends `which` selects, grouped by `channel` (Channel), adding
+// to `out`.
+template <typename Select, typename ChannelOf>
+void pair_channels(const std::vector<MessageEnd>& ends, Select which, ChannelOf channel,
+                   std::vector<MessageMatch>& out) {
+  // Each channel numbered once (a hash lookup per end), so the sort below
+  // compares small keys, not two channels' 60 bytes.
+  std::unordered_map<Channel, uint32_t, ChannelHash> numbers;
+  struct Key {
+    uint32_t channel;
+    bool recv;
+    uint64_t ts;
+    size_t index;
+  };
+  std::vector<Key> keys;
   for (size_t i = 0; i < ends.size(); i++) {
-    if (!pairable(ends[i].m)) continue;
-    channel[i] = channel_of(ends[i]);
-    order.push_back(i);
+    if (!which(i)) continue;
+    auto [it, fresh] = numbers.try_emplace(channel(ends[i]), static_cast<uint32_t>(numbers.size()));
+    keys.push_back({it->second, ends[i].m.recv, ends[i].ts, i});
   }
   // Group by channel; within one, sends before receives, each in time order.
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (auto c = channel[a] <=> channel[b]; c != 0) return c < 0;
-    if (ends[a].m.recv != ends[b].m.recv) return !ends[a].m.recv;
-    return ends[a].ts != ends[b].ts ? ends[a].ts < ends[b].ts : a < b;
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.channel, a.recv, a.ts, a.index) < std::tie(b.channel, b.recv, b.ts, b.index);
   });
-
-  std::vector<MessageMatch> out;
   std::vector<Range> sends, recvs;
-  for (size_t g = 0; g < order.size();) {
+  for (size_t g = 0; g < keys.size();) {
     size_t h = g;
-    while (h < order.size() && channel[order[h]] == channel[order[g]]) h++;
+    while (h < keys.size() && keys[h].channel == keys[g].channel) h++;
     sends.clear(), recvs.clear();
     for (size_t k = g; k < h; k++) {
-      const MessageEnd& e = ends[order[k]];
+      const MessageEnd& e = ends[keys[k].index];
       auto begin = static_cast<int64_t>(e.m.seq);
-      Range r{order[k], begin, begin + static_cast<int64_t>(e.m.bytes), e.ts};
+      Range r{keys[k].index, begin, begin + static_cast<int64_t>(e.m.bytes), e.ts};
       (e.m.recv ? recvs : sends).push_back(r);
     }
-    const NetMessage& m = ends[order[g]].m;
+    const NetMessage& m = ends[keys[g].index].m;
     if (!sends.empty() && !recvs.empty()) {
       if (pairing_of(m) == Pairing::Order) {
         pair_by_order(sends, recvs, ends, out);
@@ -227,6 +253,38 @@ std::vector<MessageMatch> match_messages(const std::vector<MessageEnd>& ends) {
     }
     g = h;
   }
+}
+
+// UDP ends whose addresses disagree: a socket bound to the wildcard
+// (0.0.0.0, ::) records it as its own address, while the other end saw the
+// address the datagram really carried. What is left unpaired is tried
+// again by ports alone (scoped by machine when the known addresses are all
+// this machine's), in order by size as before.
+Channel udp_by_ports(const MessageEnd& e) {
+  Channel c = channel_of(e);
+  auto local_only = [&](const std::array<uint8_t, 16>& a) { return machine_local(a); };
+  const bool scoped = local_only(c.from_addr) && local_only(c.to_addr);
+  c.machine = scoped ? e.machine : kGlobal;
+  c.from_addr = {}, c.to_addr = {};
+  return c;
+}
+
+}  // namespace
+
+std::vector<MessageMatch> match_messages(const std::vector<MessageEnd>& ends) {
+  std::vector<MessageMatch> out;
+  pair_channels(
+      ends, [&](size_t i) { return pairable(ends[i].m); }, channel_of, out);
+  // The second chance of UDP ends a wildcard address kept apart.
+  std::vector<bool> used(ends.size());
+  for (const MessageMatch& m : out) used[m.send] = used[m.recv] = true;
+  pair_channels(
+      ends,
+      [&](size_t i) {
+        const NetMessage& m = ends[i].m;
+        return !used[i] && m.proto == NetProto::Udp && pairable(m);
+      },
+      udp_by_ports, out);
   std::sort(out.begin(), out.end(),
             [](const MessageMatch& a, const MessageMatch& b) { return a.recv < b.recv; });
   return out;

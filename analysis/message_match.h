@@ -9,7 +9,9 @@
 //         longer than 4 GiB still pairs)
 //   UDP   4-tuple swapped, then in order, by size (a lost datagram is
 //         skipped when its size differs; with equal sizes a loss shifts
-//         the pairing, which the ends cannot tell)
+//         the pairing, which the ends cannot tell); what is left then by
+//         ports alone: a socket bound to the wildcard records 0.0.0.0 as
+//         its address, the other end the datagram's real one
 //   unix  stream: obj/peer_obj swapped and overlapping byte offsets (both
 //         offsets known); datagram/seqpacket: obj/peer_obj swapped, then in
 //         order by size as UDP

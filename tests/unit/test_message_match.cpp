@@ -174,6 +174,23 @@ TEST(MessageMatch, UdpInOrderBySizeSkippingALostDatagram) {
   EXPECT_EQ(pairs(ends), (std::vector<Pair>{{0, 4, 50}, {2, 5, 52}}));
 }
 
+TEST(MessageMatch, UdpWildcardAddressesPairByPorts) {
+  constexpr uint32_t kAny = 0;
+  // A client socket never bound sends from 0.0.0.0 to a server bound to
+  // 0.0.0.0: each end names only the other's real address.
+  auto send = [](uint32_t to, uint64_t ts, uint32_t machine) {
+    return inet(NetProto::Udp, false, kAny, kClientPort, to, kServerPort, 0, 50, ts, machine);
+  };
+  auto recv = [](uint32_t from, uint64_t ts, uint32_t machine) {
+    return inet(NetProto::Udp, true, kAny, kServerPort, from, kClientPort, 0, 50, ts, machine);
+  };
+  // Over loopback on one machine; machine 1's loopback datagram is its own.
+  EXPECT_EQ(pairs({send(kLoopback, 10, 0), recv(kLoopback, 20, 0), recv(kLoopback, 30, 1)}),
+            (std::vector<Pair>{{0, 1, 50}}));
+  // Between two machines: 10.0.0.1 (machine 0) to 10.0.0.2 (machine 1).
+  EXPECT_EQ(pairs({send(kHostB, 10, 0), recv(kHostA, 5, 1)}), (std::vector<Pair>{{0, 1, 50}}));
+}
+
 TEST(MessageMatch, UdpOnOneMachineNotBeforeTheSendEntered) {
   auto send = [](uint64_t ts, uint64_t call_ns) {
     MessageEnd e =
