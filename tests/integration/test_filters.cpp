@@ -240,7 +240,14 @@ TEST_F(Filters, DefaultSettingsDetachSingleSteppedHot) {
   EXPECT_LT(hot, 100000 / 2) << "hot detached late or not at all; calibrated inside cost: "
                              << (*rep)["probe_inside_ns"].dump() << "\n"
                              << run_.err;
-  expect_detached(*rep, "hot", "absolute");
+  // Either default rule may remove it first: the absolute threshold (its
+  // mean is below it), or the overhead budget (its single-stepped probes
+  // cost more than the budget allows): which one depends on the day's trap
+  // cost and on which window closes first (both seen at 5a49965, idle, 1
+  // run in 5 by the budget).
+  const auto* d = detached_entry(*rep, "hot");
+  ASSERT_NE(d, nullptr) << "hot is not in detached: " << (*rep)["detached"].dump();
+  expect_detached(*rep, "hot", (*d)["rule"] == "budget" ? "budget" : "absolute");
   expect_exact(*rep, "slow", "slow", 100);
   EXPECT_GT((*rep)["probe_inside_ns"]["single_step"].get<long long>(), 0) << rep->dump();
 }
