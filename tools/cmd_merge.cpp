@@ -58,6 +58,7 @@ std::vector<Input> open_inputs(const std::vector<std::string>& paths) {
 
 std::vector<analysis::MessageEnd> message_ends(std::vector<Input>& in) {
   std::vector<formats::HostClocks> hosts;
+  hosts.reserve(in.size());
   for (const auto& i : in) hosts.push_back(i.reader->clocks());
   const std::vector<uint32_t> machines = analysis::host_machines(hosts);
   std::vector<analysis::MessageEnd> ends;
@@ -98,7 +99,12 @@ formats::TraceHeader merged_header(const std::vector<Input>& in, const formats::
       if (b == std::string::npos) b = s.kernel_events.size();
       if (b > a) groups.insert(s.kernel_events.substr(a, b - a));
     }
-    for (const auto& l : s.kernel_limits) limits.insert(name + ": " + l);
+    for (const auto& l : s.kernel_limits) {
+      std::string limit = name;
+      limit += ": ";
+      limit += l;
+      limits.insert(std::move(limit));
+    }
     const auto& map = c.hosts[i].map;
     start = std::min<uint64_t>(start,
                                static_cast<uint64_t>(std::max<int64_t>(
