@@ -53,6 +53,9 @@ run "$A" info -i "$T"
 formats=$("$A" convert --help | sed -n '/^Formats:/,$p' | sed -n 's/^  \([a-z0-9-]*\):.*/\1/p')
 [ -n "$formats" ] || { echo "sanitize: no format found in atrace convert --help" >&2; exit 1; }
 for to in $formats; do
+  # clickhouse loads into a server (the Tables integration tests start
+  # one); its rows are --to=tables', converted here.
+  [ "$to" = clickhouse ] && continue
   run "$A" convert -i "$T" --to="$to" -o "$work/demo.$to"
 done
 echo "sanitize: unit tests and the demo's record, report, script, info and convert clean"
