@@ -64,6 +64,8 @@ results_of() {
   tr -d '\r' < "$1" | sed -n 's/^\[       OK \] \([^ ]*\).*/PASS \1/p; s/^\[  FAILED  \] \([^ ]*\) (.*/FAIL \1/p' | sort -u
 }
 
+. "$here/guest_root.sh"
+
 # Everything the tests run, at the same absolute paths, with their shared
 # libraries, busybox for a shell, and an /init that runs the subset. /tmp
 # stays the initramfs's own (writable) directory: a tmpfs mounted there
@@ -71,8 +73,6 @@ results_of() {
 make_initramfs() {
   root=$out/initramfs.root
   rm -rf "$root"
-  mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc"
-  cp /bin/busybox "$root/bin/busybox"
   # atrace, the demo, the test targets and their libraries.
   files=$tests
   for f in "$build"/* "$build"/tests/targets/*; do
@@ -81,28 +81,11 @@ make_initramfs() {
     head -c 4 "$f" | grep -q ELF || continue
     files="$files $f"
   done
-  for f in $files; do
-    mkdir -p "$root$(dirname "$f")"
-    cp "$f" "$root$f"
-    ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/[^ ]* \(/ { print $1 }'
-  done | sort -u | while read -r lib; do
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
-  done
-  cp /etc/ld.so.cache "$root/etc/" 2>/dev/null
+  # shellcheck disable=SC2086 # the list splits on spaces, as built
+  guest_root "$root" $files
   cat > "$root/init" <<INIT
 #!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t tracefs tracefs /sys/kernel/tracing
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t bpf bpf /sys/fs/bpf
-# The loopback interface, for the messages tests (127.0.0.1 and ::1).
-ifconfig lo 127.0.0.1 up
-ulimit -n 65536
+$(guest_mounts)
 echo "=== features"
 $atrace info --kernel
 echo "=== tests"

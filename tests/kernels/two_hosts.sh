@@ -57,6 +57,7 @@ for f in "$atrace" "$target"; do
 done
 
 out=$build/kernels/two-hosts
+. "$here/guest_root.sh"
 rm -rf "$out"
 mkdir -p "$out"
 vmlinuz=$("$here/fetch.sh" "$build/kernels" "$kernel") || exit 1
@@ -65,30 +66,12 @@ modules=$(dirname "$vmlinuz")/modules
 # The initramfs: run.sh's layout (binaries at their build paths, with
 # their libraries), plus the modules and the guest's script.
 root=$out/initramfs.root
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc" "$root/modules"
-cp /bin/busybox "$root/bin/busybox"
+mkdir -p "$root/modules"
+guest_root "$root" "$atrace" "$target"
 cp "$modules"/*.ko "$modules/order" "$root/modules/"
-for f in "$atrace" "$target"; do
-  mkdir -p "$root$(dirname "$f")"
-  cp "$f" "$root$f"
-  ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/[^ ]* \(/ { print $1 }'
-done | sort -u | while read -r lib; do
-  mkdir -p "$root$(dirname "$lib")"
-  cp -L "$lib" "$root$lib"
-done
-cp /etc/ld.so.cache "$root/etc/" 2>/dev/null
 cat > "$root/init" <<INIT
 #!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t tracefs tracefs /sys/kernel/tracing
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t bpf bpf /sys/fs/bpf
-ifconfig lo 127.0.0.1 up
-ulimit -n 65536
+$(guest_mounts)
 role=\$(sed -n 's/.*atrace_role=\([ab]\).*/\1/p' /proc/cmdline)
 hostname host-\$role
 fail() { echo "=== failed: \$*"; dmesg | tail -5; poweroff -f; }
