@@ -56,10 +56,8 @@ std::vector<Input> open_inputs(const std::vector<std::string>& paths) {
   return in;
 }
 
-std::vector<analysis::MessageEnd> message_ends(std::vector<Input>& in) {
-  std::vector<formats::HostClocks> hosts;
-  hosts.reserve(in.size());
-  for (const auto& i : in) hosts.push_back(i.reader->clocks());
+std::vector<analysis::MessageEnd> message_ends(std::vector<Input>& in,
+                                               const std::vector<formats::HostClocks>& hosts) {
   const std::vector<uint32_t> machines = analysis::host_machines(hosts);
   std::vector<analysis::MessageEnd> ends;
   formats::Event ev;
@@ -234,7 +232,7 @@ int run_merge(const MergeRequest& req) {
       if (h.host_name.empty()) h.host_name = i.reader->header().host;
       hosts.push_back(std::move(h));
     }
-    formats::Corrections c = analysis::merge_clocks(hosts, message_ends(in), options);
+    formats::Corrections c = analysis::merge_clocks(hosts, message_ends(in, hosts), options);
     for (size_t h = 0; h < in.size(); h++) {
       c.hosts[h].source = in[h].path;
       c.hosts[h].command = in[h].reader->header().target_command;
