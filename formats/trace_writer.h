@@ -26,8 +26,9 @@ struct WriterOptions {
   int zstd_level = 3;
   // A thread's block is written when its encoded events reach this size...
   size_t block_bytes = 64 * 1024;
-  // ...or when its oldest event is this old (CLOCK_MONOTONIC ns), so a
-  // killed recorder loses at most about this much.
+  // ...or when its oldest event is this old (CLOCK_MONOTONIC ns), checked
+  // at each write_events call, so a killed writer loses at most about this
+  // much (the recorder's, shorter: record/kill_bound.h).
   uint64_t max_age_ns = 1000000000ull;
   // "Now" on the events' clock (CLOCK_MONOTONIC); tests inject their own.
   std::function<uint64_t()> now;

@@ -21,6 +21,7 @@
 #include "record/bpf_variants.h"
 #include "record/func_values.h"
 #include "record/kernel_groups.h"
+#include "record/kill_bound.h"
 #include "record/record_error.h"
 #include "record/uprobe_multi.h"
 
@@ -38,7 +39,6 @@ constexpr size_t kRingKernelRecordBytes = sizeof(atrace_rec_args) + 8;
 // The net group's messages are larger still (a program-heavy workload of
 // small messages fills the rings with them).
 constexpr size_t kRingNetRecordBytes = sizeof(atrace_rec_net) + 8;
-constexpr uint64_t kMaxDrainPeriodNs = 50'000'000;
 constexpr uint64_t kMinDrainPeriodNs = 1'000'000;
 constexpr int kLostSlots = ATRACE_LOST_SLOTS;
 // Distinct USDT argument specs on uprobe_multi links (a probe's sites with

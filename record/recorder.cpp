@@ -38,6 +38,7 @@
 #include "record/exclude_list.h"
 #include "record/exec_follow.h"
 #include "record/features.h"
+#include "record/kill_bound.h"
 #include "record/link_reaper.h"
 #include "record/module_watch.h"
 #include "record/output_file.h"
@@ -70,8 +71,6 @@ bool process_gone(pid_t pid) {
   if (paren == std::string::npos || paren + 2 >= line.size()) return true;
   return line[paren + 2] == 'Z' || line[paren + 2] == 'X';
 }
-
-constexpr uint64_t kReorderWindowNs = 20'000'000;  // see reorder.h
 
 bool g_verbose = false;
 // With -v, libbpf's warnings and notes (a refused program's verifier log
@@ -416,7 +415,11 @@ void Recorder::load() {
   if (opts_.pid > 0) attach_targets();
   if (!opts_.output.empty()) {
     out_.file = std::make_unique<OutputFile>(opts_.output);
-    out_.writer = std::make_unique<formats::TraceWriter>(out_.file->dup_fd(), out_.file->display());
+    // Blocks flushed young enough for a kill to lose at most kill_bound.h's.
+    formats::WriterOptions wo;
+    wo.max_age_ns = kBlockMaxAgeNs;
+    out_.writer =
+        std::make_unique<formats::TraceWriter>(out_.file->dup_fd(), out_.file->display(), wo);
   }
   cost_key_ = CalibrationKey::current(multi_, bpf_programs_id());
   std::string why;
