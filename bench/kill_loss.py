@@ -15,9 +15,12 @@ Size (--size SECONDS): one recording of SECONDS at each rate, stopped by
 SIGINT; prints the file's bytes per call.
 
 usage: bench/kill_loss.py [-n KILLS] [-r RATES] [--size SECONDS]
-         [--seed N] -t TARGET ATRACE...
+         [--seed N] [--no-args] -t TARGET ATRACE...
   TARGET  build/tests/targets/target_kill_loss
-  RATES   comma-separated calls per second (default 100000,20)
+  RATES   comma-separated calls per second (default 100000,20; 10000000:
+          as fast as it goes)
+  --no-args  without --args: the cheaper path, more calls a second; the
+          n-th entry in the file is then taken for call n (one thread)
 Run as root. Prints a Markdown table.
 """
 import argparse
@@ -64,11 +67,16 @@ def trace_seqs(atrace, out):
         at = line.find("kl_call(arg1=")
         if at >= 0:
             seqs.add(int(line[at + 13:].rstrip(")")))
+        elif "kl_call" in line:  # --no-args: one thread, launched: the n-th entry is call n
+            seqs.add(len(seqs))
     return start, seqs
 
 
+ARGS = ["--args=kl_call@arg1/u64"]
+
+
 def record_cmd(atrace, out, target, rate, log):
-    return [atrace, "record", "-o", out, "--select=kl_call", "--args=kl_call@arg1/u64",
+    return [atrace, "record", "-o", out, "--select=kl_call", *ARGS,
             "--filter=off", "--", target, str(rate), log, "--quiet"]
 
 
@@ -121,9 +129,12 @@ def main():
     ap.add_argument("-t", required=True)
     ap.add_argument("--size", type=float)
     ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--no-args", action="store_true")
     ap.add_argument("atrace", nargs="+")
     a = ap.parse_args()
     rates = [int(x) for x in a.r.split(",")]
+    if a.no_args:  # the lanes' path, millions of events a second (no values record)
+        ARGS.clear()
     bins = []
     tmp = tempfile.mkdtemp()
     for i, b in enumerate(a.atrace):  # copies: a rebuild meanwhile changes nothing

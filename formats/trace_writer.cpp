@@ -4,9 +4,10 @@
 // (zstd-compressed, checksummed) when it is full, when its oldest event is
 // older than max_age_ns, or at finish; frames go to the kernel with write(2)
 // at once, so a killed recorder loses only the open blocks (at most about
-// max_age_ns of events: record/kill_bound.h). The footer (index, threads, losses, end clocks) and the
-// trailer pointing at it are written by finish() only: a file without them
-// was not finished, and the reader rebuilds the index by scanning.
+// max_age_ns of events: record/kill_bound.h). The footer (index, threads,
+// losses, end clocks) and the trailer pointing at it are written by
+// finish() only: a file without them was not finished, and the reader
+// rebuilds the index by scanning.
 #include "formats/trace_writer.h"
 
 #include <fcntl.h>

@@ -1,7 +1,8 @@
 // A recorder killed with SIGKILL mid-run: its probes die with its file
 // descriptors, the target runs on untouched, and the file it leaves behind
 // is read by `atrace report` (index rebuilt by scanning, exit status 0) with
-// every event up to about a second before the kill. The campaign below
+// every event it held before the kill (test_kill_loss.cpp: and every event
+// older than the kill by 0.25 s). The campaign below
 // kills it at random moments, in both modes, with every stop signal.
 #include <signal.h>
 
@@ -34,7 +35,7 @@ TEST_F(KilledRecorder, LeavesAReadableFileAndAnUntouchedTarget) {
   const uint64_t tick = std::stoull(addr_line->substr(10), nullptr, 16);
 
   // Killed once the file already holds some hundred ticks (the writer
-  // flushes blocks by age, a second): whatever the machine's speed (a
+  // flushes blocks by age: record/kill_bound.h): whatever the machine's speed (a
   // loaded one, a TCG guest), what was readable before the kill must stay.
   long long before = 0;
   for (int i = 0; i < 240 && before < 200; ++i) {
