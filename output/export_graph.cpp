@@ -49,6 +49,30 @@ void export_folded(formats::TraceReader& reader, std::ostream& out, const Export
   write_folded(reader, graph_options(options), out);
 }
 
+std::string dot_quoted(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (!ok) {
+      out += '?';
+      i++;
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n' || c == '\r') out += ' ';
+    else out.append(s, i, len);
+    i += len;
+  }
+  return out;
+}
+
 void export_callgrind(formats::TraceReader& reader, std::ostream& out,
                       const ExportOptions& options) {
   write_callgrind(reader, graph_options(options), out);

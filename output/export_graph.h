@@ -66,5 +66,14 @@ void export_folded(formats::TraceReader& reader, std::ostream& out, const Export
 void export_callgrind(formats::TraceReader& reader, std::ostream& out,
                       const ExportOptions& options);
 void export_dot(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+// The flow graph (flow_view.h) per function, one cluster per process and
+// host, edges weighted by count (docs/flows.md).
+void export_flows_dot(formats::TraceReader& reader, std::ostream& out,
+                      const ExportOptions& options);
+
+// A DOT double-quoted string's content: quotes and backslashes escaped,
+// line breaks made blanks, bytes that are not UTF-8 (Graphviz warns about
+// them) replaced by '?'.
+std::string dot_quoted(const std::string& s);
 
 }  // namespace atrace::analysis
