@@ -27,7 +27,20 @@ void write_folded(formats::TraceReader& reader, const GraphExportOptions& opt, s
 
 void write_callgrind(formats::TraceReader& reader, const GraphExportOptions& opt,
                      std::ostream& out) {
-  write_callgrind(export_tree(reader, opt), reader.header(), out);
+  // The call tree and the flow graph from one replay.
+  CallTreeOptions t;
+  t.per_thread = opt.thread_prefix;
+  t.long_names = opt.long_names;
+  CallReplay replay(reader.probes());
+  if (opt.compensate) replay.compensate(probe_costs(reader.header()));
+  CallTreeBuilder tree(replay, reader.header(), reader.probes(), t);
+  FlowCollector flows(replay, reader.hosts(), reader.header().kernel_events);
+  reader.rewind();
+  formats::Event ev;
+  while (reader.next(ev)) replay.add(ev);
+  replay.finish(reader.header().end_mono_ns);
+  const FlowGraph graph = flows.result();
+  write_callgrind(tree.result(reader.threads()), reader.header(), out, &graph);
 }
 
 void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std::ostream& out) {

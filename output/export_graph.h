@@ -53,7 +53,11 @@ void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std:
 
 void write_folded(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 // header: the command and pid written into the file's header lines.
-void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out);
+// flows: the trace's flow graph (flow_graph.h), written as two more events
+// (Flows, FlowBytes) on edges from each function to those it handed values,
+// bytes or wake-ups to, with 0 calls; nullptr or no edges: none.
+void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out,
+                     const FlowGraph* flows = nullptr);
 void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 
 // The tree the reader's exports use: per thread for thread_prefix,

@@ -156,6 +156,32 @@ TEST_F(Flows, TheDotFileIsAcceptedByDot) {
   EXPECT_TRUE(r.err.empty()) << r.err;  // no warning either
 }
 
+TEST_F(Flows, TheCallgrindFileHasTheFlowsAndCallgrindAnnotateReadsIt) {
+  const std::string out = file("callgrind.out.p");
+  ASSERT_TRUE(convert(trace_, "callgrind", out));
+  const std::string text = read_whole(out);
+  EXPECT_NE(text.find("events: Time OffCPU SysTime Syscalls Faults Flows FlowBytes"),
+            std::string::npos)
+      << text;
+  // emit_batch -> read_batch: no call, 50 messages and up to 50 wake-ups,
+  // 25600 bytes, as the edge of no call KCachegrind draws.
+  const size_t at = text.find("cfn=(6) read_batch\ncalls=0 0\n0 0 0 0 0 0 ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, text.find('\n', at + 40) - at);
+  EXPECT_NE(line.find(" 25600"), std::string::npos) << line;
+  if (!tool_present("callgrind_annotate")) {
+    EXPECT_FALSE(in_ci()) << "valgrind (callgrind_annotate) is not installed";
+    GTEST_SKIP() << "valgrind (callgrind_annotate) is not installed";
+  }
+  Result r = run({"callgrind_annotate", "--inclusive=yes", out});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.out.find("Events recorded:  Time OffCPU SysTime Syscalls Faults Flows FlowBytes"),
+            std::string::npos)
+      << r.out;
+  // The program's total of FlowBytes: every byte of the pipe and socket.
+  EXPECT_NE(r.out.find("26,000 (100.0%)  PROGRAM TOTALS"), std::string::npos) << r.out;
+}
+
 TEST_F(Flows, WhatTheGraphCannotHoldIsCountedNotGuessed) {
   // The consumer's thread alone: its reads' sends are outside what is
   // read, so no edge, and every batch is counted as unmatched.
