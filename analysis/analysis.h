@@ -17,6 +17,8 @@
 //   clock_merge.h         a merge's clock corrections from the traces' evidence
 //   message_match.h       which send each received message came from
 //   message_flows.h       those pairs as arrows, for the streaming exporters
+//   flow_graph.h          listener: who hands values, bytes and wake-ups to whom
+//   flow_view.h           that graph per function/thread/process/module/host, split in two
 //   raw_time.h            a merged trace's corrected times back to each host's clock
 #pragma once
 
@@ -25,6 +27,8 @@
 #include "analysis/clock_merge.h"
 #include "analysis/clock_summary.h"
 #include "analysis/export_timeline.h"
+#include "analysis/flow_graph.h"
+#include "analysis/flow_view.h"
 #include "analysis/function_names.h"
 #include "analysis/message_flows.h"
 #include "analysis/message_match.h"

@@ -25,7 +25,7 @@
  *                  program per signature of the tracepoint
  *   kernel events  tracepoints of the traced processes' threads, by group
  *                  (the recorder loads only the groups asked for):
- *     sched        sched_switch, sched_wakeup(_new), sched_migrate_task
+ *     sched        sched_switch, sched_waking, sched_wakeup(_new), sched_migrate_task
  *     syscalls     sys_enter, sys_exit
  *     faults       page_fault_user
  *     proc         sched_process_fork, sched_process_exec, task_rename

@@ -110,29 +110,61 @@ int BPF_PROG(sched_switch_nostate, bool preempt, struct task_struct *prev,
 	return on_switch(preempt, prev, next, BPF_CORE_READ(prev, __state));
 }
 
-/* The waker is the current task: in interrupt context that is whichever
- * task the interrupt landed on (0 when it landed on the idle task). */
-static __always_inline int wakeup(struct task_struct *p)
+/* Who woke a task. sched_wakeup is not always emitted by the waker: a
+ * wake-up queued to the woken task's CPU (TTWU_QUEUE) is finished there,
+ * in whatever runs on that CPU, and that is the current task the
+ * tracepoint sees. sched_waking is emitted by try_to_wake_up in the
+ * waker's context, once the task is known to be asleep: the waker is kept
+ * in the woken task's storage until its sched_wakeup. In interrupt context
+ * the current task is whichever the interrupt landed on (0: the idle task). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} wakers SEC(".maps");
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+	__u32 *waker;
+
+	if (!traced(p->tgid))
+		return 0;
+	waker = bpf_task_storage_get(&wakers, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (waker)
+		*waker = (__u32)bpf_get_current_pid_tgid();
+	return 0;
+}
+
+static __always_inline int wakeup(struct task_struct *p, __u32 waker)
 {
 	__u32 tgid = p->tgid;
 
 	if (!traced(tgid))
 		return 0;
-	emit_args(bpf_ktime_get_ns(), tgid, p->pid, ATRACE_REC_WAKEUP, 0,
-		  (__u32)bpf_get_current_pid_tgid(), p->thread_info.cpu);
+	emit_args(bpf_ktime_get_ns(), tgid, p->pid, ATRACE_REC_WAKEUP, 0, waker,
+		  p->thread_info.cpu);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup, struct task_struct *p)
 {
-	return wakeup(p);
+	__u32 *waker = bpf_task_storage_get(&wakers, p, 0, 0);
+	__u32 who = (__u32)bpf_get_current_pid_tgid();
+
+	if (waker && *waker) {
+		who = *waker;
+		*waker = 0;
+	}
+	return wakeup(p, who);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
-	return wakeup(p);
+	return wakeup(p, (__u32)bpf_get_current_pid_tgid());
 }
 
 SEC("tp_btf/sched_migrate_task")

@@ -4,6 +4,9 @@
 // ("cfn=", "calls=", cost line). Events: Time in ns; with kernel events also
 // OffCPU and SysTime (ns), Syscalls and Faults. Every cost sits on line 0
 // of file "???" (there is no source position); the module is the object.
+// With flows (docs/flows.md), two more events, Flows (values, messages and
+// wake-ups handed on) and FlowBytes, on edges F -> G with 0 calls: the
+// communication graph next to the call graph, in the same viewer.
 // Names are compressed ("(N) name" once, "(N)" after).
 #include <map>
 #include <string>
@@ -21,6 +24,7 @@ namespace {
 struct Cost {
   uint64_t time = 0;
   KernelTimes kernel;
+  uint64_t flows = 0, flow_bytes = 0;
   void add(uint64_t t, const KernelTimes& k) {
     time += t;
     kernel += k;
@@ -53,7 +57,15 @@ class Names {
 
 class Writer {
  public:
-  Writer(const CallTree& tree, std::ostream& out) : tree_(tree), out_(out) {}
+  Writer(const CallTree& tree, std::ostream& out, const FlowGraph* flows) : tree_(tree), out_(out) {
+    if (!flows) return;
+    // Per (from, to) function, every kind, thread and process added.
+    for (const auto& e : flows->edges) {
+      Cost& c = flows_[{e.from.probe, e.to.probe}];
+      c.flows += e.stats.count;
+      c.flow_bytes += e.stats.bytes;
+    }
+  }
 
   void header(const formats::TraceHeader& h) {
     out_ << "# callgrind format\n"
@@ -68,8 +80,12 @@ class Writer {
            << "event: SysTime : Time in system calls (ns)\n"
            << "event: Syscalls : System calls\n"
            << "event: Faults : Page faults\n";
+    if (!flows_.empty())
+      out_ << "event: Flows : Values, messages and wake-ups handed on (docs/flows.md)\n"
+           << "event: FlowBytes : Bytes in messages handed on\n";
     // "events:" ends the header (callgrind_annotate stops reading it there).
-    out_ << "events: Time" << (tree_.has_kernel() ? " OffCPU SysTime Syscalls Faults" : "") << "\n";
+    out_ << "events: Time" << (tree_.has_kernel() ? " OffCPU SysTime Syscalls Faults" : "")
+         << (flows_.empty() ? "" : " Flows FlowBytes") << "\n";
   }
 
   void body() {
@@ -104,6 +120,15 @@ class Writer {
         out_ << "cfn=" << fn_(names_.at(edge->first.second)) << "\n"
              << "calls=" << edge->second.calls << " 0\n";
         cost(edge->second.inclusive);
+      }
+      // Its flows out: an edge of no call, with only the flow events.
+      for (auto f = flows_.lower_bound({id, 0}); f != flows_.end() && f->first.first == id; ++f) {
+        auto callee = functions.find(f->first.second);
+        if (callee == functions.end()) continue;  // no call of it in the tree
+        position("cob", "cfl", callee->second);
+        out_ << "cfn=" << fn_(names_.at(f->first.second)) << "\n"
+             << "calls=0 0\n";
+        cost(f->second);
       }
     }
   }
@@ -143,6 +168,7 @@ class Writer {
     if (tree_.has_kernel())
       out_ << " " << c.kernel.offcpu_ns() << " " << c.kernel.syscall_ns << " " << c.kernel.syscalls
            << " " << c.kernel.faults;
+    if (!flows_.empty()) out_ << " " << c.flows << " " << c.flow_bytes;
     out_ << "\n";
   }
 
@@ -150,12 +176,14 @@ class Writer {
   std::ostream& out_;
   Names ob_, fl_, fn_;
   std::map<uint32_t, std::string> names_;  // probe id -> its fn= name
+  std::map<std::pair<uint32_t, uint32_t>, Cost> flows_;  // (from, to) probe ids
 };
 
 }  // namespace
 
-void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out) {
-  Writer w(tree, out);
+void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out,
+                     const FlowGraph* flows) {
+  Writer w(tree, out, flows);
   w.header(header);
   w.body();
 }

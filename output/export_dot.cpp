@@ -17,32 +17,6 @@ namespace atrace::analysis {
 
 namespace {
 
-// A DOT double-quoted string's content: quotes and backslashes escaped,
-// bytes that are not UTF-8 (Graphviz warns about them) replaced by '?'.
-std::string quoted(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80           ? 1
-                 : (c >> 5) == 0x6  ? 2
-                 : (c >> 4) == 0xe  ? 3
-                 : (c >> 3) == 0x1e ? 4
-                                    : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; k++) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
-    if (!ok) {
-      out += '?';
-      i++;
-      continue;
-    }
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n' || c == '\r') out += ' ';
-    else out.append(s, i, len);
-    i += len;
-  }
-  return out;
-}
-
 std::string percent(uint64_t part, uint64_t whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%",
@@ -119,8 +93,8 @@ void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream
     std::string text;
     size_t start = 0;
     for (size_t nl; (nl = label.find('\n', start)) != std::string::npos; start = nl + 1)
-      text += quoted(label.substr(start, nl - start)) + "\\n";
-    text += quoted(label.substr(start));
+      text += dot_quoted(label.substr(start, nl - start)) + "\\n";
+    text += dot_quoted(label.substr(start));
     out << "  f" << id << " [label=\"" << text << "\", fillcolor=\"" << heat(hot) << "\""
         << (hot > 0.6 ? ", fontcolor=\"#ffffff\"" : "") << "];\n";
   }

@@ -53,7 +53,11 @@ void write_dot(formats::TraceReader& reader, const GraphExportOptions& opt, std:
 
 void write_folded(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 // header: the command and pid written into the file's header lines.
-void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out);
+// flows: the trace's flow graph (flow_graph.h), written as two more events
+// (Flows, FlowBytes) on edges from each function to those it handed values,
+// bytes or wake-ups to, with 0 calls; nullptr or no edges: none.
+void write_callgrind(const CallTree& tree, const formats::TraceHeader& header, std::ostream& out,
+                     const FlowGraph* flows = nullptr);
 void write_dot(const CallTree& tree, const GraphExportOptions& opt, std::ostream& out);
 
 // The tree the reader's exports use: per thread for thread_prefix,
@@ -66,5 +70,14 @@ void export_folded(formats::TraceReader& reader, std::ostream& out, const Export
 void export_callgrind(formats::TraceReader& reader, std::ostream& out,
                       const ExportOptions& options);
 void export_dot(formats::TraceReader& reader, std::ostream& out, const ExportOptions& options);
+// The flow graph (flow_view.h) per function, one cluster per process and
+// host, edges weighted by count (docs/flows.md).
+void export_flows_dot(formats::TraceReader& reader, std::ostream& out,
+                      const ExportOptions& options);
+
+// A DOT double-quoted string's content: quotes and backslashes escaped,
+// line breaks made blanks, bytes that are not UTF-8 (Graphviz warns about
+// them) replaced by '?'.
+std::string dot_quoted(const std::string& s);
 
 }  // namespace atrace::analysis

@@ -5,6 +5,7 @@
 //   --callers   who calls a function, with how many calls and what time
 //   --callees   what a function calls
 //   --diff      two traces' per-function profiles side by side
+//   --flows     who hands values, bytes and wake-ups to whom (flow_view.h)
 //
 // Each renders as text or JSON; the JSON forms are the report's document
 // plus a member (`tree`, `callers`, `callees`), or for --diff a document of
@@ -58,6 +59,14 @@ std::string render_callers_text(const ReportInput& in, const CallTree& tree,
 std::string render_callers_json(const ReportInput& in, const ReportOptions& opt,
                                 const CallTree& tree, const std::string& callers,
                                 const std::string& callees, const StackCallers* stacks = nullptr);
+
+// --flows[=LEVEL] (analysis/flow_view.h): the edges, most first, the
+// cheapest split into two groups and what the graph could not hold.
+std::string render_flows_text(const ReportInput& in, const FlowView& flows);
+// render_json(in, opt) with `flows` (the edges) and `flow_graph` (level,
+// nodes, split, what was left out and what was recorded).
+std::string render_flows_json(const ReportInput& in, const ReportOptions& opt,
+                              const FlowView& flows);
 
 // --diff: one trace (`base`) against another (`other`); `*_file` name them.
 struct DiffInput {

@@ -20,6 +20,9 @@ constexpr const char* kBaseJs[] = {
 constexpr const char* kFlameJs[] = {
 #include "generated/html/report_flame.js.inc"
 };
+constexpr const char* kFlowsJs[] = {
+#include "generated/html/report_flows.js.inc"
+};
 constexpr const char* kTimelineJs[] = {
 #include "generated/html/report_timeline.js.inc"
 };
@@ -73,7 +76,7 @@ std::string html_page(const std::string& data) {
       "<p id=\"warnings\" class=\"warn\" hidden></p></header>\n"
       "<pre id=\"atrace-errors\" hidden></pre>\n"
       "<nav><a href=\"#flame\">Flame graph</a> <a href=\"#timeline\">Timeline</a> "
-      "<a href=\"#functions\">Functions</a></nav>\n"
+      "<a href=\"#functions\">Functions</a> <a href=\"#flows\">Flows</a></nav>\n"
       "<section id=\"flame\"><h2>Flame graph</h2>\n"
       "<p class=\"help\">Width is inclusive time. Click a frame to zoom into it, click the "
       "top bar (or Reset) to zoom out. <button id=\"fg-reset\" type=\"button\">Reset</button>"
@@ -92,6 +95,15 @@ std::string html_page(const std::string& data) {
       "<p id=\"fn-note\" class=\"note\"></p>\n"
       "<div class=\"table-box\"><table id=\"fn-table\"><thead></thead><tbody></tbody></table>"
       "</div></section>\n"
+      "<section id=\"flows\"><h2>Flows</h2>\n"
+      "<p class=\"help\">Who hands values, bytes and wake-ups to whom (docs/flows.md): "
+      "blue values, green bytes, dashed grey wake-ups; the cheapest split's groups left and "
+      "right. Hover a function to see only its edges.</p>\n"
+      "<p id=\"fl-note\" class=\"note\"></p>\n"
+      "<div id=\"fl-status\" class=\"status\">&nbsp;</div>\n"
+      "<div class=\"canvas-box\"><canvas id=\"fl-canvas\"></canvas></div>\n"
+      "<div class=\"table-box\"><table id=\"fl-table\"><thead></thead><tbody></tbody></table>"
+      "</div></section>\n"
       "<script type=\"application/json\" id=\"atrace-data\">";
   page += script_safe(data);
   page += "</script>\n";
@@ -101,6 +113,8 @@ std::string html_page(const std::string& data) {
   append_asset(page, kBaseJs);
   page += "</script>\n<script>\n";
   append_asset(page, kFlameJs);
+  page += "</script>\n<script>\n";
+  append_asset(page, kFlowsJs);
   page += "</script>\n<script>\n";
   append_asset(page, kTimelineJs);
   page +=

@@ -63,6 +63,8 @@ class HtmlViews {
   std::pair<uint64_t, uint64_t> range_;  // the timeline's [t0, t1]
   std::unique_ptr<TimelineDownsampler> sampler_;
   std::unique_ptr<Timeline> timeline_;
+  CallReplay& replay_;
+  FlowCollector flows_;  // the Flows section (docs/flows.md)
 };
 
 // The same with a replay of its own over every event of `reader` (`in` is

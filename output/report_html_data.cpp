@@ -254,7 +254,9 @@ HtmlViews::HtmlViews(CallReplay& replay, const formats::TraceReader& reader,
     : html_(html),
       tree_(replay, reader.header(), reader.probes(),
             CallTreeOptions{opt.threads, {}, opt.long_names}),
-      names_(reader.header(), reader.probes(), reader.threads(), opt.long_names) {
+      names_(reader.header(), reader.probes(), reader.threads(), opt.long_names),
+      replay_(replay),
+      flows_(replay, reader.hosts(), reader.header().kernel_events) {
   // A merged trace's processes are named with their host (TraceNames).
   names_.set_hosts(reader.hosts());
   range_ = timeline_range(reader.header(), nullptr);
@@ -271,6 +273,41 @@ DownsampleOptions HtmlViews::downsample_options(std::pair<uint64_t, uint64_t> ra
   d.t1 = range.second;
   return d;
 }
+
+namespace {
+
+// The Flows section: the function-level graph (flow_view.h) with each
+// node's side of the cheapest split (0, 1; 2: neither or no split).
+json flows_json(const FlowView& v) {
+  json nodes = json::array();
+  for (size_t i = 0; i < v.nodes.size(); ++i) {
+    const FlowNode& n = v.nodes[i];
+    nodes.push_back({{"name", n.host.empty() ? n.label : n.host + ": " + n.label},
+                     {"process", n.process},
+                     {"work_ns", n.work_ns},
+                     {"side", v.split ? v.split->side[i] : 2}});
+  }
+  json edges = json::array();
+  for (const auto& e : v.edges)
+    edges.push_back({{"from", e.from},
+                     {"to", e.to},
+                     {"kind", to_string(e.kind)},
+                     {"count", e.stats.count},
+                     {"bytes", e.stats.bytes},
+                     {"wait_ns", e.stats.wait_ns}});
+  json split = nullptr;
+  if (v.split)
+    split = {{"cut", v.split->cut}, {"cut_bytes", v.split_bytes}, {"exact", v.split->exact}};
+  return {{"nodes", nodes},
+          {"edges", edges},
+          {"split", split},
+          {"recorded",
+           {{"values", v.values_recorded},
+            {"bytes", v.bytes_recorded},
+            {"wakeups", v.wakeups_recorded}}}};
+}
+
+}  // namespace
 
 std::string HtmlViews::data(formats::TraceReader& reader, const ReportInput& in,
                             const ReportOptions& opt) {
@@ -307,6 +344,10 @@ std::string HtmlViews::data(formats::TraceReader& reader, const ReportInput& in,
   append_flame(b, tree, html_.max_tree_nodes);
   b += ",\n\"timeline\":";
   append_timeline(b, sampled, names_, html_.max_spans);
+  b += ",\n\"flows\":";
+  b += dump(flows_json(flow_view(
+      flows_.result(), FlowLevel::Function,
+      flow_naming(h, reader.probes(), replay_, reader.hosts(), opt.long_names))));
   b += "}";
   return b;
 }

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "output/render_views.h"
 
@@ -17,5 +19,9 @@ namespace atrace::analysis {
 // render_json(in, opt) with one more top-level member (`tree`, ...).
 std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
                              const std::string& member, nlohmann::ordered_json value);
+// The same with several members, in order.
+std::string render_json_with(
+    const ReportInput& in, const ReportOptions& opt,
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> members);
 
 }  // namespace atrace::analysis

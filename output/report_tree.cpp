@@ -98,8 +98,15 @@ json node_json(const CallTree& tree, uint32_t i) {
 
 std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
                              const std::string& member, json value) {
+  std::vector<std::pair<std::string, json>> members;
+  members.emplace_back(member, std::move(value));
+  return render_json_with(in, opt, std::move(members));
+}
+
+std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
+                             std::vector<std::pair<std::string, json>> members) {
   json doc = json::parse(render_json(in, opt));
-  doc[member] = std::move(value);
+  for (auto& [name, value] : members) doc[name] = std::move(value);
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

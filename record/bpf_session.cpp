@@ -279,6 +279,7 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   auto want = [](bpf_program* p, bool on) { bpf_program__set_autoload(p, on); };
   auto& p = skel_->progs;
   want(p.sched_switch, g & kKernelSched);
+  want(p.sched_waking, g & kKernelSched);
   want(p.sched_wakeup, g & kKernelSched);
   want(p.sched_wakeup_new, g & kKernelSched);
   want(p.sched_migrate, g & kKernelSched);

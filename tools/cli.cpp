@@ -75,6 +75,11 @@ Option& Option::default_text(const std::string& text) {
   return *this;
 }
 
+Option& Option::value_optional(const std::string& bare) {
+  option_->expected(0, 1)->default_str(bare);
+  return *this;
+}
+
 Option& Option::required() {
   option_->required();
   return *this;

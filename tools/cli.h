@@ -40,6 +40,9 @@ class Option {
   Option& capture_default();                      // capture_default_str()
   Option& default_text(const std::string& text);  // default_str(text)
   Option& required();
+  // The option may be given without a value (`--flows`), which then is
+  // `bare` (`--flows=thread` still takes one).
+  Option& value_optional(const std::string& bare);
   Option& type_name(const std::string& name);
   Option& needs(Option other);
   Option& excludes(Option other);

@@ -78,6 +78,8 @@ const Format kFormats[] = {
      "callgrind profile: kcachegrind, callgrind_annotate (docs/export-callgrind.md)"},
     {"dot", analysis::export_dot, false, kWeight | kMinPct | kLongNames,
      "call graph: Graphviz dot -Tsvg (docs/export-dot.md)"},
+    {"flows-dot", analysis::export_flows_dot, false, kLongNames,
+     "who hands data to whom, per function: Graphviz dot -Tsvg (docs/flows.md)"},
     // No exporter: a directory or a server, tools/convert_tables.cpp.
     {"tables", nullptr, false, 0,
      "typed tables, TSV files and schema.sql in directory -o DIR: ClickHouse, DuckDB "

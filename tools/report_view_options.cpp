@@ -34,18 +34,33 @@ void add_report_view_options(cli::Command report, ReportViewArgs& v) {
       "--diff", v.diff,
       "Compare with trace OTHER: calls, total and self time of each function in both, with the "
       "change, largest first (by --sort: calls, self, otherwise total)");
+  cli::Option flows =
+      report
+          .option("--flows", v.flows,
+                  "Who hands data to whom: values (record --args/--retval), messages "
+                  "(--kernel=+net) and wake-ups between traced calls, per function, thread, "
+                  "process, module or host, and the cheapest split in two (docs/flows.md)")
+          .value_optional("function")
+          .type_name("LEVEL")
+          .one_of({"function", "thread", "process", "module", "host"});
   callers.type_name("FUNC");
   callees.type_name("FUNC");
   diff.type_name("OTHER");
-  tree.excludes(callers).excludes(callees).excludes(diff);
+  tree.excludes(callers).excludes(callees).excludes(diff).excludes(flows);
+  flows.excludes(callers).excludes(callees).excludes(diff);
   diff.excludes(callers).excludes(callees);
   if (auto syscalls = report.find("--syscalls"))
-    for (cli::Option o : {tree, callers, callees, diff}) o.excludes(*syscalls);
+    for (cli::Option o : {tree, callers, callees, diff, flows}) o.excludes(*syscalls);
 }
 
 ReportView::ReportView(const ReportViewArgs& v, analysis::CallReplay& replay,
                        const formats::TraceReader& reader, const analysis::ReportOptions& opt)
-    : v_(v) {
+    : v_(v), replay_(&replay) {
+  if (!v.flows.empty()) {
+    flows_ = std::make_unique<analysis::FlowCollector>(replay, reader.hosts(),
+                                                       reader.header().kernel_events);
+    return;
+  }
   if (!v.diff.empty() || (!v.tree && v.callers.empty() && v.callees.empty())) return;
   analysis::CallTreeOptions t;
   t.per_thread = v.tree && opt.threads;
@@ -62,6 +77,14 @@ std::optional<std::string> ReportView::render(const std::string& input,
                                               const formats::TraceReader& reader,
                                               const analysis::ReportInput& in,
                                               const analysis::ReportOptions& opt, bool json) {
+  if (flows_) {
+    const analysis::FlowView view = analysis::flow_view(
+        flows_->result(), *analysis::parse_flow_level(v_.flows),
+        analysis::flow_naming(reader.header(), reader.probes(), *replay_, reader.hosts(),
+                              opt.long_names));
+    return json ? analysis::render_flows_json(in, opt, view)
+                : analysis::render_flows_text(in, view);
+  }
   if (!v_.diff.empty()) {
     std::unique_ptr<formats::TraceReader> other_reader;
     try {

@@ -1,5 +1,5 @@
 // The view options of `atrace report` (--tree, --depth, --min-pct,
-// --callers, --callees, --diff; docs/views.md) and their dispatch: kept out
+// --callers, --callees, --diff, --flows; docs/views.md, docs/flows.md) and their dispatch: kept out
 // of cmd_report.cpp so the command's own file stays about the profile.
 // The views built from the trace's calls listen to the same call replay
 // as the profile (call_replay.h): the report reads the trace once.
@@ -22,6 +22,7 @@ struct ReportViewArgs {
   int depth = 0;
   double min_pct = 0;
   std::string callers, callees, diff;
+  std::string flows;  // --flows[=LEVEL]: "" when not asked
   // The report's read filters: --diff reads OTHER through them too.
   formats::EventFilter filter;
 };
@@ -47,6 +48,8 @@ class ReportView {
   ReportViewArgs v_;
   std::optional<analysis::CallTreeBuilder> tree_;   // --tree, --callers, --callees
   std::unique_ptr<analysis::StackCallers> stacks_;  // --callers: from call stacks
+  std::unique_ptr<analysis::FlowCollector> flows_;  // --flows
+  analysis::CallReplay* replay_ = nullptr;
 };
 
 }  // namespace atrace::tools

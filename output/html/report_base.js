@@ -5,6 +5,8 @@
 //                       canvas helpers, the header's facts
 //   report_flame.js     the summary table (sortable by any column) and the
 //                       flame graph of the call tree (click to zoom)
+//   report_flows.js     the Flows section: who hands data to whom, as a
+//                       graph in the split's two columns and a table
 //   report_timeline.js  the timeline of the threads (drag to pan, wheel to
 //                       zoom): calls by depth, system calls and off-CPU
 //                       periods beneath, grey "busy" bars where short spans

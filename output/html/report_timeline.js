@@ -323,5 +323,5 @@ function TimelineView() {
 
 renderFacts();
 renderTable();
-window.atraceReport = { flame: new FlameGraph(), timeline: new TimelineView() };
+window.atraceReport = { flame: new FlameGraph(), timeline: new TimelineView(), flows: new FlowsView() };
 document.documentElement.setAttribute("data-atrace-ready", "1");

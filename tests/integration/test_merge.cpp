@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -114,6 +115,38 @@ TEST_F(Merge, SameHostRecordingsEstimatedAsOneClock) {
   ASSERT_TRUE(client_info && server_info);
   EXPECT_EQ((*info)["events"].get<long long>(),
             (*client_info)["events"].get<long long>() + (*server_info)["events"].get<long long>());
+}
+
+// The flow graph of the merged trace (docs/flows.md): the messages between
+// the two recordings are edges between their functions and hosts.
+TEST_F(Merge, FlowsGoFromOneRecordingToTheOther) {
+  ASSERT_TRUE(record_pair());
+  const std::string merged = file("merged.data");
+  Result m = merge(merged);
+  ASSERT_TRUE(m.exited(0)) << m.describe();
+  auto rep = report_json(merged, {"--flows"});
+  ASSERT_TRUE(rep);
+  std::map<std::pair<std::string, std::string>, std::pair<long long, long long>> bytes;
+  for (const auto& e : (*rep)["flows"])
+    if (e["kind"] == "bytes") {
+      auto& b = bytes[{e["from"].get<std::string>(), e["to"].get<std::string>()}];
+      b.first += e["count"].get<long long>();
+      b.second += e["bytes"].get<long long>();
+    }
+  using P = std::pair<long long, long long>;
+  EXPECT_EQ((bytes[{"send_request", "serve_request"}]), (P{kRequests, kRequests * 64LL}))
+      << rep->dump(1);
+  EXPECT_EQ((bytes[{"serve_request", "send_request"}]), (P{kRequests, kRequests * 128LL}));
+  EXPECT_EQ((bytes[{"write_fifo", "read_fifo"}]), (P{kRequests, kRequests * 16LL}));
+  // Per host: the two recordings, every byte between them.
+  auto hosts = report_json(merged, {"--flows=host"});
+  ASSERT_TRUE(hosts);
+  long long across = 0;
+  for (const auto& e : (*hosts)["flows"])
+    if (e["kind"] == "bytes" && e["from_node"] != e["to_node"])
+      across += e["bytes"].get<long long>();
+  EXPECT_EQ(across, kRequests * (64LL + 128 + 16)) << hosts->dump(1);
+  EXPECT_EQ((*hosts)["flow_graph"]["nodes"].size(), 2u);
 }
 
 TEST_F(Merge, OneBootMergesWithOffsetZero) {

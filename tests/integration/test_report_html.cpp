@@ -10,6 +10,7 @@
 #include <dirent.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -350,6 +351,49 @@ TEST_F(ReportHtml, ThreadsHaveTheirOwnRowsAndTheFlameGraphSplitsByThread) {
 // No file left behind and one error line: an unreadable trace (an old page
 // under the name survives), a directory that does not exist, options that
 // do not go together.
+// The Flows section (docs/flows.md): the same edges as report --flows, and
+// Chromium draws the graph and fills the table, one row per edge.
+TEST_F(ReportHtml, TheFlowsSectionHasTheReportsEdgesAndChromiumDrawsThem) {
+  const std::string trace = file("p.data");
+  const std::string target =
+      (std::filesystem::path(Paths::target_kernel).parent_path() / "target_pipeline").string();
+  Result r = record(trace,
+                    "make_record,put_record,take_record,transform,emit_batch,await_answer,"
+                    "read_batch,answer",
+                    {target, "400", tag_arg()},
+                    {"--kernel=+net", "--follow-forks", "--filter=off",
+                     "--args=put_record,take_record,transform,emit_batch,read_batch@auto",
+                     "--retval=make_record/p"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  auto rep = report_json(trace, {"--flows"});
+  ASSERT_TRUE(rep);
+  const std::string page_path = file("flows.html");
+  Result h = atrace({"report", "-i", trace, "--html=" + page_path});
+  ASSERT_TRUE(h.exited(0)) << h.describe();
+  json d = json::parse(data_blob(read_file(page_path)));
+  const auto& flows = d["flows"];
+  ASSERT_EQ(flows["edges"].size(), (*rep)["flows"].size()) << flows.dump(1);
+  for (size_t i = 0; i < flows["edges"].size(); ++i) {
+    const auto& e = flows["edges"][i];
+    const auto& want = (*rep)["flows"][i];
+    EXPECT_EQ(flows["nodes"][e["from"].get<size_t>()]["name"], want["from"]);
+    EXPECT_EQ(flows["nodes"][e["to"].get<size_t>()]["name"], want["to"]);
+    EXPECT_EQ(e["kind"], want["kind"]);
+    EXPECT_EQ(e["count"], want["count"]);
+    EXPECT_EQ(e["bytes"], want["bytes"]);
+  }
+  expect_renders(page_path);
+  Result dom = chromium(page_path, "--dump-dom");
+  ASSERT_TRUE(dom.exited(0)) << dom.describe();
+  const size_t table = dom.out.find("<table id=\"fl-table\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = dom.out.substr(table, dom.out.find("</table>", table) - table);
+  size_t n = 0;
+  for (size_t at = rows.find("<tr>"); at != std::string::npos; at = rows.find("<tr>", at + 1)) n++;
+  EXPECT_EQ(n, flows["edges"].size() + 1) << rows;  // and the header
+  EXPECT_NE(rows.find("make_record"), std::string::npos);
+}
+
 TEST_F(ReportHtml, BadInputLeavesNoFileAndSaysSoInOneLine) {
   std::string bogus = file("bogus.data");
   std::ofstream(bogus) << "not a trace\n";
