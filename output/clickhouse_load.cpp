@@ -273,11 +273,15 @@ std::string drop_trace_after_failure(const Target& to, uint64_t id) {
   std::string left;
   for (const auto& server : to.shards) {
     std::string tables;
+    bool answers = true;  // a server gone (killed mid-load) is not asked again per table
     for (const auto& t : table_defs()) {
       try {
-        server->run("ALTER TABLE " + to.local(t) + " DROP PARTITION " + std::to_string(id));
+        if (answers)
+          server->run("ALTER TABLE " + to.local(t) + " DROP PARTITION " + std::to_string(id));
+        else tables += ", " + to.local(t);
       } catch (const LoadError&) {
         tables += (tables.empty() ? "" : ", ") + to.local(t);
+        answers = false;
       }
     }
     if (tables.empty()) continue;
