@@ -172,12 +172,16 @@ struct Target {
   }
 };
 
-// How a cluster spreads each table's rows: a thread's calls, kernel
-// intervals and messages on one shard (so the shards share the work of a
-// trace's big tables), the small per-trace tables by trace.
+// How a cluster spreads each table's rows: the big tables call by call
+// (or interval by interval), so even one busy thread's calls are shared
+// by the shards; the small per-trace tables by trace. No shipped query
+// needs a thread's calls on one shard: they aggregate on the shards and
+// join the rest on the server asked (GLOBAL).
 const char* sharding_key(const std::string& table) {
-  if (table == "calls" || table == "kernel" || table == "messages" || table == "threads")
-    return "cityHash64(trace_id, host, tid)";
+  if (table == "calls") return "cityHash64(trace_id, call_id)";
+  if (table == "kernel") return "cityHash64(trace_id, host, tid, start_ns)";
+  if (table == "messages") return "cityHash64(trace_id, host, tid, ts_ns)";
+  if (table == "threads") return "cityHash64(trace_id, host, tid)";
   if (table == "processes") return "cityHash64(trace_id, host, pid)";
   return "trace_id";
 }

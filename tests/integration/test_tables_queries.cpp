@@ -3,8 +3,12 @@
 // (exact counts: outer 1 -> middle 200 -> leaf 600, sleeper 3 sleeping 20
 // ms each) recorded with kernel events, and a merged trace of two
 // recordings of it (200 and 50) for the per-host queries. (Tables.* checks
-// top_functions_self.sql and call_latency_percentiles.sql.)
+// top_functions_self.sql and call_latency_percentiles.sql.) The same
+// queries on DuckDB (tools/duckdb/atrace_duckdb.cjs over `--to=tables`'s
+// files, @duckdb/node-api installed from the npm registry) give
+// ClickHouse's answers, row for row.
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "tests/integration/clickhouse_server.h"
@@ -76,7 +80,9 @@ TEST_F(TablesQueries, AnswersEqualTheReport) {
       EXPECT_EQ(std::stoll(row[4]), function_field(*per_pid, row[2], "calls"));
       EXPECT_EQ(std::stoll(row[5]), function_field(*per_pid, row[2], "self_ns"));
       EXPECT_EQ(std::stoll(row[6]), function_field(*per_pid, row[2], "total_ns"));
-      if (last_total >= 0) EXPECT_LE(std::stoll(row[6]), last_total) << "by total time";
+      if (last_total >= 0) {
+        EXPECT_LE(std::stoll(row[6]), last_total) << "by total time";
+      }
       last_total = std::stoll(row[6]);
     }
   }
@@ -96,9 +102,13 @@ TEST_F(TablesQueries, AnswersEqualTheReport) {
       ASSERT_TRUE(caller.count(row[5]));
       EXPECT_EQ(row[6], caller.at(row[5]));
       EXPECT_EQ(row[7], row[6].empty() ? "0" : row[5] == "leaf" ? "2" : "1") << "depth";
-      if (!seen[row[5]]) EXPECT_EQ(std::stoll(row[0]), function_field(*rep, row[5], "max_ns"));
+      if (!seen[row[5]]) {
+        EXPECT_EQ(std::stoll(row[0]), function_field(*rep, row[5], "max_ns"));
+      }
       seen[row[5]] = true;
-      if (last >= 0) EXPECT_LE(std::stoll(row[0]), last);
+      if (last >= 0) {
+        EXPECT_LE(std::stoll(row[0]), last);
+      }
       last = std::stoll(row[0]);
       EXPECT_LT(std::stoll(row[4]), (*rep)["duration_ns"].get<long long>()) << "start after start";
     }
@@ -149,6 +159,55 @@ TEST_F(TablesQueries, AnswersEqualTheReport) {
       EXPECT_EQ(std::stoll(row[7]), function_field(h, "leaf", "max_ns"));
     }
   }
+}
+
+TEST_F(TablesQueries, DuckdbAnswersEqualClickHouse) {
+  REQUIRE_CLICKHOUSE();
+  REQUIRE_TOOL("node");
+  REQUIRE_TOOL("npm");
+  // @duckdb/node-api ships its own DuckDB: from the registry, into the
+  // test's directory.
+  const std::string modules = file("npm");
+  std::filesystem::create_directories(modules);
+  Result npm = run({"npm", "install", "--prefix", modules, "--no-audit", "--no-fund",
+                    "@duckdb/node-api@1.5.6-r.1"},
+                   milliseconds(300000));
+  if (!npm.exited(0)) {
+    if (in_ci()) FAIL() << "npm install @duckdb/node-api: " << npm.describe();
+    GTEST_SKIP() << "npm install @duckdb/node-api failed (no registry?)";
+  }
+  const std::string c = file("c.data"), dir = file("tables");
+  Result r = record(c, "leaf,middle,outer,sleeper", {Paths::target_c, "200", tag_arg()},
+                    {"--filter=off", "--kernel=sched,syscalls,faults"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  ASSERT_TRUE(convert(c, "tables", dir));
+  std::filesystem::create_directories(file("ch"));
+  ClickHouseServer server(file("ch"));
+  ASSERT_TRUE(server.ok()) << server.log();
+  Result loaded = load(c, server.url("atrace"));
+  ASSERT_TRUE(loaded.exited(0)) << loaded.describe();
+
+  const std::string script = std::string(DOCS_SQL_DIR) + "/../../tools/duckdb/atrace_duckdb.cjs";
+  int compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(DOCS_SQL_DIR)) {
+    if (entry.path().extension() != ".sql") continue;
+    const std::string name = entry.path().filename();
+    SCOPED_TRACE(name);
+    std::string q = read_whole(entry.path());
+    for (size_t at; (at = q.find("demo::parse_record")) != std::string::npos;)
+      q.replace(at, 18, "leaf");  // function_per_host.sql's parameter
+    const std::string qfile = file(name);
+    std::ofstream(qfile) << q;
+    const std::string want = server.client(q).out;
+    EXPECT_NE(want, "");
+    Result duck =
+        run({"sh", "-c", "cd \"$0\" && node \"$1\" \"$2\" \"$3\"", modules, script, dir, qfile},
+            milliseconds(120000));
+    ASSERT_TRUE(duck.exited(0)) << duck.describe();
+    EXPECT_EQ(duck.out, want);
+    compared++;
+  }
+  EXPECT_GE(compared, 7);
 }
 
 }  // namespace
