@@ -7,7 +7,7 @@
 #
 #   bench/clickhouse_load.sh [EVENTS...]      (default: 20M; two events a call)
 #
-#   env BUILD   the atrace build (default build); needs format_synth there
+#   env BUILD   the atrace build (default build); needs bench/format_synth there
 #   env OUT     work directory (default /tmp/atrace-ch-bench); removed at the
 #               end unless KEEP=1
 #   env PORT    the server's HTTP port (default 18300; TCP: PORT+1)
@@ -49,7 +49,7 @@ for _ in $(seq 100); do q "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
 echo "commit $(git -C "$ROOT" rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in $SIZES; do
 	trace=$OUT/synth-$n.data
-	"$BUILD/format_synth" -n "$n" -t 8 -o "$trace" >/dev/null
+	"$BUILD/bench/format_synth" -n "$n" -t 8 -o "$trace" >/dev/null
 	q "DROP DATABASE IF EXISTS bench"
 	/usr/bin/time -f "%e %U %S" -o "$OUT/time" \
 		"$BUILD/atrace" convert -i "$trace" --to=clickhouse -o "http://127.0.0.1:$PORT/bench" 2>"$OUT/load.err"
