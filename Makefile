@@ -28,7 +28,8 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # podman and runc, the container engine a process is traced in
 # (test_podman.cpp: runc, since crun refuses a hybrid cgroup layout),
 # Node.js and npm, which run speedscope's importer (test_speedscope.cpp
-# installs the pinned npm package into the build tree),
+# installs the pinned npm package into the build tree) and DuckDB
+# (test_tables_queries.cpp installs the pinned @duckdb/node-api),
 # QEMU and a static busybox, which boot Debian's 6.1 and 6.12 kernels for
 # the multi-kernel tests (tests/kernels/run.sh), jq and gnuplot for the
 # benchmark scripts' tables and charts (bench/), and clang-tidy and
@@ -36,7 +37,7 @@ BUILD_PACKAGES := build-essential cmake pkg-config clang bpftool \
 # man-db, whose man renders the man pages the tests check (a fresh Debian
 # root has no man), and uftrace, the yardstick the process-tree tests
 # compare their counts with, and clickhouse-server and its client, the engine the typed
-# tables are loaded into (test_tables.cpp).
+# tables are loaded into (test_tables*.cpp, two servers for a cluster).
 TEST_PACKAGES := libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev \
 	bpftrace util-linux jq gnuplot-nox clang-tidy clang-format \
 	graphviz valgrind pajeng protobuf-compiler chromium systemtap-sdt-dev \

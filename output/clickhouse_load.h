@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "output/export_tables.h"
 
@@ -31,11 +32,13 @@ class LoadError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// http://HOST[:PORT][/DB]: the server and the database ("atrace" when the
-// URL names none). Throws LoadError for another scheme or a database name
-// that is not [A-Za-z0-9_]+.
+// http://HOST[:PORT][,HOST[:PORT]...][/DB]: the servers and the database
+// ("atrace" when the URL names none). Several servers are a cluster's
+// shards (--cluster): each one's HTTP interface. Throws LoadError for
+// another scheme or a database name that is not [A-Za-z0-9_]+.
 struct ClickHouseUrl {
-  std::string server;  // "http://127.0.0.1:8123"
+  std::string server;                // the first: "http://127.0.0.1:8123"
+  std::vector<std::string> servers;  // all of them, the first first
   std::string db;
 };
 ClickHouseUrl parse_clickhouse_url(const std::string& url);
@@ -50,7 +53,16 @@ struct LoadResult {
 // them for the trace id). Throws LoadError, for the server's errors and
 // the reader's alike, once what it inserted is removed (its message says
 // so, or what was left when the server could not be asked to).
+//
+// `cluster` (--cluster=NAME, a cluster of the servers' `remote_servers`):
+// the URL lists every shard's server; each gets the MergeTree tables as
+// NAME_local and a Distributed table NAME over the cluster (so queries
+// read the same names), the rows go through the first server's
+// Distributed tables (insert_distributed_sync: an INSERT returns once
+// every shard holds its rows), and a failed load's rows are dropped on
+// every shard. "" loads into plain MergeTree tables of one server.
 LoadResult load_clickhouse(formats::TraceReader& reader, const std::string& url,
-                           const std::string& salt, size_t batch_rows = 100000);
+                           const std::string& salt, size_t batch_rows = 100000,
+                           const std::string& cluster = "");
 
 }  // namespace atrace::analysis

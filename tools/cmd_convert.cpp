@@ -42,17 +42,16 @@ enum FormatOption : unsigned {
   kMinPct = 2,
   kThreads = 4,
   kLongNames = 8,
-  kSliceArgs = 16
+  kSliceArgs = 16,
+  kCluster = 32
 };
 struct OptionName {
   FormatOption bit;
   const char* name;
 };
-const OptionName kFormatOptions[] = {{kWeight, "--weight"},
-                                     {kMinPct, "--min-pct"},
-                                     {kThreads, "--threads"},
-                                     {kLongNames, "--long-names"},
-                                     {kSliceArgs, "--slice-args"}};
+const OptionName kFormatOptions[] = {{kWeight, "--weight"},        {kMinPct, "--min-pct"},
+                                     {kThreads, "--threads"},      {kLongNames, "--long-names"},
+                                     {kSliceArgs, "--slice-args"}, {kCluster, "--cluster"}};
 
 struct Format {
   const char* name;
@@ -84,7 +83,7 @@ const Format kFormats[] = {
     {"tables", nullptr, false, 0,
      "typed tables, TSV files and schema.sql in directory -o DIR: ClickHouse, DuckDB "
      "(docs/tables.md)"},
-    {"clickhouse", nullptr, false, 0,
+    {"clickhouse", nullptr, false, kCluster,
      "the typed tables loaded into ClickHouse, -o http://HOST:PORT/DATABASE (docs/tables.md)"},
 };
 
@@ -113,6 +112,7 @@ struct ConvertArgs {
   std::string output = "-";
   std::string to;
   analysis::ExportOptions options;
+  std::string cluster;  // --to=clickhouse --cluster
   FilterArgs filter;
 };
 
@@ -232,7 +232,8 @@ int run_convert(const ConvertArgs& args, const cli::Command& cmd) {
     return convert_tables(*reader, format->name, args.output,
                           args.filter.tid + "|" + args.filter.pid + "|" + args.filter.comm + "|" +
                               args.filter.time + "|" + args.filter.function + "|" +
-                              args.filter.kind + "|" + args.filter.host);
+                              args.filter.kind + "|" + args.filter.host,
+                          args.cluster);
   // The trace is readable: only now is the output created.
   Output out;
   if (!out.open(args.output)) return 1;
@@ -303,6 +304,12 @@ void add_convert(cli::Command app, int& exit_status) {
            "system call number and return value, how it ended), for Perfetto's UI; "
            "speedscope then tells frames apart by them (" +
                formats_taking(kSliceArgs) + ")");
+  cmd.option("--cluster", args->cluster,
+             "Load into a ClickHouse cluster of the servers' remote_servers: MergeTree tables "
+             "on every shard, Distributed ones over them; -o lists every shard's server, "
+             "http://H1:P1,H2:P2/DATABASE (" +
+                 formats_taking(kCluster) + ", docs/tables.md)")
+      .type_name("NAME");
   add_filter_options(cmd, args->filter, false);
   std::string footer = "Formats:\n";
   for (const auto& f : kFormats) footer += "  " + std::string(f.name) + ": " + f.what + "\n";

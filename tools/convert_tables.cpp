@@ -74,14 +74,15 @@ int write_files(formats::TraceReader& reader, const std::string& dir, const std:
   return 0;
 }
 
-int load(formats::TraceReader& reader, const std::string& url, const std::string& filters) {
+int load(formats::TraceReader& reader, const std::string& url, const std::string& filters,
+         const std::string& cluster) {
   if (url == "-") {
     base::error("--to=clickhouse loads into a server: give -o http://HOST:PORT/DATABASE");
     return 2;
   }
   try {
     const analysis::ClickHouseUrl where = analysis::parse_clickhouse_url(url);
-    const analysis::LoadResult r = analysis::load_clickhouse(reader, url, filters);
+    const analysis::LoadResult r = analysis::load_clickhouse(reader, url, filters, 100000, cluster);
     if (r.already_loaded) {
       base::note("trace %llu is already loaded in %s (%s): nothing inserted",
                  static_cast<unsigned long long>(r.trace_id), where.db.c_str(),
@@ -104,10 +105,11 @@ int load(formats::TraceReader& reader, const std::string& url, const std::string
 }  // namespace
 
 int convert_tables(formats::TraceReader& reader, const std::string& format,
-                   const std::string& output, const std::string& filters) {
+                   const std::string& output, const std::string& filters,
+                   const std::string& cluster) {
   for (const auto& w : reader.warnings()) base::warning("%s", w.c_str());
-  const int status =
-      format == "tables" ? write_files(reader, output, filters) : load(reader, output, filters);
+  const int status = format == "tables" ? write_files(reader, output, filters)
+                                        : load(reader, output, filters, cluster);
   return status == 0 && reader.damaged() ? 3 : status;
 }
 

@@ -13,8 +13,10 @@ class TraceReader;
 namespace atrace::tools {
 
 // `format`: "tables" or "clickhouse"; `filters`: the read filters as given
-// (part of the trace id). Prints its own lines; returns the exit status.
+// (part of the trace id); `cluster`: --cluster. Prints its own lines;
+// returns the exit status.
 int convert_tables(formats::TraceReader& reader, const std::string& format,
-                   const std::string& output, const std::string& filters);
+                   const std::string& output, const std::string& filters,
+                   const std::string& cluster = "");
 
 }  // namespace atrace::tools

@@ -23,5 +23,5 @@ ANY LEFT JOIN
     SELECT function_id, name, module
     FROM atrace.functions
     WHERE trace_id = (SELECT trace_id FROM atrace.traces ORDER BY start_realtime_ns DESC LIMIT 1)
-) USING function_id
+) USING (function_id)
 ORDER BY p99_ns DESC, name

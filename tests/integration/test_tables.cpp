@@ -6,122 +6,13 @@
 // `atrace report --format=json` gives; a second load inserts nothing; a
 // stopped server, a wrong URL and a table of other columns are one error
 // line each. `--to=tables` writes files whose rows are the same calls.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <fstream>
 #include <map>
-#include <sstream>
 
-#include "tests/integration/convert_util.h"
+#include "tests/integration/clickhouse_server.h"
 #include "tests/integration/report.h"
 
 namespace atrace::it {
 namespace {
-
-// A port nothing listens on now (the kernel's choice of a free one).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
-std::vector<std::vector<std::string>> tsv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields;
-    size_t start = 0;
-    for (;;) {
-      size_t tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab == std::string::npos ? tab : tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
-    rows.push_back(std::move(fields));
-  }
-  return rows;
-}
-
-// clickhouse-server on 127.0.0.1, its files in `dir`.
-class ClickHouseServer {
- public:
-  explicit ClickHouseServer(const std::string& dir)
-      : dir_(dir), http_(free_port()), tcp_(free_port()) {
-    const std::string config = dir + "/config.xml";
-    std::ofstream(config) << "<?xml version=\"1.0\"?>\n<yandex>\n"
-                          << "  <logger><level>warning</level><log>" << dir
-                          << "/server.log</log><errorlog>" << dir
-                          << "/error.log</errorlog><console>0</console></logger>\n"
-                          << "  <http_port>" << http_ << "</http_port>\n"
-                          << "  <tcp_port>" << tcp_ << "</tcp_port>\n"
-                          << "  <listen_host>127.0.0.1</listen_host>\n"
-                          << "  <path>" << dir << "/data/</path>\n"
-                          << "  <tmp_path>" << dir << "/tmp/</tmp_path>\n"
-                          << "  <users_config>/etc/clickhouse-server/users.xml</users_config>\n"
-                          << "  <default_profile>default</default_profile>\n"
-                          << "  <default_database>default</default_database>\n"
-                          << "  <mark_cache_size>536870912</mark_cache_size>\n"
-                          << "</yandex>\n";
-    child_ = std::make_unique<Child>(
-        std::vector<std::string>{"clickhouse-server", "--config-file=" + config});
-    for (int i = 0; i < 300 && !ok_; ++i) {
-      if (!child_->running()) break;
-      ok_ = client("SELECT 1").exited(0);
-      if (!ok_) ::usleep(100000);
-    }
-  }
-  ~ClickHouseServer() { stop(); }
-
-  bool ok() const { return ok_; }
-  int tcp_port() const { return tcp_; }
-  std::string url(const std::string& db) const {
-    return "http://127.0.0.1:" + std::to_string(http_) + "/" + db;
-  }
-  Result client(const std::string& sql) {
-    return run({"clickhouse-client", "--host=127.0.0.1", "--port=" + std::to_string(tcp_),
-                "--query=" + sql},
-               milliseconds(60000));
-  }
-  // The query's TabSeparated rows; a test failure when it fails.
-  std::vector<std::vector<std::string>> rows(const std::string& sql) {
-    Result r = client(sql);
-    EXPECT_TRUE(r.exited(0)) << sql << "\n" << r.describe();
-    return tsv_rows(r.out);
-  }
-  std::string value(const std::string& sql) {
-    auto r = rows(sql);
-    return r.empty() || r[0].empty() ? "" : r[0][0];
-  }
-  void stop() {
-    if (!child_) return;
-    child_->signal(SIGTERM);
-    child_->wait(milliseconds(60000));
-    child_.reset();
-  }
-  std::string log() const { return read_whole(dir_ + "/error.log"); }
-
- private:
-  std::string dir_;
-  int http_, tcp_;
-  std::unique_ptr<Child> child_;
-  bool ok_ = false;
-};
-
-#define REQUIRE_CLICKHOUSE()         \
-  REQUIRE_TOOL("clickhouse-server"); \
-  REQUIRE_TOOL("clickhouse-client")
 
 class Tables : public IntegrationTest {
  protected:
@@ -132,11 +23,6 @@ class Tables : public IntegrationTest {
     ASSERT_TRUE(r.exited(0)) << r.describe();
   }
 };
-
-// A shipped query (docs/sql/NAME), as the docs tell a user to run it.
-std::string shipped_query(const std::string& name) {
-  return read_whole(std::string(DOCS_SQL_DIR) + "/" + name);
-}
 
 TEST_F(Tables, LoadedCallsEqualTheReport) {
   REQUIRE_CLICKHOUSE();
