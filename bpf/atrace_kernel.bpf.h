@@ -114,57 +114,67 @@ int BPF_PROG(sched_switch_nostate, bool preempt, struct task_struct *prev,
  * wake-up queued to the woken task's CPU (TTWU_QUEUE) is finished there,
  * in whatever runs on that CPU, and that is the current task the
  * tracepoint sees. sched_waking is emitted by try_to_wake_up in the
- * waker's context, once the task is known to be asleep: the waker is kept
- * in the woken task's storage until its sched_wakeup. In interrupt context
+ * waker's context, once the task is known to be asleep: the waker and the
+ * time are kept in the woken task's storage until its sched_wakeup, and
+ * the event carries that time (a queued wake-up completes later, when the
+ * waker may have moved on to another function). In interrupt context
  * the current task is whichever the interrupt landed on (0: the idle task). */
+struct waking {
+	__u64 ts;
+	__u32 waker;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
+	__type(value, struct waking);
 } wakers SEC(".maps");
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-	__u32 *waker;
+	struct waking *w;
 
 	if (!traced(p->tgid))
 		return 0;
-	waker = bpf_task_storage_get(&wakers, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (waker)
-		*waker = (__u32)bpf_get_current_pid_tgid();
+	w = bpf_task_storage_get(&wakers, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (w) {
+		w->ts = bpf_ktime_get_ns();
+		w->waker = (__u32)bpf_get_current_pid_tgid();
+	}
 	return 0;
 }
 
-static __always_inline int wakeup(struct task_struct *p, __u32 waker)
+static __always_inline int wakeup(struct task_struct *p, __u64 ts, __u32 waker)
 {
 	__u32 tgid = p->tgid;
 
 	if (!traced(tgid))
 		return 0;
-	emit_args(bpf_ktime_get_ns(), tgid, p->pid, ATRACE_REC_WAKEUP, 0, waker,
-		  p->thread_info.cpu);
+	emit_args(ts, tgid, p->pid, ATRACE_REC_WAKEUP, 0, waker, p->thread_info.cpu);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup, struct task_struct *p)
 {
-	__u32 *waker = bpf_task_storage_get(&wakers, p, 0, 0);
+	struct waking *w = bpf_task_storage_get(&wakers, p, 0, 0);
 	__u32 who = (__u32)bpf_get_current_pid_tgid();
+	__u64 ts = bpf_ktime_get_ns();
 
-	if (waker && *waker) {
-		who = *waker;
-		*waker = 0;
+	if (w && w->ts) {
+		who = w->waker;
+		ts = w->ts;
+		w->ts = 0;
 	}
-	return wakeup(p, who);
+	return wakeup(p, ts, who);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
-	return wakeup(p, (__u32)bpf_get_current_pid_tgid());
+	return wakeup(p, bpf_ktime_get_ns(), (__u32)bpf_get_current_pid_tgid());
 }
 
 SEC("tp_btf/sched_migrate_task")
