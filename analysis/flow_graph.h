@@ -113,8 +113,7 @@ class FlowCollector : public ReplayListener {
   static FlowEnd end_of(const ReplayThread& t, uint32_t probe) {
     return {t.host, t.pid, t.tid, probe};
   }
-  void add(const FlowEnd& from, const FlowEnd& to, FlowKind kind, uint64_t bytes,
-           uint64_t wait_ns);
+  void add(const FlowEnd& from, const FlowEnd& to, FlowKind kind, uint64_t bytes, uint64_t wait_ns);
 
   CallReplay& replay_;
   std::vector<uint32_t> machines_;

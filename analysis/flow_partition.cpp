@@ -22,8 +22,8 @@ struct Score {
 
 // Adjacency as a dense weight matrix over the chosen nodes.
 struct Graph {
-  std::vector<size_t> nodes;          // index into the caller's nodes
-  std::vector<uint64_t> w;            // nodes.size()^2
+  std::vector<size_t> nodes;  // index into the caller's nodes
+  std::vector<uint64_t> w;    // nodes.size()^2
   std::vector<uint64_t> work;
   size_t n() const { return nodes.size(); }
   uint64_t at(size_t i, size_t j) const { return w[i * n() + j]; }
@@ -76,9 +76,8 @@ std::optional<FlowSplit> cheapest_split(const std::vector<uint64_t>& work,
   for (size_t i = 0; i < total; ++i)
     if (work[i] > 0 || degree[i] > 0) active.push_back(i);
   // The busiest first: they are the ones split exactly.
-  std::stable_sort(active.begin(), active.end(), [&](size_t a, size_t b) {
-    return work[a] + degree[a] > work[b] + degree[b];
-  });
+  std::stable_sort(active.begin(), active.end(),
+                   [&](size_t a, size_t b) { return work[a] + degree[a] > work[b] + degree[b]; });
   const bool exact = active.size() <= kExactNodes;
   Graph g;
   g.nodes = active;

@@ -35,7 +35,7 @@ struct FlowSplit {
   // Per node: 0 or 1, its group; 2 for a node that neither works nor
   // talks (left out of both).
   std::vector<uint8_t> side;
-  uint64_t cut = 0;          // weight of the edges between the groups
+  uint64_t cut = 0;           // weight of the edges between the groups
   uint64_t work[2] = {0, 0};  // of each group
   bool exact = true;
 };

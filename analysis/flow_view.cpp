@@ -22,7 +22,8 @@ const std::string& at_or_empty(const std::vector<std::string>& v, size_t i) {
 
 class Nodes {
  public:
-  Nodes(FlowLevel level, const FlowNaming& names, const std::set<std::pair<uint16_t, uint32_t>>& multi)
+  Nodes(FlowLevel level, const FlowNaming& names,
+        const std::set<std::pair<uint16_t, uint32_t>>& multi)
       : level_(level), names_(names), multi_(multi) {}
 
   size_t of(const FlowEnd& e) {
@@ -135,11 +136,12 @@ FlowView flow_view(const FlowGraph& g, FlowLevel level, const FlowNaming& names)
   work.resize(v.nodes.size(), 0);
   for (size_t i = 0; i < v.nodes.size(); ++i) v.nodes[i].work_ns = work[i];
 
-  std::stable_sort(v.edges.begin(), v.edges.end(), [](const FlowViewEdge& a, const FlowViewEdge& b) {
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.stats.count != b.stats.count) return a.stats.count > b.stats.count;
-    return a.stats.bytes > b.stats.bytes;
-  });
+  std::stable_sort(v.edges.begin(), v.edges.end(),
+                   [](const FlowViewEdge& a, const FlowViewEdge& b) {
+                     if (a.kind != b.kind) return a.kind < b.kind;
+                     if (a.stats.count != b.stats.count) return a.stats.count > b.stats.count;
+                     return a.stats.bytes > b.stats.bytes;
+                   });
   v.split = cheapest_split(work, split_edges);
   if (v.split)
     for (const auto& e : v.edges)
@@ -179,8 +181,9 @@ FlowView read_flows(formats::TraceReader& reader, FlowLevel level, bool long_nam
   formats::Event ev;
   while (reader.next(ev)) replay.add(ev);
   replay.finish(reader.header().end_mono_ns);
-  return flow_view(flows.result(), level,
-                   flow_naming(reader.header(), reader.probes(), replay, reader.hosts(), long_names));
+  return flow_view(
+      flows.result(), level,
+      flow_naming(reader.header(), reader.probes(), replay, reader.hosts(), long_names));
 }
 
 }  // namespace atrace::analysis

@@ -37,9 +37,9 @@ struct FlowNaming {
 };
 
 struct FlowNode {
-  std::string label;    // "transform", "producer 5163", "app (pid 5160)", ...
-  std::string process;  // its process, for grouping ("" at process level and above)
-  std::string host;     // its host's label ("" in one recording)
+  std::string label;     // "transform", "producer 5163", "app (pid 5160)", ...
+  std::string process;   // its process, for grouping ("" at process level and above)
+  std::string host;      // its host's label ("" in one recording)
   uint64_t work_ns = 0;  // on-CPU self time of its traced calls
 };
 

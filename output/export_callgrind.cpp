@@ -175,7 +175,7 @@ class Writer {
   const CallTree& tree_;
   std::ostream& out_;
   Names ob_, fl_, fn_;
-  std::map<uint32_t, std::string> names_;  // probe id -> its fn= name
+  std::map<uint32_t, std::string> names_;                // probe id -> its fn= name
   std::map<std::pair<uint32_t, uint32_t>, Cost> flows_;  // (from, to) probe ids
 };
 

@@ -69,8 +69,8 @@ void export_flows_dot(formats::TraceReader& reader, std::ostream& out,
     std::string label = std::to_string(e.stats.count);
     if (e.kind == FlowKind::Bytes) label += " msgs, " + std::to_string(e.stats.bytes) + " B";
     else label += e.kind == FlowKind::Value ? " values" : " wake-ups";
-    const double width =
-        1.0 + 4.0 * std::log1p(static_cast<double>(e.stats.count)) / std::log1p(static_cast<double>(most));
+    const double width = 1.0 + 4.0 * std::log1p(static_cast<double>(e.stats.count)) /
+                                   std::log1p(static_cast<double>(most));
     char w[16];
     std::snprintf(w, sizeof w, "%.2f", width);
     out << "  n" << e.from << " -> n" << e.to << " [label=\"" << dot_quoted(label)

@@ -122,18 +122,14 @@ std::string render_flows_text(const ReportInput& in, const FlowView& v) {
   return out.str();
 }
 
-std::string render_flows_json(const ReportInput& in, const ReportOptions& opt,
-                              const FlowView& v) {
+std::string render_flows_json(const ReportInput& in, const ReportOptions& opt, const FlowView& v) {
   json nodes = json::array();
   for (size_t i = 0; i < v.nodes.size(); ++i) nodes.push_back(node_json(v, i));
   json edges = json::array();
   for (const auto& e : v.edges) {
-    json j = {{"from", v.nodes[e.from].label},
-              {"to", v.nodes[e.to].label},
-              {"from_node", e.from},
-              {"to_node", e.to},
-              {"kind", to_string(e.kind)},
-              {"count", e.stats.count},
+    json j = {{"from", v.nodes[e.from].label}, {"to", v.nodes[e.to].label},
+              {"from_node", e.from},           {"to_node", e.to},
+              {"kind", to_string(e.kind)},     {"count", e.stats.count},
               {"bytes", e.stats.bytes}};
     if (e.kind == FlowKind::Wakeup) j["wait_ns"] = e.stats.wait_ns;
     edges.push_back(std::move(j));
@@ -154,11 +150,13 @@ std::string render_flows_json(const ReportInput& in, const ReportOptions& opt,
                {"wakeups_unknown", l.wakeups_unknown},
                {"messages_untraced", l.messages_untraced},
                {"messages_unmatched", l.messages_unmatched}};
-  json recorded = {{"values", v.values_recorded},
-                   {"bytes", v.bytes_recorded},
-                   {"wakeups", v.wakeups_recorded}};
-  json graph = {{"level", to_string(v.level)}, {"nodes", nodes},   {"split", split},
-                {"left_out", left},            {"recorded", recorded}};
+  json recorded = {
+      {"values", v.values_recorded}, {"bytes", v.bytes_recorded}, {"wakeups", v.wakeups_recorded}};
+  json graph = {{"level", to_string(v.level)},
+                {"nodes", nodes},
+                {"split", split},
+                {"left_out", left},
+                {"recorded", recorded}};
   std::vector<std::pair<std::string, json>> members;
   members.emplace_back("flows", std::move(edges));
   members.emplace_back("flow_graph", std::move(graph));

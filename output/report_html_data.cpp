@@ -345,9 +345,9 @@ std::string HtmlViews::data(formats::TraceReader& reader, const ReportInput& in,
   b += ",\n\"timeline\":";
   append_timeline(b, sampled, names_, html_.max_spans);
   b += ",\n\"flows\":";
-  b += dump(flows_json(flow_view(
-      flows_.result(), FlowLevel::Function,
-      flow_naming(h, reader.probes(), replay_, reader.hosts(), opt.long_names))));
+  b += dump(flows_json(
+      flow_view(flows_.result(), FlowLevel::Function,
+                flow_naming(h, reader.probes(), replay_, reader.hosts(), opt.long_names))));
   b += "}";
   return b;
 }

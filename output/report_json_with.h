@@ -20,8 +20,7 @@ namespace atrace::analysis {
 std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
                              const std::string& member, nlohmann::ordered_json value);
 // The same with several members, in order.
-std::string render_json_with(
-    const ReportInput& in, const ReportOptions& opt,
-    std::vector<std::pair<std::string, nlohmann::ordered_json>> members);
+std::string render_json_with(const ReportInput& in, const ReportOptions& opt,
+                             std::vector<std::pair<std::string, nlohmann::ordered_json>> members);
 
 }  // namespace atrace::analysis

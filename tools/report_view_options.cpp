@@ -78,10 +78,10 @@ std::optional<std::string> ReportView::render(const std::string& input,
                                               const analysis::ReportInput& in,
                                               const analysis::ReportOptions& opt, bool json) {
   if (flows_) {
-    const analysis::FlowView view = analysis::flow_view(
-        flows_->result(), *analysis::parse_flow_level(v_.flows),
-        analysis::flow_naming(reader.header(), reader.probes(), *replay_, reader.hosts(),
-                              opt.long_names));
+    const analysis::FlowView view =
+        analysis::flow_view(flows_->result(), *analysis::parse_flow_level(v_.flows),
+                            analysis::flow_naming(reader.header(), reader.probes(), *replay_,
+                                                  reader.hosts(), opt.long_names));
     return json ? analysis::render_flows_json(in, opt, view)
                 : analysis::render_flows_text(in, view);
   }

@@ -23,8 +23,8 @@ std::string target_pipeline() {
 }
 
 // (from, to, kind) -> (count, bytes), from the JSON report's `flows`.
-using Edges = std::map<std::tuple<std::string, std::string, std::string>,
-                       std::pair<long long, long long>>;
+using Edges =
+    std::map<std::tuple<std::string, std::string, std::string>, std::pair<long long, long long>>;
 Edges edges_of(const nlohmann::json& rep) {
   Edges out;
   for (const auto& e : rep["flows"]) {
