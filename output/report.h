@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,5 +100,10 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt);
 std::string render_function_table(const ReportInput& in, const ReportOptions& opt,
                                   size_t max_rows = 0);
 std::string render_json(const ReportInput& in, const ReportOptions& opt);
+// render_json's text handed to `sink` in pieces as it is made (about 1 MiB
+// each): `report --threads --format=json` of many threads and functions
+// writes gigabytes, and holds neither its document nor its text whole.
+void write_json(const ReportInput& in, const ReportOptions& opt,
+                const std::function<void(std::string_view)>& sink);
 
 }  // namespace atrace::analysis

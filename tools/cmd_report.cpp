@@ -115,11 +115,19 @@ int run_report(const ReportArgs& args) {
              : reader.damaged()                                         ? 3
                                                                         : 0;
     auto rendered = view.render(args.input, reader, in, opt, args.format == "json");
-    std::string out = rendered                ? *rendered
-                      : args.format == "json" ? analysis::render_json(in, opt)
-                                              : analysis::render_text(in, opt);
     Pager pager(args.terminal);
-    if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
+    bool written = true;
+    if (!rendered && args.format == "json") {
+      // Streamed: with --threads it can be gigabytes (docs/report-json.md).
+      analysis::write_json(in, opt, [&written](std::string_view piece) {
+        if (written && std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
+          written = false;
+      });
+    } else {
+      std::string out = rendered ? *rendered : analysis::render_text(in, opt);
+      written = std::fputs(out.c_str(), stdout) >= 0;
+    }
+    if (!written || std::fflush(stdout) != 0) {
       base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;
     }
