@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +96,9 @@ bool has_syscalls(const ReportInput& in);
 bool has_messages(const ReportInput& in);
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt);
+// render_text's text written to `out` as it is made: with --threads, a
+// table per thread, never all of them at once.
+void write_text(const ReportInput& in, const ReportOptions& opt, std::ostream& out);
 // The function table alone, as render_text prints it (the column names,
 // then at most `max_rows` rows, 0: all): `atrace top`'s screen.
 std::string render_function_table(const ReportInput& in, const ReportOptions& opt,

@@ -3,6 +3,7 @@
 // interface, docs/report-json.md); `--syscalls` prints the system calls per
 // issuing function instead.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -123,9 +124,12 @@ int run_report(const ReportArgs& args) {
         if (written && std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
           written = false;
       });
+    } else if (!rendered) {
+      // std::cout writes through stdout (synced with stdio), the pager's pipe.
+      analysis::write_text(in, opt, std::cout);
+      written = static_cast<bool>(std::cout.flush());
     } else {
-      std::string out = rendered ? *rendered : analysis::render_text(in, opt);
-      written = std::fputs(out.c_str(), stdout) >= 0;
+      written = std::fputs(rendered->c_str(), stdout) >= 0;
     }
     if (!written || std::fflush(stdout) != 0) {
       base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
