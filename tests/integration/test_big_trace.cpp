@@ -24,8 +24,8 @@ namespace {
 constexpr unsigned kThreads = 1000;
 constexpr unsigned kFunctions = 100;
 constexpr const char* kLimit = "--as=536870912";  // 512 MiB of address space
-// The synthetic stream of 1000 threads takes about 3.9 bytes per event.
-constexpr double kBytesPerEvent = 3.9;
+// The synthetic stream of 1000 threads takes about 3.64 bytes per event.
+constexpr double kBytesPerEvent = 3.64;
 
 uint64_t trace_megabytes() {
   const char* v = std::getenv("ATRACE_BIG_TRACE_MB");
