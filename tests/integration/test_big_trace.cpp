@@ -7,8 +7,9 @@
 // (events - threads) / 2, one ThreadExit per thread.
 //
 // Size: ATRACE_BIG_TRACE_MB (default 256; the 2 GB is
-// ATRACE_BIG_TRACE_MB=2048, about 15 minutes on a 2-core machine, too long
-// for every run; its measurements are in docs/BENCHMARKS.md).
+// ATRACE_BIG_TRACE_MB=2048, about 20 minutes on a 2-core machine, too long
+// for every run: the default takes 155 s; the 2 GB measurements are in
+// docs/BENCHMARKS.md).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
