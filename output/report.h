@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,10 +96,18 @@ bool has_syscalls(const ReportInput& in);
 bool has_messages(const ReportInput& in);
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt);
+// render_text's text written to `out` as it is made: with --threads, a
+// table per thread, never all of them at once.
+void write_text(const ReportInput& in, const ReportOptions& opt, std::ostream& out);
 // The function table alone, as render_text prints it (the column names,
 // then at most `max_rows` rows, 0: all): `atrace top`'s screen.
 std::string render_function_table(const ReportInput& in, const ReportOptions& opt,
                                   size_t max_rows = 0);
 std::string render_json(const ReportInput& in, const ReportOptions& opt);
+// render_json's text handed to `sink` in pieces as it is made (about 1 MiB
+// each): `report --threads --format=json` of many threads and functions
+// writes gigabytes, and holds neither its document nor its text whole.
+void write_json(const ReportInput& in, const ReportOptions& opt,
+                const std::function<void(std::string_view)>& sink);
 
 }  // namespace atrace::analysis

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "output/arg_text.h"
+#include "output/json_stream.h"
 #include "output/report.h"
 
 namespace atrace::analysis {
@@ -151,31 +152,31 @@ json groups_doc(const ValueGroups& g, const Profile& p) {
 
 }  // namespace
 
-std::string render_json(const ReportInput& in, const ReportOptions& opt) {
+void write_json(const ReportInput& in, const ReportOptions& opt, const JsonStream::Sink& sink) {
   const auto& h = in.header;
   const auto& p = in.profile;
-  json doc;
-  doc["report_version"] = 1;
-  doc["atrace_version"] = h.atrace_version;
-  doc["command"] = h.target_command;
-  doc["pid"] = h.target_pid;
-  doc["start_realtime_ns"] = h.start_real_ns;
-  doc["duration_ns"] = recording_duration_ns(h, p);
-  doc["kernel_events"] = h.kernel_events;
-  doc["kernel_limits"] = h.kernel_limits;
-  doc["events"] = p.events;
-  doc["lost_events"] = p.lost_known ? json(p.lost_events) : json(nullptr);
-  doc["orphan_exits"] = p.orphan_exits;
-  doc["compensated"] = opt.compensated;
-  doc["probe_cost_ns"] = {{"nop5", h.probe_cost_nop5_ns},
-                          {"emulated", h.probe_cost_emulated_ns},
-                          {"single_step", h.probe_cost_singlestep_ns}};
-  doc["probe_inside_ns"] = {{"nop5", h.probe_inside_nop5_ns},
-                            {"emulated", h.probe_inside_emulated_ns},
-                            {"single_step", h.probe_inside_singlestep_ns}};
+  JsonStream doc(sink);
+  doc.member("report_version", 1);
+  doc.member("atrace_version", h.atrace_version);
+  doc.member("command", h.target_command);
+  doc.member("pid", h.target_pid);
+  doc.member("start_realtime_ns", h.start_real_ns);
+  doc.member("duration_ns", recording_duration_ns(h, p));
+  doc.member("kernel_events", h.kernel_events);
+  doc.member("kernel_limits", h.kernel_limits);
+  doc.member("events", p.events);
+  doc.member("lost_events", p.lost_known ? json(p.lost_events) : json(nullptr));
+  doc.member("orphan_exits", p.orphan_exits);
+  doc.member("compensated", opt.compensated);
+  doc.member("probe_cost_ns", json{{"nop5", h.probe_cost_nop5_ns},
+                                   {"emulated", h.probe_cost_emulated_ns},
+                                   {"single_step", h.probe_cost_singlestep_ns}});
+  doc.member("probe_inside_ns", json{{"nop5", h.probe_inside_nop5_ns},
+                                     {"emulated", h.probe_inside_emulated_ns},
+                                     {"single_step", h.probe_inside_singlestep_ns}});
   if (opt.compensated)
-    doc["compensation_clamped"] = {{"calls", p.compensation.clamped_calls},
-                                   {"residual_ns", p.compensation.residual_ns}};
+    doc.member("compensation_clamped", json{{"calls", p.compensation.clamped_calls},
+                                            {"residual_ns", p.compensation.residual_ns}});
 
   std::vector<FunctionStats> rows = p.functions;
   sort_functions(rows, opt.sort, opt.then_sort);
@@ -187,34 +188,38 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
   static const std::vector<const FunctionStats*> none;
   // A merged trace: each function, thread and process row names its host.
   auto host_of = [&](uint16_t i) { return i < in.hosts.size() ? in.hosts[i] : std::string(); };
-  json functions = json::array();
+  // Row by row: with --threads a function's row holds one row per thread
+  // that called it, and all of them together are the largest part.
+  doc.begin_array("functions");
   for (const auto& f : rows) {
     const std::vector<const FunctionStats*>* per = nullptr;
     if (opt.threads) {
       auto it = per_thread.find(f.id);
       per = it != per_thread.end() ? &it->second : &none;
     }
-    functions.push_back(function_row(f, p, per));
-    if (!in.hosts.empty()) functions.back()["host"] = host_of(f.host);
+    json row = function_row(f, p, per);
+    if (!in.hosts.empty()) row["host"] = host_of(f.host);
+    doc.element(row);
   }
-  doc["functions"] = std::move(functions);
+  doc.end_array();
 
-  json threads = json::array();
+  doc.begin_array("threads");
   for (const auto& t : p.threads) {
-    threads.push_back(thread_row(t, in.process(t.pid, t.host)));
-    if (!in.hosts.empty()) threads.back()["host"] = host_of(t.host);
+    json row = thread_row(t, in.process(t.pid, t.host));
+    if (!in.hosts.empty()) row["host"] = host_of(t.host);
+    doc.element(row);
   }
-  doc["threads"] = std::move(threads);
+  doc.end_array();
   json processes = json::array();
   for (const formats::ProcessInfo* proc : in.shown_processes()) {
     processes.push_back(process_row(*proc));
     if (!in.hosts.empty()) processes.back()["host"] = host_of(proc->host);
   }
-  doc["processes"] = std::move(processes);
+  doc.member("processes", processes);
   if (has_syscalls(in)) {
     json syscalls = json::array();
     for (const auto& r : p.syscalls) syscalls.push_back(syscall_row(r));
-    doc["syscalls"] = std::move(syscalls);
+    doc.member("syscalls", syscalls);
   }
   if (has_messages(in)) {
     json messages = json::array();
@@ -236,7 +241,7 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
       if (!in.hosts.empty()) row["host"] = host_of(r.host);
       messages.push_back(std::move(row));
     }
-    doc["messages"] = std::move(messages);
+    doc.member("messages", messages);
   }
   json probes = json::array();
   for (const auto& hits : p.probes) {
@@ -247,16 +252,21 @@ std::string render_json(const ReportInput& in, const ReportOptions& opt) {
     if (hits.has_values) row["values"] = hits.values;
     probes.push_back(std::move(row));
   }
-  doc["probes"] = std::move(probes);
-  if (in.groups) doc["groups"] = groups_doc(*in.groups, p);
+  doc.member("probes", probes);
+  if (in.groups) doc.member("groups", groups_doc(*in.groups, p));
   json detached = json::array();
   uint64_t start = h.start_mono_ns ? h.start_mono_ns : p.first_ts;
   const formats::ProbeCosts costs = formats::probe_costs(h);
   for (const auto& d : p.detached) detached.push_back(detached_row(d, p.names, start, costs));
-  doc["detached"] = std::move(detached);
-  doc["warnings"] = in.warnings;
-  // Names and command lines are bytes from the target: never fail on them.
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  doc.member("detached", detached);
+  doc.member("warnings", in.warnings);
+  doc.end();
+}
+
+std::string render_json(const ReportInput& in, const ReportOptions& opt) {
+  std::string out;
+  write_json(in, opt, [&out](std::string_view piece) { out += piece; });
+  return out;
 }
 
 }  // namespace atrace::analysis

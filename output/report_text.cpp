@@ -414,6 +414,11 @@ std::vector<const formats::ProcessInfo*> ReportInput::shown_processes() const {
 
 std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   std::ostringstream out;
+  write_text(in, opt, out);
+  return out.str();
+}
+
+void write_text(const ReportInput& in, const ReportOptions& opt, std::ostream& out) {
   const Profile& p = in.profile;
   print_summary(out, in);
   if (opt.compensated) out << compensation_line(in.header, in.profile.compensation) << '\n';
@@ -499,7 +504,6 @@ std::string render_text(const ReportInput& in, const ReportOptions& opt) {
   if (!opt.syscalls) print_detached(out, in, main);
   if (!opt.syscalls && has_messages(in)) print_messages(out, in, main);
   print_footnotes(out, p, columns, syscalls, !opt.syscalls, in.header.kernel_limits);
-  return out.str();
 }
 
 std::string render_function_table(const ReportInput& in, const ReportOptions& opt,

@@ -3,6 +3,7 @@
 // interface, docs/report-json.md); `--syscalls` prints the system calls per
 // issuing function instead.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -115,11 +116,22 @@ int run_report(const ReportArgs& args) {
              : reader.damaged()                                         ? 3
                                                                         : 0;
     auto rendered = view.render(args.input, reader, in, opt, args.format == "json");
-    std::string out = rendered                ? *rendered
-                      : args.format == "json" ? analysis::render_json(in, opt)
-                                              : analysis::render_text(in, opt);
     Pager pager(args.terminal);
-    if (std::fputs(out.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
+    bool written = true;
+    if (!rendered && args.format == "json") {
+      // Streamed: with --threads it can be gigabytes (docs/report-json.md).
+      analysis::write_json(in, opt, [&written](std::string_view piece) {
+        if (written && std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
+          written = false;
+      });
+    } else if (!rendered) {
+      // std::cout writes through stdout (synced with stdio), the pager's pipe.
+      analysis::write_text(in, opt, std::cout);
+      written = static_cast<bool>(std::cout.flush());
+    } else {
+      written = std::fputs(rendered->c_str(), stdout) >= 0;
+    }
+    if (!written || std::fflush(stdout) != 0) {
       base::error("stdout: write failed: %s", base::errno_text(errno).c_str());
       return 1;
     }
