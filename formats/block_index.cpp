@@ -16,7 +16,7 @@ namespace {
 // the process table only adds what the user knows a process by.
 bool required_table(uint8_t type) {
   return type != kFrameEvents && type != kFrameProcesses && type != kFrameClocks &&
-         type != kFrameCorrections;
+         type != kFrameCorrections && type != kFrameSeries;
 }
 
 const char* status_text(FrameStatus s) {
@@ -94,7 +94,8 @@ class Mapper {
           {f.offset, kFrameEvents, m.tid, m.pid, m.count, m.first_ts, m.last_ts, m.host});
     } else if (f.head.type == kFrameHeader || f.head.type == kFrameStrings ||
                f.head.type == kFrameProbes || f.head.type == kFrameProcesses ||
-               f.head.type == kFrameClocks || f.head.type == kFrameCorrections) {
+               f.head.type == kFrameClocks || f.head.type == kFrameCorrections ||
+               f.head.type == kFrameSeries) {
       TablePayload t{f.head.type, f.offset, {}};
       try {
         decoder_.payload(f, t.raw);

@@ -42,6 +42,9 @@ enum FrameType : uint8_t {
   // `atrace merge`, skipped by older readers.
   kFrameClocks = 7,
   kFrameCorrections = 8,  // a merged trace's clock corrections and sync report
+  // Which series of rotated files (record --rotate) and which file of it
+  // (formats/series.h); skipped by older readers, which read the file alone.
+  kFrameSeries = 9,
 };
 
 enum Codec : uint8_t {

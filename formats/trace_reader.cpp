@@ -15,6 +15,7 @@
 // event's timestamp, ties broken by thread so the order is deterministic.
 #include "formats/trace_reader.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -27,6 +28,7 @@
 #include "formats/format_v2.h"
 #include "formats/frame.h"
 #include "formats/metadata_codec.h"
+#include "formats/series.h"
 
 namespace atrace::formats {
 
@@ -127,6 +129,19 @@ struct TraceReader::Impl {
   bool damaged = false;
   std::vector<IndexEntry> blocks;
   uint64_t events = 0;
+  // A series of rotated files (formats/series.h): this file's SERIES
+  // frame; read from its first file, the files after it (each an Impl of
+  // its own, for its source) and which file each block is in.
+  std::optional<SeriesInfo> series;
+  std::vector<std::unique_ptr<Impl>> parts;
+  std::vector<uint16_t> block_file;
+  std::vector<std::string> files;
+  const FileSource& source_of(size_t block) const {
+    const uint16_t f = block < block_file.size() ? block_file[block] : 0;
+    return f == 0 ? src : parts[f - 1u]->src;
+  }
+  void read_series(const std::string& first, bool finished);
+  void add_part(Impl& part, uint16_t file);
 
   FrameDecoder decoder;
   Frame frame;  // scratch for block reads
@@ -271,8 +286,18 @@ void TraceReader::Impl::load_tables(FileMap& map) {
         case kFrameCorrections:
           if (!corrections) corrections = decode_corrections(in);
           break;
+        case kFrameSeries: {  // the first says which; a last one may end it
+          SeriesInfo more = decode_series(in);
+          if (!series) series = more;
+          else if (more.id == series->id) series->last = series->last || more.last;
+          break;
+        }
       }
     } catch (const Malformed&) {
+      if (t.type == kFrameSeries) {  // the file still reads alone
+        damage("damaged series frame" + where + ": read alone");
+        continue;
+      }
       if (t.type == kFrameProcesses) {  // names only: the trace reads without them
         damage("damaged process table" + where + ": skipped");
         continue;
@@ -342,7 +367,7 @@ bool TraceReader::Impl::load_next_block(ThreadStream& s) {
   while (s.next_block < s.blocks.size()) {
     s.current = s.blocks[s.next_block++];
     const IndexEntry& x = blocks[s.current];
-    FrameStatus st = read_frame(src, x.offset, frame);
+    FrameStatus st = read_frame(source_of(s.current), x.offset, frame);
     s.block = std::make_unique<DecodedBlock>(gauge);
     try {
       if (st != FrameStatus::Ok) throw Malformed{};  // changed since it was verified
@@ -413,12 +438,102 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   for (const auto& w : map.warnings) m.warn(w);
   m.damaged = map.damaged;
   m.blocks = std::move(map.blocks);
+  m.block_file.assign(m.blocks.size(), 0);
+  m.files.push_back(m.name());
+  if (m.series && m.series->seq == 0 && path != "-" && !m.corrections)
+    m.read_series(path, map.footer.has_value());
   m.apply_corrections();
   m.build_streams();
   m.start();
 }
 
 TraceReader::~TraceReader() = default;
+
+// The files after the first, by name (formats/series.h), as long as each
+// is the next of this series; what they hold is added to the first's.
+void TraceReader::Impl::read_series(const std::string& first, bool finished) {
+  for (uint32_t seq = 1; !series->last && seq < 65535; ++seq) {
+    const std::string next = series_file_name(first, seq);
+    if (::access(next.c_str(), F_OK) != 0) {
+      // A recorder killed mid-file ends the series there, and says so
+      // already (no index); a finished file not marked last lost its next.
+      if (finished)
+        warn("the series goes on after " + files.back() + " but " + next +
+             " is missing: read up to there");
+      return;
+    }
+    auto part = std::make_unique<Impl>(next);
+    part->check_preamble();
+    FileMap map = map_file(part->src);
+    part->load_tables(map);
+    for (const auto& w : map.warnings) part->warn(w);
+    part->damaged = part->damaged || map.damaged;
+    part->blocks = std::move(map.blocks);
+    if (!part->series || part->series->id != series->id || part->series->seq != seq) {
+      warn(next + " is not file " + std::to_string(seq) + " of this series: read up to " +
+           files.back());
+      return;
+    }
+    finished = map.footer.has_value();
+    series->last = part->series->last;
+    add_part(*part, static_cast<uint16_t>(seq));
+    files.push_back(next);
+    parts.push_back(std::move(part));
+  }
+}
+
+// One recording: the probe ids mean the same in every file (a file's table
+// holds the probes attached so far), a process or thread is the same one.
+void TraceReader::Impl::add_part(Impl& part, uint16_t file) {
+  warnings.insert(warnings.end(), part.warnings.begin(), part.warnings.end());
+  damaged = damaged || part.damaged;
+  std::map<uint32_t, size_t> ids;
+  for (size_t i = 0; i < probes.size(); i++) ids[probes[i].id] = i;
+  for (const auto& p : part.probes) {
+    auto it = ids.find(p.id);
+    if (it == ids.end()) {
+      ids[p.id] = probes.size();
+      probes.push_back(p);
+    } else if (probes[it->second].name != p.name || probes[it->second].path != p.path) {
+      fail("not one recording: probe " + std::to_string(p.id) + " is " + p.name + " in " +
+           part.name() + " but " + probes[it->second].name + " before");
+    }
+  }
+  for (auto& [key, p] : part.processes) processes[key] = p;
+  process_list.clear();
+  for (const auto& [key, p] : processes) process_list.push_back(p);
+  for (size_t h = 0; h < part.hosts.size(); h++) {
+    if (hosts.size() <= h) hosts.resize(h + 1);
+    add_clocks(hosts[h], HostClocks(part.hosts[h]));
+  }
+  clocks = hosts.front();
+  std::map<uint64_t, size_t> by_key;
+  for (size_t i = 0; i < threads.size(); i++)
+    by_key[thread_key(threads[i].host, threads[i].tid)] = i;
+  for (const auto& t : part.threads) {
+    auto it = by_key.find(thread_key(t.host, t.tid));
+    if (it == by_key.end()) {
+      by_key[thread_key(t.host, t.tid)] = threads.size();
+      threads.push_back(t);
+      continue;
+    }
+    ThreadInfo& into = threads[it->second];
+    into.first_ts = std::min(into.first_ts, t.first_ts);
+    into.last_ts = std::max(into.last_ts, t.last_ts);
+    into.events += t.events;
+    into.pid = t.pid;
+    if (!t.name.empty()) into.name = t.name;
+  }
+  if (lost.per_cpu.size() < part.lost.per_cpu.size()) lost.per_cpu.resize(part.lost.per_cpu.size());
+  for (size_t c = 0; c < part.lost.per_cpu.size(); c++) lost.per_cpu[c] += part.lost.per_cpu[c];
+  // The recording ends where its last file does.
+  header.end_mono_ns = part.header.end_mono_ns;
+  header.end_real_ns = part.header.end_real_ns;
+  for (const auto& b : part.blocks) {
+    blocks.push_back(b);
+    block_file.push_back(file);
+  }
+}
 
 const TraceHeader& TraceReader::header() const { return impl_->header; }
 const std::vector<ProbeInfo>& TraceReader::probes() const { return impl_->probes; }
@@ -439,6 +554,8 @@ bool TraceReader::damaged() const { return impl_->damaged; }
 uint64_t TraceReader::event_count() const { return impl_->events; }
 uint16_t TraceReader::version_major() const { return impl_->major; }
 uint16_t TraceReader::version_minor() const { return impl_->minor; }
+const std::vector<std::string>& TraceReader::files() const { return impl_->files; }
+const SeriesInfo* TraceReader::series() const { return impl_->series ? &*impl_->series : nullptr; }
 uint64_t TraceReader::block_count() const { return impl_->blocks.size(); }
 uint64_t TraceReader::live_blocks() const { return impl_->gauge.live; }
 uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }

@@ -17,6 +17,7 @@
 #include "formats/corrections.h"
 #include "formats/error.h"
 #include "formats/event_filter.h"
+#include "formats/series.h"
 #include "formats/trace_types.h"
 
 namespace atrace::formats {
@@ -80,6 +81,14 @@ class TraceReader {
   // Format version found in the file (a newer minor version reads fine).
   uint16_t version_major() const;
   uint16_t version_minor() const;
+  // A series of rotated files (`record --rotate`, formats/series.h): given
+  // its first file, the reader reads every file of the series after it, as
+  // one recording (a call that began in one file and ended in the next is
+  // one call). files() lists the files read (one, unless a series);
+  // series() is the SERIES frame of the file given (nullptr: not rotated),
+  // `last` set when the series read ends where the recording did.
+  const std::vector<std::string>& files() const;
+  const SeriesInfo* series() const;
 
   // From now on, only the events `filter` keeps (formats/event_filter.h),
   // from the first: threads() lists the threads it keeps, and with a time

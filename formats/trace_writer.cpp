@@ -288,4 +288,65 @@ void TraceWriter::finish(const TraceHeader& h, const std::vector<ThreadInfo>& th
   }
 }
 
+// Rotation (record --rotate): kept apart from the rest of the writer so
+// that a file of a series is written exactly as a single recording's.
+void TraceWriter::write_series(const SeriesInfo& series) {
+  if (!impl_->started) throw std::logic_error("TraceWriter: series before header");
+  if (impl_->finished) throw std::logic_error("TraceWriter: series after finish");
+  ByteWriter payload;
+  encode_series(series, payload);
+  impl_->frame(kFrameSeries, {}, payload.buf(), false);
+  bytes_written_ += impl_->write_out();
+}
+
+std::vector<ThreadInfo> TraceWriter::file_threads(const std::vector<ThreadInfo>& known) const {
+  std::unordered_map<uint64_t, ThreadInfo> by_key;
+  auto add = [&](uint16_t host, uint32_t tid, uint32_t pid, uint64_t count, uint64_t first,
+                 uint64_t last) {
+    auto [it, fresh] = by_key.try_emplace(thread_key(host, tid));
+    ThreadInfo& t = it->second;
+    if (fresh) {
+      t.tid = tid;
+      t.host = host;
+      t.first_ts = first;
+    }
+    t.pid = pid;
+    t.first_ts = std::min(t.first_ts, first);
+    t.last_ts = std::max(t.last_ts, last);
+    t.events += count;
+  };
+  for (const auto& x : impl_->index)
+    if (x.type == kFrameEvents) add(x.host, x.tid, x.pid, x.count, x.first_ts, x.last_ts);
+  for (const auto& [key, b] : impl_->open)
+    if (!b->empty()) {
+      const BlockMeta& m = b->meta();
+      add(m.host, m.tid, m.pid, m.count, m.first_ts, m.last_ts);
+    }
+  std::vector<ThreadInfo> out;
+  for (const auto& k : known) {
+    auto it = by_key.find(thread_key(k.host, k.tid));
+    if (it == by_key.end()) continue;
+    it->second.name = k.name;
+    out.push_back(std::move(it->second));
+    by_key.erase(it);
+  }
+  std::vector<ThreadInfo> rest;
+  for (auto& [key, t] : by_key) rest.push_back(std::move(t));
+  std::sort(rest.begin(), rest.end(),
+            [](const ThreadInfo& a, const ThreadInfo& b) { return a.tid < b.tid; });
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+void TraceWriter::reopen(int fd, const std::string& name) {
+  if (!impl_->finished) throw std::logic_error("TraceWriter: reopened before finish");
+  WriterOptions opts = impl_->opts;
+  impl_ = std::make_unique<Impl>(std::move(opts));
+  impl_->path = name;
+  impl_->fd = fd;
+  events_written_ = 0;
+  bytes_written_ = 0;
+  if (fd < 0) throw WriteError(name + ": cannot create: " + base::errno_text(errno));
+}
+
 }  // namespace atrace::formats

@@ -18,6 +18,7 @@
 
 #include "formats/corrections.h"
 #include "formats/error.h"
+#include "formats/series.h"
 #include "formats/trace_types.h"
 
 namespace atrace::formats {
@@ -68,6 +69,15 @@ class TraceWriter {
   void write_corrections(const Corrections& corrections);
   // End clocks, thread table, loss counts and the block index; closes the file.
   void finish(const TraceHeader& h, const std::vector<ThreadInfo>& threads, const LostCounts& lost);
+
+  // Rotation (`record --rotate`, formats/series.h): the file's SERIES
+  // frame; the threads of the events written to this file so far (open
+  // blocks included; names from `known`), for its footer; and, once
+  // finished, the next file of the series on `fd` (taken over, as the
+  // constructor's), the writer then as new.
+  void write_series(const SeriesInfo& series);
+  std::vector<ThreadInfo> file_threads(const std::vector<ThreadInfo>& known) const;
+  void reopen(int fd, const std::string& name);
 
   uint64_t events_written() const { return events_written_; }
   uint64_t bytes_written() const { return bytes_written_; }

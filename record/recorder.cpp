@@ -46,6 +46,7 @@
 #include "record/record_plan.h"
 #include "record/relevance.h"
 #include "record/reorder.h"
+#include "record/rotation.h"
 #include "record/status_line.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
@@ -144,6 +145,7 @@ class Recorder {
     std::unique_ptr<OutputFile> file;
     std::unique_ptr<formats::TraceWriter> writer;
     std::unique_ptr<AsyncEventWriter> async;  // writer's events, while recording
+    std::unique_ptr<Rotation> rotation;       // --rotate
   };
 
   // The stages, in order.
@@ -170,6 +172,7 @@ class Recorder {
   void push_start_events();
   bool on_wake(uint64_t now);
   void deliver(std::vector<formats::Event>&& events);
+  void rotate_if_due(uint64_t now);
   void writing(RecordResult& r, const std::function<void()>& write);
   void stop_if_signalled() const;
   void attach_targets();
@@ -742,8 +745,11 @@ void Recorder::record_events(RecordResult& r) {
     // On the writing thread, so that the drain loop starts now: a write
     // held up by the disk must not keep it from the buffers.
     out_.async = std::make_unique<AsyncEventWriter>(*out_.writer);
+    if (opts_.rotate.enabled())
+      out_.rotation = std::make_unique<Rotation>(opts_.rotate, opts_.output, run_.header);
     out_.async->run([this, header = run_.header, table = run_.table, clocks = clocks_.take()] {
       out_.writer->write_header(header);
+      if (out_.rotation) out_.writer->write_series(out_.rotation->first_series());
       out_.writer->write_probes(table);
       out_.writer->write_clocks(clocks);
       out_.file->commit();
@@ -785,6 +791,29 @@ void Recorder::deliver(std::vector<formats::Event>&& events) {
   if (sink_ && !events.empty()) sink_->events(events);
   if (out_.async) out_.async->write_events(std::move(events));
   else if (out_.writer) out_.writer->write_events(events);
+  if (out_.async && out_.rotation)
+    out_.async->run([this] { out_.rotation->note_size(*out_.writer); });
+}
+
+// --rotate: the file ends after the events delivered so far, the next
+// begins with the tables a reader of it alone needs (rotation.h).
+void Recorder::rotate_if_due(uint64_t now) {
+  if (!out_.async || !out_.rotation || !out_.rotation->due(now)) return;
+  // At the reorder window's edge: the events before it went to the file
+  // that ends, those after it go to the next.
+  const uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  Rotation::Cut c;
+  c.mono_ns = edge;
+  c.real_ns = now_ns(CLOCK_REALTIME) - (now_ns(CLOCK_MONOTONIC) - edge);
+  c.names = events_->threads().table();
+  c.lost = bpf_->read_lost();
+  c.old_clocks = clocks_.take();
+  c.new_clocks = host_identity();
+  c.new_clocks.snapshots.push_back(read_clocks(formats::ClockSnapshot::When::Periodic));
+  c.probes = run_.table;
+  c.processes = events_->processes().all();
+  out_.rotation->cut_queued(c);
+  out_.async->run([this, c = std::move(c)] { out_.rotation->rotate(*out_.writer, c); });
 }
 
 // Every wake-up of the drain loop: the filters' decisions, then what the
@@ -801,6 +830,7 @@ bool Recorder::on_wake(uint64_t now) {
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
   deliver(events_->held().take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
+  rotate_if_due(now);
   // The loss counters cost a map read per kind: only for a visible line.
   if (status_.enabled())
     status_.show(run_.table.size(), events_->events(), bpf_->read_lost().total(),
@@ -859,7 +889,8 @@ void Recorder::write_rest(RecordResult& r) {
       if (out_.async) out_.async->flush();
       out_.async.reset();
       out_.writer->write_clocks(clocks_.take());
-      out_.writer->finish(header, threads, lost);
+      if (out_.rotation) out_.rotation->finish(*out_.writer, header, threads, lost);
+      else out_.writer->finish(header, threads, lost);
     });
     // After a write error the disk or pipe is gone: one message said so.
     if (r.write_error.empty())

@@ -16,6 +16,7 @@
 
 #include "record/filter_policy.h"
 #include "record/record_error.h"
+#include "record/rotate_options.h"
 
 namespace atrace {
 
@@ -69,6 +70,8 @@ struct RecordOptions {
   bool probe_at_entry = false;
   // Relevance filters (filter_policy.h).
   FilterOptions filter;
+  // --rotate: a series of files instead of one (rotation.h).
+  RotateOptions rotate;
 };
 
 struct RecordResult {
