@@ -92,7 +92,6 @@ void add_record(cli::Command app, int& exit_status) {
       "Recording ends when the target exits, on SIGINT/SIGTERM, or after --duration;\n"
       "a launched command's exit status is passed on. After --duration a launched\n"
       "command runs on without probes and atrace waits for it (Ctrl-C passes on to it).\n"
-      "  atrace record -p 1234 --select='app:*' --rotate=30s --load=http://127.0.0.1:8123/db\n"
       "An existing trace file is kept as FILE.old, as perf does.\n"
       "Functions detached by the relevance filter (default: --filter=absolute, 2us after\n"
       "1000 calls) are listed in OUTPUT.exclude, for --exclude=@OUTPUT.exclude next time.");
