@@ -331,6 +331,7 @@ std::vector<ThreadInfo> TraceWriter::file_threads(const std::vector<ThreadInfo>&
     by_key.erase(it);
   }
   std::vector<ThreadInfo> rest;
+  rest.reserve(by_key.size());
   for (auto& [key, t] : by_key) rest.push_back(std::move(t));
   std::sort(rest.begin(), rest.end(),
             [](const ThreadInfo& a, const ThreadInfo& b) { return a.tid < b.tid; });
