@@ -74,7 +74,8 @@ TEST_F(Rotation, ASeriesReadsAsTheUnrotatedRecording) {
     if (f == first) continue;
     auto part = report_json(f);
     ASSERT_TRUE(part) << f;
-    if (const auto* leaf = find_function(*part, "leaf")) leaf_rows += (*leaf)["calls"].get<long long>();
+    if (const auto* leaf = find_function(*part, "leaf"))
+      leaf_rows += (*leaf)["calls"].get<long long>();
   }
   EXPECT_GT(leaf_rows, 0);
   EXPECT_LE(leaf_rows, 60000);
@@ -96,8 +97,7 @@ TEST_F(Rotation, LoadPutsEveryFileIntoClickHouse) {
   ClickHouseServer server(file("ch"));
   ASSERT_TRUE(server.ok()) << server.log();
   fs::create_directory(file("l"));
-  Result r = record_rotated(file("l/l.data"),
-                            {"--rotate-keep=0", "--load=" + server.url("rot")});
+  Result r = record_rotated(file("l/l.data"), {"--rotate-keep=0", "--load=" + server.url("rot")});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   // Every file loaded, then deleted.
   EXPECT_TRUE(files_of(file("l"), "l.").empty());
@@ -107,10 +107,9 @@ TEST_F(Rotation, LoadPutsEveryFileIntoClickHouse) {
   // began in (ended trace_end) and its exit an orphan of the next: each
   // call is one row.
   for (const auto& [name, n] : kCalls)
-    EXPECT_EQ(std::stoll(server.value(
-                  "SELECT count() FROM rot.calls ANY INNER JOIN rot.functions "
-                  "USING (trace_id, function_id) WHERE name = '" +
-                  name + "'")),
+    EXPECT_EQ(std::stoll(server.value("SELECT count() FROM rot.calls ANY INNER JOIN rot.functions "
+                                      "USING (trace_id, function_id) WHERE name = '" +
+                                      name + "'")),
               n)
         << name;
 }
