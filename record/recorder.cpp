@@ -172,7 +172,7 @@ class Recorder {
   void push_start_events();
   bool on_wake(uint64_t now);
   void deliver(std::vector<formats::Event>&& events);
-  void rotate_if_due(uint64_t now);
+  void rotate_if_due(uint64_t now, uint64_t edge);
   void writing(RecordResult& r, const std::function<void()>& write);
   void stop_if_signalled() const;
   void attach_targets();
@@ -795,13 +795,11 @@ void Recorder::deliver(std::vector<formats::Event>&& events) {
     out_.async->run([this] { out_.rotation->note_size(*out_.writer); });
 }
 
-// --rotate: the file ends after the events delivered so far, the next
-// begins with the tables a reader of it alone needs (rotation.h).
-void Recorder::rotate_if_due(uint64_t now) {
+// --rotate: the file ends after the events delivered so far (those before
+// the reorder window's `edge`), the next begins there, with the tables a
+// reader of it alone needs (rotation.h).
+void Recorder::rotate_if_due(uint64_t now, uint64_t edge) {
   if (!out_.async || !out_.rotation || !out_.rotation->due(now)) return;
-  // At the reorder window's edge: the events before it went to the file
-  // that ends, those after it go to the next.
-  const uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
   Rotation::Cut c;
   c.mono_ns = edge;
   c.real_ns = now_ns(CLOCK_REALTIME) - (now_ns(CLOCK_MONOTONIC) - edge);
@@ -829,8 +827,9 @@ bool Recorder::on_wake(uint64_t now) {
   if (clocks_.due(now) && out_.async)
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
-  deliver(events_->held().take_until(now > kReorderWindowNs ? now - kReorderWindowNs : 0));
-  rotate_if_due(now);
+  const uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  deliver(events_->held().take_until(edge));
+  rotate_if_due(now, edge);
   // The loss counters cost a map read per kind: only for a visible line.
   if (status_.enabled())
     status_.show(run_.table.size(), events_->events(), bpf_->read_lost().total(),

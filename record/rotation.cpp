@@ -1,3 +1,5 @@
+// --rotate's cuts (rotation.h): when one is due, what ends a file and
+// what begins the next, on the writer's thread.
 #include "record/rotation.h"
 
 #include <algorithm>
