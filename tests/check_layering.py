@@ -3,7 +3,7 @@
 it may not depend on (docs/ARCHITECTURE.md, "Folders and dependencies").
 
 Dependencies go one way:
-    base <- formats <- uprobes <- record <- tools
+    base <- formats <- uprobes <- fastpath <- record <- tools
                     <- analysis <- output <- tools
     base <- sync <- formats, analysis, tools   (clock synchronisation, pure:
                     the reader applies a merged trace's corrections)
@@ -27,10 +27,11 @@ ALLOWED = {
     "formats": {"base", "sync"},
     "bpf": set(),
     "uprobes": {"base", "formats"},
-    "record": {"base", "formats", "uprobes", "bpf"},
+    "fastpath": {"base", "formats", "uprobes"},
+    "record": {"base", "formats", "uprobes", "fastpath", "bpf"},
     "analysis": {"base", "formats", "sync"},
     "output": {"base", "formats", "analysis"},
-    "tools": {"base", "formats", "uprobes", "record", "analysis", "output", "sync"},
+    "tools": {"base", "formats", "uprobes", "fastpath", "record", "analysis", "output", "sync"},
     "include": set(),
     "demo": {"include"},
 }

@@ -1,0 +1,121 @@
+// The memory the fast path shares with a traced process (docs/fast-path.md):
+// one region, mapped read-write by atrace and by the target, that the
+// trampolines in the target write (entry and exit records, per-thread shadow
+// stacks) and atrace reads. This header is the contract between the code the
+// trampolines are generated from (fastpath/trampoline.h) and atrace's reader;
+// every field has a fixed offset, checked below, because the trampolines
+// address them as immediates.
+//
+// Layout of the region (all offsets from its start, all page-aligned):
+//   RingHeader                          one page
+//   LaneHeader[lane_count]              one cache line each
+//   FastRecord[lane_count][lane_slots]  the lanes' records
+//   ThreadSlot[thread_slots]            per-thread state, found by thread pointer
+//
+// Writers never wait: a full lane drops the record and counts it in
+// LaneHeader::lost; a full thread table or a full shadow stack records the
+// entry without hooking its return (kind EntryNoExit), so the return is never
+// lost track of and the program never depends on atrace having room.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace atrace::fastpath {
+
+inline constexpr uint64_t kRingMagic = 0x3154534146525441ull;  // "ATRFAST1"
+inline constexpr uint32_t kRingVersion = 1;
+
+// What a record says happened. The values are written by generated code.
+enum class RecordKind : uint16_t {
+  Entry = 1,        // the function was entered; its return is hooked
+  Exit = 2,         // it returned through the return stub
+  EntryNoExit = 3,  // entered, return not hooked (thread table or shadow stack full)
+  Unwound = 4,      // an unwinder or longjmp left it: its shadow entry was dropped
+};
+
+// One event: 32 bytes, written by a trampoline into a lane slot it reserved
+// with a compare-and-swap on LaneHeader::head. `seq` is written last, with
+// release order: the reader takes a slot when seq == its index + 1.
+struct FastRecord {
+  uint64_t seq;             // slot index in the lane + 1, the commit mark
+  uint64_t tsc;             // rdtscp at the event
+  uint64_t thread_pointer;  // %fs:0, the thread's TCB: mapped to a tid by atrace
+  uint32_t function_id;     // atrace's probe id of the function
+  uint16_t kind;            // RecordKind
+  uint16_t depth;           // the thread's shadow-stack depth after the event
+};
+static_assert(sizeof(FastRecord) == 32);
+
+// A lane, one per CPU (the CPU from rdtscp's TSC_AUX, masked by lane_count -
+// 1). head is written by the trampolines only, tail by atrace only, lost by
+// the trampolines (lock xadd); each on its own cache line.
+struct alignas(64) LaneHeader {
+  uint64_t head;  // slots reserved so far
+  uint64_t pad0[7];
+  uint64_t tail;  // slots consumed by atrace
+  uint64_t pad1[7];
+  uint64_t lost;  // records dropped because the lane was full
+  uint64_t pad2[7];
+};
+static_assert(sizeof(LaneHeader) == 192);
+
+// One frame of a thread's shadow stack: the return address the trampoline
+// replaced, and where it was (the stack slot, i.e. %rsp at the function's
+// entry), so that the return stub finds its frame by stack position even
+// after a longjmp or an unwind skipped frames above it.
+struct ShadowFrame {
+  uint64_t return_address;
+  uint64_t stack_slot;
+  uint32_t function_id;
+  uint32_t reserved;
+};
+static_assert(sizeof(ShadowFrame) == 24);
+
+// Per-thread state, claimed by a compare-and-swap of thread_pointer from 0
+// (open addressing by a hash of the thread pointer). A thread pointer can be
+// reused after a thread ends (glibc caches stacks): the frames a dead thread
+// left sit below the new thread's and are never matched by stack position.
+struct ThreadSlot {
+  uint64_t thread_pointer;  // 0: free
+  uint32_t depth;           // frames in use
+  uint32_t reserved;
+  ShadowFrame frames[1];  // shadow_depth of them (RingHeader)
+};
+
+// The first page. Written by atrace before any trampoline is reachable;
+// read-only for the trampolines afterwards (they use immediates, the header
+// is for the reader and for a human looking at the mapping).
+struct RingHeader {
+  uint64_t magic;         // kRingMagic
+  uint32_t version;       // kRingVersion
+  uint32_t lane_count;    // power of two
+  uint32_t lane_slots;    // power of two, records per lane
+  uint32_t thread_slots;  // power of two
+  uint32_t shadow_depth;  // frames per thread slot
+  uint32_t reserved;
+  uint64_t lanes_offset;    // LaneHeader[lane_count]
+  uint64_t records_offset;  // FastRecord[lane_count * lane_slots]
+  uint64_t threads_offset;  // thread_slots slots of thread_slot_bytes() each
+  uint64_t total_bytes;
+};
+
+// Sizes and offsets of a region with these parameters (all powers of two,
+// checked by make_layout).
+struct RingGeometry {
+  uint32_t lane_count = 8;
+  uint32_t lane_slots = 1u << 16;
+  uint32_t thread_slots = 256;
+  uint32_t shadow_depth = 1024;
+};
+
+inline constexpr uint64_t thread_slot_bytes(uint32_t shadow_depth) {
+  return (offsetof(ThreadSlot, frames) + uint64_t{shadow_depth} * sizeof(ShadowFrame) + 63) &
+         ~uint64_t{63};
+}
+
+// The header for a region of this geometry (offsets and total size); throws
+// std::invalid_argument for a geometry that is not powers of two.
+RingHeader make_layout(const RingGeometry& geometry);
+
+}  // namespace atrace::fastpath
