@@ -14,7 +14,6 @@
 #include <unordered_map>
 
 #include "analysis/analysis.h"
-#include "analysis/message_match.h"
 #include "formats/trace_reader.h"
 #include "output/arg_text.h"
 
