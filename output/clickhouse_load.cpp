@@ -181,6 +181,7 @@ const char* sharding_key(const std::string& table) {
   if (table == "calls") return "cityHash64(trace_id, call_id)";
   if (table == "kernel") return "cityHash64(trace_id, host, tid, start_ns)";
   if (table == "messages") return "cityHash64(trace_id, host, tid, ts_ns)";
+  if (table == "message_pairs") return "cityHash64(trace_id, send_host, send_tid, send_ns)";
   if (table == "threads") return "cityHash64(trace_id, host, tid)";
   if (table == "processes") return "cityHash64(trace_id, host, pid)";
   return "trace_id";

@@ -2,8 +2,9 @@
 // call replay turns calls, kernel intervals, messages and DETACH events into
 // TSV rows as they happen; the small tables (processes, threads, functions,
 // traces) are written from the reader's tables and the replay's threads at
-// the end. Memory: one batch per table, the replay's open calls and a call
-// id per open call; never the events.
+// the end, and so are the matched message pairs. Memory: one batch per
+// table, the replay's open calls and a call id per open call, and the
+// message ends (what report's messages table holds too); never the events.
 #include "output/export_tables.h"
 
 #include <xxhash.h>
@@ -27,6 +28,7 @@ enum TableIndex : size_t {
   kCalls,
   kKernel,
   kMessages,
+  kMessagePairs,
   kDetaches,
   kTraces,
   kTableCount
@@ -103,8 +105,13 @@ struct Batch {
 
 class TablesBuilder : public ReplayListener {
  public:
-  TablesBuilder(uint64_t trace_id, TableSink& sink, size_t batch_rows, const RawClock& raw)
-      : trace_(trace_id), sink_(sink), batch_rows_(batch_rows ? batch_rows : 1), raw_(raw) {
+  TablesBuilder(uint64_t trace_id, TableSink& sink, size_t batch_rows, const RawClock& raw,
+                std::vector<uint32_t> machines)
+      : trace_(trace_id),
+        sink_(sink),
+        batch_rows_(batch_rows ? batch_rows : 1),
+        raw_(raw),
+        machines_(std::move(machines)) {
     counts_.rows.assign(kTableCount, 0);
   }
 
@@ -186,6 +193,8 @@ class TablesBuilder : public ReplayListener {
         r.u(m.obj).u(m.peer_obj).u(m.call_ns).i(raw_delta(t->host, ev.ts));
       }
       flush_if_full(kMessages);
+      ends_.push_back(message_end(ev, machines_));
+      end_calls_.push_back({call, fn});
     } else if (ev.kind == formats::EventKind::Detach) {
       {
         Row r = row(kDetaches);
@@ -195,6 +204,25 @@ class TablesBuilder : public ReplayListener {
       }
       flush_if_full(kDetaches);
     }
+  }
+
+  // The `message_pairs` rows, once every message is in: a receive's send
+  // may be anywhere in the trace (analysis/message_match.h pairs them,
+  // as report's messages table does). Memory: the ends, as report's.
+  void write_pairs() {
+    for (const MessageMatch& mm : match_messages(ends_)) {
+      const MessageEnd &s = ends_[mm.send], &r = ends_[mm.recv];
+      {
+        Row row = this->row(kMessagePairs);
+        row.u(trace_).s(formats::to_string(s.m.proto)).u(mm.bytes);
+        row.i(static_cast<int64_t>(r.ts - s.ts));
+        pair_end(row, s, end_calls_[mm.send]);
+        pair_end(row, r, end_calls_[mm.recv]);
+      }
+      flush_if_full(kMessagePairs);
+    }
+    ends_ = {};
+    end_calls_ = {};
   }
 
   Row row(size_t table) {
@@ -235,6 +263,13 @@ class TablesBuilder : public ReplayListener {
     return {ids.empty() ? 0 : ids.back(), t.stack.back().id};
   }
 
+  // One end of a pair: who, when, in which call, between which addresses.
+  void pair_end(Row& row, const MessageEnd& e, std::pair<uint64_t, uint32_t> call) const {
+    row.u(e.host).u(e.pid).u(e.tid).u(e.ts).u(call.first).u(call.second);
+    row.s(formats::net_end(e.m, false)).s(formats::net_end(e.m, true));
+    row.i(raw_delta(e.host, e.ts));
+  }
+
   // Raw minus corrected: 0 in a single recording, so the column costs
   // next to nothing on a server (a copy of start_ns took 5 MB a million
   // calls).
@@ -254,6 +289,11 @@ class TablesBuilder : public ReplayListener {
   const ReplayThread* last_thread_ = nullptr;
   std::vector<uint64_t>* last_ids_ = nullptr;
   std::map<uint16_t, uint64_t> host_calls_;
+  // Every message end, and the call and function it fell in, for
+  // write_pairs().
+  std::vector<uint32_t> machines_;
+  std::vector<MessageEnd> ends_;
+  std::vector<std::pair<uint64_t, uint32_t>> end_calls_;
 };
 
 // CLOCK_REALTIME at the recording's start: its host's first clock
@@ -378,6 +418,16 @@ const std::vector<TableDef>& table_defs() {
         {"call_ns", "UInt64"},
         {"raw_delta_ns", "Int64"}},
        "trace_id, host, ts_ns"},
+      {"message_pairs",
+       {{"trace_id", "UInt64"},         {"protocol", "String"},   {"bytes", "UInt64"},
+        {"latency_ns", "Int64"},        {"send_host", "UInt16"},  {"send_pid", "UInt32"},
+        {"send_tid", "UInt32"},         {"send_ns", "UInt64"},    {"send_call_id", "UInt64"},
+        {"send_function_id", "UInt32"}, {"send_local", "String"}, {"send_peer", "String"},
+        {"send_raw_delta_ns", "Int64"}, {"recv_host", "UInt16"},  {"recv_pid", "UInt32"},
+        {"recv_tid", "UInt32"},         {"recv_ns", "UInt64"},    {"recv_call_id", "UInt64"},
+        {"recv_function_id", "UInt32"}, {"recv_local", "String"}, {"recv_peer", "String"},
+        {"recv_raw_delta_ns", "Int64"}},
+       "trace_id, send_host, send_ns"},
       {"detaches",
        {{"trace_id", "UInt64"},
         {"host", "UInt16"},
@@ -491,12 +541,13 @@ TableCounts export_tables(formats::TraceReader& reader, uint64_t trace_id, Table
                           size_t batch_rows) {
   CallReplay replay(reader.probes());
   const RawClock raw(reader.corrections());
-  TablesBuilder b(trace_id, sink, batch_rows, raw);
+  TablesBuilder b(trace_id, sink, batch_rows, raw, host_machines(reader.hosts()));
   replay.listen(b);
   reader.rewind();
   formats::Event ev;
   while (reader.next(ev)) replay.add(ev);
   replay.finish(reader.header().end_mono_ns);
+  b.write_pairs();
 
   for (const auto& p : reader.processes()) {
     Row r = b.row(kProcesses);

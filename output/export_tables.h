@@ -1,8 +1,9 @@
 // Typed tables from a trace (docs/tables.md): `atrace convert --to=tables`
 // writes them as TSV files, `--to=clickhouse` inserts them into a server
 // (clickhouse_load.h). One row per recording, process, thread, function,
-// call, kernel interval, message and relevance-filter decision, each keyed
-// by the trace's id, so that many traces live in the same tables.
+// call, kernel interval, message, matched send/receive pair and
+// relevance-filter decision, each keyed by the trace's id, so that many
+// traces live in the same tables.
 //
 // The rows come from the one call replay (analysis/call_replay.h): a call's
 // duration, self time and end are the ones `atrace report` counts, so SQL

@@ -147,8 +147,8 @@ TEST_F(Tables, FilesHoldTheReportsCalls) {
   ASSERT_EQ(traces.size(), 1u);
   EXPECT_EQ(traces[0][16], std::to_string(report_calls)) << "traces.calls";
   const std::string schema = read_whole(dir + "/schema.sql");
-  for (const char* t :
-       {"traces", "processes", "threads", "functions", "calls", "kernel", "messages", "detaches"})
+  for (const char* t : {"traces", "processes", "threads", "functions", "calls", "kernel",
+                        "messages", "message_pairs", "detaches"})
     EXPECT_NE(schema.find(std::string("CREATE TABLE IF NOT EXISTS atrace.") + t + "\n"),
               std::string::npos)
         << t;

@@ -192,6 +192,9 @@ TEST_F(TablesQueries, DuckdbAnswersEqualClickHouse) {
   for (const auto& entry : std::filesystem::directory_iterator(DOCS_SQL_DIR)) {
     if (entry.path().extension() != ".sql") continue;
     const std::string name = entry.path().filename();
+    // target_c sends no message: TablesPairs.DuckdbAnswersEqualClickHouse
+    // runs this one on a trace of messages.
+    if (name == "request_latency_across_hosts.sql") continue;
     SCOPED_TRACE(name);
     std::string q = read_whole(entry.path());
     for (size_t at; (at = q.find("demo::parse_record")) != std::string::npos;)

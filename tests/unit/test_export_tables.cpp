@@ -200,6 +200,85 @@ TEST(ExportTablesSchema, ClickHouse1816Types) {
   EXPECT_EQ(out, "x\\ty\\nz\\\\\\r\\0");
 }
 
+// message_pairs: a TCP request from compute (thread 4242) received in
+// deflate (thread 4243) 300 ns later, its answer back, and a receive whose
+// send is not in the trace: two pairs, both ends' threads, calls,
+// functions and addresses, the latency report's messages table counts.
+TEST(ExportTablesPairs, OneRowPerMatchedPair) {
+  constexpr uint32_t kOther = 4243;
+  std::vector<formats::Event> evs;
+  auto message = [&](uint64_t ts, uint32_t tid, bool recv, uint16_t from, uint16_t to, uint64_t seq,
+                     uint32_t bytes) {
+    evs.push_back(formats::testing::ev(ts, tid, EventKind::Message, 0));
+    formats::NetMessage m;
+    m.proto = formats::NetProto::Tcp;
+    m.recv = recv;
+    m.bytes = bytes;
+    m.seq = seq;
+    m.family = 4;
+    m.laddr[0] = 127, m.laddr[3] = 1;
+    m.paddr[0] = 127, m.paddr[3] = 1;
+    m.lport = from;  // this end's port
+    m.pport = to;
+    formats::set_net_message(evs.back(), m);
+  };
+  evs.push_back(formats::testing::ev(1000, kTid, EventKind::FuncEntry, 1));
+  evs.push_back(formats::testing::ev(1100, kOther, EventKind::FuncEntry, 2));
+  message(2000, kTid, false, 5000, 6000, 100, 64);     // request
+  message(2300, kOther, true, 6000, 5000, 100, 64);    // received
+  message(2600, kOther, false, 6000, 5000, 900, 128);  // the answer
+  message(3500, kTid, true, 5000, 6000, 900, 128);
+  message(3600, kTid, true, 5000, 7000, 1, 10);  // from a peer not traced
+  evs.push_back(formats::testing::ev(4000, kOther, EventKind::FuncExit, 2));
+  evs.push_back(formats::testing::ev(5000, kTid, EventKind::FuncExit, 1));
+  std::sort(evs.begin(), evs.end(),
+            [](const formats::Event& a, const formats::Event& b) { return a.ts < b.ts; });
+  formats::TraceHeader h = formats::testing::sample_header();
+  h.end_mono_ns = 9000;
+  formats::ThreadInfo a, b;
+  a.tid = kTid, b.tid = kOther;
+  a.pid = b.pid = 4242;
+  formats::testing::TempFile file;
+  {
+    formats::TraceWriter w(file.path());
+    w.write_header(h);
+    w.write_probes(formats::testing::sample_probes());
+    w.write_events(evs);
+    w.finish(h, {a, b}, {});
+  }
+  formats::TraceReader reader(file.path());
+  Collect sink;
+  const uint64_t id = analysis::trace_id(reader, "");
+  const analysis::TableCounts counts = analysis::export_tables(reader, id, sink, 1);
+  EXPECT_EQ(counts.of("messages"), 5u);
+  EXPECT_EQ(counts.of("message_pairs"), 2u);
+  auto pairs = sink.table("message_pairs");
+  ASSERT_EQ(pairs.size(), 2u);
+  const auto& def =
+      *std::find_if(analysis::table_defs().begin(), analysis::table_defs().end(),
+                    [](const auto& t) { return std::string(t.name) == "message_pairs"; });
+  for (const auto& p : pairs) ASSERT_EQ(p.size(), def.columns.size());
+  // Each row as "protocol,bytes,latency | the send | the receive", an end
+  // as host,pid,tid,ts,call,function,local,peer,raw delta. In the order of
+  // the receives. Calls: compute's is 1, deflate's 2.
+  auto text = [&](const std::vector<std::string>& f) {
+    EXPECT_EQ(f[0], std::to_string(id));
+    std::string s;
+    for (size_t i = 1; i < f.size(); ++i)
+      s += (i == 1 ? "" : i == 4 || i == 13 ? " | " : ",") + f[i];
+    return s;
+  };
+  EXPECT_EQ(text(pairs[0]),
+            "tcp,64,300 | 0,4242,4242,2000,1,1,127.0.0.1:5000,127.0.0.1:6000,0 | "
+            "0,4242,4243,2300,2,2,127.0.0.1:6000,127.0.0.1:5000,0");
+  EXPECT_EQ(text(pairs[1]),
+            "tcp,128,900 | 0,4242,4243,2600,2,2,127.0.0.1:6000,127.0.0.1:5000,0 | "
+            "0,4242,4242,3500,1,1,127.0.0.1:5000,127.0.0.1:6000,0");
+  // The pairs go before `traces`, as every other table.
+  ASSERT_FALSE(sink.order.empty());
+  EXPECT_EQ(sink.order.back(), "traces");
+}
+
 }  // namespace
 
 namespace {

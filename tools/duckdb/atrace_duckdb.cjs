@@ -109,6 +109,11 @@ const MACROS = [
   'CREATE MACRO maxIf(x, c) AS coalesce(max(CASE WHEN c THEN x END), 0)',
   'CREATE MACRO intDiv(a, b) AS a // b',
   'CREATE MACRO uniqExact(x) AS count(DISTINCT x)',
+  // Nearest-rank percentiles (request_latency_across_hosts.sql): the
+  // sorted values as a list, indexed from 1 in both engines.
+  'CREATE MACRO groupArray(x) AS list(x)',
+  'CREATE MACRO arraySort(a) AS list_sort(a)',
+  'CREATE MACRO arrayElement(a, i) AS list_extract(a, i)',
 ];
 
 function field(v) {
