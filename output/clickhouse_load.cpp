@@ -137,7 +137,7 @@ class Inserter : public TableSink {
   void rows(const TableBatch& batch) override {
     finish();
     sending_.clear();
-    append_native(batch, sending_);
+    encoder_.append(batch, sending_);
     const std::string sql = "INSERT INTO " + db_ + "." + batch.def().name + " FORMAT Native";
     pending_ = std::async(std::launch::async, [this, sql] { server_.run(sql, sending_); });
     inserted_ = true;
@@ -158,6 +158,7 @@ class Inserter : public TableSink {
  private:
   Server& server_;
   const std::string& db_;
+  NativeEncoder encoder_;
   std::string sending_;  // the batch being sent, encoded
   std::future<void> pending_;
   bool inserted_ = false;

@@ -34,10 +34,13 @@ uint64_t sort_value(const TableBatch::Column& c, size_t row) {
   return c.kind == Kind::Signed ? c.nums[row] ^ (uint64_t{1} << 63) : c.nums[row];
 }
 
-// The rows' order by the table's sorting key: empty when they are in that
-// order already. Key columns that hold one value in the whole batch (the
-// trace id always) do not take part.
-std::vector<uint32_t> sorted_order(const TableBatch& b) {
+}  // namespace
+
+// The rows' order by the table's sorting key, in order_: empty when they
+// are in that order already. Key columns that hold one value in the whole
+// batch (the trace id always) do not take part.
+void NativeEncoder::sort(const TableBatch& b) {
+  order_.clear();
   const size_t n = b.rows();
   std::vector<size_t> key;
   for (size_t c : b.key()) {
@@ -47,36 +50,15 @@ std::vector<uint32_t> sorted_order(const TableBatch& b) {
       constant = col.kind == Kind::String ? b.str(c, r) == b.str(c, 0) : col.nums[r] == col.nums[0];
     if (!constant) key.push_back(c);
   }
-  if (key.empty()) return {};
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
+  if (key.empty()) return;
   const bool numeric = std::none_of(key.begin(), key.end(),
                                     [&](size_t c) { return b.column(c).kind == Kind::String; });
   if (numeric && key.size() <= 2) {
-    // The common case (calls: function, start): the keys packed next to
-    // the row, sorted in one pass over contiguous memory.
-    struct Packed {
-      uint64_t a, b;
-      uint32_t row;
-    };
-    std::vector<Packed> packed(n);
-    const TableBatch::Column& first = b.column(key[0]);
-    const TableBatch::Column* second = key.size() > 1 ? &b.column(key[1]) : nullptr;
-    bool in_order = true;
-    for (size_t r = 0; r < n; ++r) {
-      packed[r] = {sort_value(first, r), second ? sort_value(*second, r) : 0,
-                   static_cast<uint32_t>(r)};
-      if (r && (packed[r].a < packed[r - 1].a ||
-                (packed[r].a == packed[r - 1].a && packed[r].b < packed[r - 1].b)))
-        in_order = false;
-    }
-    if (in_order) return {};
-    std::sort(packed.begin(), packed.end(), [](const Packed& x, const Packed& y) {
-      return x.a != y.a ? x.a < y.a : x.b != y.b ? x.b < y.b : x.row < y.row;
-    });
-    for (size_t r = 0; r < n; ++r) order[r] = packed[r].row;
-    return order;
+    sort_numeric(b, key);
+    return;
   }
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), 0u);
   auto less = [&](uint32_t x, uint32_t y) {
     for (size_t c : key) {
       const TableBatch::Column& col = b.column(c);
@@ -89,10 +71,64 @@ std::vector<uint32_t> sorted_order(const TableBatch& b) {
     }
     return false;
   };
-  if (std::is_sorted(order.begin(), order.end(), less)) return {};
-  std::stable_sort(order.begin(), order.end(), less);
-  return order;
+  if (std::is_sorted(order_.begin(), order_.end(), less)) order_.clear();
+  else std::stable_sort(order_.begin(), order_.end(), less);
 }
+
+// The common case (calls: function, start; messages: host, time): one or
+// two integer keys. When the first takes few values (a batch's functions,
+// hosts), the rows are counted into one range per value, in the order
+// made, and each range is sorted by the second key alone; otherwise both
+// keys are packed next to the row and sorted in one pass.
+void NativeEncoder::sort_numeric(const TableBatch& b, const std::vector<size_t>& key) {
+  const size_t n = b.rows();
+  const TableBatch::Column& first = b.column(key[0]);
+  const TableBatch::Column* second = key.size() > 1 ? &b.column(key[1]) : nullptr;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  bool in_order = true;
+  for (size_t r = 0; r < n; ++r) {
+    const uint64_t a = sort_value(first, r);
+    lo = std::min(lo, a);
+    hi = std::max(hi, a);
+    if (r && in_order) {
+      const uint64_t prev = sort_value(first, r - 1);
+      in_order = prev < a ||
+                 (prev == a && (!second || sort_value(*second, r - 1) <= sort_value(*second, r)));
+    }
+  }
+  if (in_order) return;
+  keyed_.resize(n);
+  if (hi - lo < n) {
+    starts_.assign(hi - lo + 2, 0);
+    for (size_t r = 0; r < n; ++r) starts_[sort_value(first, r) - lo + 1]++;
+    for (size_t v = 1; v < starts_.size(); ++v) starts_[v] += starts_[v - 1];
+    std::vector<uint32_t>& at = buckets_;
+    at.assign(starts_.begin(), starts_.end());
+    for (size_t r = 0; r < n; ++r)
+      keyed_[at[sort_value(first, r) - lo]++] = {second ? sort_value(*second, r) : 0,
+                                                 static_cast<uint32_t>(r)};
+    if (second)
+      for (size_t v = 0; v + 1 < starts_.size(); ++v)
+        std::sort(keyed_.begin() + starts_[v], keyed_.begin() + starts_[v + 1]);
+  } else {
+    // Both keys in one: the first's rank is not known, so sort on pairs of
+    // (first, row) then by the second within equal firsts.
+    for (size_t r = 0; r < n; ++r) keyed_[r] = {sort_value(first, r), static_cast<uint32_t>(r)};
+    std::sort(keyed_.begin(), keyed_.end());
+    if (second)
+      for (size_t from = 0; from < n;) {
+        size_t to = from + 1;
+        while (to < n && keyed_[to].value == keyed_[from].value) ++to;
+        for (size_t i = from; i < to; ++i) keyed_[i].value = sort_value(*second, keyed_[i].row);
+        std::sort(keyed_.begin() + from, keyed_.begin() + to);
+        from = to;
+      }
+  }
+  order_.resize(n);
+  for (size_t r = 0; r < n; ++r) order_[r] = keyed_[r].row;
+}
+
+namespace {
 
 template <unsigned Width>
 void put_integers(std::string& out, const std::vector<uint64_t>& nums,
@@ -101,16 +137,28 @@ void put_integers(std::string& out, const std::vector<uint64_t>& nums,
   const size_t at = out.size();
   out.resize(at + n * Width);
   char* p = out.data() + at;
+  if (order.empty()) {
+    for (size_t r = 0; r < n; ++r, p += Width) std::memcpy(p, &nums[r], Width);
+    return;
+  }
+  // A gather: the reads ahead are asked for early (the loop waited on
+  // each one, most of the encoding's time).
+  constexpr size_t kAhead = 16;
   for (size_t r = 0; r < n; ++r, p += Width) {
-    const uint64_t v = nums[order.empty() ? r : order[r]];
-    std::memcpy(p, &v, Width);
+    if (r + kAhead < n) __builtin_prefetch(&nums[order[r + kAhead]]);
+    std::memcpy(p, &nums[order[r]], Width);
   }
 }
 
 }  // namespace
 
 void append_native(const TableBatch& batch, std::string& out) {
-  const std::vector<uint32_t> order = sorted_order(batch);
+  NativeEncoder().append(batch, out);
+}
+
+void NativeEncoder::append(const TableBatch& batch, std::string& out) {
+  sort(batch);
+  const std::vector<uint32_t>& order = order_;
   const size_t n = batch.rows();
   size_t size = out.size() + 16;  // one allocation for the block
   for (size_t c = 0; c < batch.columns(); ++c) {

@@ -11,13 +11,34 @@
 // which a MergeTree does not keep anyway.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "output/table_batch.h"
 
 namespace atrace::analysis {
 
-// Appends the block to `out`.
+// Appends the block to `out`. An encoder keeps its sorting memory from one
+// batch to the next.
+class NativeEncoder {
+ public:
+  void append(const TableBatch& batch, std::string& out);
+
+ private:
+  void sort(const TableBatch& batch);
+  void sort_numeric(const TableBatch& batch, const std::vector<size_t>& key);
+  struct Keyed {
+    uint64_t value;
+    uint32_t row;
+    bool operator<(const Keyed& o) const {
+      return value != o.value ? value < o.value : row < o.row;
+    }
+  };
+  std::vector<uint32_t> order_;  // the rows in the key's order; empty: as made
+  std::vector<Keyed> keyed_;
+  std::vector<uint32_t> starts_, buckets_;
+};
 void append_native(const TableBatch& batch, std::string& out);
 
 }  // namespace atrace::analysis

@@ -149,6 +149,18 @@ TEST(TableNative, NumericKeysAndRowsAlreadyInOrder) {
   EXPECT_EQ(d.ints[2], (std::vector<uint64_t>{200, 200, 0, 50, 100}));
   EXPECT_EQ(d.ints[3], (std::vector<uint64_t>{2, 4, 5, 3, 1}));  // ties in the order made
 
+  // A first key of values far apart (not counted into ranges): the same
+  // order.
+  b.clear();
+  const uint64_t wide[][3] = {
+      {3000000, 100, 1}, {1, 200, 2}, {3000000, 50, 3}, {1, 200, 4}, {2, 0, 5}};
+  for (const auto& c : wide) b.row().u(1).u(c[0]).u(c[1]).u(c[2]);
+  block.clear();
+  analysis::append_native(b, block);
+  d = decode(block);
+  EXPECT_EQ(d.ints[1], (std::vector<uint64_t>{1, 1, 2, 3000000, 3000000}));
+  EXPECT_EQ(d.ints[3], (std::vector<uint64_t>{2, 4, 5, 3, 1}));
+
   b.clear();
   EXPECT_EQ(b.rows(), 0u);
   for (uint64_t i = 0; i < 4; ++i) b.row().u(1).u(i / 2).u(i).u(i + 10);
