@@ -1,6 +1,6 @@
 // The ClickHouse loader (clickhouse_load.h): libcurl POSTs to the HTTP
-// interface, one statement each (a query in the URL, the TSV rows as the
-// body of an INSERT).
+// interface, one statement each (a query in the URL, the rows as the body
+// of an INSERT, in ClickHouse's Native format).
 #include "output/clickhouse_load.h"
 
 #include <curl/curl.h>
@@ -14,6 +14,7 @@
 
 #include "base/plural.h"
 #include "formats/trace_reader.h"
+#include "output/table_native.h"
 
 namespace atrace::analysis {
 namespace {
@@ -124,17 +125,20 @@ std::vector<std::pair<std::string, std::string>> tsv_pairs(const std::string& te
 }
 
 // Sends each batch on a thread of its own while the next one is built
-// (the server parses while the replay runs), one at a time and in order:
-// a batch is sent only once the one before it was taken, so `traces`
-// still goes last.
+// (the server writes its part while the replay runs), one at a time and
+// in order: a batch is sent only once the one before it was taken, so
+// `traces` still goes last. A batch goes as one Native block in its
+// sorting key's order (table_native.h): the server neither parses nor
+// sorts it.
 class Inserter : public TableSink {
  public:
   Inserter(Server& server, const std::string& db) : server_(server), db_(db) {}
   ~Inserter() override { wait_quietly(); }
-  void rows(const TableDef& table, const std::string& tsv, size_t) override {
+  void rows(const TableBatch& batch) override {
     finish();
-    sending_ = tsv;
-    const std::string sql = "INSERT INTO " + db_ + "." + table.name + " FORMAT TabSeparated";
+    sending_.clear();
+    encoder_.append(batch, sending_);
+    const std::string sql = "INSERT INTO " + db_ + "." + batch.def().name + " FORMAT Native";
     pending_ = std::async(std::launch::async, [this, sql] { server_.run(sql, sending_); });
     inserted_ = true;
   }
@@ -154,7 +158,8 @@ class Inserter : public TableSink {
  private:
   Server& server_;
   const std::string& db_;
-  std::string sending_;
+  NativeEncoder encoder_;
+  std::string sending_;  // the batch being sent, encoded
   std::future<void> pending_;
   bool inserted_ = false;
 };

@@ -1,6 +1,6 @@
 // The typed tables (export_tables.h, docs/tables.md): one listener on the
 // call replay turns calls, kernel intervals, messages and DETACH events into
-// TSV rows as they happen; the small tables (processes, threads, functions,
+// rows (table_batch.h) as they happen; the small tables (processes, threads, functions,
 // traces) are written from the reader's tables and the replay's threads at
 // the end, and so are the matched message pairs. Memory: one batch per
 // table, the replay's open calls and a call id per open call, and the
@@ -9,8 +9,8 @@
 
 #include <xxhash.h>
 
-#include <charconv>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "analysis/analysis.h"
@@ -58,50 +58,7 @@ const char* interval_end_name(IntervalEnd e) {
   return "unknown";
 }
 
-// One row being written: fields separated by tabs.
-class Row {
- public:
-  explicit Row(std::string& out) : out_(out) {}
-  ~Row() { out_ += '\n'; }
-  Row& u(uint64_t v) {
-    sep();
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, r.ptr);
-    return *this;
-  }
-  Row& i(int64_t v) {
-    sep();
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, r.ptr);
-    return *this;
-  }
-  Row& s(const std::string& v) {
-    sep();
-    append_tsv_field(out_, v);
-    return *this;
-  }
-  Row& s(const char* v) {
-    sep();
-    out_ += v;  // constant words: nothing to escape
-    return *this;
-  }
-
- private:
-  void sep() {
-    if (!first_) out_ += '\t';
-    first_ = false;
-  }
-  std::string& out_;
-  bool first_ = true;
-};
-
-// A table's pending batch.
-struct Batch {
-  std::string tsv;
-  size_t rows = 0;
-};
+using Row = TableBatch::Row;
 
 class TablesBuilder : public ReplayListener {
  public:
@@ -113,6 +70,7 @@ class TablesBuilder : public ReplayListener {
         raw_(raw),
         machines_(std::move(machines)) {
     counts_.rows.assign(kTableCount, 0);
+    for (const auto& def : table_defs()) batches_.emplace_back(std::make_unique<TableBatch>(def));
   }
 
   void on_call_begin(const ReplayThread& t, const OpenCall&) override {
@@ -226,20 +184,18 @@ class TablesBuilder : public ReplayListener {
   }
 
   Row row(size_t table) {
-    batches_[table].rows++;
     counts_.rows[table]++;
-    return Row(batches_[table].tsv);
+    return batches_[table]->row();
   }
 
   void flush_if_full(size_t table) {
-    if (batches_[table].rows >= batch_rows_) flush(table);
+    if (batches_[table]->rows() >= batch_rows_) flush(table);
   }
   void flush(size_t table) {
-    Batch& b = batches_[table];
-    if (b.rows == 0) return;
-    sink_.rows(table_defs()[table], b.tsv, b.rows);
-    b.tsv.clear();
-    b.rows = 0;
+    TableBatch& b = *batches_[table];
+    if (b.rows() == 0) return;
+    sink_.rows(b);
+    b.clear();
   }
 
   uint64_t trace() const { return trace_; }
@@ -281,7 +237,7 @@ class TablesBuilder : public ReplayListener {
   TableSink& sink_;
   size_t batch_rows_;
   const RawClock& raw_;
-  Batch batches_[kTableCount];
+  std::vector<std::unique_ptr<TableBatch>> batches_;  // by TableIndex
   TableCounts counts_;
   uint64_t last_call_ = 0;
   // Thread -> the ids of its open calls, in the replay's stack order.
@@ -494,19 +450,6 @@ std::string tables_schema_sql(const std::string& db) {
   if (!db.empty()) s += "CREATE DATABASE IF NOT EXISTS " + db + ";\n";
   for (const auto& t : table_defs()) s += "\n" + table_schema(t, db);
   return s;
-}
-
-void append_tsv_field(std::string& out, const std::string& s) {
-  for (char c : s) {
-    switch (c) {
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
-      case '\0': out += "\\0"; break;
-      default: out += c;
-    }
-  }
 }
 
 uint64_t trace_id(formats::TraceReader& reader, const std::string& salt) {

@@ -17,22 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "output/table_batch.h"
+
 namespace atrace::formats {
 class TraceReader;
 }
 
 namespace atrace::analysis {
-
-struct TableColumn {
-  const char* name;
-  const char* type;  // ClickHouse 18.16's type name
-};
-
-struct TableDef {
-  const char* name;
-  std::vector<TableColumn> columns;
-  const char* order_by;  // the MergeTree sorting key
-};
 
 // Every table, in the order their rows are handed over (`traces` last).
 const std::vector<TableDef>& table_defs();
@@ -54,9 +45,9 @@ uint64_t trace_id(formats::TraceReader& reader, const std::string& salt);
 class TableSink {
  public:
   virtual ~TableSink() = default;
-  // `rows` rows of `table`, TabSeparated (one line each, ending in '\n';
-  // tab, newline and backslash escaped as ClickHouse reads them).
-  virtual void rows(const TableDef& table, const std::string& tsv, size_t rows) = 0;
+  // A batch of one table's rows (its def()), in the order they were made;
+  // the exporter empties it once this returns.
+  virtual void rows(const TableBatch& batch) = 0;
 };
 
 // Rows handed over per table.
@@ -70,9 +61,5 @@ struct TableCounts {
 // Throws what the reader or the sink throws.
 TableCounts export_tables(formats::TraceReader& reader, uint64_t trace_id, TableSink& sink,
                           size_t batch_rows = 100000);
-
-// TabSeparated escaping of one field (tab, newline, carriage return,
-// backslash, NUL).
-void append_tsv_field(std::string& out, const std::string& s);
 
 }  // namespace atrace::analysis

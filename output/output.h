@@ -10,6 +10,7 @@
 //   export_graph.h  the exporters built from the call tree
 //   export_tables.h `convert --to=tables`: typed tables as TSV
 //   clickhouse_load.h `convert --to=clickhouse`: the tables into a server
+//   table_native.h  a table's batch as ClickHouse's Native format
 #pragma once
 
 #include "output/clickhouse_load.h"
@@ -21,3 +22,4 @@
 #include "output/report_html.h"
 #include "output/script_format.h"
 #include "output/script_stack.h"
+#include "output/table_native.h"

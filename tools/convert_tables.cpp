@@ -26,8 +26,10 @@ class TableFiles : public analysis::TableSink {
       files_[t.name] = std::make_unique<NewFile>(dir + "/" + t.name + ".tsv", IfExists::Replace);
     schema_ = std::make_unique<NewFile>(dir + "/schema.sql", IfExists::Replace);
   }
-  void rows(const analysis::TableDef& table, const std::string& tsv, size_t) override {
-    files_.at(table.name)->write(tsv);
+  void rows(const analysis::TableBatch& batch) override {
+    text_.clear();
+    analysis::append_tsv(batch, text_);
+    files_.at(batch.def().name)->write(text_);
   }
   void commit() {
     schema_->write(analysis::tables_schema_sql("atrace"));
@@ -38,6 +40,7 @@ class TableFiles : public analysis::TableSink {
  private:
   std::map<std::string, std::unique_ptr<NewFile>> files_;
   std::unique_ptr<NewFile> schema_;
+  std::string text_;  // a batch's lines, its memory kept for the next
 };
 
 // DIR exists as a directory, or is made (0700: the tables hold what the

@@ -24,9 +24,9 @@ constexpr uint32_t kTid = 4242;
 struct Collect : analysis::TableSink {
   std::map<std::string, std::string> tsv;
   std::vector<std::string> order;
-  void rows(const analysis::TableDef& t, const std::string& text, size_t) override {
-    tsv[t.name] += text;
-    order.push_back(t.name);
+  void rows(const analysis::TableBatch& b) override {
+    analysis::append_tsv(b, tsv[b.def().name]);
+    order.push_back(b.def().name);
   }
   std::vector<std::vector<std::string>> table(const std::string& name) {
     std::vector<std::vector<std::string>> rows;
