@@ -3,6 +3,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <vector>
+
 namespace atrace::formats {
 
 void encode_series(const SeriesInfo& s, ByteWriter& out) {
@@ -32,6 +34,23 @@ std::string series_file_name(const std::string& first, uint32_t seq) {
   if (dot == std::string::npos || dot <= base || dot + 1 == first.size())
     return first + "." + std::to_string(seq);
   return first.substr(0, dot) + "." + std::to_string(seq) + first.substr(dot);
+}
+
+std::optional<std::string> series_first_name(const std::string& path, uint32_t seq) {
+  if (seq == 0) return path;
+  const std::string mark = "." + std::to_string(seq);
+  // "trace.N.data" (a first name with an extension) or "trace.N" (without):
+  // whichever gives `path` back.
+  std::vector<std::string> candidates;
+  const size_t dot = path.rfind('.');
+  if (dot != std::string::npos && dot >= mark.size() &&
+      path.compare(dot - mark.size(), mark.size(), mark) == 0)
+    candidates.push_back(path.substr(0, dot - mark.size()) + path.substr(dot));
+  if (path.size() > mark.size() && path.compare(path.size() - mark.size(), mark.size(), mark) == 0)
+    candidates.push_back(path.substr(0, path.size() - mark.size()));
+  for (const auto& c : candidates)
+    if (series_file_name(c, seq) == path) return c;
+  return std::nullopt;
 }
 
 uint64_t new_series_id() {

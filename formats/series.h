@@ -31,6 +31,10 @@ SeriesInfo decode_series(ByteReader in);
 
 // File `seq` of the series whose first file is `first` (see above).
 std::string series_file_name(const std::string& first, uint32_t seq);
+// The inverse: the first file's name, given `path`, the name of file
+// `seq`; nullopt when series_file_name() gives no such name for `seq`
+// (a file renamed since: its series cannot be found by name).
+std::optional<std::string> series_first_name(const std::string& path, uint32_t seq);
 
 // A fresh series id (never 0).
 uint64_t new_series_id();

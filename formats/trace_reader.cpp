@@ -140,7 +140,11 @@ struct TraceReader::Impl {
     const uint16_t f = block < block_file.size() ? block_file[block] : 0;
     return f == 0 ? src : parts[f - 1u]->src;
   }
+  // Given a later file: how many of the files before it are there (they
+  // are not read: the series is read from the file given on).
+  uint32_t earlier_present = 0;
   void read_series(const std::string& first, bool finished);
+  void note_earlier_files(const std::string& first);
   void add_part(Impl& part, uint16_t file);
 
   FrameDecoder decoder;
@@ -430,7 +434,8 @@ void TraceReader::Impl::start() {
   heap_build();
 }
 
-TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
+TraceReader::TraceReader(const std::string& path, Series follow)
+    : impl_(std::make_unique<Impl>(path)) {
   Impl& m = *impl_;
   m.check_preamble();
   FileMap map = map_file(m.src);
@@ -440,8 +445,14 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   m.blocks = std::move(map.blocks);
   m.block_file.assign(m.blocks.size(), 0);
   m.files.push_back(m.name());
-  if (m.series && m.series->seq == 0 && path != "-" && !m.corrections)
-    m.read_series(path, map.footer.has_value());
+  if (m.series && follow == Series::Follow && path != "-" && !m.corrections) {
+    // From the first file, or a later one (the earlier ones deleted by
+    // --rotate-keep, or left out): the files after it by their names.
+    if (auto first = series_first_name(path, m.series->seq)) {
+      m.note_earlier_files(*first);
+      m.read_series(*first, map.footer.has_value());
+    }
+  }
   m.apply_corrections();
   m.build_streams();
   m.start();
@@ -452,7 +463,7 @@ TraceReader::~TraceReader() = default;
 // The files after the first, by name (formats/series.h), as long as each
 // is the next of this series; what they hold is added to the first's.
 void TraceReader::Impl::read_series(const std::string& first, bool finished) {
-  for (uint32_t seq = 1; !series->last && seq < 65535; ++seq) {
+  for (uint32_t seq = series->seq + 1; !series->last && seq < 65535; ++seq) {
     const std::string next = series_file_name(first, seq);
     if (::access(next.c_str(), F_OK) != 0) {
       // A recorder killed mid-file ends the series there, and says so
@@ -476,10 +487,28 @@ void TraceReader::Impl::read_series(const std::string& first, bool finished) {
     }
     finished = map.footer.has_value();
     series->last = part->series->last;
-    add_part(*part, static_cast<uint16_t>(seq));
+    add_part(*part, static_cast<uint16_t>(parts.size() + 1));
     files.push_back(next);
     parts.push_back(std::move(part));
   }
+}
+
+// A series read from a later file lacks the calls begun before it: one
+// line says so (their exits are orphans, never calls of their own).
+void TraceReader::Impl::note_earlier_files(const std::string& first) {
+  const uint32_t k = series->seq;
+  if (k == 0) return;
+  for (uint32_t seq = 0; seq < k; ++seq)
+    earlier_present += ::access(series_file_name(first, seq).c_str(), F_OK) == 0;
+  const std::string range = k == 1 ? "file 0" : "files 0 to " + std::to_string(k - 1);
+  const std::string from = "file " + std::to_string(k) + " of a series";
+  if (earlier_present == 0)
+    warn(from + ", whose " + range + " are missing (--rotate-keep?): read from here on, " +
+         "without the calls begun before it");
+  else
+    warn(from + ": read from here on, without its " + range + " (" +
+         std::to_string(earlier_present) + " of " + std::to_string(k) + " present; -i " + first +
+         " reads them all)");
 }
 
 // One recording: the probe ids mean the same in every file (a file's table
@@ -556,6 +585,7 @@ uint16_t TraceReader::version_major() const { return impl_->major; }
 uint16_t TraceReader::version_minor() const { return impl_->minor; }
 const std::vector<std::string>& TraceReader::files() const { return impl_->files; }
 const SeriesInfo* TraceReader::series() const { return impl_->series ? &*impl_->series : nullptr; }
+uint32_t TraceReader::series_earlier_present() const { return impl_->earlier_present; }
 uint64_t TraceReader::block_count() const { return impl_->blocks.size(); }
 uint64_t TraceReader::live_blocks() const { return impl_->gauge.live; }
 uint64_t TraceReader::peak_live_blocks() const { return impl_->gauge.peak; }

@@ -41,8 +41,12 @@ struct MappedModule {
 
 class TraceReader {
  public:
+  // A file of a series of rotated files: read with the files after it
+  // (Follow), or alone (Alone: the recorder's loader, which reads each
+  // file as it is finished, while the next one is being written).
+  enum class Series { Follow, Alone };
   // path "-" reads stdin.
-  explicit TraceReader(const std::string& path);
+  explicit TraceReader(const std::string& path, Series series = Series::Follow);
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
@@ -87,8 +91,13 @@ class TraceReader {
   // one call). files() lists the files read (one, unless a series);
   // series() is the SERIES frame of the file given (nullptr: not rotated),
   // `last` set when the series read ends where the recording did.
+  // Given a later file (its SERIES frame's seq K > 0: the earlier ones
+  // deleted by --rotate-keep, or left out), the reader reads the series
+  // from it on, with a warning; series_earlier_present() says how many of
+  // files 0 to K-1 exist (none read).
   const std::vector<std::string>& files() const;
   const SeriesInfo* series() const;
+  uint32_t series_earlier_present() const;
 
   // From now on, only the events `filter` keeps (formats/event_filter.h),
   // from the first: threads() lists the threads it keeps, and with a time

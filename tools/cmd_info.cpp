@@ -7,14 +7,17 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/diagnostics.h"
+#include "base/plural.h"
 #include "formats/trace_reader.h"
 #include "output/output.h"
 #include "record/record.h"
@@ -63,6 +66,86 @@ void print_header(const formats::TraceReader& r, const std::string& input) {
   else std::printf("Probe cost:      not measured\n");
   // What the recording kernel lacked (record/features.h).
   for (const auto& l : h.kernel_limits) std::printf("Kernel limit:    %s\n", l.c_str());
+}
+
+// A series of rotated files (`record --rotate`, docs/recording-long.md):
+// which files were read as one recording, and of the file given, which
+// number it is and whether the files before it (not read) are there.
+struct SeriesFacts {
+  uint64_t id = 0;
+  uint32_t first_seq = 0, last_seq = 0;  // of the files read
+  std::vector<std::string> files;        // read, in order
+  uint64_t bytes = 0;                    // their sizes, summed
+  bool ends = false;                     // the last read is the recording's last
+  uint32_t earlier_present = 0;          // of files 0 .. first_seq-1 (not read)
+  std::string first_name;                // file 0's name ("" unknown)
+  uint64_t recording_start_real_ns = 0;
+};
+
+std::optional<SeriesFacts> series_facts(const formats::TraceReader& r, const std::string& input) {
+  const formats::SeriesInfo* s = r.series();
+  if (!s) return std::nullopt;
+  SeriesFacts f;
+  f.id = s->id;
+  f.first_seq = s->seq;
+  f.files = r.files();
+  f.last_seq = s->seq + static_cast<uint32_t>(f.files.size()) - 1;
+  f.ends = s->last;
+  f.earlier_present = r.series_earlier_present();
+  f.first_name = formats::series_first_name(input, s->seq).value_or("");
+  f.recording_start_real_ns = s->start_real_ns;
+  for (const auto& file : f.files) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(file, ec);
+    if (!ec) f.bytes += n;
+  }
+  return f;
+}
+
+std::string hex_id(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, id);
+  return buf;
+}
+
+std::string seq_range(uint32_t a, uint32_t b) {
+  return a == b ? std::to_string(a) : std::to_string(a) + " to " + std::to_string(b);
+}
+
+void print_series(const std::optional<SeriesFacts>& f) {
+  if (!f) return;
+  const std::string more = f->files.size() > 1 ? " ... " + f->files.back() : "";
+  std::printf("Series:          %s, %s read as one recording (file %s: %s%s), %" PRIu64 " bytes\n",
+              hex_id(f->id).c_str(), base::plural(f->files.size(), "file").c_str(),
+              seq_range(f->first_seq, f->last_seq).c_str(), f->files.front().c_str(), more.c_str(),
+              f->bytes);
+  if (!f->ends)
+    std::printf("                 the recording goes on after file %u: its next file is missing\n",
+                f->last_seq);
+  if (f->first_seq == 0) return;
+  const std::string earlier = seq_range(0, f->first_seq - 1);
+  if (f->earlier_present == 0)
+    std::printf(
+        "Earlier files:   %s missing (deleted by --rotate-keep?): calls begun there are "
+        "not in this reading\n",
+        earlier.c_str());
+  else
+    std::printf("Earlier files:   %s not read, %u of %u present (-i %s reads from the first)\n",
+                earlier.c_str(), f->earlier_present, f->first_seq, f->first_name.c_str());
+  std::printf("Recording began: %s\n", iso8601_local(f->recording_start_real_ns).c_str());
+}
+
+json series_json(const SeriesFacts& f) {
+  return {{"id", hex_id(f.id)},
+          {"file_number", f.first_seq},
+          {"last_file_number", f.last_seq},
+          {"files", f.files},
+          {"bytes", f.bytes},
+          {"ends", f.ends},
+          {"earlier_files", f.first_seq},
+          {"earlier_files_present", f.earlier_present},
+          {"first_file", f.first_name},
+          {"recording_start_real_ns", f.recording_start_real_ns}};
 }
 
 // Duration from the header's clocks, or at least up to the last event when
@@ -378,6 +461,7 @@ json info_json(formats::TraceReader& r, const std::string& input) {
   }
   j["clocks"] = clocks;
   if (r.corrections()) j["sync"] = sync_json(r);
+  if (const auto f = series_facts(r, input)) j["series"] = series_json(*f);
   return j;
 }
 
@@ -394,6 +478,7 @@ int run_info(const std::string& input, const std::string& format) {
       return reader.damaged() ? 3 : 0;
     }
     print_header(reader, input == "-" ? "stdin" : input);
+    print_series(series_facts(reader, input));
     print_duration(reader);
     std::vector<formats::Event> detached;
     print_events(reader, detached);

@@ -72,7 +72,7 @@ void add_record(cli::Command app, int& exit_status) {
   cmd.option("--rotate", rot->rotate,
              "Write a series of files, the next begun once the current one holds SIZE (e.g. "
              "64M) or spans TIME (e.g. 30s): FILE, then FILE's name with .1, .2, ... before "
-             "its extension; each reads alone, FILE reads the whole series "
+             "its extension; each is self-contained, FILE reads the whole series, FILE.N from N on "
              "(docs/recording-long.md)")
       .type_name("SIZE|TIME");
   cmd.option("--rotate-keep", rot->keep,

@@ -68,7 +68,8 @@ void SeriesFiles::handle(const std::string& path) {
   bool loaded = url_.empty();
   if (!url_.empty()) {
     try {
-      formats::TraceReader reader(path);
+      // This file alone: the next one is being written.
+      formats::TraceReader reader(path, formats::TraceReader::Series::Alone);
       const analysis::LoadResult r = analysis::load_clickhouse(reader, url_, "");
       loaded = true;
       ++loaded_;
