@@ -1,6 +1,8 @@
 // Code regions and per-function trampolines (trampoline.h).
 #include "fastpath/trampoline.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -62,8 +64,14 @@ bool is_unwinder_entry(std::string_view name) {
   return std::find(std::begin(kUnwinders), std::end(kUnwinders), name) != std::end(kUnwinders);
 }
 
+TscRead best_tsc_read() {
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 22))) return TscRead::RdtscRdpid;
+  return TscRead::Rdtscp;
+}
+
 CodeRegion::CodeRegion(uint8_t* buf, size_t size, uint64_t address, const RingHeader& layout,
-                       uint64_t ring_address, uint64_t shared_stub)
+                       uint64_t ring_address, uint64_t shared_stub, TscRead tsc)
     : buf_(buf), size_(size), address_(address) {
   const tmpl::Template& t = tmpl::get();
   if (size < t.size) throw std::invalid_argument("fast-path code region smaller than its code");
@@ -82,6 +90,8 @@ CodeRegion::CodeRegion(uint8_t* buf, size_t size, uint64_t address, const RingHe
   unwind_ = address + t.unwind;
   stub_ = shared_stub ? shared_stub : address + t.stub;
   store64(buf + tmpl::kStub, stub_);
+  if (tsc == TscRead::RdtscRdpid)
+    std::memcpy(buf + t.tsc, tmpl::kRdtscRdpid, sizeof tmpl::kRdtscRdpid);
   used_ = t.size;
 }
 

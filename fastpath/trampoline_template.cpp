@@ -78,7 +78,13 @@ atrace_fp_template_begin:
 # In: r9 = function_id | kind << 32 | depth << 48, rsi = thread pointer.
 # Clobbers rax, rcx, rdx, r10, r11. A full lane counts the record as lost.
 .Lfp_record:
+  # 6 bytes the generator may replace by `rdtsc; rdpid %rcx` (the same
+  # values, half the cost on this kind of CPU: trampoline.h TscRead).
+  .globl atrace_fp_template_tsc
+  .hidden atrace_fp_template_tsc
+atrace_fp_template_tsc:
   rdtscp
+  nopl (%rax)
   shl $32, %rdx
   or %rax, %rdx
   mov %rdx, %r11
@@ -367,6 +373,7 @@ extern const uint8_t atrace_fp_template_entry[];
 extern const uint8_t atrace_fp_template_unwind[];
 extern const uint8_t atrace_fp_template_stub[];
 extern const uint8_t atrace_fp_template_end[];
+extern const uint8_t atrace_fp_template_tsc[];
 }
 
 namespace atrace::fastpath::tmpl {
@@ -378,6 +385,7 @@ const Template& get() {
       static_cast<size_t>(atrace_fp_template_entry - atrace_fp_template_begin),
       static_cast<size_t>(atrace_fp_template_unwind - atrace_fp_template_begin),
       static_cast<size_t>(atrace_fp_template_stub - atrace_fp_template_begin),
+      static_cast<size_t>(atrace_fp_template_tsc - atrace_fp_template_begin),
   };
   return t;
 }

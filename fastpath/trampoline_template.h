@@ -31,7 +31,11 @@ struct Template {
   size_t entry;   // fp_entry: records an entry, hooks the return
   size_t unwind;  // fp_unwind: gives an unwinder the original return addresses
   size_t stub;    // fp_return: the return stub
+  size_t tsc;     // the 6 bytes that read the TSC and the CPU: rdtscp; nopl (%rax)
 };
+
+// `rdtsc; rdpid %rcx`: the same edx:eax and ecx as rdtscp, in 6 bytes.
+inline constexpr uint8_t kRdtscRdpid[6] = {0x0f, 0x31, 0xf3, 0x0f, 0xc7, 0xf9};
 
 const Template& get();
 

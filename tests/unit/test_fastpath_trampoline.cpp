@@ -6,9 +6,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -70,10 +75,11 @@ RingGeometry geometry(uint32_t lane_count, uint32_t lane_slots, uint32_t shadow_
 // the unwinder hooks when asked), the plans, then the patches.
 class Patcher {
  public:
-  explicit Patcher(const RingGeometry& g)
+  explicit Patcher(const RingGeometry& g, TscRead tsc = best_tsc_read())
       : ring_(g),
         region_(reinterpret_cast<const void*>(&fpt_add), 1 << 16),
-        code_(region_.data(), region_.size(), region_.address(), ring_.layout(), ring_.address()) {}
+        code_(region_.data(), region_.size(), region_.address(), ring_.layout(), ring_.address(), 0,
+              tsc) {}
 
   // Plans the trampoline of `fn` (len bytes known; whole: len is all of it).
   PatchPlan plan(uint64_t fn, size_t len, uint32_t id, bool whole = false) {
@@ -193,8 +199,12 @@ TEST(FastPathTrampoline, RelocatesOrRefusesKnownEntries) {
   EXPECT_EQ(name_refusal("fpt_add"), "");
 }
 
-TEST(FastPathTrampoline, RecordsEntryAndExitOfACall) {
-  Patcher p(geometry(1, 1024));
+class FastPathTrampolineTsc : public ::testing::TestWithParam<TscRead> {};
+
+TEST_P(FastPathTrampolineTsc, RecordsEntryAndExitOfACall) {
+  if (GetParam() == TscRead::RdtscRdpid && best_tsc_read() != TscRead::RdtscRdpid)
+    GTEST_SKIP() << "this CPU has no RDPID";
+  Patcher p(geometry(1, 1024), GetParam());
   p.hook(faddr(&fpt_add), 11);
   p.hook(faddr(&fpt_riplea), 12);
   p.hook(faddr(&fpt_jcc), 13);
@@ -229,6 +239,13 @@ TEST(FastPathTrampoline, RecordsEntryAndExitOfACall) {
   }
   EXPECT_EQ(p.ring().lost(), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(FastPathTrampoline, FastPathTrampolineTsc,
+                         ::testing::Values(TscRead::Rdtscp, TscRead::RdtscRdpid),
+                         [](const auto& param_info) {
+                           return param_info.param == TscRead::Rdtscp ? std::string("rdtscp")
+                                                                      : std::string("rdtsc_rdpid");
+                         });
 
 TEST(FastPathTrampoline, DeepRecursionOverflowsTheShadowStackHarmlessly) {
   constexpr uint32_t kDepth = 1024;
@@ -336,6 +353,71 @@ TEST(FastPathTrampoline, ATinyRingLosesRecordsNotCalls) {
   EXPECT_EQ(kept + p.ring().lost(), 2u * kThreads * kCalls);
 }
 
+namespace {
+volatile sig_atomic_t g_handler_calls = 0;
+volatile sig_atomic_t g_handler_wrong = 0;
+void call_from_handler(int) {
+  if (fpt_add(g_handler_calls, 1) != g_handler_calls + 1) g_handler_wrong = 1;
+  g_handler_calls = g_handler_calls + 1;
+}
+}  // namespace
+
+// Signal handlers that call the hooked function land anywhere in the
+// entry code and the return stub of the interrupted call (the windows
+// trampoline_template.cpp reasons about): every call is still recorded
+// whole, none is taken for an abandoned frame.
+TEST(FastPathTrampoline, SignalHandlersCallingHookedFunctions) {
+  constexpr int kCalls = 200000;
+  Patcher p(geometry(1, 1 << 21));  // room for every record
+  p.hook(faddr(&fpt_add), 61);
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_handler = call_from_handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  g_handler_calls = 0;
+  g_handler_wrong = 0;
+  p.arm();
+  // A timer signals this thread every 20 us: thousands of interruptions,
+  // most of them inside the trampoline's code (it is most of the loop's time).
+  sigevent sev{};
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGUSR1;
+  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));  // glibc 2.36 has no macro
+  timer_t timer;
+  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+  itimerspec every{{0, 20000}, {0, 20000}};
+  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  long long wrong = 0;
+  for (int i = 0; i < kCalls; ++i)
+    if (fpt_add(i, 2) != i + 2) ++wrong;
+  timer_delete(timer);
+  p.disarm();
+  sigaction(SIGUSR1, &old, nullptr);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(g_handler_wrong, 0);
+  const long long handled = g_handler_calls;
+  EXPECT_GT(handled, 0);
+  RecordProperty("handler_calls", std::to_string(handled));
+  long long entries = 0, exits = 0, others = 0;
+  for (const FastRecord& r : p.records()) {
+    if (r.kind == kEntry) {
+      ++entries;
+      // Depth 2 for a handler's call that interrupted a hooked one.
+      EXPECT_TRUE(r.depth == 1 || r.depth == 2) << r.depth;
+    } else if (r.kind == kExit) {
+      ++exits;
+    } else {
+      ++others;
+    }
+  }
+  EXPECT_EQ(p.ring().lost(), 0u);
+  EXPECT_EQ(others, 0);
+  EXPECT_EQ(entries, kCalls + handled);
+  EXPECT_EQ(exits, kCalls + handled);
+}
+
 TEST(FastPathTrampoline, ArgumentsAndReturnValuesAreUnchanged) {
   const FptBig big{10, 20, 30};
   const double mix = fpt_mix(1, 2.5, big, 0.25f);
@@ -405,6 +487,40 @@ TEST(FastPathTrampoline, CxxThrowThroughHookedFrames) {
       {kEntry, 53, 3},   {kExit, 53, 2},    {kExit, 52, 1},  {kExit, 51, 0},
   };
   EXPECT_EQ(p.events(), want);
+}
+
+// pthread_exit unwinds the thread with _Unwind_ForcedUnwind: the hook gives
+// it the original return addresses, the two frames are recorded Unwound.
+TEST(FastPathTrampoline, PthreadExitThroughHookedFrames) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_thread_outer), 71, 64);
+  p.hook(faddr(&fpt_exit_thread), 72, 64);
+  p.hook_unwinders();
+  p.arm();
+  static uint64_t thread_pointer;
+  pthread_t t;
+  ASSERT_EQ(pthread_create(
+                &t, nullptr,
+                [](void*) -> void* {
+                  thread_pointer = static_cast<uint64_t>(pthread_self());
+                  fpt_thread_outer(reinterpret_cast<void*>(0x5eed));
+                  return nullptr;
+                },
+                nullptr),
+            0);
+  void* value = nullptr;
+  ASSERT_EQ(pthread_join(t, &value), 0);
+  p.disarm();
+  EXPECT_EQ(value, reinterpret_cast<void*>(0x5eed));
+  const std::vector<FastRecord> recs = p.records();
+  std::vector<Event> ev;
+  for (const FastRecord& r : recs) {
+    EXPECT_EQ(r.thread_pointer, thread_pointer);
+    ev.emplace_back(r.kind, r.function_id, r.depth);
+  }
+  const std::vector<Event> want = {
+      {kEntry, 71, 1}, {kEntry, 72, 2}, {kUnwound, 72, 1}, {kUnwound, 71, 0}};
+  EXPECT_EQ(ev, want);
 }
 
 }  // namespace atrace::fastpath

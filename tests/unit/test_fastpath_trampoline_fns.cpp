@@ -3,6 +3,8 @@
 // convention (arguments, return values, varargs) and for C++ exceptions.
 #include "test_fastpath_trampoline_fns.h"
 
+#include <pthread.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
@@ -220,6 +222,13 @@ FPT_NOINLINE int fpt_format(char* out, size_t n, const char* fmt, ...) {
   const int r = vsnprintf(out, n, fmt, ap);
   va_end(ap);
   return r;
+}
+
+FPT_NOINLINE void fpt_exit_thread(void* value) { pthread_exit(value); }
+
+FPT_NOINLINE int fpt_thread_outer(void* value) {
+  fpt_exit_thread(value);
+  return 1;
 }
 
 }  // extern "C"

@@ -36,6 +36,8 @@ double fpt_mix(int a, double b, FptBig s, float f);
 FptPair fpt_pair(long a, long b);
 long double fpt_ld(long double x);
 int fpt_format(char* out, size_t n, const char* fmt, ...);
+void fpt_exit_thread(void* value);  // pthread_exit(value)
+int fpt_thread_outer(void* value);  // calls fpt_exit_thread
 }
 
 int fpt_throw_a(int x, int* cleanups);
