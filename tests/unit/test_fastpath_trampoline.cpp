@@ -1,0 +1,526 @@
+// The fast path's trampolines, run for real in this process: a code region
+// generated near the test functions, their entries patched, and the records
+// of the ring read back (fastpath/local_patch.h).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "fastpath/local_patch.h"
+#include "fastpath/relocate.h"
+#include "fastpath/trampoline.h"
+#include "test_fastpath_trampoline_fns.h"
+#include "uprobes/placement.h"
+
+namespace atrace::fastpath {
+
+namespace {
+
+uint64_t addr(const void* f) { return reinterpret_cast<uint64_t>(f); }
+template <typename F>
+uint64_t faddr(F* f) {
+  return reinterpret_cast<uint64_t>(reinterpret_cast<const void*>(f));
+}
+
+constexpr uint16_t kEntry = static_cast<uint16_t>(RecordKind::Entry);
+constexpr uint16_t kExit = static_cast<uint16_t>(RecordKind::Exit);
+constexpr uint16_t kNoExit = static_cast<uint16_t>(RecordKind::EntryNoExit);
+constexpr uint16_t kUnwound = static_cast<uint16_t>(RecordKind::Unwound);
+
+// What a single-threaded test checks of each record: kind, function, depth.
+using Event = std::tuple<uint16_t, uint32_t, uint16_t>;
+
+// Keeps this thread on one CPU, so that all its records go to one lane in
+// the order it wrote them.
+class PinnedToOneCpu {
+ public:
+  PinnedToOneCpu() {
+    sched_getaffinity(0, sizeof old_, &old_);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    sched_setaffinity(0, sizeof one, &one);
+  }
+  ~PinnedToOneCpu() { sched_setaffinity(0, sizeof old_, &old_); }
+
+ private:
+  cpu_set_t old_;
+};
+
+RingGeometry geometry(uint32_t lane_count, uint32_t lane_slots, uint32_t shadow_depth = 1024) {
+  RingGeometry g;
+  g.lane_count = lane_count;
+  g.lane_slots = lane_slots;
+  g.thread_slots = 64;
+  g.shadow_depth = shadow_depth;
+  return g;
+}
+
+// A ring, a code region near the test functions (and one near libgcc_s for
+// the unwinder hooks when asked), the plans, then the patches.
+class Patcher {
+ public:
+  explicit Patcher(const RingGeometry& g, TscRead tsc = best_tsc_read())
+      : ring_(g),
+        region_(reinterpret_cast<const void*>(&fpt_add), 1 << 16),
+        code_(region_.data(), region_.size(), region_.address(), ring_.layout(), ring_.address(), 0,
+              tsc) {}
+
+  // Plans the trampoline of `fn` (len bytes known; whole: len is all of it).
+  PatchPlan plan(uint64_t fn, size_t len, uint32_t id, bool whole = false) {
+    return code_.add(reinterpret_cast<const uint8_t*>(fn), len, fn, id, TrampolineKind::Traced,
+                     whole);
+  }
+  void hook(uint64_t fn, uint32_t id, size_t len = 32, bool whole = false) {
+    PatchPlan p = plan(fn, len, id, whole);
+    ASSERT_TRUE(p.ok()) << p.refusal;
+    pending_.push_back({fn, p});
+  }
+  // The unwinder entry points of libgcc_s, in their own region (rel32 reach),
+  // sharing the first region's return stub.
+  void hook_unwinders() {
+    void* raise = dlsym(RTLD_DEFAULT, "_Unwind_RaiseException");
+    ASSERT_NE(raise, nullptr);
+    unwind_region_ = std::make_unique<LocalCodeRegion>(raise, 1 << 16);
+    unwind_code_ = std::make_unique<CodeRegion>(unwind_region_->data(), unwind_region_->size(),
+                                                unwind_region_->address(), ring_.layout(),
+                                                ring_.address(), code_.return_stub());
+    for (const char* name : {"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume",
+                             "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace"}) {
+      ASSERT_TRUE(is_unwinder_entry(name));
+      const uint64_t fn = addr(dlsym(RTLD_DEFAULT, name));
+      ASSERT_NE(fn, 0u) << name;
+      PatchPlan p = unwind_code_->add(reinterpret_cast<const uint8_t*>(fn), 32, fn, 0,
+                                      TrampolineKind::Unwinder, false);
+      ASSERT_TRUE(p.ok()) << name << ": " << p.refusal;
+      pending_.push_back({fn, p});
+    }
+  }
+  void arm() {
+    region_.seal();
+    if (unwind_region_) unwind_region_->seal();
+    for (const auto& [fn, p] : pending_)
+      patches_.push_back(std::make_unique<LocalPatch>(fn, p.jump));
+    pending_.clear();
+  }
+  void disarm() { patches_.clear(); }
+
+  std::vector<FastRecord> records() {
+    std::vector<FastRecord> out;
+    ring_.drain(out);
+    return out;
+  }
+  std::vector<Event> events() {
+    std::vector<Event> out;
+    for (const FastRecord& r : records()) out.emplace_back(r.kind, r.function_id, r.depth);
+    return out;
+  }
+  LocalRing& ring() { return ring_; }
+
+ private:
+  LocalRing ring_;
+  LocalCodeRegion region_;
+  CodeRegion code_;
+  std::unique_ptr<LocalCodeRegion> unwind_region_;
+  std::unique_ptr<CodeRegion> unwind_code_;
+  std::vector<std::pair<uint64_t, PatchPlan>> pending_;
+  std::vector<std::unique_ptr<LocalPatch>> patches_;  // destroyed first: unpatched before unmapped
+};
+
+// The load bias of the test program (its link-time addresses + bias = runtime).
+uint64_t program_bias() {
+  uint64_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        *static_cast<uint64_t*>(data) = info->dlpi_addr;
+        return 1;  // the first object is the program
+      },
+      &bias);
+  return bias;
+}
+
+}  // namespace
+
+TEST(FastPathTrampoline, RelocatesOrRefusesKnownEntries) {
+  Patcher p(geometry(1, 1024));
+  // endbr64 (4) + push %rbp (1).
+  EXPECT_EQ(p.plan(faddr(&fpt_add), 32, 1).replaced, 5u);
+  // A RIP-relative lea of 7 bytes.
+  EXPECT_EQ(p.plan(faddr(&fpt_riplea), 32, 2).replaced, 7u);
+  // test (2) + jle (2) + mov (2).
+  EXPECT_EQ(p.plan(faddr(&fpt_jcc), 32, 3).replaced, 6u);
+  EXPECT_EQ(
+      p.plan(faddr(&fpt_call_first), addr(fpt_call_first_end) - faddr(&fpt_call_first), 4, true)
+          .replaced,
+      5u);
+  EXPECT_EQ(p.plan(faddr(&fpt_jmp_first), addr(fpt_jmp_first_end) - faddr(&fpt_jmp_first), 5, true)
+                .replaced,
+            5u);
+
+  const PatchPlan shorter =
+      p.plan(faddr(&fpt_short), addr(fpt_short_end) - faddr(&fpt_short), 6, true);
+  EXPECT_EQ(shorter.refusal, "shorter than the 5-byte jump (3 bytes)");
+  const PatchPlan loop = p.plan(faddr(&fpt_loop), addr(fpt_loop_end) - faddr(&fpt_loop), 7, true);
+  EXPECT_EQ(loop.refusal, "the instruction at +6 branches into the replaced bytes (+2)");
+
+  // fpt_entered is fine on its own, but fpt_enters jumps to its +1: the
+  // module's code says no.
+  const size_t entered_len = addr(fpt_entered_end) - faddr(&fpt_entered);
+  const PatchPlan entered = p.plan(faddr(&fpt_entered), entered_len, 8, true);
+  ASSERT_TRUE(entered.ok()) << entered.refusal;
+  EXPECT_EQ(entered.replaced, 6u);
+  const uint64_t bias = program_bias();
+  const uprobes::CodeEntries entries("/proc/self/exe",
+                                     {faddr(&fpt_entered) - bias, faddr(&fpt_enters) - bias,
+                                      faddr(&fpt_add) - bias, faddr(&fpt_loop) - bias});
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ(entry_branch_refusal(entries, faddr(&fpt_entered) - bias, entered.replaced),
+            "a branch or code address of the module lands inside the replaced bytes");
+  EXPECT_EQ(entry_branch_refusal(entries, faddr(&fpt_add) - bias, 5), "");
+
+  EXPECT_NE(name_refusal("setjmp"), "");
+  EXPECT_NE(name_refusal("vfork"), "");
+  EXPECT_NE(name_refusal("__restore_rt"), "");
+  EXPECT_EQ(name_refusal("fpt_add"), "");
+}
+
+class FastPathTrampolineTsc : public ::testing::TestWithParam<TscRead> {};
+
+TEST_P(FastPathTrampolineTsc, RecordsEntryAndExitOfACall) {
+  if (GetParam() == TscRead::RdtscRdpid && best_tsc_read() != TscRead::RdtscRdpid)
+    GTEST_SKIP() << "this CPU has no RDPID";
+  Patcher p(geometry(1, 1024), GetParam());
+  p.hook(faddr(&fpt_add), 11);
+  p.hook(faddr(&fpt_riplea), 12);
+  p.hook(faddr(&fpt_jcc), 13);
+  p.hook(faddr(&fpt_call_first), 14, addr(fpt_call_first_end) - faddr(&fpt_call_first), true);
+  p.hook(faddr(&fpt_jmp_first), 15, addr(fpt_jmp_first_end) - faddr(&fpt_jmp_first), true);
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_add(2, 3), 5);
+  EXPECT_EQ(fpt_riplea(5), 1005);
+  EXPECT_EQ(fpt_jcc(9), 9);    // jle not taken
+  EXPECT_EQ(fpt_jcc(-9), -1);  // taken
+  EXPECT_EQ(fpt_call_first(), 42);
+  EXPECT_EQ(fpt_jmp_first(), 41);
+  p.disarm();
+  EXPECT_EQ(fpt_add(2, 3), 5);  // unpatched: no record
+
+  const std::vector<FastRecord> recs = p.records();
+  std::vector<Event> ev;
+  for (const FastRecord& r : recs) ev.emplace_back(r.kind, r.function_id, r.depth);
+  const std::vector<Event> want = {
+      {kEntry, 11, 1}, {kExit, 11, 0}, {kEntry, 12, 1}, {kExit, 12, 0},
+      {kEntry, 13, 1}, {kExit, 13, 0}, {kEntry, 13, 1}, {kExit, 13, 0},
+      {kEntry, 14, 1}, {kExit, 14, 0}, {kEntry, 15, 1}, {kExit, 15, 0},
+  };
+  EXPECT_EQ(ev, want);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    // The thread pointer is glibc's pthread_self(); time goes forward.
+    EXPECT_EQ(recs[i].thread_pointer, static_cast<uint64_t>(pthread_self()));
+    if (i) {
+      EXPECT_GE(recs[i].tsc, recs[i - 1].tsc);
+    }
+  }
+  EXPECT_EQ(p.ring().lost(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(FastPathTrampoline, FastPathTrampolineTsc,
+                         ::testing::Values(TscRead::Rdtscp, TscRead::RdtscRdpid),
+                         [](const auto& param_info) {
+                           return param_info.param == TscRead::Rdtscp ? std::string("rdtscp")
+                                                                      : std::string("rdtsc_rdpid");
+                         });
+
+TEST(FastPathTrampoline, DeepRecursionOverflowsTheShadowStackHarmlessly) {
+  constexpr uint32_t kDepth = 1024;
+  Patcher p(geometry(1, 1 << 15, kDepth));
+  p.hook(faddr(&fpt_rec), 21);
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_rec(9999), 9999);  // 10000 nested calls
+  p.disarm();
+
+  const std::vector<Event> ev = p.events();
+  ASSERT_EQ(ev.size(), 10000u + kDepth);
+  // The first kDepth calls are hooked, the rest recorded without their
+  // return; the hooked ones return innermost first.
+  for (uint32_t i = 0; i < kDepth; ++i) EXPECT_EQ(ev[i], Event(kEntry, 21, i + 1)) << i;
+  for (uint32_t i = kDepth; i < 10000; ++i) ASSERT_EQ(ev[i], Event(kNoExit, 21, kDepth)) << i;
+  for (uint32_t i = 0; i < kDepth; ++i)
+    EXPECT_EQ(ev[10000 + i], Event(kExit, 21, kDepth - 1 - i)) << i;
+}
+
+TEST(FastPathTrampoline, LongjmpOverThreeHookedFramesIsUnwoundAtTheNextReturn) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_lj_driver), 1);
+  p.hook(faddr(&fpt_lj_a), 2);
+  p.hook(faddr(&fpt_lj_b), 3);
+  p.hook(faddr(&fpt_lj_c), 4);
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_lj_driver(), 7);
+  EXPECT_EQ(fpt_lj_driver(), 7);
+  p.disarm();
+  const std::vector<Event> once = {
+      {kEntry, 1, 1},   {kEntry, 2, 2},   {kEntry, 3, 3},   {kEntry, 4, 4},
+      {kUnwound, 4, 3}, {kUnwound, 3, 2}, {kUnwound, 2, 1}, {kExit, 1, 0},
+  };
+  std::vector<Event> want = once;
+  want.insert(want.end(), once.begin(), once.end());
+  EXPECT_EQ(p.events(), want);
+}
+
+namespace {
+
+// 4 threads x 100000 calls of fpt_add: every result checked, then every
+// record counted per thread.
+struct ThreadRun {
+  std::vector<uint64_t> thread_pointers;
+  long long wrong_results = 0;
+};
+
+ThreadRun run_threads(int threads, int calls) {
+  ThreadRun run;
+  run.thread_pointers.resize(static_cast<size_t>(threads));
+  std::vector<long long> wrong(static_cast<size_t>(threads));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      run.thread_pointers[static_cast<size_t>(t)] = static_cast<uint64_t>(pthread_self());
+      for (int i = 0; i < calls; ++i)
+        if (fpt_add(i, t) != i + t) ++wrong[static_cast<size_t>(t)];
+    });
+  for (auto& t : ts) t.join();
+  for (long long w : wrong) run.wrong_results += w;
+  return run;
+}
+
+}  // namespace
+
+TEST(FastPathTrampoline, FourThreadsRecordEveryCall) {
+  constexpr int kThreads = 4, kCalls = 100000;
+  Patcher p(geometry(4, 1 << 20));
+  p.hook(faddr(&fpt_add), 31);
+  p.arm();
+  const ThreadRun run = run_threads(kThreads, kCalls);
+  p.disarm();
+  EXPECT_EQ(run.wrong_results, 0);
+  std::map<uint64_t, std::pair<int, int>> per_thread;  // entries, exits
+  for (const FastRecord& r : p.records()) {
+    ASSERT_EQ(r.function_id, 31u);
+    if (r.kind == kEntry) {
+      EXPECT_EQ(r.depth, 1u);
+      ++per_thread[r.thread_pointer].first;
+    } else {
+      ASSERT_EQ(r.kind, kExit);
+      EXPECT_EQ(r.depth, 0u);
+      ++per_thread[r.thread_pointer].second;
+    }
+  }
+  EXPECT_EQ(p.ring().lost(), 0u);
+  ASSERT_EQ(per_thread.size(), static_cast<size_t>(kThreads));
+  for (uint64_t tp : run.thread_pointers)
+    EXPECT_EQ(per_thread[tp], std::make_pair(kCalls, kCalls)) << std::hex << tp;
+}
+
+TEST(FastPathTrampoline, ATinyRingLosesRecordsNotCalls) {
+  constexpr int kThreads = 4, kCalls = 100000;
+  Patcher p(geometry(2, 16));
+  p.hook(faddr(&fpt_add), 32);
+  p.arm();
+  const ThreadRun run = run_threads(kThreads, kCalls);
+  p.disarm();
+  EXPECT_EQ(run.wrong_results, 0);
+  const size_t kept = p.records().size();
+  EXPECT_LE(kept, 2u * 16u);
+  EXPECT_GT(p.ring().lost(), 0u);
+  EXPECT_EQ(kept + p.ring().lost(), 2u * kThreads * kCalls);
+}
+
+namespace {
+volatile sig_atomic_t g_handler_calls = 0;
+volatile sig_atomic_t g_handler_wrong = 0;
+void call_from_handler(int) {
+  if (fpt_add(g_handler_calls, 1) != g_handler_calls + 1) g_handler_wrong = 1;
+  g_handler_calls = g_handler_calls + 1;
+}
+}  // namespace
+
+// Signal handlers that call the hooked function land anywhere in the
+// entry code and the return stub of the interrupted call (the windows
+// trampoline_template.cpp reasons about): every call is still recorded
+// whole, none is taken for an abandoned frame.
+TEST(FastPathTrampoline, SignalHandlersCallingHookedFunctions) {
+  constexpr int kCalls = 200000;
+  Patcher p(geometry(1, 1 << 21));  // room for every record
+  p.hook(faddr(&fpt_add), 61);
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_handler = call_from_handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  g_handler_calls = 0;
+  g_handler_wrong = 0;
+  p.arm();
+  // A timer signals this thread every 20 us: thousands of interruptions,
+  // most of them inside the trampoline's code (it is most of the loop's time).
+  sigevent sev{};
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGUSR1;
+  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));  // glibc 2.36 has no macro
+  timer_t timer;
+  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+  itimerspec every{{0, 20000}, {0, 20000}};
+  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  long long wrong = 0;
+  for (int i = 0; i < kCalls; ++i)
+    if (fpt_add(i, 2) != i + 2) ++wrong;
+  timer_delete(timer);
+  p.disarm();
+  sigaction(SIGUSR1, &old, nullptr);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(g_handler_wrong, 0);
+  const long long handled = g_handler_calls;
+  EXPECT_GT(handled, 0);
+  RecordProperty("handler_calls", std::to_string(handled));
+  long long entries = 0, exits = 0, others = 0;
+  for (const FastRecord& r : p.records()) {
+    if (r.kind == kEntry) {
+      ++entries;
+      // Depth 2 for a handler's call that interrupted a hooked one.
+      EXPECT_TRUE(r.depth == 1 || r.depth == 2) << r.depth;
+    } else if (r.kind == kExit) {
+      ++exits;
+    } else {
+      ++others;
+    }
+  }
+  EXPECT_EQ(p.ring().lost(), 0u);
+  EXPECT_EQ(others, 0);
+  EXPECT_EQ(entries, kCalls + handled);
+  EXPECT_EQ(exits, kCalls + handled);
+}
+
+TEST(FastPathTrampoline, ArgumentsAndReturnValuesAreUnchanged) {
+  const FptBig big{10, 20, 30};
+  const double mix = fpt_mix(1, 2.5, big, 0.25f);
+  const FptPair pair = fpt_pair(7, 3);
+  const long double ld = fpt_ld(1.5L);
+  char plain[128];
+  const int plain_n =
+      fpt_format(plain, sizeof plain, "%d %s %.3f %ld %c %.1f", 42, "x", 3.25, 1L << 40, 'q', -1.5);
+
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_mix), 41, 64);
+  p.hook(faddr(&fpt_pair), 42, 64);
+  p.hook(faddr(&fpt_ld), 43, 64);
+  p.hook(faddr(&fpt_format), 44, 64);
+  PinnedToOneCpu pin;
+  p.arm();
+  const double mix2 = fpt_mix(1, 2.5, big, 0.25f);
+  const FptPair pair2 = fpt_pair(7, 3);
+  const long double ld2 = fpt_ld(1.5L);
+  char hooked[128];
+  const int hooked_n = fpt_format(hooked, sizeof hooked, "%d %s %.3f %ld %c %.1f", 42, "x", 3.25,
+                                  1L << 40, 'q', -1.5);
+  p.disarm();
+
+  EXPECT_EQ(mix2, mix);
+  EXPECT_EQ(mix, 1 + 2.5 + 10 + 40 + 90 + 0.25);
+  EXPECT_EQ(pair2.a, 10);
+  EXPECT_EQ(pair2.b, 4);
+  EXPECT_EQ(pair.a, pair2.a);
+  EXPECT_TRUE(ld2 == ld && ld == 4.5L);
+  EXPECT_STREQ(hooked, plain);
+  EXPECT_STREQ(hooked, "42 x 3.250 1099511627776 q -1.5");
+  EXPECT_EQ(hooked_n, plain_n);
+  const std::vector<Event> want = {
+      {kEntry, 41, 1}, {kExit, 41, 0}, {kEntry, 42, 1}, {kExit, 42, 0},
+      {kEntry, 43, 1}, {kExit, 43, 0}, {kEntry, 44, 1}, {kExit, 44, 0},
+  };
+  EXPECT_EQ(p.events(), want);
+}
+
+TEST(FastPathTrampoline, CxxThrowThroughHookedFrames) {
+  int cleanups = 0;
+  ASSERT_EQ(fpt_throw_a(1, &cleanups), -100);
+  ASSERT_EQ(fpt_throw_a(0, &cleanups), 2);
+  ASSERT_EQ(cleanups, 2);
+
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_throw_a), 51, 64);
+  p.hook(faddr(&fpt_throw_b), 52, 64);
+  p.hook(faddr(&fpt_throw_c), 53, 64);
+  p.hook_unwinders();
+  PinnedToOneCpu pin;
+  p.arm();
+  cleanups = 0;
+  const int thrown = fpt_throw_a(1, &cleanups);
+  const int returned = fpt_throw_a(0, &cleanups);
+  p.disarm();
+  EXPECT_EQ(thrown, -100);
+  EXPECT_EQ(returned, 2);
+  EXPECT_EQ(cleanups, 2);
+  // The throw gives the unwinder every original return address back: the
+  // three frames are recorded Unwound (from the top), none returns through
+  // the stub; the next call is recorded whole.
+  const std::vector<Event> want = {
+      {kEntry, 51, 1},   {kEntry, 52, 2},   {kEntry, 53, 3}, {kUnwound, 53, 2},
+      {kUnwound, 52, 1}, {kUnwound, 51, 0}, {kEntry, 51, 1}, {kEntry, 52, 2},
+      {kEntry, 53, 3},   {kExit, 53, 2},    {kExit, 52, 1},  {kExit, 51, 0},
+  };
+  EXPECT_EQ(p.events(), want);
+}
+
+// pthread_exit unwinds the thread with _Unwind_ForcedUnwind: the hook gives
+// it the original return addresses, the two frames are recorded Unwound.
+TEST(FastPathTrampoline, PthreadExitThroughHookedFrames) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_thread_outer), 71, 64);
+  p.hook(faddr(&fpt_exit_thread), 72, 64);
+  p.hook_unwinders();
+  p.arm();
+  static uint64_t thread_pointer;
+  pthread_t t;
+  ASSERT_EQ(pthread_create(
+                &t, nullptr,
+                [](void*) -> void* {
+                  thread_pointer = static_cast<uint64_t>(pthread_self());
+                  fpt_thread_outer(reinterpret_cast<void*>(0x5eed));
+                  return nullptr;
+                },
+                nullptr),
+            0);
+  void* value = nullptr;
+  ASSERT_EQ(pthread_join(t, &value), 0);
+  p.disarm();
+  EXPECT_EQ(value, reinterpret_cast<void*>(0x5eed));
+  const std::vector<FastRecord> recs = p.records();
+  std::vector<Event> ev;
+  for (const FastRecord& r : recs) {
+    EXPECT_EQ(r.thread_pointer, thread_pointer);
+    ev.emplace_back(r.kind, r.function_id, r.depth);
+  }
+  const std::vector<Event> want = {
+      {kEntry, 71, 1}, {kEntry, 72, 2}, {kUnwound, 72, 1}, {kUnwound, 71, 0}};
+  EXPECT_EQ(ev, want);
+}
+
+}  // namespace atrace::fastpath
