@@ -137,6 +137,20 @@ const std::string& module_build_id(const Event& ev) {
   return ev.args.front().str;
 }
 
+uint64_t fork_thread_pointer(const Event& ev) {
+  if (ev.kind != EventKind::ProcFork || ev.args.empty() || ev.args.front().is_string) return 0;
+  return ev.args.front().value;
+}
+
+void set_fork_thread_pointer(Event& ev, uint64_t thread_pointer) {
+  ev.args.clear();
+  if (!thread_pointer) return;
+  ProbeArg a;
+  a.value = thread_pointer;
+  a.format = ArgFormat::Pointer;
+  ev.args.push_back(a);
+}
+
 void set_module_build_id(Event& ev, const std::string& build_id) {
   ProbeArg a;
   a.is_string = true;

@@ -111,7 +111,7 @@ enum class UnwindHow : uint8_t {
 //   SyscallEnter    -      -             nr            -             -
 //   SyscallExit     -      -             nr            ret (int64)   -
 //   PageFault       -      kFault*       address       ip            -
-//   ProcFork        -      kForkThread   child_pid     child_tid     -
+//   ProcFork        -      kForkThread   child_pid     child_tid     -      (args)
 //   ProcExec        -      -             -             -             filename
 //   ProcExit        -      -             exit_code     -             -
 //   Comm            -      -             -             -             name
@@ -133,6 +133,9 @@ enum class UnwindHow : uint8_t {
 // recorded with `record --args` has its arguments there (slot 1-6), a
 // FuncExit recorded with `--retval` its return value (slot kArgRetval);
 // empty for every other event.
+//
+// A ProcFork's child thread pointer is fork_thread_pointer(ev) (one
+// integer argument when known).
 //
 // A ModuleLoad/ModuleUnload event's base is the address where the file's
 // offset 0 is mapped; its build id is module_build_id(ev) (one string
@@ -229,6 +232,13 @@ const char* to_string(NetProto p);
 // "127.0.0.1:80", "[::1]:80" (TCP/UDP ends); "unix:INODE", "pipe:INODE"
 // for the local ones (`peer`: the peer socket's; a pipe's is its own).
 std::string net_end(const NetMessage& m, bool peer);
+
+// A ProcFork event's child thread pointer (its x86-64 fs_base when the
+// kernel created it; 0 = unknown: files before it, other kinds), and the one
+// way a fork event gets it. The fast path names threads by it (fastpath/
+// thread_pointers.h).
+uint64_t fork_thread_pointer(const Event& ev);
+void set_fork_thread_pointer(Event& ev, uint64_t thread_pointer);
 
 // A ModuleLoad/ModuleUnload event's build id ("" for other kinds), and the
 // one way a module event gets it.
