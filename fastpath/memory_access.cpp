@@ -17,11 +17,11 @@ constexpr size_t kMaxIov = 1024;
 
 }  // namespace
 
-bool ProcessMemory::read(std::span<const MemoryPiece> pieces) { return transfer(pieces, false); }
+bool VmMemory::read(std::span<const MemoryPiece> pieces) { return transfer(pieces, false); }
 
-bool ProcessMemory::write(std::span<const MemoryPiece> pieces) { return transfer(pieces, true); }
+bool VmMemory::write(std::span<const MemoryPiece> pieces) { return transfer(pieces, true); }
 
-bool ProcessMemory::transfer(std::span<const MemoryPiece> pieces, bool write) {
+bool VmMemory::transfer(std::span<const MemoryPiece> pieces, bool write) {
   std::vector<iovec> local, remote;
   for (size_t at = 0; at < pieces.size(); at += kMaxIov) {
     const size_t n = std::min(kMaxIov, pieces.size() - at);

@@ -40,10 +40,12 @@ class MemoryAccess {
 };
 
 // Another process's memory, by pid: one process_vm_readv/writev per batch
+// (not fastpath/inject/process_memory.h: that one also writes read-only
+// pages through /proc/PID/mem and throws; this one batches and never throws)
 // (split only past IOV_MAX pieces).
-class ProcessMemory final : public MemoryAccess {
+class VmMemory final : public MemoryAccess {
  public:
-  explicit ProcessMemory(pid_t pid) : pid_(pid) {}
+  explicit VmMemory(pid_t pid) : pid_(pid) {}
   bool read(std::span<const MemoryPiece> pieces) override;
   bool write(std::span<const MemoryPiece> pieces) override;
   using MemoryAccess::read;

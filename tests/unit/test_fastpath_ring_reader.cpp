@@ -257,7 +257,7 @@ TEST(FastPathRingReader, MergeOrdersByTimeThenEndsBeforeStarts) {
 // process's own, through its pid, in one call for several ranges.
 TEST(FastPathRingReader, ProcessMemoryBatchesRangesAndFailsOnUnmappedOnes) {
   TestRing ring;
-  ProcessMemory mem(getpid());
+  VmMemory mem(getpid());
   RingReader reader(mem, ring.addr(), ring.header(), kWait, 0);
   for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(ring.write(t % 2, t));
   std::vector<FastRecord> out;
