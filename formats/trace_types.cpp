@@ -59,6 +59,7 @@ const char* to_string(ProbePath p) {
     case ProbePath::Emulated: return "emulated";
     case ProbePath::Nop5: return "nop5";
     case ProbePath::Refused: return "refused";
+    case ProbePath::Patched: return "patched";
     case ProbePath::Unknown: break;
   }
   return "unknown";

@@ -295,6 +295,7 @@ enum class ProbePath : uint8_t {
   Emulated = 2,    // kernel emulates the instruction (push, 1-byte nop, ...)
   Nop5 = 3,        // 5-byte NOP: optimized uprobe (call to trampoline)
   Refused = 4,     // the kernel will not probe this instruction (never attached)
+  Patched = 5,     // no uprobe: the entry is patched to a trampoline (record --fast-path)
 };
 
 struct ProbeInfo {

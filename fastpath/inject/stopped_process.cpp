@@ -172,10 +172,10 @@ void StoppedProcess::stop_all() {
           char state = thread_state(pid_, tid);
           if (state == 'Z' || state == 'X' || state == 0) continue;  // an exited leader
           check_untraced(pid_);
-          throw InjectError(errno_message(
-              "cannot stop thread " + std::to_string(tid) + " of process " + std::to_string(pid_) +
-                  " (ptrace seize)",
-              err));
+          throw InjectError(errno_message("cannot stop thread " + std::to_string(tid) +
+                                              " of process " + std::to_string(pid_) +
+                                              " (ptrace seize)",
+                                          err));
         }
         threads_.push_back(StoppedThread{tid, {}});
         trace(PTRACE_INTERRUPT, tid);  // ESRCH: it ended, its wait says so
@@ -205,8 +205,8 @@ StoppedThread& StoppedProcess::thread(pid_t tid) {
 void StoppedProcess::refresh(StoppedThread& t) {
   check_thread();
   if (trace(PTRACE_GETREGS, t.tid, reinterpret_cast<unsigned long>(&t.regs)) < 0)
-    throw ProcessGone(errno_message("cannot read the registers of thread " + std::to_string(t.tid),
-                                    errno));
+    throw ProcessGone(
+        errno_message("cannot read the registers of thread " + std::to_string(t.tid), errno));
 }
 
 void StoppedProcess::release() noexcept {

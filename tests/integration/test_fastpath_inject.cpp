@@ -59,13 +59,13 @@ bool can_ptrace(std::string& why) {
   return false;
 }
 
-#define REQUIRE_PTRACE()                              \
-  do {                                                \
-    std::string why;                                  \
-    if (!can_ptrace(why)) {                           \
-      if (in_ci()) FAIL() << why;                     \
-      GTEST_SKIP() << why;                            \
-    }                                                 \
+#define REQUIRE_PTRACE()          \
+  do {                            \
+    std::string why;              \
+    if (!can_ptrace(why)) {       \
+      if (in_ci()) FAIL() << why; \
+      GTEST_SKIP() << why;        \
+    }                             \
   } while (0)
 
 std::map<std::string, std::string> fields(const std::string& line) {
@@ -240,11 +240,11 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
     std::vector<PatchSite> sites{{t.answer(), jmp_rel32(t.answer(), code_at)}};
     patch = CodePatch::apply(stopped, std::move(sites));
     stopped.release();
-    std::printf("patch: stopped %zu threads in %lld us, held %lld us, %u stop(s), %u signal(s) passed on\n",
-                stopped.threads().size(),
-                static_cast<long long>(stopped.times().to_stop.count() / 1000),
-                static_cast<long long>(stopped.times().held.count() / 1000), patch->stops(),
-                stopped.times().signals_passed);
+    std::printf(
+        "patch: stopped %zu threads in %lld us, held %lld us, %u stop(s), %u signal(s) passed on\n",
+        stopped.threads().size(), static_cast<long long>(stopped.times().to_stop.count() / 1000),
+        static_cast<long long>(stopped.times().held.count() / 1000), patch->stops(),
+        stopped.times().signals_passed);
   }
   EXPECT_EQ(tracer_pid(t.pid()), 0);
   EXPECT_TRUE(maps_has(t.pid(), code_at));
@@ -296,8 +296,8 @@ TEST(FastPathInject, DataRegionAnywhereReadWrittenFromOutside) {
     StoppedProcess stopped(t.pid());
     RemoteSyscall sys(stopped);
     EXPECT_EQ(sys.tid(), t.pid());
-    RemoteRegion ring = RemoteRegion::map_anywhere(sys, 3 * 4096, PROT_READ | PROT_WRITE,
-                                                   "atrace-fastpath-ring");
+    RemoteRegion ring =
+        RemoteRegion::map_anywhere(sys, 3 * 4096, PROT_READ | PROT_WRITE, "atrace-fastpath-ring");
     at = ring.address();
     ring.advise(sys, 4096, 4096, MADV_WIPEONFORK);
     auto data = bytes({1, 2, 3, 4, 5});
@@ -449,7 +449,9 @@ TEST(FastPathInject, StopTimeOfABatchOf100Patches) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  auto worst = [](const std::vector<long long>& v) { return *std::max_element(v.begin(), v.end()); };
+  auto worst = [](const std::vector<long long>& v) {
+    return *std::max_element(v.begin(), v.end());
+  };
   std::printf(
       "batch of %d patches, %d threads (%d busy), 20 rounds, median (max) us: stop %lld (%lld), "
       "write %lld (%lld), detach %lld (%lld), program held %lld (%lld)\n",
