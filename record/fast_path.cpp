@@ -82,7 +82,6 @@ bool runtime_of(const std::vector<uprobes::FileMapping>& maps, const uprobes::Fi
   return found;
 }
 
-
 }  // namespace
 
 struct FastPath::State {
@@ -111,8 +110,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                    const std::vector<uprobes::UnwindPoint>& unwinders)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
-  if (auto why = fp::tsc_refusal(); !why.empty())
-    throw RecordError("--fast-path: " + why);
+  if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
   // Two anchors before any record: every time stamp converts.
   s_->clock.refresh();
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -152,7 +150,8 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   // 16 MiB a CPU: 512 Ki records, about 25 ms of a tight loop of calls on
   // this VM, against the drain's 50 ms at most (bench/fastpath_cost.cpp).
   geometry.lane_slots = 1u << 19;
-  geometry.lane_count = pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
+  geometry.lane_count =
+      pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
   s_->layout = fp::make_layout(geometry);
 
   try {
@@ -161,8 +160,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     auto ring = fp::RemoteRegion::map_anywhere(sys, s_->layout.total_bytes, PROT_READ | PROT_WRITE,
                                                "atrace-ring");
     s_->ring_address = ring.address();
-    ring.write(sys.memory(), 0,
-               std::as_bytes(std::span<const fp::RingHeader>(&s_->layout, 1)));
+    ring.write(sys.memory(), 0, std::as_bytes(std::span<const fp::RingHeader>(&s_->layout, 1)));
     // A fork child's records go to a zeroed copy nobody reads; its shadow
     // stacks (after the lanes) are copied, so it returns through its own.
     ring.advise(sys, s_->layout.lanes_offset, s_->layout.threads_offset - s_->layout.lanes_offset,
@@ -222,15 +220,16 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
     // The reader starts before the first record can be written.
     s_->memory = std::make_unique<fp::VmMemory>(pid);
-    s_->reader = std::make_unique<fp::RingReader>(
-        *s_->memory, s_->ring_address, s_->layout, s_->clock.ticks(kFastPathCommitWaitNs),
-        fp::read_tsc());
+    s_->reader =
+        std::make_unique<fp::RingReader>(*s_->memory, s_->ring_address, s_->layout,
+                                         s_->clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
     s_->lane_taken.assign(s_->layout.lane_count, 0);
     std::vector<fp::ThreadPointer> existing;
     for (const auto& t : process.threads())
       existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
     s_->threads.add_existing(existing, now_ns(CLOCK_MONOTONIC));
-    s_->patch = std::make_unique<fp::CodePatch>(fp::CodePatch::apply(process, std::move(patch_sites)));
+    s_->patch =
+        std::make_unique<fp::CodePatch>(fp::CodePatch::apply(process, std::move(patch_sites)));
     for (const auto& [id, traced] : planned)
       if (traced) s_->patched.push_back(id);
     s_->installed = true;

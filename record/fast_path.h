@@ -35,13 +35,13 @@ struct FastPathRefusal {
 };
 
 struct FastPathStats {
-  uint64_t records = 0;         // taken from the ring
-  uint64_t lost = 0;            // dropped in the ring (full lane, never committed)
+  uint64_t records = 0;                 // taken from the ring
+  uint64_t lost = 0;                    // dropped in the ring (full lane, never committed)
   std::vector<uint64_t> lost_per_lane;  // the same by lane, i.e. by CPU
-  uint64_t unknown_thread = 0;  // records of a thread pointer no known thread held
-  uint64_t install_stop_ns = 0;    // how long the program was stopped to install
-  uint64_t uninstall_stop_ns = 0;  // ... and to uninstall
-  uint64_t conversion_error_ns = 0;  // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
+  uint64_t unknown_thread = 0;          // records of a thread pointer no known thread held
+  uint64_t install_stop_ns = 0;         // how long the program was stopped to install
+  uint64_t uninstall_stop_ns = 0;       // ... and to uninstall
+  uint64_t conversion_error_ns = 0;     // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
 };
 
 class FastPath {
