@@ -29,8 +29,8 @@ struct PatchSite {
 };
 
 struct RetryPolicy {
-  unsigned attempts = 20;                    // stops tried before giving up
-  std::chrono::microseconds run{1000};       // how long the process runs between two
+  unsigned attempts = 20;               // stops tried before giving up
+  std::chrono::microseconds run{1000};  // how long the process runs between two
 };
 
 class CodePatch {

@@ -48,7 +48,8 @@ void ProcessMemory::read(uint64_t address, std::span<std::byte> out) const {
   iovec local{out.data(), out.size()};
   iovec remote{reinterpret_cast<void*>(address), out.size()};
   ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
-  if (n != static_cast<ssize_t>(out.size())) fail("read", pid_, address, out.size(), n < 0 ? errno : EFAULT);
+  if (n != static_cast<ssize_t>(out.size()))
+    fail("read", pid_, address, out.size(), n < 0 ? errno : EFAULT);
 }
 
 void ProcessMemory::write(uint64_t address, std::span<const std::byte> bytes) const {

@@ -77,10 +77,8 @@ std::vector<uint64_t> near_candidates(const std::vector<MapsEntry>& maps, Addres
     if (hi_end < size) return;
     uint64_t hi = std::min(page_down(hi_end - size), page_down(win_hi));
     if (lo > hi) return;
-    if (gap_hi <= module.start)
-      below.push_back(lo);  // as low as reach allows
-    else
-      above.push_back(hi);  // as high as reach allows
+    if (gap_hi <= module.start) below.push_back(lo);  // as low as reach allows
+    else above.push_back(hi);                         // as high as reach allows
   };
   for (const MapsEntry& e : maps) {
     if (e.start >= kUserTop) break;  // [vsyscall]

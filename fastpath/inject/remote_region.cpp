@@ -64,9 +64,8 @@ RemoteRegion RemoteRegion::map_near(RemoteSyscall& sys, AddressRange module, uin
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, ~uint64_t{0}, 0);
     if (r == -EEXIST) continue;  // taken since the maps were read
     if (r < 0 && r > -4096)
-      throw InjectError(errno_message("cannot map " + std::to_string(size) +
-                                          " bytes in process " + std::to_string(pid) + " at " +
-                                          hex(at),
+      throw InjectError(errno_message("cannot map " + std::to_string(size) + " bytes in process " +
+                                          std::to_string(pid) + " at " + hex(at),
                                       static_cast<int>(-r)));
     if (static_cast<uint64_t>(r) != at) {
       // A kernel without MAP_FIXED_NOREPLACE took the address as a hint.
@@ -109,30 +108,25 @@ void RemoteRegion::name_it(RemoteSyscall& sys, const std::string& name) const {
 void RemoteRegion::check(uint64_t offset, size_t length) const {
   if (offset > size_ || length > size_ - offset)
     throw InjectError("access beyond the region at " + hex(address_) + " (" +
-                      std::to_string(size_) + " bytes): offset " + std::to_string(offset) +
-                      ", " + std::to_string(length) + " bytes");
+                      std::to_string(size_) + " bytes): offset " + std::to_string(offset) + ", " +
+                      std::to_string(length) + " bytes");
 }
 
 void RemoteRegion::write(const ProcessMemory& memory, uint64_t offset,
                          std::span<const std::byte> bytes) const {
   check(offset, bytes.size());
-  if (prot_ & PROT_WRITE)
-    memory.write(address_ + offset, bytes);
-  else
-    memory.write_any(address_ + offset, bytes);
+  if (prot_ & PROT_WRITE) memory.write(address_ + offset, bytes);
+  else memory.write_any(address_ + offset, bytes);
 }
 
 void RemoteRegion::read(const ProcessMemory& memory, uint64_t offset,
                         std::span<std::byte> out) const {
   check(offset, out.size());
-  if (prot_ & PROT_READ)
-    memory.read(address_ + offset, out);
-  else
-    memory.read_any(address_ + offset, out);
+  if (prot_ & PROT_READ) memory.read(address_ + offset, out);
+  else memory.read_any(address_ + offset, out);
 }
 
-void RemoteRegion::advise(RemoteSyscall& sys, uint64_t offset, uint64_t length,
-                          int advice) const {
+void RemoteRegion::advise(RemoteSyscall& sys, uint64_t offset, uint64_t length, int advice) const {
   check(offset, length);
   sys.checked("madvise", SYS_madvise, address_ + offset, length, static_cast<uint64_t>(advice));
 }

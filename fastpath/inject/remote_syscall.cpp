@@ -48,8 +48,8 @@ void check_no_seccomp(pid_t pid, pid_t tid) {
 
 void put_sigmask(pid_t tid, uint64_t mask) {
   if (trace(PTRACE_SETSIGMASK, tid, reinterpret_cast<void*>(sizeof mask), &mask) < 0)
-    throw InjectError(errno_message("cannot set the signal mask of thread " + std::to_string(tid),
-                                    errno));
+    throw InjectError(
+        errno_message("cannot set the signal mask of thread " + std::to_string(tid), errno));
 }
 
 // From the int3's SIGTRAP stop to an interrupt stop: the SIGTRAP is
@@ -86,8 +86,8 @@ long RemoteSyscall::call(long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_
   process_.refresh(thread);
   const user_regs_struct saved = thread.regs;
   const uint64_t at = saved.rip;
-  const std::string who = "thread " + std::to_string(tid_) + " of process " +
-                          std::to_string(process_.pid());
+  const std::string who =
+      "thread " + std::to_string(tid_) + " of process " + std::to_string(process_.pid());
 
   uint64_t mask = 0;
   if (trace(PTRACE_GETSIGMASK, tid_, reinterpret_cast<void*>(sizeof mask), &mask) < 0)
@@ -164,9 +164,8 @@ uint64_t RemoteSyscall::checked(const char* what, long nr, uint64_t a1, uint64_t
                                 uint64_t a4, uint64_t a5, uint64_t a6) {
   long r = call(nr, a1, a2, a3, a4, a5, a6);
   if (r < 0 && r > -4096)
-    throw InjectError(errno_message(std::string(what) + " in process " +
-                                        std::to_string(process_.pid()),
-                                    static_cast<int>(-r)));
+    throw InjectError(errno_message(
+        std::string(what) + " in process " + std::to_string(process_.pid()), static_cast<int>(-r)));
   return static_cast<uint64_t>(r);
 }
 

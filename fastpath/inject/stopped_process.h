@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fastpath/inject/inject_error.h"
@@ -94,12 +95,26 @@ class StoppedProcess {
   void stop_all();
   void check_thread() const;
 
+  // The calling thread's nice value at -20 while it holds the process.
+  class Boost {
+   public:
+    Boost();
+    ~Boost();
+    Boost(const Boost&) = delete;
+    Boost& operator=(const Boost&) = delete;
+
+   private:
+    int old_;
+    bool raised_;
+  };
+
   pid_t pid_;
   pid_t owner_;  // the thread whose ptrace requests the kernel accepts
   bool held_ = false;
   std::vector<StoppedThread> threads_;
   std::chrono::steady_clock::time_point start_;
   StopTimes times_;
+  std::optional<Boost> boost_;
 };
 
 }  // namespace atrace::fastpath

@@ -59,13 +59,13 @@ bool can_ptrace(std::string& why) {
   return false;
 }
 
-#define REQUIRE_PTRACE()                              \
-  do {                                                \
-    std::string why;                                  \
-    if (!can_ptrace(why)) {                           \
-      if (in_ci()) FAIL() << why;                     \
-      GTEST_SKIP() << why;                            \
-    }                                                 \
+#define REQUIRE_PTRACE()          \
+  do {                            \
+    std::string why;              \
+    if (!can_ptrace(why)) {       \
+      if (in_ci()) FAIL() << why; \
+      GTEST_SKIP() << why;        \
+    }                             \
   } while (0)
 
 std::map<std::string, std::string> fields(const std::string& line) {
@@ -240,11 +240,11 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
     std::vector<PatchSite> sites{{t.answer(), jmp_rel32(t.answer(), code_at)}};
     patch = CodePatch::apply(stopped, std::move(sites));
     stopped.release();
-    std::printf("patch: stopped %zu threads in %lld us, held %lld us, %u stop(s), %u signal(s) passed on\n",
-                stopped.threads().size(),
-                static_cast<long long>(stopped.times().to_stop.count() / 1000),
-                static_cast<long long>(stopped.times().held.count() / 1000), patch->stops(),
-                stopped.times().signals_passed);
+    std::printf(
+        "patch: stopped %zu threads in %lld us, held %lld us, %u stop(s), %u signal(s) passed on\n",
+        stopped.threads().size(), static_cast<long long>(stopped.times().to_stop.count() / 1000),
+        static_cast<long long>(stopped.times().held.count() / 1000), patch->stops(),
+        stopped.times().signals_passed);
   }
   EXPECT_EQ(tracer_pid(t.pid()), 0);
   EXPECT_TRUE(maps_has(t.pid(), code_at));
@@ -296,8 +296,8 @@ TEST(FastPathInject, DataRegionAnywhereReadWrittenFromOutside) {
     StoppedProcess stopped(t.pid());
     RemoteSyscall sys(stopped);
     EXPECT_EQ(sys.tid(), t.pid());
-    RemoteRegion ring = RemoteRegion::map_anywhere(sys, 3 * 4096, PROT_READ | PROT_WRITE,
-                                                   "atrace-fastpath-ring");
+    RemoteRegion ring =
+        RemoteRegion::map_anywhere(sys, 3 * 4096, PROT_READ | PROT_WRITE, "atrace-fastpath-ring");
     at = ring.address();
     ring.advise(sys, 4096, 4096, MADV_WIPEONFORK);
     auto data = bytes({1, 2, 3, 4, 5});
@@ -402,6 +402,75 @@ TEST(FastPathInject, KilledInjectorLeavesTargetRunning) {
   expect_full_sleeps(t);
 }
 
+// A thread that stays inside the bytes to replace (the reader, blocked in
+// read(): its rip just after the syscall instruction) makes the batch wait
+// and retry, then fail clearly, with nothing written.
+TEST(FastPathInject, PatchRefusedWhileAThreadStaysInside) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  StoppedProcess stopped(t.pid());
+  stop_inside_syscall(stopped, t.reader());
+  uint64_t rip = stopped.thread(t.reader()).regs.rip;
+  fastpath::ProcessMemory memory(t.pid());
+  std::vector<std::byte> now(5);
+  memory.read_any(rip - 2, now);
+  EXPECT_EQ(now[0], std::byte{0x0f});  // syscall
+  EXPECT_EQ(now[1], std::byte{0x05});
+  std::vector<PatchSite> sites{{rip - 2, std::vector<std::byte>(5, std::byte{0xcc})}};
+  try {
+    CodePatch::apply(stopped, std::move(sites), {}, fastpath::RetryPolicy{3, 1000us});
+    ADD_FAILURE() << "patched bytes a thread was inside";
+  } catch (const fastpath::InjectError& e) {
+    EXPECT_NE(std::string(e.what()).find("thread " + std::to_string(t.reader()) +
+                                         " was inside the bytes to replace at each of 3 stops"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(stopped.held());
+  std::vector<std::byte> after(5);
+  memory.read_any(rip - 2, after);
+  EXPECT_EQ(after, now);
+  stopped.release();
+  auto r = t.epoch_report();
+  EXPECT_EQ(r["sevens"], r["calls"]);
+  EXPECT_TRUE(t.lines("read failed").empty());
+}
+
+// Threads that start and end while the process is being stopped (one
+// creates short-lived threads without pause): each stop gets every thread
+// there is, those that ended meanwhile are dropped, the program goes on.
+TEST(FastPathInject, StopsWhileThreadsComeAndGo) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.send("churn");
+  ASSERT_TRUE(t.child().wait_for_line("churning", 10s));
+  unsigned long churned = std::stoul(t.report()["churned"]);
+  for (int i = 0; i < 100 && churned < 100; ++i) {
+    std::this_thread::sleep_for(10ms);
+    churned = std::stoul(t.report()["churned"]);
+  }
+  ASSERT_GE(churned, 100u) << "the churning thread does not run";
+  size_t most = 0;
+  for (int round = 0; round < 50; ++round) {
+    StoppedProcess stopped(t.pid());
+    // 2 workers, reader, sleeper, main, the churning thread, maybe a short one.
+    EXPECT_GE(stopped.threads().size(), 6u);
+    most = std::max(most, stopped.threads().size());
+    for (const auto& th : stopped.threads()) EXPECT_NE(th.regs.rip, 0u);
+  }
+  std::printf("50 stops while threads come and go: up to %zu threads\n", most);
+  EXPECT_EQ(tracer_pid(t.pid()), 0);
+  unsigned long later = std::stoul(t.report()["churned"]);
+  for (int i = 0; i < 100 && later == churned; ++i) {
+    std::this_thread::sleep_for(10ms);
+    later = std::stoul(t.report()["churned"]);
+  }
+  EXPECT_GT(later, churned);
+  auto after = t.epoch_report();
+  EXPECT_EQ(after["sevens"], after["calls"]);
+}
+
 // How long a batch of 100 patches stops a process of 8 busy worker
 // threads (+ reader, sleeper, main). Printed, not asserted (a speed goal:
 // docs/BENCHMARKS.md); the patches go into a region of its own, one per
@@ -449,7 +518,9 @@ TEST(FastPathInject, StopTimeOfABatchOf100Patches) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  auto worst = [](const std::vector<long long>& v) { return *std::max_element(v.begin(), v.end()); };
+  auto worst = [](const std::vector<long long>& v) {
+    return *std::max_element(v.begin(), v.end());
+  };
   std::printf(
       "batch of %d patches, %d threads (%d busy), 20 rounds, median (max) us: stop %lld (%lld), "
       "write %lld (%lld), detach %lld (%lld), program held %lld (%lld)\n",

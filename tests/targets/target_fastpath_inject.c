@@ -19,6 +19,8 @@
  *   report  prints "report epoch=N threads=W calls=C sevens=S fortytwos=F
  *           others=O busy=B usr1=U" for the current epoch (B: workers with at
  *           least one call in it)
+ *   churn   starts a thread that keeps creating short-lived threads (each
+ *           calls answer() once and ends); prints "churning"
  *   quit    exits 0
  * Each sleep prints "slept ms=M ret=R errno=E". */
 #define _GNU_SOURCE
@@ -50,6 +52,7 @@ struct counts {
 static struct counts counts[MAX_WORKERS][EPOCHS];
 static _Atomic unsigned epoch;
 static volatile sig_atomic_t usr1;
+static _Atomic unsigned long churned;
 static int workers = 3;
 static long sleep_ms = 1500;
 static int fifo = -1;
@@ -112,9 +115,28 @@ static void report(void) {
     fortytwos += f;
     others += o;
   }
-  printf("report epoch=%u threads=%d calls=%lu sevens=%lu fortytwos=%lu others=%lu busy=%d usr1=%d\n",
-         atomic_load(&epoch), workers, calls, sevens, fortytwos, others, busy, (int)usr1);
+  printf(
+      "report epoch=%u threads=%d calls=%lu sevens=%lu fortytwos=%lu others=%lu busy=%d usr1=%d "
+      "churned=%lu\n",
+      atomic_load(&epoch), workers, calls, sevens, fortytwos, others, busy, (int)usr1,
+      atomic_load(&churned));
   fflush(stdout);
+}
+
+static void* short_lived(void* arg) {
+  (void)arg;
+  answer();
+  return NULL;
+}
+
+static void* churn(void* arg) {
+  (void)arg;
+  for (;;) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, short_lived, NULL) == 0) pthread_join(t, NULL);
+    atomic_fetch_add(&churned, 1);
+  }
+  return NULL;
 }
 
 static void* reader(void* arg) {
@@ -141,6 +163,11 @@ static void* reader(void* arg) {
         fflush(stdout);
       } else if (strcmp(line, "report") == 0) {
         report();
+      } else if (strcmp(line, "churn") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, churn, NULL);
+        printf("churning\n");
+        fflush(stdout);
       } else if (strcmp(line, "quit") == 0) {
         exit(0);
       }
