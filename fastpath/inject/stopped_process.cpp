@@ -113,19 +113,18 @@ Waited wait_for_stop(pid_t pid, pid_t tid, unsigned& signals_passed) {
 // PTRACE_DETACH needs a stopped tracee: a thread seized but not stopped yet
 // (an error cut the stop short) is waited for first; a thread killed while
 // stopped is reaped (a traced thread that died waits for its tracer).
-void detach(pid_t tid) {
+void detach(pid_t pid, pid_t tid) {
   if (trace(PTRACE_DETACH, tid) == 0) return;
-  auto deadline = Clock::now() + std::chrono::seconds(1);
-  while (Clock::now() < deadline) {
-    int status = 0;
-    pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) return;
-    if (r == 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-      continue;
+  for (int tries = 0; tries < 16; ++tries) {
+    std::optional<int> status;
+    try {
+      status = wait_traced(pid, tid, std::chrono::seconds(1));
+    } catch (const InjectError&) {
+      return;  // never stopped: nothing more to do from here
     }
-    int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+    if (!status || WIFEXITED(*status) || WIFSIGNALED(*status)) return;
+    if (!WIFSTOPPED(*status)) continue;
+    int sig = (*status >> 16) == 0 ? WSTOPSIG(*status) : 0;
     if (trace(PTRACE_DETACH, tid, static_cast<unsigned long>(sig)) == 0) return;
   }
 }
@@ -233,14 +232,14 @@ void StoppedProcess::release() noexcept {
     // for a whole scheduler tick (4 ms at HZ=250) before the next detach:
     // the detach loop (system calls only, no waiting, microseconds) runs
     // as a real-time thread when allowed, so no woken thread preempts it.
+    int policy = sched_getscheduler(0);
+    sched_param old{};
+    sched_getparam(0, &old);
     sched_param rt{};
     rt.sched_priority = 1;
-    bool realtime = sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
-    for (const StoppedThread& t : threads_) detach(t.tid);
-    if (realtime) {
-      sched_param normal{};
-      sched_setscheduler(0, SCHED_OTHER, &normal);
-    }
+    bool realtime = policy >= 0 && sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
+    for (const StoppedThread& t : threads_) detach(pid_, t.tid);
+    if (realtime) sched_setscheduler(0, policy, &old);
   }
   boost_.reset();
   times_.held = Clock::now() - start_;
