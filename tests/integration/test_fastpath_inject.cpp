@@ -203,13 +203,15 @@ void expect_full_sleeps(const InjectTarget& t) {
   }
 }
 
-// Waits until the sleeper printed a sleep more than the `before` it had.
-void wait_for_sleep(InjectTarget& t, size_t before) {
-  for (int i = 0; i < 400 && t.lines("slept ").size() <= before; ++i) {
+// Waits until the sleeper printed two sleeps more than the `before` it had
+// when a stop began: the second one at the latest is the sleep the stop
+// interrupted (the first may have ended just before the stop).
+void wait_for_sleeps(InjectTarget& t, size_t before) {
+  for (int i = 0; i < 600 && t.lines("slept ").size() < before + 2; ++i) {
     t.report();
     std::this_thread::sleep_for(10ms);
   }
-  ASSERT_GT(t.lines("slept ").size(), before);
+  ASSERT_GE(t.lines("slept ").size(), before + 2);
 }
 
 TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
@@ -279,7 +281,7 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
   EXPECT_EQ(undone["sevens"], undone["calls"]);
   EXPECT_EQ(undone["usr1"], "1");
 
-  wait_for_sleep(t, sleeps);
+  wait_for_sleeps(t, sleeps);
   expect_full_sleeps(t);
   EXPECT_TRUE(t.lines("read failed").empty()) << t.child().out();
 }
@@ -398,7 +400,7 @@ TEST(FastPathInject, KilledInjectorLeavesTargetRunning) {
   auto after = t.epoch_report();
   EXPECT_EQ(after["sevens"], "0");
   EXPECT_EQ(after["fortytwos"], after["calls"]);
-  wait_for_sleep(t, sleeps);
+  wait_for_sleeps(t, sleeps);
   expect_full_sleeps(t);
 }
 
