@@ -238,11 +238,16 @@ void StoppedProcess::release() noexcept {
     sched_param rt{};
     rt.sched_priority = 1;
     bool realtime = policy >= 0 && sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
+    auto detaching = Clock::now();
     for (const StoppedThread& t : threads_) detach(pid_, t.tid);
+    // Measured before atrace gives up its priority (the threads it woke
+    // may then run first): from here on, every thread of the program runs.
+    auto released = Clock::now();
+    times_.detach = released - detaching;
+    times_.held = released - start_;
     if (realtime) sched_setscheduler(0, policy, &old);
   }
   boost_.reset();
-  times_.held = Clock::now() - start_;
 }
 
 void StoppedProcess::restop(std::chrono::microseconds run) {

@@ -61,7 +61,8 @@ struct StoppedThread {
 
 struct StopTimes {
   std::chrono::nanoseconds to_stop{0};  // first interrupt to every thread stopped
-  std::chrono::nanoseconds held{0};     // first interrupt to release (0 while held)
+  std::chrono::nanoseconds held{0};     // first interrupt to the last thread let go (0 while held)
+  std::chrono::nanoseconds detach{0};   // release: the first thread let go to the last
   unsigned signals_passed = 0;          // signals delivered on the way (see above)
   unsigned rounds = 0;                  // /proc/PID/task listings needed
 };
