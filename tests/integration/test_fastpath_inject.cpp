@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -436,6 +438,52 @@ TEST(FastPathInject, PatchRefusedWhileAThreadStaysInside) {
   stopped.release();
   auto r = t.epoch_report();
   EXPECT_EQ(r["sevens"], r["calls"]);
+  EXPECT_TRUE(t.lines("read failed").empty());
+}
+
+// A storm of queued signals (SIGRTMIN: one delivery per sigqueue, never
+// merged) while the process is stopped and released again and again, with a
+// system call run in a thread that takes them at each stop: every signal
+// is handled exactly once (some arrive between a thread's interrupt and
+// its stop: passed on by the stop, counted in StopTimes::signals_passed).
+TEST(FastPathInject, QueuedSignalsDuringStopsAreHandledOnce) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  constexpr int kSignals = 5000;
+  std::atomic<int> sent{0};
+  std::thread sender([&] {
+    for (int i = 0; i < kSignals; ++i) {
+      sigval v{};
+      while (sigqueue(t.pid(), SIGRTMIN, v) != 0) {
+        if (errno != EAGAIN) return;  // the queue is full: let it drain
+        std::this_thread::sleep_for(100us);
+      }
+      ++sent;
+    }
+  });
+  unsigned passed = 0;
+  int rounds = 0;
+  for (; rounds < 30 || sent < kSignals; ++rounds) {
+    StoppedProcess stopped(t.pid());
+    RemoteSyscall sys(stopped, t.reader());
+    EXPECT_EQ(sys.call(SYS_getpid), t.pid());
+    passed += stopped.times().signals_passed;
+    stopped.release();
+  }
+  sender.join();
+  ASSERT_EQ(sent.load(), kSignals);
+  unsigned long handled = 0;
+  for (int i = 0; i < 500 && handled < kSignals; ++i) {
+    handled = std::stoul(t.report()["rt"]);
+    if (handled < kSignals) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(handled, static_cast<unsigned long>(kSignals));
+  std::printf("%d queued signals over %d stops: %lu handled, %u passed on during a stop\n",
+              kSignals, rounds, handled, passed);
+  EXPECT_EQ(tracer_pid(t.pid()), 0);
+  auto after = t.epoch_report();
+  EXPECT_EQ(after["sevens"], after["calls"]);
   EXPECT_TRUE(t.lines("read failed").empty());
 }
 

@@ -8,8 +8,9 @@
  * FIFO (opened read-write, so it never sees EOF) and answers the commands
  * written to it; a sleeper thread sleeps SLEEP_MS (default 1500) at a time
  * with nanosleep and prints how long each sleep really took; the main
- * thread waits in pthread_join. SIGUSR1 is counted by its handler
- * (SA_RESTART: the reader's read() restarts; the sleeper blocks it).
+ * thread waits in pthread_join. SIGUSR1 and SIGRTMIN (which the kernel
+ * queues, one per sigqueue) are counted by their handlers (SA_RESTART: the
+ * reader's read() restarts; the sleeper blocks both).
  *
  * Prints at start:
  *   ready pid=P answer=0xADDR reader=TID sleeper=TID main=TID
@@ -52,6 +53,7 @@ struct counts {
 static struct counts counts[MAX_WORKERS][EPOCHS];
 static _Atomic unsigned epoch;
 static volatile sig_atomic_t usr1;
+static _Atomic unsigned long rt_signals; /* SIGRTMIN: queued, never merged */
 static _Atomic unsigned long churned;
 static int workers = 3;
 static long sleep_ms = 1500;
@@ -60,6 +62,11 @@ static int fifo = -1;
 static void on_usr1(int sig) {
   (void)sig;
   usr1 = usr1 + 1;
+}
+
+static void on_rt(int sig) {
+  (void)sig;
+  atomic_fetch_add(&rt_signals, 1);
 }
 
 static void* worker(void* arg) {
@@ -86,6 +93,7 @@ static void* sleeper(void* arg) {
   sigset_t usr;
   sigemptyset(&usr);
   sigaddset(&usr, SIGUSR1);
+  sigaddset(&usr, SIGRTMIN);
   pthread_sigmask(SIG_BLOCK, &usr, NULL);
   for (;;) {
     struct timespec t0, t1, d = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
@@ -117,9 +125,9 @@ static void report(void) {
   }
   printf(
       "report epoch=%u threads=%d calls=%lu sevens=%lu fortytwos=%lu others=%lu busy=%d usr1=%d "
-      "churned=%lu\n",
+      "churned=%lu rt=%lu\n",
       atomic_load(&epoch), workers, calls, sevens, fortytwos, others, busy, (int)usr1,
-      atomic_load(&churned));
+      atomic_load(&churned), atomic_load(&rt_signals));
   fflush(stdout);
 }
 
@@ -213,6 +221,8 @@ int main(int argc, char** argv) {
   sa.sa_handler = on_usr1;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, NULL);
+  sa.sa_handler = on_rt;
+  sigaction(SIGRTMIN, &sa, NULL);
 
   pthread_t t[MAX_WORKERS + 2];
   start(&t[0], reader_main, NULL);
