@@ -12,8 +12,11 @@
 // mapped; a second tracer is refused clearly; a SIGKILLed injector leaves
 // the program running. Needs ptrace (root in CI).
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -485,6 +488,62 @@ TEST(FastPathInject, QueuedSignalsDuringStopsAreHandledOnce) {
   auto after = t.epoch_report();
   EXPECT_EQ(after["sevens"], after["calls"]);
   EXPECT_TRUE(t.lines("read failed").empty());
+}
+
+// The target SIGKILLed while it is held: the next remote system call says
+// the process is gone, the release does not hang, and the process's end
+// is left to its parent (here the test's Child, which reaps it).
+TEST(FastPathInject, TargetKilledWhileHeld) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  {
+    StoppedProcess stopped(t.pid());
+    RemoteSyscall sys(stopped);
+    ASSERT_EQ(kill(t.pid(), SIGKILL), 0);
+    EXPECT_THROW(sys.call(SYS_getpid), fastpath::ProcessGone);
+  }
+  Result r = t.child().wait(5s);
+  EXPECT_EQ(r.term_signal, SIGKILL) << r.describe();
+}
+
+// A process under seccomp is not given system calls to run: its filter
+// might kill it for one it does not expect.
+TEST(FastPathInject, SeccompRefused) {
+  REQUIRE_PTRACE();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // An allow-everything filter: enough for Seccomp: 2 in /proc/PID/status.
+    sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    sock_fprog prog{1, &allow};
+    char ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0
+                  ? 'y'
+                  : 'n';
+    (void)!write(ready[1], &ok, 1);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 'y');
+  {
+    StoppedProcess stopped(pid);
+    try {
+      RemoteSyscall sys(stopped);
+      ADD_FAILURE() << "a system call offered to a process under seccomp";
+    } catch (const fastpath::InjectError& e) {
+      EXPECT_NE(std::string(e.what()).find("runs under seccomp"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(tracer_pid(pid), 0);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
 }
 
 // Threads that start and end while the process is being stopped (one
