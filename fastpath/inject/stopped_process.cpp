@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/ptrace_wait.h"
 
 namespace atrace::fastpath {
@@ -33,7 +34,7 @@ constexpr long kErestartNoHand = 514;
 constexpr long kErestartRestartBlock = 516;
 
 long trace(__ptrace_request request, pid_t tid, unsigned long data = 0) {
-  return ptrace(request, tid, nullptr, reinterpret_cast<void*>(data));
+  return ptrace(request, tid, nullptr, as_pointer(data));
 }
 
 std::string proc_path(pid_t pid, const std::string& rest) {
