@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/inject_error.h"
 
 namespace atrace::fastpath {
@@ -46,7 +47,7 @@ ProcessMemory::ProcessMemory(pid_t pid) : pid_(pid) {
 
 void ProcessMemory::read(uint64_t address, std::span<std::byte> out) const {
   iovec local{out.data(), out.size()};
-  iovec remote{reinterpret_cast<void*>(address), out.size()};
+  iovec remote{as_pointer(address), out.size()};
   ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
   if (n != static_cast<ssize_t>(out.size()))
     fail("read", pid_, address, out.size(), n < 0 ? errno : EFAULT);
@@ -54,7 +55,7 @@ void ProcessMemory::read(uint64_t address, std::span<std::byte> out) const {
 
 void ProcessMemory::write(uint64_t address, std::span<const std::byte> bytes) const {
   iovec local{const_cast<std::byte*>(bytes.data()), bytes.size()};
-  iovec remote{reinterpret_cast<void*>(address), bytes.size()};
+  iovec remote{as_pointer(address), bytes.size()};
   ssize_t n = process_vm_writev(pid_, &local, 1, &remote, 1, 0);
   if (n != static_cast<ssize_t>(bytes.size()))
     fail("write", pid_, address, bytes.size(), n < 0 ? errno : EFAULT);

@@ -28,13 +28,25 @@ char thread_state(pid_t pid, pid_t tid) {
 std::optional<int> wait_traced(pid_t pid, pid_t tid, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (unsigned idle = 0;; ++idle) {
-    int status = 0;
-    pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-    if (r > 0) return status;
-    if (r < 0) {
+    // Looked at first, not consumed: the end of the whole process (its
+    // leader's exit) belongs to its parent, which is atrace itself in
+    // launch mode (record/target.h reaps it for the exit status).
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(tid), &info,
+               WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0) {
       if (errno == EINTR) continue;
       if (errno == ECHILD) return std::nullopt;
-      throw InjectError(errno_message("waitpid " + std::to_string(tid), errno));
+      throw InjectError(errno_message("waitid " + std::to_string(tid), errno));
+    }
+    if (info.si_pid != 0) {
+      bool ended =
+          info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+      if (ended && tid == pid) return std::nullopt;
+      int status = 0;
+      pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+      if (r > 0) return status;
+      if (r < 0 && errno == ECHILD) return std::nullopt;
+      continue;
     }
     // Stops come within microseconds: yield first, then sleep briefly.
     if (idle < 32) {

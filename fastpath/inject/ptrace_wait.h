@@ -11,7 +11,9 @@
 namespace atrace::fastpath {
 
 // The wait status of `tid`'s next stop or end; nullopt when the thread is
-// gone (reaped elsewhere, or a zombie leader). InjectError after `timeout`.
+// gone (reaped elsewhere, a zombie leader, or the whole process ended: its
+// leader's exit is left for its parent to reap). InjectError after
+// `timeout`.
 std::optional<int> wait_traced(pid_t pid, pid_t tid, std::chrono::milliseconds timeout);
 
 }  // namespace atrace::fastpath

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/ptrace_wait.h"
 
 namespace atrace::fastpath {
@@ -47,7 +48,7 @@ void check_no_seccomp(pid_t pid, pid_t tid) {
 }
 
 void put_sigmask(pid_t tid, uint64_t mask) {
-  if (trace(PTRACE_SETSIGMASK, tid, reinterpret_cast<void*>(sizeof mask), &mask) < 0)
+  if (trace(PTRACE_SETSIGMASK, tid, as_pointer(sizeof mask), &mask) < 0)
     throw InjectError(
         errno_message("cannot set the signal mask of thread " + std::to_string(tid), errno));
 }
@@ -66,8 +67,7 @@ void settle(pid_t pid, pid_t tid, const std::string& who) {
     if (!WIFSTOPPED(*status)) continue;
     if ((*status >> 16) == PTRACE_EVENT_STOP) return;
     // Only an unblockable signal can come here: delivered as it would have been.
-    trace(PTRACE_CONT, tid, nullptr,
-          reinterpret_cast<void*>(static_cast<uintptr_t>(WSTOPSIG(*status))));
+    trace(PTRACE_CONT, tid, nullptr, as_pointer(static_cast<uint64_t>(WSTOPSIG(*status))));
   }
   throw InjectError(who + " did not stop again after a system call atrace ran in it");
 }
@@ -90,7 +90,7 @@ long RemoteSyscall::call(long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_
       "thread " + std::to_string(tid_) + " of process " + std::to_string(process_.pid());
 
   uint64_t mask = 0;
-  if (trace(PTRACE_GETSIGMASK, tid_, reinterpret_cast<void*>(sizeof mask), &mask) < 0)
+  if (trace(PTRACE_GETSIGMASK, tid_, as_pointer(sizeof mask), &mask) < 0)
     throw InjectError(errno_message("cannot read the signal mask of " + who, errno));
   std::array<std::byte, kStub.size()> original{};
   memory_.read_any(at, original);
@@ -145,8 +145,7 @@ long RemoteSyscall::call(long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_
       // Only SIGKILL (which ends everything), SIGSTOP and a SIGTRAP someone
       // sent can come here: delivered as they would have been; a job-control
       // stop (event) is continued, the other threads keep it.
-      trace(PTRACE_CONT, tid_, nullptr,
-            reinterpret_cast<void*>(static_cast<uintptr_t>(event == 0 ? sig : 0)));
+      trace(PTRACE_CONT, tid_, nullptr, as_pointer(static_cast<uint64_t>(event == 0 ? sig : 0)));
     }
   } catch (...) {
     try {

@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fastpath/inject/inject_error.h"
@@ -60,7 +61,8 @@ struct StoppedThread {
 
 struct StopTimes {
   std::chrono::nanoseconds to_stop{0};  // first interrupt to every thread stopped
-  std::chrono::nanoseconds held{0};     // first interrupt to release (0 while held)
+  std::chrono::nanoseconds held{0};     // first interrupt to the last thread let go (0 while held)
+  std::chrono::nanoseconds detach{0};   // release: the first thread let go to the last
   unsigned signals_passed = 0;          // signals delivered on the way (see above)
   unsigned rounds = 0;                  // /proc/PID/task listings needed
 };
@@ -94,12 +96,26 @@ class StoppedProcess {
   void stop_all();
   void check_thread() const;
 
+  // The calling thread's nice value at -20 while it holds the process.
+  class Boost {
+   public:
+    Boost();
+    ~Boost();
+    Boost(const Boost&) = delete;
+    Boost& operator=(const Boost&) = delete;
+
+   private:
+    int old_;
+    bool raised_;
+  };
+
   pid_t pid_;
   pid_t owner_;  // the thread whose ptrace requests the kernel accepts
   bool held_ = false;
   std::vector<StoppedThread> threads_;
   std::chrono::steady_clock::time_point start_;
   StopTimes times_;
+  std::optional<Boost> boost_;
 };
 
 }  // namespace atrace::fastpath

@@ -12,8 +12,11 @@
 // mapped; a second tracer is refused clearly; a SIGKILLed injector leaves
 // the program running. Needs ptrace (root in CI).
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +25,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -203,13 +208,15 @@ void expect_full_sleeps(const InjectTarget& t) {
   }
 }
 
-// Waits until the sleeper printed a sleep more than the `before` it had.
-void wait_for_sleep(InjectTarget& t, size_t before) {
-  for (int i = 0; i < 400 && t.lines("slept ").size() <= before; ++i) {
+// Waits until the sleeper printed two sleeps more than the `before` it had
+// when a stop began: the second one at the latest is the sleep the stop
+// interrupted (the first may have ended just before the stop).
+void wait_for_sleeps(InjectTarget& t, size_t before) {
+  for (int i = 0; i < 600 && t.lines("slept ").size() < before + 2; ++i) {
     t.report();
     std::this_thread::sleep_for(10ms);
   }
-  ASSERT_GT(t.lines("slept ").size(), before);
+  ASSERT_GE(t.lines("slept ").size(), before + 2);
 }
 
 TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
@@ -279,7 +286,7 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
   EXPECT_EQ(undone["sevens"], undone["calls"]);
   EXPECT_EQ(undone["usr1"], "1");
 
-  wait_for_sleep(t, sleeps);
+  wait_for_sleeps(t, sleeps);
   expect_full_sleeps(t);
   EXPECT_TRUE(t.lines("read failed").empty()) << t.child().out();
 }
@@ -398,8 +405,179 @@ TEST(FastPathInject, KilledInjectorLeavesTargetRunning) {
   auto after = t.epoch_report();
   EXPECT_EQ(after["sevens"], "0");
   EXPECT_EQ(after["fortytwos"], after["calls"]);
-  wait_for_sleep(t, sleeps);
+  wait_for_sleeps(t, sleeps);
   expect_full_sleeps(t);
+}
+
+// A thread that stays inside the bytes to replace (the reader, blocked in
+// read(): its rip just after the syscall instruction) makes the batch wait
+// and retry, then fail clearly, with nothing written.
+TEST(FastPathInject, PatchRefusedWhileAThreadStaysInside) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  StoppedProcess stopped(t.pid());
+  stop_inside_syscall(stopped, t.reader());
+  uint64_t rip = stopped.thread(t.reader()).regs.rip;
+  fastpath::ProcessMemory memory(t.pid());
+  std::vector<std::byte> now(5);
+  memory.read_any(rip - 2, now);
+  EXPECT_EQ(now[0], std::byte{0x0f});  // syscall
+  EXPECT_EQ(now[1], std::byte{0x05});
+  std::vector<PatchSite> sites{{rip - 2, std::vector<std::byte>(5, std::byte{0xcc})}};
+  try {
+    CodePatch::apply(stopped, std::move(sites), {}, fastpath::RetryPolicy{3, 1000us});
+    ADD_FAILURE() << "patched bytes a thread was inside";
+  } catch (const fastpath::InjectError& e) {
+    EXPECT_NE(std::string(e.what()).find("thread " + std::to_string(t.reader()) +
+                                         " was inside the bytes to replace at each of 3 stops"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(stopped.held());
+  std::vector<std::byte> after(5);
+  memory.read_any(rip - 2, after);
+  EXPECT_EQ(after, now);
+  stopped.release();
+  auto r = t.epoch_report();
+  EXPECT_EQ(r["sevens"], r["calls"]);
+  EXPECT_TRUE(t.lines("read failed").empty());
+}
+
+// A storm of queued signals (SIGRTMIN: one delivery per sigqueue, never
+// merged) while the process is stopped and released again and again, with a
+// system call run in a thread that takes them at each stop: every signal
+// is handled exactly once (some arrive between a thread's interrupt and
+// its stop: passed on by the stop, counted in StopTimes::signals_passed).
+TEST(FastPathInject, QueuedSignalsDuringStopsAreHandledOnce) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  constexpr int kSignals = 5000;
+  std::atomic<int> sent{0};
+  std::thread sender([&] {
+    for (int i = 0; i < kSignals; ++i) {
+      sigval v{};
+      while (sigqueue(t.pid(), SIGRTMIN, v) != 0) {
+        if (errno != EAGAIN) return;  // the queue is full: let it drain
+        std::this_thread::sleep_for(100us);
+      }
+      ++sent;
+    }
+  });
+  unsigned passed = 0;
+  int rounds = 0;
+  for (; rounds < 30 || sent < kSignals; ++rounds) {
+    StoppedProcess stopped(t.pid());
+    RemoteSyscall sys(stopped, t.reader());
+    EXPECT_EQ(sys.call(SYS_getpid), t.pid());
+    passed += stopped.times().signals_passed;
+    stopped.release();
+  }
+  sender.join();
+  ASSERT_EQ(sent.load(), kSignals);
+  unsigned long handled = 0;
+  for (int i = 0; i < 500 && handled < kSignals; ++i) {
+    handled = std::stoul(t.report()["rt"]);
+    if (handled < kSignals) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(handled, static_cast<unsigned long>(kSignals));
+  std::printf("%d queued signals over %d stops: %lu handled, %u passed on during a stop\n",
+              kSignals, rounds, handled, passed);
+  EXPECT_EQ(tracer_pid(t.pid()), 0);
+  auto after = t.epoch_report();
+  EXPECT_EQ(after["sevens"], after["calls"]);
+  EXPECT_TRUE(t.lines("read failed").empty());
+}
+
+// The target SIGKILLed while it is held: the next remote system call says
+// the process is gone, the release does not hang, and the process's end
+// is left to its parent (here the test's Child, which reaps it).
+TEST(FastPathInject, TargetKilledWhileHeld) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.epoch_report();
+  {
+    StoppedProcess stopped(t.pid());
+    RemoteSyscall sys(stopped);
+    ASSERT_EQ(kill(t.pid(), SIGKILL), 0);
+    EXPECT_THROW(sys.call(SYS_getpid), fastpath::ProcessGone);
+  }
+  Result r = t.child().wait(5s);
+  EXPECT_EQ(r.term_signal, SIGKILL) << r.describe();
+}
+
+// A process under seccomp is not given system calls to run: its filter
+// might kill it for one it does not expect.
+TEST(FastPathInject, SeccompRefused) {
+  REQUIRE_PTRACE();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // An allow-everything filter: enough for Seccomp: 2 in /proc/PID/status.
+    sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    sock_fprog prog{1, &allow};
+    char ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0
+                  ? 'y'
+                  : 'n';
+    (void)!write(ready[1], &ok, 1);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 'y');
+  {
+    StoppedProcess stopped(pid);
+    try {
+      RemoteSyscall sys(stopped);
+      ADD_FAILURE() << "a system call offered to a process under seccomp";
+    } catch (const fastpath::InjectError& e) {
+      EXPECT_NE(std::string(e.what()).find("runs under seccomp"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(tracer_pid(pid), 0);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+// Threads that start and end while the process is being stopped (one
+// creates short-lived threads without pause): each stop gets every thread
+// there is, those that ended meanwhile are dropped, the program goes on.
+TEST(FastPathInject, StopsWhileThreadsComeAndGo) {
+  REQUIRE_PTRACE();
+  InjectTarget t(2);
+  t.send("churn");
+  ASSERT_TRUE(t.child().wait_for_line("churning", 10s));
+  unsigned long churned = std::stoul(t.report()["churned"]);
+  for (int i = 0; i < 100 && churned < 100; ++i) {
+    std::this_thread::sleep_for(10ms);
+    churned = std::stoul(t.report()["churned"]);
+  }
+  ASSERT_GE(churned, 100u) << "the churning thread does not run";
+  size_t most = 0;
+  for (int round = 0; round < 50; ++round) {
+    StoppedProcess stopped(t.pid());
+    // 2 workers, reader, sleeper, main, the churning thread, maybe a short one.
+    EXPECT_GE(stopped.threads().size(), 6u);
+    most = std::max(most, stopped.threads().size());
+    for (const auto& th : stopped.threads()) EXPECT_NE(th.regs.rip, 0u);
+  }
+  std::printf("50 stops while threads come and go: up to %zu threads\n", most);
+  EXPECT_EQ(tracer_pid(t.pid()), 0);
+  unsigned long later = std::stoul(t.report()["churned"]);
+  for (int i = 0; i < 100 && later == churned; ++i) {
+    std::this_thread::sleep_for(10ms);
+    later = std::stoul(t.report()["churned"]);
+  }
+  EXPECT_GT(later, churned);
+  auto after = t.epoch_report();
+  EXPECT_EQ(after["sevens"], after["calls"]);
 }
 
 // How long a batch of 100 patches stops a process of 8 busy worker
@@ -435,11 +613,10 @@ TEST(FastPathInject, StopTimeOfABatchOf100Patches) {
       patch = CodePatch::apply(stopped, std::move(sites));
       auto t1 = std::chrono::steady_clock::now();
       stopped.release();
-      auto t2 = std::chrono::steady_clock::now();
       EXPECT_EQ(patch->size(), static_cast<size_t>(kSites));
       to_stop.push_back(us(stopped.times().to_stop));
       write.push_back(us(t1 - t0));
-      detach.push_back(us(t2 - t1));
+      detach.push_back(us(stopped.times().detach));
       held.push_back(us(stopped.times().held));
     }
     StoppedProcess stopped(t.pid());
@@ -452,11 +629,13 @@ TEST(FastPathInject, StopTimeOfABatchOf100Patches) {
   auto worst = [](const std::vector<long long>& v) {
     return *std::max_element(v.begin(), v.end());
   };
+  auto over_10ms = std::count_if(held.begin(), held.end(), [](long long v) { return v > 10000; });
   std::printf(
       "batch of %d patches, %d threads (%d busy), 20 rounds, median (max) us: stop %lld (%lld), "
-      "write %lld (%lld), detach %lld (%lld), program held %lld (%lld)\n",
+      "write %lld (%lld), detach %lld (%lld), program held %lld (%lld), %ld round(s) over 10 ms\n",
       kSites, t.workers() + 3, t.workers(), median(to_stop), worst(to_stop), median(write),
-      worst(write), median(detach), worst(detach), median(held), worst(held));
+      worst(write), median(detach), worst(detach), median(held), worst(held),
+      static_cast<long>(over_10ms));
   auto after = t.epoch_report();
   EXPECT_EQ(after["sevens"], after["calls"]);
   EXPECT_EQ(tracer_pid(t.pid()), 0);

@@ -8,8 +8,9 @@
  * FIFO (opened read-write, so it never sees EOF) and answers the commands
  * written to it; a sleeper thread sleeps SLEEP_MS (default 1500) at a time
  * with nanosleep and prints how long each sleep really took; the main
- * thread waits in pthread_join. SIGUSR1 is counted by its handler
- * (SA_RESTART: the reader's read() restarts; the sleeper blocks it).
+ * thread waits in pthread_join. SIGUSR1 and SIGRTMIN (which the kernel
+ * queues, one per sigqueue) are counted by their handlers (SA_RESTART: the
+ * reader's read() restarts; the sleeper blocks both).
  *
  * Prints at start:
  *   ready pid=P answer=0xADDR reader=TID sleeper=TID main=TID
@@ -19,6 +20,8 @@
  *   report  prints "report epoch=N threads=W calls=C sevens=S fortytwos=F
  *           others=O busy=B usr1=U" for the current epoch (B: workers with at
  *           least one call in it)
+ *   churn   starts a thread that keeps creating short-lived threads (each
+ *           calls answer() once and ends); prints "churning"
  *   quit    exits 0
  * Each sleep prints "slept ms=M ret=R errno=E". */
 #define _GNU_SOURCE
@@ -50,6 +53,8 @@ struct counts {
 static struct counts counts[MAX_WORKERS][EPOCHS];
 static _Atomic unsigned epoch;
 static volatile sig_atomic_t usr1;
+static _Atomic unsigned long rt_signals; /* SIGRTMIN: queued, never merged */
+static _Atomic unsigned long churned;
 static int workers = 3;
 static long sleep_ms = 1500;
 static int fifo = -1;
@@ -57,6 +62,11 @@ static int fifo = -1;
 static void on_usr1(int sig) {
   (void)sig;
   usr1 = usr1 + 1;
+}
+
+static void on_rt(int sig) {
+  (void)sig;
+  atomic_fetch_add(&rt_signals, 1);
 }
 
 static void* worker(void* arg) {
@@ -83,6 +93,7 @@ static void* sleeper(void* arg) {
   sigset_t usr;
   sigemptyset(&usr);
   sigaddset(&usr, SIGUSR1);
+  sigaddset(&usr, SIGRTMIN);
   pthread_sigmask(SIG_BLOCK, &usr, NULL);
   for (;;) {
     struct timespec t0, t1, d = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
@@ -112,9 +123,28 @@ static void report(void) {
     fortytwos += f;
     others += o;
   }
-  printf("report epoch=%u threads=%d calls=%lu sevens=%lu fortytwos=%lu others=%lu busy=%d usr1=%d\n",
-         atomic_load(&epoch), workers, calls, sevens, fortytwos, others, busy, (int)usr1);
+  printf(
+      "report epoch=%u threads=%d calls=%lu sevens=%lu fortytwos=%lu others=%lu busy=%d usr1=%d "
+      "churned=%lu rt=%lu\n",
+      atomic_load(&epoch), workers, calls, sevens, fortytwos, others, busy, (int)usr1,
+      atomic_load(&churned), atomic_load(&rt_signals));
   fflush(stdout);
+}
+
+static void* short_lived(void* arg) {
+  (void)arg;
+  answer();
+  return NULL;
+}
+
+static void* churn(void* arg) {
+  (void)arg;
+  for (;;) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, short_lived, NULL) == 0) pthread_join(t, NULL);
+    atomic_fetch_add(&churned, 1);
+  }
+  return NULL;
 }
 
 static void* reader(void* arg) {
@@ -141,6 +171,11 @@ static void* reader(void* arg) {
         fflush(stdout);
       } else if (strcmp(line, "report") == 0) {
         report();
+      } else if (strcmp(line, "churn") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, churn, NULL);
+        printf("churning\n");
+        fflush(stdout);
       } else if (strcmp(line, "quit") == 0) {
         exit(0);
       }
@@ -186,6 +221,8 @@ int main(int argc, char** argv) {
   sa.sa_handler = on_usr1;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, NULL);
+  sa.sa_handler = on_rt;
+  sigaction(SIGRTMIN, &sa, NULL);
 
   pthread_t t[MAX_WORKERS + 2];
   start(&t[0], reader_main, NULL);

@@ -3,6 +3,8 @@
 // area, as far from the module as the reach allows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fastpath/inject/region_placement.h"
 
 namespace atrace::fastpath {
@@ -20,8 +22,10 @@ constexpr const char* kMaps =
     "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n"
     "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
 
+// The farthest two bytes, one in the region and one in the module, are
+// within reach: the span covering both is.
 bool reachable(uint64_t at, uint64_t size, AddressRange m) {
-  return at + size - m.start <= kRel32Reach && m.end - at <= kRel32Reach;
+  return std::max(at + size, m.end) - std::min(at, m.start) <= kRel32Reach;
 }
 
 bool free_of(const std::vector<MapsEntry>& maps, uint64_t at, uint64_t size) {
