@@ -135,7 +135,9 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
     lane.heads.emplace_back(now_tsc, r.to);
     // Keep the drains that can still bound a waiting slot's age: the
     // newest one older than the wait is enough for the older ones.
-    while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first + wait_) lane.heads.pop_front();
+    while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
+           now_tsc - lane.heads[1].first >= wait_)
+      lane.heads.pop_front();
     if (lane.tail != lane.published) {
       new_tails[i] = lane.tail;
       tail_pieces.push_back(
