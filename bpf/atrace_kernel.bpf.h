@@ -298,8 +298,8 @@ static __always_inline void emit_fork(__u64 ts, __u32 tgid, bool thread,
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-/* Loaded for the proc group and for --follow-forks (which needs the map
- * updated even when no proc records are wanted). */
+/* Loaded for the proc group, for --follow-forks (which needs the map
+ * updated even when no proc records are wanted) and for the fast path. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -315,7 +315,9 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	/* --follow-forks: a child process's fork is recorded without the
 	 * proc group too: the replay gives the child a copy of the forking
 	 * thread's open calls there, which it may return from. */
-	if (!want_proc && (thread || !follow_forks))
+	/* The fast path: a new thread's fork, with its thread pointer, names
+	 * the thread of its records (fastpath/thread_pointers.h). */
+	if (!want_proc && (thread || !follow_forks) && !(thread && thread_forks))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	emit_fork(ts, parent_tgid, thread, child);

@@ -15,6 +15,13 @@ namespace {
 // IOV_MAX from limits.h is 1024 on Linux; the kernel's UIO_MAXIOV too.
 constexpr size_t kMaxIov = 1024;
 
+// An address as a pointer: of another process (process_vm_readv's remote
+// iovec takes one, never dereferenced here) or of this one (LocalMemory).
+// The one place the integer becomes a pointer.
+void* as_pointer(uint64_t addr) {
+  return reinterpret_cast<void*>(addr);  // NOLINT(performance-no-int-to-ptr): an address by design
+}
+
 }  // namespace
 
 bool VmMemory::read(std::span<const MemoryPiece> pieces) { return transfer(pieces, false); }
@@ -30,7 +37,7 @@ bool VmMemory::transfer(std::span<const MemoryPiece> pieces, bool write) {
     size_t want = 0;
     for (size_t i = at; i < at + n; ++i) {
       local.push_back({pieces[i].local, pieces[i].len});
-      remote.push_back({reinterpret_cast<void*>(pieces[i].addr), pieces[i].len});
+      remote.push_back({as_pointer(pieces[i].addr), pieces[i].len});
       want += pieces[i].len;
     }
     ++calls_;
@@ -47,13 +54,13 @@ bool VmMemory::transfer(std::span<const MemoryPiece> pieces, bool write) {
 
 bool LocalMemory::read(std::span<const MemoryPiece> pieces) {
   ++calls_;
-  for (const auto& p : pieces) std::memcpy(p.local, reinterpret_cast<const void*>(p.addr), p.len);
+  for (const auto& p : pieces) std::memcpy(p.local, as_pointer(p.addr), p.len);
   return true;
 }
 
 bool LocalMemory::write(std::span<const MemoryPiece> pieces) {
   ++calls_;
-  for (const auto& p : pieces) std::memcpy(reinterpret_cast<void*>(p.addr), p.local, p.len);
+  for (const auto& p : pieces) std::memcpy(as_pointer(p.addr), p.local, p.len);
   return true;
 }
 

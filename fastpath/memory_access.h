@@ -40,9 +40,9 @@ class MemoryAccess {
 };
 
 // Another process's memory, by pid: one process_vm_readv/writev per batch
-// (not fastpath/inject/process_memory.h: that one also writes read-only
-// pages through /proc/PID/mem and throws; this one batches and never throws)
-// (split only past IOV_MAX pieces).
+// (split only past IOV_MAX pieces). Not fastpath/inject/process_memory.h,
+// which also writes read-only pages through /proc/PID/mem and throws: this
+// one batches the ring's ranges and reports failure without throwing.
 class VmMemory final : public MemoryAccess {
  public:
   explicit VmMemory(pid_t pid) : pid_(pid) {}

@@ -127,14 +127,17 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
         ++lane.tail;
         continue;
       }
-      if (now_tsc - reserved_since(lane, lane.tail, now_tsc) < wait_) break;
+      const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
+      if (now_tsc <= since || now_tsc - since < wait_) break;
       ++stats.skipped;
       ++lane.tail;
     }
     lane.heads.emplace_back(now_tsc, r.to);
     // Keep the drains that can still bound a waiting slot's age: the
     // newest one older than the wait is enough for the older ones.
-    while (lane.heads.size() > 1 && now_tsc - lane.heads[1].first >= wait_) lane.heads.pop_front();
+    while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
+           now_tsc - lane.heads[1].first >= wait_)
+      lane.heads.pop_front();
     if (lane.tail != lane.published) {
       new_tails[i] = lane.tail;
       tail_pieces.push_back(

@@ -44,7 +44,7 @@ uint32_t ThreadPointerMap::tid_at(uint64_t fs_base, uint64_t ts) const {
   int count = 0;
   for (const Holder& h : list) {
     const bool before = ts < h.from && h.from - ts <= slack_ns_;
-    const bool after = ts >= h.until && ts - h.until <= slack_ns_;
+    const bool after = ts >= h.until && ts - h.until < slack_ns_;
     if (before || after) {
       near = h.tid;
       ++count;

@@ -105,6 +105,7 @@ ConversionError TscClock::error() const {
 void TscClock::refresh() { add(read_pair()); }
 
 uint64_t TscClock::to_ns(uint64_t tsc) const {
+  if (!ready()) return 0;
   // The segment around tsc, or the first or last one beyond the anchors.
   const __int128 t2 = static_cast<__int128>(tsc) * 2;
   auto it = std::upper_bound(anchors_.begin(), anchors_.end(), t2,
@@ -125,6 +126,7 @@ uint64_t TscClock::to_ns(uint64_t tsc) const {
 }
 
 uint64_t TscClock::ticks(uint64_t ns) const {
+  if (!ready()) return 0;
   const Anchor& a = anchors_[anchors_.size() - 2];
   const Anchor& b = anchors_.back();
   return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * (b.tsc2 - a.tsc2) /

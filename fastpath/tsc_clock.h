@@ -71,10 +71,10 @@ class TscClock {
   // Two anchors: to_ns() works.
   bool ready() const { return anchors_.size() >= 2; }
   // CLOCK_MONOTONIC ns of a TSC reading: monotonic in `tsc`, exact at the
-  // anchors (their bracket's middle). Needs ready().
+  // anchors (their bracket's middle). 0 until ready().
   uint64_t to_ns(uint64_t tsc) const;
   // TSC ticks in `ns` nanoseconds, at the last segment's rate (the ring
-  // reader's wait). Needs ready().
+  // reader's wait). 0 until ready().
   uint64_t ticks(uint64_t ns) const;
 
   ConversionError error() const;

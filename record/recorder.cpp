@@ -311,9 +311,6 @@ void Recorder::check_request() {
       throw RecordError(
           "--fast-path: only for one attached process (-p PID) so far: not with a launched "
           "command, several processes, --cgroup or --follow-forks (docs/fast-path.md)");
-    // The thread pointers of threads created while recording come with
-    // their fork events (fastpath/thread_pointers.h).
-    opts_.kernel_groups |= kKernelProc;
   }
   // Before any thread of atrace's starts: they inherit it (exec_follow.h).
   if (follows_tree()) block_child_signals();
@@ -480,6 +477,9 @@ BpfSettings Recorder::bpf_settings(bool calibrating) const {
   BpfSettings bs;
   bs.buffer_bytes = opts_.buffer_bytes;
   bs.kernel_groups = opts_.kernel_groups;
+  // The fast path names a thread by its thread pointer, which its fork
+  // event carries (fastpath/thread_pointers.h).
+  bs.thread_forks = opts_.fast_path;
   bs.follow_forks = opts_.follow_forks;
   bs.several = several_;
   if (cgroup_) {

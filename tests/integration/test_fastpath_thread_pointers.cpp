@@ -2,12 +2,19 @@
 // 35: the fast path's records name threads by it), against what each thread
 // of target_thread_pointers says it is; and the map from (pointer, time) to
 // tid built from the recording.
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
 
+#include "bpf/atrace.h"
 #include "fastpath/thread_pointers.h"
 #include "formats/trace_reader.h"
+#include "record/bpf_session.h"
+#include "record/features.h"
 #include "tests/integration/fixture.h"
 
 namespace atrace::it {
@@ -96,6 +103,53 @@ TEST_F(FastPathThreadPointers, ForkEventsCarryEachNewThreadsPointer) {
   // Before the first thread was created, its pointer was nobody's.
   EXPECT_EQ(map.tid_at(who[1].fs, lives[who[1].tid].fork_ts - 1), fastpath::kUnknownTid);
   EXPECT_EQ(map.tid_at(who[0].fs, lives[who[5].tid].exit_ts), who[0].tid);
+}
+
+// With the fast path on, the programs record a new thread's fork whatever
+// the kernel groups (BpfSettings::thread_forks): here, of this process,
+// with no group at all.
+TEST_F(FastPathThreadPointers, ThreadForksAreRecordedWithoutTheProcGroup) {
+  BpfSettings s;
+  s.kernel_groups = 0;
+  s.thread_forks = true;
+  s.functions = s.usdt = s.module_hooks = false;
+  BpfSession session(s, detect_kernel_features());
+  struct Fork {
+    uint32_t tid = 0;
+    uint64_t pointer = 0;
+  };
+  std::vector<Fork> forks;
+  size_t other = 0;
+  session.start([&](const void* data, size_t size) {
+    const auto* h = static_cast<const atrace_rec_hdr*>(data);
+    if (size >= sizeof(atrace_rec_fork) && h->kind == ATRACE_REC_FORK) {
+      const auto* f = static_cast<const atrace_rec_fork*>(data);
+      forks.push_back({static_cast<uint32_t>(f->a.arg1), f->thread_pointer});
+    } else if (h->kind != ATRACE_REC_COMM && h->kind != ATRACE_REC_THREAD_EXIT) {
+      ++other;
+    }
+  });
+  session.trace(getpid());
+  session.attach_tracepoints();
+  Who seen;
+  pthread_t t;
+  ASSERT_EQ(pthread_create(
+                &t, nullptr,
+                [](void* arg) -> void* {
+                  auto* w = static_cast<Who*>(arg);
+                  w->tid = static_cast<uint32_t>(syscall(SYS_gettid));
+                  w->self = static_cast<uint64_t>(pthread_self());
+                  return nullptr;
+                },
+                &seen),
+            0);
+  pthread_join(t, nullptr);
+  session.drain();
+  session.untrace(getpid());
+  ASSERT_EQ(forks.size(), 1u);
+  EXPECT_EQ(forks[0].tid, seen.tid);
+  EXPECT_EQ(forks[0].pointer, seen.self);
+  EXPECT_EQ(other, 0u) << "no other group's records";
 }
 
 }  // namespace
