@@ -39,7 +39,6 @@
 #include "record/exec_follow.h"
 #include "record/fast_path.h"
 #include "record/features.h"
-#include "record/kernel_groups.h"
 #include "record/kill_bound.h"
 #include "record/link_reaper.h"
 #include "record/module_watch.h"
