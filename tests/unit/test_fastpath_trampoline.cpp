@@ -199,6 +199,89 @@ TEST(FastPathTrampoline, RelocatesOrRefusesKnownEntries) {
   EXPECT_EQ(name_refusal("fpt_add"), "");
 }
 
+namespace {
+std::vector<uint8_t> le32(int64_t v) {
+  std::vector<uint8_t> b;
+  for (int i = 0; i < 4; ++i)
+    b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
+  return b;
+}
+std::vector<uint8_t> le64(uint64_t v) {
+  std::vector<uint8_t> b;
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  return b;
+}
+std::vector<uint8_t> cat(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+}  // namespace
+
+// relocate_entry on bytes alone, at addresses far apart.
+TEST(FastPathTrampoline, RelocatesInstructionBytes) {
+  constexpr uint64_t from = 0x400000, to = 0x500000;
+  {
+    // lea 0x10(%rip),%rax; nop: the displacement now counts from `to`.
+    const uint8_t code[] = {0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0x90};
+    const RelocatedEntry r = relocate_entry(code, sizeof code, from, to, true);
+    ASSERT_TRUE(r.ok()) << r.refusal;
+    EXPECT_EQ(r.replaced, 7u);
+    const int64_t disp = static_cast<int64_t>(from + 7 + 0x10) - static_cast<int64_t>(to + 7);
+    const int64_t back = static_cast<int64_t>(from + 7) - static_cast<int64_t>(to + 12);
+    EXPECT_EQ(r.code, cat({{0x48, 0x8d, 0x05}, le32(disp), {0xe9}, le32(back)}));
+    // 3 GiB away, it does not fit.
+    EXPECT_EQ(relocate_entry(code, sizeof code, from, from + (3ull << 30), true).refusal,
+              "RIP-relative operand at +0 out of reach");
+  }
+  {
+    // je rel32 (+0x10): the condition over a 2-byte hop, then an absolute jump.
+    const uint8_t code[] = {0x0f, 0x84, 0x10, 0, 0, 0, 0x90};
+    const RelocatedEntry r = relocate_entry(code, sizeof code, from, to, true);
+    ASSERT_TRUE(r.ok()) << r.refusal;
+    EXPECT_EQ(r.replaced, 6u);
+    const int64_t back = static_cast<int64_t>(from + 6) - static_cast<int64_t>(to + 18 + 5);
+    EXPECT_EQ(r.code, cat({{0x74, 0x02, 0xeb, 0x0e, 0xff, 0x25, 0, 0, 0, 0},
+                           le64(from + 6 + 0x10),
+                           {0xe9},
+                           le32(back)}));
+  }
+  {
+    // jrcxz +5; mov %rcx,%rax: kept as jrcxz over the hop.
+    const uint8_t code[] = {0xe3, 0x05, 0x48, 0x89, 0xc8, 0x90, 0x90, 0xc3};
+    const RelocatedEntry r = relocate_entry(code, sizeof code, from, to, true);
+    ASSERT_TRUE(r.ok()) << r.refusal;
+    EXPECT_EQ(r.replaced, 5u);
+    const int64_t back = static_cast<int64_t>(from + 5) - static_cast<int64_t>(to + 21 + 5);
+    EXPECT_EQ(r.code, cat({{0xe3, 0x02, 0xeb, 0x0e, 0xff, 0x25, 0, 0, 0, 0},
+                           le64(from + 2 + 5),
+                           {0x48, 0x89, 0xc8, 0xe9},
+                           le32(back)}));
+  }
+  {
+    // call rel32 at +0: the original return address pushed, then a jump.
+    const uint8_t code[] = {0xe8, 0x00, 0x01, 0, 0, 0xc3};
+    const RelocatedEntry r = relocate_entry(code, sizeof code, from, to, true);
+    ASSERT_TRUE(r.ok()) << r.refusal;
+    EXPECT_EQ(r.code,
+              cat({{0x48, 0x8d, 0x64, 0x24, 0xf8, 0xc7, 0x04, 0x24},
+                   le32(from + 5),
+                   {0xc7, 0x44, 0x24, 0x04},
+                   le32(0),
+                   {0xff, 0x25, 0, 0, 0, 0},
+                   le64(from + 5 + 0x100),
+                   {0xe9},
+                   le32(static_cast<int64_t>(from + 5) - static_cast<int64_t>(to + 34 + 5))}));
+  }
+  // xbegin: relative, not movable; 0x06 does not decode in 64-bit mode.
+  const uint8_t xbegin[] = {0xc7, 0xf8, 0x10, 0, 0, 0, 0xc3};
+  EXPECT_EQ(relocate_entry(xbegin, sizeof xbegin, from, to, true).refusal,
+            "xbegin at +0 cannot be moved");
+  const uint8_t bad[] = {0x90, 0x06, 0x90, 0x90, 0x90, 0x90};
+  EXPECT_EQ(relocate_entry(bad, sizeof bad, from, to, true).refusal,
+            "cannot decode the instruction at +1");
+}
+
 class FastPathTrampolineTsc : public ::testing::TestWithParam<TscRead> {};
 
 TEST_P(FastPathTrampolineTsc, RecordsEntryAndExitOfACall) {
@@ -246,6 +329,23 @@ INSTANTIATE_TEST_SUITE_P(FastPathTrampoline, FastPathTrampolineTsc,
                            return param_info.param == TscRead::Rdtscp ? std::string("rdtscp")
                                                                       : std::string("rdtsc_rdpid");
                          });
+
+// fpt_jmp_first tail-jumps to fpt_helper41: both frames have the same stack
+// slot, the inner one's "return address" is the stub the outer one put
+// there. The inner return comes back to the stub, which then finds the outer
+// frame: two exits, innermost first.
+TEST(FastPathTrampoline, TailCallBetweenHookedFunctions) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_jmp_first), 15, addr(fpt_jmp_first_end) - faddr(&fpt_jmp_first), true);
+  p.hook(faddr(&fpt_helper41), 16);
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_jmp_first(), 41);
+  p.disarm();
+  const std::vector<Event> want = {
+      {kEntry, 15, 1}, {kEntry, 16, 2}, {kExit, 16, 1}, {kExit, 15, 0}};
+  EXPECT_EQ(p.events(), want);
+}
 
 TEST(FastPathTrampoline, DeepRecursionOverflowsTheShadowStackHarmlessly) {
   constexpr uint32_t kDepth = 1024;

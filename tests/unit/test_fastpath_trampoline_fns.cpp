@@ -123,7 +123,9 @@ fpt_jmp_first:
   .globl fpt_jmp_first_end
 fpt_jmp_first_end:
 
+# int fpt_helper41(void): 41 (mov $41,%eax is 5 bytes).
   .balign 16
+  .globl fpt_helper41
   .type fpt_helper41, @function
 fpt_helper41:
   mov $41, %eax

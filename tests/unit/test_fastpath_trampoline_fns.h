@@ -19,6 +19,7 @@ int fpt_call_first(void);
 extern const unsigned char fpt_call_first_end[];
 int fpt_jmp_first(void);
 extern const unsigned char fpt_jmp_first_end[];
+int fpt_helper41(void);
 int fpt_rec(int n);
 int fpt_lj_driver(void);
 void fpt_lj_a(void* jb);
