@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   auto plan_in = [&](LocalCodeRegion& region, LocalRing& r, TscRead tsc) {
     CodeRegion code(region.data(), region.size(), region.address(), r.layout(), r.address(), 0,
                     tsc);
-    PatchPlan p = code.add(reinterpret_cast<const uint8_t*>(fn), 32, fn, 1);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&fpc_fn);
+    PatchPlan p = code.add(bytes, 32, fn, 1);
     if (!p.ok()) {
       std::fprintf(stderr, "fastpath_cost: cannot patch: %s\n", p.refusal.c_str());
       std::exit(1);

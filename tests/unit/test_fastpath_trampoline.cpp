@@ -32,6 +32,9 @@ namespace atrace::fastpath {
 namespace {
 
 uint64_t addr(const void* f) { return reinterpret_cast<uint64_t>(f); }
+const uint8_t* bytes_at(uint64_t a) {
+  return reinterpret_cast<const uint8_t*>(a);  // NOLINT(performance-no-int-to-ptr)
+}
 template <typename F>
 uint64_t faddr(F* f) {
   return reinterpret_cast<uint64_t>(reinterpret_cast<const void*>(f));
@@ -83,13 +86,12 @@ class Patcher {
 
   // Plans the trampoline of `fn` (len bytes known; whole: len is all of it).
   PatchPlan plan(uint64_t fn, size_t len, uint32_t id, bool whole = false) {
-    return code_.add(reinterpret_cast<const uint8_t*>(fn), len, fn, id, TrampolineKind::Traced,
-                     whole);
+    return code_.add(bytes_at(fn), len, fn, id, TrampolineKind::Traced, whole);
   }
   void hook(uint64_t fn, uint32_t id, size_t len = 32, bool whole = false) {
     PatchPlan p = plan(fn, len, id, whole);
     ASSERT_TRUE(p.ok()) << p.refusal;
-    pending_.push_back({fn, p});
+    pending_.emplace_back(fn, p);
   }
   // The unwinder entry points of libgcc_s, in their own region (rel32 reach),
   // sharing the first region's return stub.
@@ -105,10 +107,9 @@ class Patcher {
       ASSERT_TRUE(is_unwinder_entry(name));
       const uint64_t fn = addr(dlsym(RTLD_DEFAULT, name));
       ASSERT_NE(fn, 0u) << name;
-      PatchPlan p = unwind_code_->add(reinterpret_cast<const uint8_t*>(fn), 32, fn, 0,
-                                      TrampolineKind::Unwinder, false);
+      PatchPlan p = unwind_code_->add(bytes_at(fn), 32, fn, 0, TrampolineKind::Unwinder, false);
       ASSERT_TRUE(p.ok()) << name << ": " << p.refusal;
-      pending_.push_back({fn, p});
+      pending_.emplace_back(fn, p);
     }
   }
   void arm() {
@@ -202,12 +203,14 @@ TEST(FastPathTrampoline, RelocatesOrRefusesKnownEntries) {
 namespace {
 std::vector<uint8_t> le32(int64_t v) {
   std::vector<uint8_t> b;
+  b.reserve(4);
   for (int i = 0; i < 4; ++i)
     b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
   return b;
 }
 std::vector<uint8_t> le64(uint64_t v) {
   std::vector<uint8_t> b;
+  b.reserve(8);
   for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
   return b;
 }
@@ -306,6 +309,7 @@ TEST_P(FastPathTrampolineTsc, RecordsEntryAndExitOfACall) {
 
   const std::vector<FastRecord> recs = p.records();
   std::vector<Event> ev;
+  ev.reserve(recs.size());
   for (const FastRecord& r : recs) ev.emplace_back(r.kind, r.function_id, r.depth);
   const std::vector<Event> want = {
       {kEntry, 11, 1}, {kExit, 11, 0}, {kEntry, 12, 1}, {kExit, 12, 0},
@@ -400,6 +404,7 @@ ThreadRun run_threads(int threads, int calls) {
   run.thread_pointers.resize(static_cast<size_t>(threads));
   std::vector<long long> wrong(static_cast<size_t>(threads));
   std::vector<std::thread> ts;
+  ts.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
       run.thread_pointers[static_cast<size_t>(t)] = static_cast<uint64_t>(pthread_self());
