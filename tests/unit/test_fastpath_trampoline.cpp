@@ -23,6 +23,7 @@
 
 #include "fastpath/local_patch.h"
 #include "fastpath/relocate.h"
+#include "fastpath/return_fixups.h"
 #include "fastpath/trampoline.h"
 #include "test_fastpath_trampoline_fns.h"
 #include "uprobes/placement.h"
@@ -132,6 +133,7 @@ class Patcher {
     return out;
   }
   LocalRing& ring() { return ring_; }
+  uint64_t return_stub() const { return code_.return_stub(); }
 
  private:
   LocalRing ring_;
@@ -626,6 +628,48 @@ TEST(FastPathTrampoline, PthreadExitThroughHookedFrames) {
   const std::vector<Event> want = {
       {kEntry, 71, 1}, {kEntry, 72, 2}, {kUnwound, 72, 1}, {kUnwound, 71, 0}};
   EXPECT_EQ(ev, want);
+}
+
+namespace {
+Patcher* g_undo_patcher = nullptr;
+size_t g_fixups = 0;
+
+// What atrace's undo does with the threads stopped, done here from inside
+// the two hooked calls themselves.
+int undo_now(int x) {
+  Patcher& p = *g_undo_patcher;
+  const RingHeader& layout = p.ring().layout();
+  const uint8_t* ring = bytes_at(p.ring().address());
+  const std::vector<ReturnFixup> fixups = return_fixups(
+      ring + layout.threads_offset, layout.total_bytes - layout.threads_offset, layout);
+  g_fixups = fixups.size();
+  for (const ReturnFixup& f : fixups) {
+    auto* slot = reinterpret_cast<uint64_t*>(f.stack_slot);  // NOLINT(performance-no-int-to-ptr)
+    if (*slot == p.return_stub()) *slot = f.return_address;
+  }
+  for (uint32_t i = 0; i < layout.thread_slots; ++i) {
+    const uint64_t depth = p.ring().address() + thread_depth_offset(layout, i);
+    *reinterpret_cast<uint32_t*>(depth) = 0;  // NOLINT(performance-no-int-to-ptr)
+  }
+  return x * 10;
+}
+
+int call_undo(int x) { return fpt_with_callback(undo_now, x + 1); }
+}  // namespace
+
+// Undo while two hooked calls are live: both return straight to their
+// callers (no Exit record), with their results.
+TEST(FastPathTrampoline, UndoPutsTheReturnAddressesBack) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_with_callback), 81, 64);
+  g_undo_patcher = &p;
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_with_callback(call_undo, 1), 22);  // ((1 + 1) * 10 + 1) + 1
+  p.disarm();
+  EXPECT_EQ(g_fixups, 2u);
+  const std::vector<Event> want = {{kEntry, 81, 1}, {kEntry, 81, 2}};
+  EXPECT_EQ(p.events(), want);
 }
 
 }  // namespace atrace::fastpath

@@ -226,6 +226,8 @@ FPT_NOINLINE int fpt_format(char* out, size_t n, const char* fmt, ...) {
   return r;
 }
 
+FPT_NOINLINE int fpt_with_callback(int (*cb)(int), int x) { return cb(x) + 1; }
+
 FPT_NOINLINE void fpt_exit_thread(void* value) { pthread_exit(value); }
 
 FPT_NOINLINE int fpt_thread_outer(void* value) {

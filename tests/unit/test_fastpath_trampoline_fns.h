@@ -37,8 +37,9 @@ double fpt_mix(int a, double b, FptBig s, float f);
 FptPair fpt_pair(long a, long b);
 long double fpt_ld(long double x);
 int fpt_format(char* out, size_t n, const char* fmt, ...);
-void fpt_exit_thread(void* value);  // pthread_exit(value)
-int fpt_thread_outer(void* value);  // calls fpt_exit_thread
+int fpt_with_callback(int (*cb)(int), int x);  // cb(x) + 1
+void fpt_exit_thread(void* value);             // pthread_exit(value)
+int fpt_thread_outer(void* value);             // calls fpt_exit_thread
 }
 
 int fpt_throw_a(int x, int* cleanups);
