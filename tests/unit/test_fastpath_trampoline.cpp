@@ -26,6 +26,7 @@
 #include "fastpath/return_fixups.h"
 #include "fastpath/trampoline.h"
 #include "test_fastpath_trampoline_fns.h"
+#include "uprobes/elf_symbols.h"
 #include "uprobes/placement.h"
 
 namespace atrace::fastpath {
@@ -670,6 +671,62 @@ TEST(FastPathTrampoline, UndoPutsTheReturnAddressesBack) {
   EXPECT_EQ(g_fixups, 2u);
   const std::vector<Event> want = {{kEntry, 81, 1}, {kEntry, 81, 2}};
   EXPECT_EQ(p.events(), want);
+}
+
+// Every function of test_fastpath_trampoline_workload.cpp (GCC -O2,
+// endbr64 first), found by its symbol and patched after the same checks as
+// atrace's: the program's result is unchanged and every call is recorded
+// with its exit.
+TEST(FastPathTrampoline, EveryFunctionOfACompiledProgram) {
+  fpw_counter = 0;
+  const long plain = fpw_run();
+
+  const uint64_t bias = program_bias();
+  std::vector<uprobes::ElfFunction> fns;
+  for (auto& f : uprobes::read_functions("/proc/self/exe"))
+    if (f.mangled.rfind("fpw_", 0) == 0) fns.push_back(f);
+  ASSERT_EQ(fns.size(), 9u);
+  std::vector<uint64_t> starts;
+  starts.reserve(fns.size());
+  for (const auto& f : fns) starts.push_back(f.address);
+  const uprobes::CodeEntries entries("/proc/self/exe", starts);
+
+  Patcher p(geometry(1, 1 << 16));
+  std::map<uint32_t, std::string> names;
+  uint32_t id = 100;
+  for (const auto& f : fns) {
+    const uint64_t at = f.address + bias;
+    ASSERT_EQ(bytes_at(at)[0], 0xf3) << f.mangled << ": no endbr64";
+    const PatchPlan plan = p.plan(at, f.size, id, true);
+    ASSERT_TRUE(plan.ok()) << f.mangled << ": " << plan.refusal;
+    ASSERT_EQ(entry_branch_refusal(entries, f.address, plan.replaced), "") << f.mangled;
+    p.hook(at, id, f.size, true);
+    names[id++] = f.mangled;
+  }
+  PinnedToOneCpu pin;
+  p.arm();
+  fpw_counter = 0;
+  fpw_fib_calls = 0;
+  const long hooked = fpw_run();
+  p.disarm();
+  EXPECT_EQ(hooked, plain);
+
+  std::map<std::string, std::pair<int, int>> calls;  // entries, exits
+  for (const FastRecord& r : p.records()) {
+    ASSERT_TRUE(r.kind == kEntry || r.kind == kExit) << r.kind;
+    auto& c = calls[names.at(r.function_id)];
+    ++(r.kind == kEntry ? c.first : c.second);
+  }
+  EXPECT_EQ(p.ring().lost(), 0u);
+  for (const auto& [name, c] : calls) EXPECT_EQ(c.first, c.second) << name;
+  EXPECT_EQ(calls["fpw_run"], std::make_pair(1, 1));
+  EXPECT_EQ(fpw_fib_calls, 1973);
+  EXPECT_EQ(calls["fpw_fib"], std::make_pair(1973, 1973));
+  EXPECT_EQ(calls["fpw_hash"], std::make_pair(5, 5));
+  EXPECT_EQ(calls["fpw_classify"], std::make_pair(100, 100));
+  EXPECT_EQ(calls["fpw_count"], std::make_pair(10, 10));
+  EXPECT_EQ(calls["fpw_lookup"], std::make_pair(10, 10));
+  EXPECT_GT(calls["fpw_cmp"].first, 500);  // qsort's callback, from libc
 }
 
 }  // namespace atrace::fastpath

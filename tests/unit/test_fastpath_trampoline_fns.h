@@ -42,6 +42,11 @@ void fpt_exit_thread(void* value);             // pthread_exit(value)
 int fpt_thread_outer(void* value);             // calls fpt_exit_thread
 }
 
+// test_fastpath_trampoline_workload.cpp: ordinary compiled functions.
+extern "C" long fpw_run(void);
+extern "C" int fpw_counter;
+extern "C" int fpw_fib_calls;
+
 int fpt_throw_a(int x, int* cleanups);
 int fpt_throw_b(int x, int* cleanups);
 int fpt_throw_c(int x);
