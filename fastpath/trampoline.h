@@ -42,6 +42,14 @@ enum class TrampolineKind {
 // a second time after their frame was popped. Empty when the name is fine.
 std::string name_refusal(std::string_view name);
 
+// Why the function `name`, whose whole code is code[0, len) at link-time
+// address `vaddr` in a module whose code entries are `entries`, cannot take
+// the fast path: what `atrace list` says. Empty when it can. (Whether a
+// RIP-relative operand stays in reach depends on where the code region
+// lands; that is only known when patching.)
+std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
+                              uint64_t vaddr, const uprobes::CodeEntries& entries);
+
 // The unwinder entry points that get the Unwinder kind: each reads return
 // addresses from the stack (libgcc's and LLVM libunwind's _Unwind_* API).
 bool is_unwinder_entry(std::string_view name);

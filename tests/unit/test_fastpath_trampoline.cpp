@@ -197,6 +197,21 @@ TEST(FastPathTrampoline, RelocatesOrRefusesKnownEntries) {
             "a branch or code address of the module lands inside the replaced bytes");
   EXPECT_EQ(entry_branch_refusal(entries, faddr(&fpt_add) - bias, 5), "");
 
+  // All of it together, as `atrace list` asks.
+  auto refusal = [&](const char* name, uint64_t fn, size_t len) {
+    return fast_path_refusal(name, bytes_at(fn), len, fn - bias, entries);
+  };
+  EXPECT_EQ(refusal("fpt_entered", faddr(&fpt_entered), entered_len),
+            "a branch or code address of the module lands inside the replaced bytes");
+  EXPECT_EQ(refusal("fpt_short", faddr(&fpt_short), addr(fpt_short_end) - faddr(&fpt_short)),
+            "shorter than the 5-byte jump (3 bytes)");
+  EXPECT_EQ(refusal("fpt_call_first", faddr(&fpt_call_first),
+                    addr(fpt_call_first_end) - faddr(&fpt_call_first)),
+            "");
+  EXPECT_EQ(
+      refusal("setjmp", faddr(&fpt_call_first), addr(fpt_call_first_end) - faddr(&fpt_call_first)),
+      "returns twice: its second return would find no shadow frame");
+
   EXPECT_NE(name_refusal("setjmp"), "");
   EXPECT_NE(name_refusal("vfork"), "");
   EXPECT_NE(name_refusal("__restore_rt"), "");
