@@ -6,6 +6,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -742,6 +743,67 @@ TEST(FastPathTrampoline, EveryFunctionOfACompiledProgram) {
   EXPECT_EQ(calls["fpw_count"], std::make_pair(10, 10));
   EXPECT_EQ(calls["fpw_lookup"], std::make_pair(10, 10));
   EXPECT_GT(calls["fpw_cmp"].first, 500);  // qsort's callback, from libc
+}
+
+namespace {
+int g_alt_result = 0;
+void throw_in_handler(int) {
+  int cleanups = 0;
+  g_alt_result = fpt_throw_a(1, &cleanups);
+}
+}  // namespace
+
+// A signal handler on an alternate stack mapped above the thread's stack
+// throws and catches inside itself, through hooked frames, while a hooked
+// call below the handler is live: the unwinder hook gives back the frames
+// above its stack pointer (the handler's), keeps the interrupted one, which
+// then returns through the stub and finds its frame.
+TEST(FastPathTrampoline, ThrowOnAnAltStackAboveTheThreadsStack) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_raise_in), 91, 64);
+  p.hook(faddr(&fpt_throw_a), 51, 64);
+  p.hook(faddr(&fpt_throw_b), 52, 64);
+  p.hook(faddr(&fpt_throw_c), 53, 64);
+  p.hook_unwinders();
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_handler = throw_in_handler;
+  sa.sa_flags = SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR2, &sa, &old), 0);
+  p.arm();
+  int raised = 0;
+  bool above = false;
+  std::thread t([&] {
+    constexpr size_t kAltSize = 256 << 10;
+    int here = 0;
+    void* alt = MAP_FAILED;
+    for (uint64_t hint = (addr(&here) + (64ull << 20)) & ~uint64_t{0xfff};
+         alt == MAP_FAILED && hint < (addr(&here) + (4ull << 30)); hint += 16ull << 20)
+      alt = mmap(const_cast<uint8_t*>(bytes_at(hint)), kAltSize, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (alt == MAP_FAILED) return;
+    above = addr(alt) > addr(&here);
+    stack_t ss{};
+    ss.ss_sp = alt;
+    ss.ss_size = kAltSize;
+    sigaltstack(&ss, nullptr);
+    raised = fpt_raise_in(SIGUSR2);
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+    munmap(alt, kAltSize);
+  });
+  t.join();
+  p.disarm();
+  sigaction(SIGUSR2, &old, nullptr);
+  ASSERT_TRUE(above);
+  EXPECT_EQ(raised, SIGUSR2);
+  EXPECT_EQ(g_alt_result, -100);
+  const std::vector<Event> want = {
+      {kEntry, 91, 1},   {kEntry, 51, 2},   {kEntry, 52, 3},   {kEntry, 53, 4},
+      {kUnwound, 53, 3}, {kUnwound, 52, 2}, {kUnwound, 51, 1}, {kExit, 91, 0},
+  };
+  EXPECT_EQ(p.events(), want);
 }
 
 }  // namespace atrace::fastpath

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
@@ -224,6 +225,11 @@ FPT_NOINLINE int fpt_format(char* out, size_t n, const char* fmt, ...) {
   const int r = vsnprintf(out, n, fmt, ap);
   va_end(ap);
   return r;
+}
+
+FPT_NOINLINE int fpt_raise_in(int sig) {
+  raise(sig);
+  return sig;
 }
 
 FPT_NOINLINE int fpt_with_callback(int (*cb)(int), int x) { return cb(x) + 1; }

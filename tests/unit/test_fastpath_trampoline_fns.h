@@ -37,6 +37,7 @@ double fpt_mix(int a, double b, FptBig s, float f);
 FptPair fpt_pair(long a, long b);
 long double fpt_ld(long double x);
 int fpt_format(char* out, size_t n, const char* fmt, ...);
+int fpt_raise_in(int sig);                     // raise(sig); sig
 int fpt_with_callback(int (*cb)(int), int x);  // cb(x) + 1
 void fpt_exit_thread(void* value);             // pthread_exit(value)
 int fpt_thread_outer(void* value);             // calls fpt_exit_thread
