@@ -192,9 +192,11 @@ atrace_fp_template_entry:
 #      this one had not, which the stack discipline allows only when this
 #      one's activation was abandoned (longjmp, unwinding) and will never
 #      return;
-#  (3) fp_unwind, which first writes the original return address back into
-#      S (when S still holds the stub), so that this return does not come
-#      here.
+#  (3) fp_unwind, which drops only frames whose slot is at or above its
+#      stack pointer, after writing the original return address back into
+#      the slot when it still holds the stub: such a frame's return does not
+#      come here (a slot that no longer holds the stub belongs to an
+#      activation that is gone).
 # So the frame is on the stack when its ret lands here, and the topmost frame
 # with stack slot S is it: every frame pushed above it while it was live was
 # pushed by a call nested in its activation, at a lower stack address on the
