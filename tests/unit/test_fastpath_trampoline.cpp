@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -803,6 +804,34 @@ TEST(FastPathTrampoline, ThrowOnAnAltStackAboveTheThreadsStack) {
       {kEntry, 91, 1},   {kEntry, 51, 2},   {kEntry, 52, 3},   {kEntry, 53, 4},
       {kUnwound, 53, 3}, {kUnwound, 52, 2}, {kUnwound, 51, 1}, {kExit, 91, 0},
   };
+  EXPECT_EQ(p.events(), want);
+}
+
+namespace {
+int fork_here(int x) { return static_cast<int>(fork()) + x; }
+}  // namespace
+
+// fork inside a hooked call: both processes return through the stub, each
+// with its own copy of the shadow stack (the ring is a private mapping).
+TEST(FastPathTrampoline, ForkInsideAHookedCall) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_with_callback), 101, 64);
+  PinnedToOneCpu pin;
+  p.arm();
+  const int r = fpt_with_callback(fork_here, 1);
+  if (r == 2) {  // the child: returned through the stub; and again
+    const int again = fpt_with_callback(
+        +[](int x) { return x * 2; }, 5);
+    _exit(again == 11 ? 42 : 1);
+  }
+  p.disarm();
+  const pid_t child = r - 2;
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 42);
+  const std::vector<Event> want = {{kEntry, 101, 1}, {kExit, 101, 0}};
   EXPECT_EQ(p.events(), want);
 }
 
