@@ -17,6 +17,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <latch>
 #include <map>
 #include <memory>
 #include <thread>
@@ -833,6 +834,49 @@ TEST(FastPathTrampoline, ForkInsideAHookedCall) {
   EXPECT_EQ(WEXITSTATUS(status), 42);
   const std::vector<Event> want = {{kEntry, 101, 1}, {kExit, 101, 0}};
   EXPECT_EQ(p.events(), want);
+}
+
+// More live threads than thread slots: two threads get a slot and are
+// recorded whole, the other two are recorded EntryNoExit, all calls right.
+TEST(FastPathTrampoline, AFullThreadTableRecordsEntriesWithoutExits) {
+  constexpr int kThreads = 4, kCalls = 10000;
+  RingGeometry g = geometry(1, 1 << 17);
+  g.thread_slots = 2;
+  Patcher p(g);
+  p.hook(faddr(&fpt_add), 111);
+  p.arm();
+  std::latch started(kThreads), done(kThreads);
+  std::vector<uint64_t> tps(kThreads);
+  std::vector<long long> wrong(kThreads);
+  std::vector<std::thread> ts;
+  ts.reserve(kThreads);
+  for (size_t t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      tps[t] = static_cast<uint64_t>(pthread_self());
+      started.arrive_and_wait();  // all alive at once: four thread pointers
+      for (int i = 0; i < kCalls; ++i)
+        if (fpt_add(i, 1) != i + 1) ++wrong[t];
+      done.arrive_and_wait();
+    });
+  for (auto& t : ts) t.join();
+  p.disarm();
+  for (long long w : wrong) EXPECT_EQ(w, 0);
+  std::map<uint64_t, std::map<uint16_t, int>> kinds;  // per thread, per kind
+  for (const FastRecord& r : p.records()) ++kinds[r.thread_pointer][r.kind];
+  ASSERT_EQ(kinds.size(), static_cast<size_t>(kThreads));
+  int whole = 0, entry_only = 0;
+  for (uint64_t tp : tps) {
+    const auto& k = kinds[tp];
+    if (k.count(kNoExit)) {
+      EXPECT_EQ(k, (std::map<uint16_t, int>{{kNoExit, kCalls}}));
+      ++entry_only;
+    } else {
+      EXPECT_EQ(k, (std::map<uint16_t, int>{{kEntry, kCalls}, {kExit, kCalls}}));
+      ++whole;
+    }
+  }
+  EXPECT_EQ(whole, 2);
+  EXPECT_EQ(entry_only, 2);
 }
 
 }  // namespace atrace::fastpath
