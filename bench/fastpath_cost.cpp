@@ -76,9 +76,11 @@ int main(int argc, char** argv) {
   LocalRing full_ring(tiny);
 
   const auto fn = reinterpret_cast<uint64_t>(reinterpret_cast<const void*>(&fpc_fn));
-  auto plan_in = [&](LocalCodeRegion& region, LocalRing& r) {
-    CodeRegion code(region.data(), region.size(), region.address(), r.layout(), r.address());
-    PatchPlan p = code.add(reinterpret_cast<const uint8_t*>(fn), 32, fn, 1);
+  auto plan_in = [&](LocalCodeRegion& region, LocalRing& r, TscRead tsc) {
+    CodeRegion code(region.data(), region.size(), region.address(), r.layout(), r.address(), 0,
+                    tsc);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&fpc_fn);
+    PatchPlan p = code.add(bytes, 32, fn, 1);
     if (!p.ok()) {
       std::fprintf(stderr, "fastpath_cost: cannot patch: %s\n", p.refusal.c_str());
       std::exit(1);
@@ -88,15 +90,18 @@ int main(int argc, char** argv) {
   };
   LocalCodeRegion region(reinterpret_cast<const void*>(&fpc_fn), 1 << 16);
   LocalCodeRegion full_region(reinterpret_cast<const void*>(&fpc_fn), 1 << 16);
-  const PatchPlan kept = plan_in(region, ring);
-  const PatchPlan dropped = plan_in(full_region, full_ring);
+  LocalCodeRegion rdtscp_region(reinterpret_cast<const void*>(&fpc_fn), 1 << 16);
+  const TscRead best = best_tsc_read();
+  const PatchPlan kept = plan_in(region, ring, best);
+  const PatchPlan dropped = plan_in(full_region, full_ring, best);
+  const PatchPlan with_rdtscp = plan_in(rdtscp_region, ring, TscRead::Rdtscp);
 
   std::vector<FastRecord> scratch;
   auto consume = [&] {
     scratch.clear();
     ring.drain(scratch);
   };
-  std::vector<double> plain, hooked, lossy;
+  std::vector<double> plain, hooked, lossy, rdtscp;
   uint64_t records = 0;
   for (int r = 0; r < rounds; ++r) {
     plain.push_back(ns_per_call(calls, [] {}));
@@ -111,13 +116,21 @@ int main(int argc, char** argv) {
       LocalPatch patch(fn, dropped.jump);
       lossy.push_back(ns_per_call(calls, [] {}));
     }
+    if (best != TscRead::Rdtscp) {
+      LocalPatch patch(fn, with_rdtscp.jump);
+      rdtscp.push_back(ns_per_call(calls, consume));
+    }
   }
   std::printf("calls per round: %ld, rounds: %d\n", calls, rounds);
+  std::printf("time and CPU read with:    %s\n",
+              best == TscRead::RdtscRdpid ? "rdtsc + rdpid" : "rdtscp");
   std::printf("unpatched:                 %6.1f ns/call\n", median(plain));
   std::printf("patched, records kept:     %6.1f ns/call (%llu records, %llu lost)\n",
               median(hooked), static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(ring.lost()));
   std::printf("patched, ring full:        %6.1f ns/call\n", median(lossy));
+  if (!rdtscp.empty())
+    std::printf("patched, with rdtscp:      %6.1f ns/call (records kept)\n", median(rdtscp));
   std::printf("added by the fast path:    %6.1f ns/call (records kept)\n",
               median(hooked) - median(plain));
   return 0;

@@ -19,6 +19,12 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kStep = 16ull << 20;
 constexpr int64_t kReach = (1ll << 31) - (64ll << 20);  // rel32, with room for the region
 
+// This process's own code and mappings are addressed by number here.
+template <typename T = void>
+T* at_address(uint64_t a) {
+  return reinterpret_cast<T*>(a);  // NOLINT(performance-no-int-to-ptr)
+}
+
 std::system_error sys_error(const char* what) {
   return std::system_error(errno, std::generic_category(), what);
 }
@@ -28,7 +34,7 @@ template <typename F>
 void with_writable_code(uint64_t at, size_t len, F f) {
   const uint64_t first = at & ~(kPage - 1);
   const size_t span = ((at + len + kPage - 1) & ~(kPage - 1)) - first;
-  void* p = reinterpret_cast<void*>(first);
+  void* p = at_address(first);
   if (mprotect(p, span, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) throw sys_error("mprotect");
   f();
   if (mprotect(p, span, PROT_READ | PROT_EXEC) != 0) throw sys_error("mprotect");
@@ -44,7 +50,7 @@ LocalCodeRegion::LocalCodeRegion(const void* near, size_t size)
   for (int side : {-1, 1}) {
     for (uint64_t k = 1; static_cast<int64_t>(k * kStep) < kReach; ++k) {
       const uint64_t hint = side < 0 ? centre - k * kStep : centre + k * kStep;
-      void* p = mmap(reinterpret_cast<void*>(hint), size_, PROT_READ | PROT_WRITE,
+      void* p = mmap(at_address(hint), size_, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
       if (p == MAP_FAILED) continue;
       data_ = static_cast<uint8_t*>(p);
@@ -108,13 +114,13 @@ uint64_t LocalRing::lost() const {
 
 LocalPatch::LocalPatch(uint64_t function, const std::array<uint8_t, kJumpBytes>& jump)
     : function_(function) {
-  auto* code = reinterpret_cast<uint8_t*>(function);
+  auto* code = at_address<uint8_t>(function);
   std::memcpy(saved_.data(), code, saved_.size());
   with_writable_code(function, jump.size(), [&] { std::memcpy(code, jump.data(), jump.size()); });
 }
 
 LocalPatch::~LocalPatch() {
-  auto* code = reinterpret_cast<uint8_t*>(function_);
+  auto* code = at_address<uint8_t>(function_);
   try {
     with_writable_code(function_, saved_.size(),
                        [&] { std::memcpy(code, saved_.data(), saved_.size()); });

@@ -84,6 +84,8 @@ std::string relocate_one(const ZydisDecodedInstruction& insn, const uint8_t* byt
     return "";
   }
   const uint64_t next = pc + insn.length;
+  // A transaction's abort address: no equivalent absolute form.
+  if (insn.mnemonic == ZYDIS_MNEMONIC_XBEGIN) return "xbegin at " + at(pos) + " cannot be moved";
   if (const auto* imm = relative_imm(insn)) {
     const uint64_t target = next + static_cast<uint64_t>(imm->value.s);
     switch (insn.meta.category) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fastpath/trampoline_template.h"
+#include "uprobes/placement.h"
 
 namespace atrace::fastpath {
 
@@ -54,6 +55,15 @@ std::string name_refusal(std::string_view name) {
   for (auto n : kNoReturnAddress)
     if (name == n) return "entered without a return address on the stack";
   return "";
+}
+
+std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
+                              uint64_t vaddr, const uprobes::CodeEntries& entries) {
+  std::string why = name_refusal(name);
+  if (!why.empty()) return why;
+  RelocatedEntry moved = relocate_entry(code, len, vaddr, vaddr, true);
+  if (!moved.ok()) return std::move(moved.refusal);
+  return entry_branch_refusal(entries, vaddr, moved.replaced);
 }
 
 bool is_unwinder_entry(std::string_view name) {

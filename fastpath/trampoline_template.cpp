@@ -192,9 +192,11 @@ atrace_fp_template_entry:
 #      this one had not, which the stack discipline allows only when this
 #      one's activation was abandoned (longjmp, unwinding) and will never
 #      return;
-#  (3) fp_unwind, which first writes the original return address back into
-#      S (when S still holds the stub), so that this return does not come
-#      here.
+#  (3) fp_unwind, which drops only frames whose slot is at or above its
+#      stack pointer, after writing the original return address back into
+#      the slot when it still holds the stub: such a frame's return does not
+#      come here (a slot that no longer holds the stub belongs to an
+#      activation that is gone).
 # So the frame is on the stack when its ret lands here, and the topmost frame
 # with stack slot S is it: every frame pushed above it while it was live was
 # pushed by a call nested in its activation, at a lower stack address on the
@@ -293,11 +295,15 @@ atrace_fp_template_stub:
 
 # fp_unwind: called by the trampoline of an unwinder entry point
 # (_Unwind_RaiseException, ...). The unwinder reads return addresses from the
-# stack, so every hooked frame of this thread gets its original back (when
-# its slot, at or above the current stack pointer, still holds the stub),
-# is recorded Unwound, and the shadow stack is emptied: the exits of those
-# frames are not recorded. Frames below the stack pointer are abandoned ones
-# (or on another stack): their memory is not touched.
+# stack, so every hooked frame of this thread whose stack slot is at or above
+# the current stack pointer (the frames the unwinder can walk) gets its
+# original return address back if the slot still holds the stub (topmost
+# first: two frames share a slot after a tail call), is recorded Unwound and
+# leaves the shadow stack: the exits of those calls are not recorded. Frames
+# below the stack pointer stay, in order, untouched: abandoned ones (a later
+# return drops them) or live ones on another stack (a signal handler's
+# sigaltstack above the thread's stack throwing inside the handler), which
+# must still find their frame when they return.
 # [rsp] = return into the trampoline, [rsp+8] = function id (unused).
   .balign 16
   .globl atrace_fp_template_unwind
@@ -328,7 +334,7 @@ atrace_fp_template_unwind:
   lea 16(%rdi,%rdx,8), %rdx
   mov 8(%rdx), %rcx
   cmp %rsp, %rcx
-  jb 2f
+  jb 1b
   mov .Lfp_stub(%rip), %rax
   cmp %rax, (%rcx)
   jne 2f
@@ -344,8 +350,32 @@ atrace_fp_template_unwind:
   or %rax, %r9
   call .Lfp_record
   jmp 1b
+  # Keep the frames below the stack pointer, packed in order: ebx reads,
+  # r8d writes. The depth changes once, at the end (signal handlers that
+  # run meanwhile push and pop above the old depth).
 8:
-  movl $0, 8(%rdi)
+  xor %r8d, %r8d
+3:
+  cmp 8(%rdi), %ebx
+  jae 7f
+  lea (%rbx,%rbx,2), %rdx
+  lea 16(%rdi,%rdx,8), %rdx
+  cmp %rsp, 8(%rdx)
+  jae 4f
+  lea (%r8,%r8,2), %rax
+  lea 16(%rdi,%rax,8), %rcx
+  mov (%rdx), %rax
+  mov %rax, (%rcx)
+  mov 8(%rdx), %rax
+  mov %rax, 8(%rcx)
+  mov 16(%rdx), %rax
+  mov %rax, 16(%rcx)
+  inc %r8d
+4:
+  inc %ebx
+  jmp 3b
+7:
+  mov %r8d, 8(%rdi)
 9:
   pop %rbx
   pop %r11

@@ -20,6 +20,7 @@
 #include "fastpath/inject/stopped_process.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/relocate.h"
+#include "fastpath/return_fixups.h"
 #include "fastpath/ring_layout.h"
 #include "fastpath/ring_reader.h"
 #include "fastpath/thread_pointers.h"
@@ -321,34 +322,33 @@ void FastPath::drain(std::vector<formats::Event>& out) {
 
 // Every frame still hooked gets its return address back where its slot
 // still holds the stub (the call then returns untraced: it stays open in
-// the trace, as any call in flight at the end of a recording).
+// the trace, as any call in flight at the end of a recording), and every
+// shadow stack is emptied (fastpath/return_fixups.h).
 void FastPath::State::restore_returns(fp::StoppedProcess& process) {
   fp::ProcessMemory mem(process.pid());
-  const uint64_t slot_bytes = fp::thread_slot_bytes(layout.shadow_depth);
-  std::vector<std::byte> slot(slot_bytes);
-  for (uint32_t i = 0; i < layout.thread_slots; i++) {
-    const uint64_t at = ring_address + layout.threads_offset + i * slot_bytes;
+  const uint64_t table = ring_address + layout.threads_offset;
+  std::vector<uint8_t> copy(layout.total_bytes - layout.threads_offset);
+  try {
+    mem.read(table, std::as_writable_bytes(std::span<uint8_t>(copy)));
+  } catch (const fp::InjectError&) {
+    return;
+  }
+  for (const auto& fix : fp::return_fixups(copy.data(), copy.size(), layout)) {
+    uint64_t held = 0;
     try {
-      mem.read(at, slot);
-    } catch (const fp::InjectError&) {
-      continue;
+      mem.read_any(fix.stack_slot, std::as_writable_bytes(std::span<uint64_t>(&held, 1)));
+      if (held == stub)
+        mem.write_any(fix.stack_slot,
+                      std::as_bytes(std::span<const uint64_t>(&fix.return_address, 1)));
+    } catch (const fp::InjectError&) {  // a stack gone since: nothing returns there
     }
-    fp::ThreadSlot head{};
-    std::memcpy(&head, slot.data(), offsetof(fp::ThreadSlot, frames));
-    if (!head.thread_pointer) continue;
-    const uint32_t depth = std::min(head.depth, layout.shadow_depth);
-    for (uint32_t f = 0; f < depth; f++) {
-      fp::ShadowFrame frame{};
-      std::memcpy(&frame, slot.data() + offsetof(fp::ThreadSlot, frames) + f * sizeof(frame),
-                  sizeof(frame));
-      uint64_t held = 0;
-      try {
-        mem.read_any(frame.stack_slot, std::as_writable_bytes(std::span<uint64_t>(&held, 1)));
-        if (held == stub)
-          mem.write_any(frame.stack_slot,
-                        std::as_bytes(std::span<const uint64_t>(&frame.return_address, 1)));
-      } catch (const fp::InjectError&) {
-      }
+  }
+  const uint32_t zero = 0;
+  for (uint32_t i = 0; i < layout.thread_slots; i++) {
+    try {
+      mem.write(ring_address + fp::thread_depth_offset(layout, i),
+                std::as_bytes(std::span<const uint32_t>(&zero, 1)));
+    } catch (const fp::InjectError&) {
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
@@ -123,7 +124,9 @@ fpt_jmp_first:
   .globl fpt_jmp_first_end
 fpt_jmp_first_end:
 
+# int fpt_helper41(void): 41 (mov $41,%eax is 5 bytes).
   .balign 16
+  .globl fpt_helper41
   .type fpt_helper41, @function
 fpt_helper41:
   mov $41, %eax
@@ -223,6 +226,13 @@ FPT_NOINLINE int fpt_format(char* out, size_t n, const char* fmt, ...) {
   va_end(ap);
   return r;
 }
+
+FPT_NOINLINE int fpt_raise_in(int sig) {
+  raise(sig);
+  return sig;
+}
+
+FPT_NOINLINE int fpt_with_callback(int (*cb)(int), int x) { return cb(x) + 1; }
 
 FPT_NOINLINE void fpt_exit_thread(void* value) { pthread_exit(value); }
 

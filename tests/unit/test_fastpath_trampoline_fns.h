@@ -19,6 +19,7 @@ int fpt_call_first(void);
 extern const unsigned char fpt_call_first_end[];
 int fpt_jmp_first(void);
 extern const unsigned char fpt_jmp_first_end[];
+int fpt_helper41(void);
 int fpt_rec(int n);
 int fpt_lj_driver(void);
 void fpt_lj_a(void* jb);
@@ -36,9 +37,16 @@ double fpt_mix(int a, double b, FptBig s, float f);
 FptPair fpt_pair(long a, long b);
 long double fpt_ld(long double x);
 int fpt_format(char* out, size_t n, const char* fmt, ...);
-void fpt_exit_thread(void* value);  // pthread_exit(value)
-int fpt_thread_outer(void* value);  // calls fpt_exit_thread
+int fpt_raise_in(int sig);                     // raise(sig); sig
+int fpt_with_callback(int (*cb)(int), int x);  // cb(x) + 1
+void fpt_exit_thread(void* value);             // pthread_exit(value)
+int fpt_thread_outer(void* value);             // calls fpt_exit_thread
 }
+
+// test_fastpath_trampoline_workload.cpp: ordinary compiled functions.
+extern "C" long fpw_run(void);
+extern "C" int fpw_counter;
+extern "C" int fpw_fib_calls;
 
 int fpt_throw_a(int x, int* cleanups);
 int fpt_throw_b(int x, int* cleanups);
