@@ -74,6 +74,7 @@ const volatile __u64 filter_min_calls = 0;     /* hint: calls on one CPU before 
 const volatile __u64 filter_early_calls = 0;
 const volatile bool follow_forks = false;     /* children of traced processes join the map */
 const volatile bool want_proc = false;        /* the proc group: fork/exec/exit/comm records */
+const volatile bool thread_forks = false;     /* thread forks whatever the groups (the fast path) */
 /* Several traced processes (-p A,B, --cgroup, --follow-forks): one leaves
  * the map when it exits, and the recorder stops when none is left. */
 const volatile bool forget_exited = false;

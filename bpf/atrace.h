@@ -10,6 +10,7 @@
  *   struct atrace_rec_hdr    the 24 bytes every record starts with
  *   struct atrace_rec_comm   a thread name (thread exit, rename, new thread)
  *   struct atrace_rec_args   a kernel event with up to two numbers
+ *   struct atrace_rec_fork   a task created, with its thread pointer
  *   struct atrace_rec_exec   a program executed
  *   struct atrace_rec_usdt   a USDT probe fired, with its arguments
  *   struct atrace_rec_module a watched module mapped or unmapped
@@ -58,7 +59,7 @@ enum atrace_rec_kind {
 	ATRACE_REC_SYS_ENTER = 20,  /* rec_args: arg0 = nr */
 	ATRACE_REC_SYS_EXIT = 21,   /* rec_args: arg0 = nr, arg1 = ret */
 	ATRACE_REC_FAULT = 22,      /* rec_args: id = flags, arg0 = address, arg1 = ip */
-	ATRACE_REC_FORK = 23,       /* rec_args: id = flags, arg0 = child pid, arg1 = child tid */
+	ATRACE_REC_FORK = 23,       /* rec_fork: id = flags, arg0 = child pid, arg1 = child tid */
 	ATRACE_REC_EXEC = 24,       /* rec_exec */
 	ATRACE_REC_PROC_EXIT = 25,  /* rec_args: arg0 = exit code (wait status) */
 	ATRACE_REC_COMM = 26,       /* rec_comm: the thread's (new) name */
@@ -173,6 +174,15 @@ struct atrace_rec_args {
 struct atrace_rec_unwind {
 	struct atrace_rec_args a;
 	__u64 entry_ts;
+};
+
+/* ATRACE_REC_FORK: a rec_args and the child's thread pointer (its x86-64
+ * fs_base as copy_thread() left it: the new TLS with CLONE_SETTLS, else the
+ * parent's), which names the thread in the fast path's records
+ * (fastpath/thread_pointers.h). */
+struct atrace_rec_fork {
+	struct atrace_rec_args a;
+	__u64 thread_pointer;
 };
 
 struct atrace_rec_exec {

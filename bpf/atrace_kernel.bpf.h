@@ -278,8 +278,28 @@ int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
-/* Loaded for the proc group and for --follow-forks (which needs the map
- * updated even when no proc records are wanted). */
+/* The fork record, with the child's thread pointer: copy_thread() set its
+ * fs_base before this tracepoint (fastpath/thread_pointers.h maps it to the
+ * child's tid). */
+static __always_inline void emit_fork(__u64 ts, __u32 tgid, bool thread,
+				      struct task_struct *child)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct atrace_rec_fork *r;
+	__u32 cpu;
+
+	r = reserve(&cpu, sizeof(*r), ATRACE_REC_FORK, ts, tgid, tid);
+	if (!r)
+		return;
+	fill_hdr(&r->a.hdr, ts, tgid, tid, thread ? 1 : 0, cpu, ATRACE_REC_FORK);
+	r->a.arg0 = child->tgid;
+	r->a.arg1 = child->pid;
+	r->thread_pointer = BPF_CORE_READ(child, thread.fsbase);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* Loaded for the proc group, for --follow-forks (which needs the map
+ * updated even when no proc records are wanted) and for the fast path. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -295,11 +315,12 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	/* --follow-forks: a child process's fork is recorded without the
 	 * proc group too: the replay gives the child a copy of the forking
 	 * thread's open calls there, which it may return from. */
-	if (!want_proc && (thread || !follow_forks))
+	/* The fast path: a new thread's fork, with its thread pointer, names
+	 * the thread of its records (fastpath/thread_pointers.h). */
+	if (!want_proc && (thread || !follow_forks) && !(thread && thread_forks))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	emit_args(ts, parent_tgid, (__u32)bpf_get_current_pid_tgid(), ATRACE_REC_FORK,
-		  thread ? 1 : 0, child_tgid, child->pid);
+	emit_fork(ts, parent_tgid, thread, child);
 	/* The new task's name, in its own stream: it starts with it. */
 	if (thread || follow_forks)
 		emit_comm(ts, child_tgid, child->pid, ATRACE_REC_COMM, child->comm);

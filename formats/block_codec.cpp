@@ -223,6 +223,8 @@ static void encode_payload(const Event& ev, ByteWriter& out) {
       out.varint(ev.arg0);
       out.varint(ev.arg1);
       out.u8(ev.flags);
+      // Appended field: the child's thread pointer, when the recorder knew it.
+      if (uint64_t tp = fork_thread_pointer(ev)) out.varint(tp);
       break;
     case EventKind::ProcExec:
     case EventKind::Comm: out.str(ev.text); break;
@@ -429,6 +431,7 @@ void BlockCursor::take_payload(Event& ev) {
       ev.arg0 = p.varint();
       ev.arg1 = p.varint();
       ev.flags = p.u8();
+      set_fork_thread_pointer(ev, p.empty() ? 0 : p.varint());
       break;
     case EventKind::ProcExec:
     case EventKind::Comm: ev.text = p.str(); break;

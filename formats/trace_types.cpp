@@ -59,6 +59,7 @@ const char* to_string(ProbePath p) {
     case ProbePath::Emulated: return "emulated";
     case ProbePath::Nop5: return "nop5";
     case ProbePath::Refused: return "refused";
+    case ProbePath::Patched: return "patched";
     case ProbePath::Unknown: break;
   }
   return "unknown";
@@ -135,6 +136,20 @@ const std::string& module_build_id(const Event& ev) {
   const bool module = ev.kind == EventKind::ModuleLoad || ev.kind == EventKind::ModuleUnload;
   if (!module || ev.args.empty() || !ev.args.front().is_string) return none;
   return ev.args.front().str;
+}
+
+uint64_t fork_thread_pointer(const Event& ev) {
+  if (ev.kind != EventKind::ProcFork || ev.args.empty() || ev.args.front().is_string) return 0;
+  return ev.args.front().value;
+}
+
+void set_fork_thread_pointer(Event& ev, uint64_t thread_pointer) {
+  ev.args.clear();
+  if (!thread_pointer) return;
+  ProbeArg a;
+  a.value = thread_pointer;
+  a.format = ArgFormat::Pointer;
+  ev.args.push_back(a);
 }
 
 void set_module_build_id(Event& ev, const std::string& build_id) {

@@ -111,7 +111,7 @@ enum class UnwindHow : uint8_t {
 //   SyscallEnter    -      -             nr            -             -
 //   SyscallExit     -      -             nr            ret (int64)   -
 //   PageFault       -      kFault*       address       ip            -
-//   ProcFork        -      kForkThread   child_pid     child_tid     -
+//   ProcFork        -      kForkThread   child_pid     child_tid     -      (args)
 //   ProcExec        -      -             -             -             filename
 //   ProcExit        -      -             exit_code     -             -
 //   Comm            -      -             -             -             name
@@ -133,6 +133,9 @@ enum class UnwindHow : uint8_t {
 // recorded with `record --args` has its arguments there (slot 1-6), a
 // FuncExit recorded with `--retval` its return value (slot kArgRetval);
 // empty for every other event.
+//
+// A ProcFork's child thread pointer is fork_thread_pointer(ev) (one
+// integer argument when known).
 //
 // A ModuleLoad/ModuleUnload event's base is the address where the file's
 // offset 0 is mapped; its build id is module_build_id(ev) (one string
@@ -230,6 +233,13 @@ const char* to_string(NetProto p);
 // for the local ones (`peer`: the peer socket's; a pipe's is its own).
 std::string net_end(const NetMessage& m, bool peer);
 
+// A ProcFork event's child thread pointer (its x86-64 fs_base when the
+// kernel created it; 0 = unknown: files before it, other kinds), and the one
+// way a fork event gets it. The fast path names threads by it (fastpath/
+// thread_pointers.h).
+uint64_t fork_thread_pointer(const Event& ev);
+void set_fork_thread_pointer(Event& ev, uint64_t thread_pointer);
+
 // A ModuleLoad/ModuleUnload event's build id ("" for other kinds), and the
 // one way a module event gets it.
 const std::string& module_build_id(const Event& ev);
@@ -285,6 +295,7 @@ enum class ProbePath : uint8_t {
   Emulated = 2,    // kernel emulates the instruction (push, 1-byte nop, ...)
   Nop5 = 3,        // 5-byte NOP: optimized uprobe (call to trampoline)
   Refused = 4,     // the kernel will not probe this instruction (never attached)
+  Patched = 5,     // no uprobe: the entry is patched to a trampoline (record --fast-path)
 };
 
 struct ProbeInfo {

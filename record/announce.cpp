@@ -18,9 +18,9 @@ namespace atrace {
 // is the main factor (kernel-notes/emulated-vs-single-step.md).
 void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t attach_ns, bool multi,
                      unsigned kernel_groups) {
-  size_t n[5] = {}, functions = 0, moved = 0;
+  size_t n[6] = {}, functions = 0, moved = 0;
   for (const auto& p : table) {
-    ++n[static_cast<size_t>(p.path_kind) % 5];
+    ++n[static_cast<size_t>(p.path_kind) % 6];
     functions += p.kind == formats::ProbeKind::Function;
     moved += p.entry_delta > 0;
   }
@@ -29,6 +29,7 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
     size_t k = n[static_cast<size_t>(p)];
     if (k) paths += (paths.empty() ? "" : ", ") + std::to_string(k) + " " + what;
   };
+  add(formats::ProbePath::Patched, "patched (fast path, no trap)");
   add(formats::ProbePath::Nop5, "nop5 (optimized)");
   add(formats::ProbePath::Emulated, "emulated");
   add(formats::ProbePath::SingleStep, "single-stepped (slowest)");

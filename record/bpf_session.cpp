@@ -287,7 +287,7 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   want(p.sys_exit, g & kKernelSyscalls);
   want(p.page_fault_user, g & kKernelFaults);
   const bool cgroup = s.cgroup_id != 0;
-  want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks || cgroup);
+  want(p.sched_process_fork, (g & kKernelProc) || s.follow_forks || cgroup || s.thread_forks);
   // A launched target's events start at its exec, which this program sees;
   // a process started in --cgroup's cgroup is traced from it.
   want(p.sched_process_exec, (g & kKernelProc) || s.launch || cgroup || s.follow_forks);
@@ -295,6 +295,7 @@ void BpfSession::select_kernel_programs(const BpfSettings& s, const KernelFeatur
   want(p.net_sys_enter, g & kKernelNet);
   want(p.net_sys_exit, g & kKernelNet);
   skel_->rodata->want_proc = (g & kKernelProc) != 0;
+  skel_->rodata->thread_forks = s.thread_forks;
   // A child forked in the cgroup is in it: it is followed.
   skel_->rodata->follow_forks = s.follow_forks || cgroup;
   skel_->rodata->forget_exited = s.several || s.follow_forks || cgroup;

@@ -45,6 +45,9 @@ struct BpfSettings {
   size_t buffer_bytes = 8u << 20;
   unsigned kernel_groups = 0;  // kernel_groups.h
   bool follow_forks = false;
+  // The fast path: a new thread's fork is recorded whatever the groups, its
+  // thread pointer naming the thread of its records (fastpath/thread_pointers.h).
+  bool thread_forks = false;
   // Several traced processes (-p A,B, --cgroup, --follow-forks): the
   // programs take each out of the map at its exit (processes_left()).
   bool several = false;

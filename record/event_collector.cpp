@@ -36,9 +36,21 @@ void EventCollector::on_record(const void* data, size_t size) {
   if (new_thread && r.event.tid) processes_.note(static_cast<pid_t>(r.event.pid));
   if (r.event.kind == formats::EventKind::ProcFork && !(r.event.flags & formats::kForkThread))
     processes_.note(static_cast<pid_t>(r.event.arg0));
+  if (on_thread_event && (r.event.kind == formats::EventKind::ProcFork ||
+                          r.event.kind == formats::EventKind::ThreadExit))
+    on_thread_event(r.event);
   last_event_ts_ = std::max(last_event_ts_, r.event.ts);
   late_.saw(r.event);
   reorder_.push(std::move(r.event));
+  ++events_;
+}
+
+void EventCollector::add_event(formats::Event&& ev) {
+  hits_ += ev.kind == formats::EventKind::FuncEntry;
+  if (!first_event_at_) first_event_at_ = now_ns(CLOCK_MONOTONIC);
+  threads_.saw(ev);
+  last_event_ts_ = std::max(last_event_ts_, ev.ts);
+  reorder_.push(std::move(ev));
   ++events_;
 }
 

@@ -30,6 +30,10 @@ class EventCollector {
   void on_record(const void* data, size_t size);
   // Called on each filter hint record (relevance.h).
   std::function<void()> on_hint;
+  // Called on each thread creation and end as it is decoded (fast_path.h).
+  std::function<void(const formats::Event&)> on_thread_event;
+  // An event that did not come through the rings (the fast path's).
+  void add_event(formats::Event&& ev);
 
   Reorderer& held() { return reorder_; }
   ThreadTable& threads() { return threads_; }

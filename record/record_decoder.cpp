@@ -198,6 +198,18 @@ DecodedRecord RecordDecoder::decode(const void* data, size_t size) const {
       break;
     }
     case ATRACE_REC_FILTER_HINT: out.type = DecodedRecord::Type::FilterHint; return out;
+    case ATRACE_REC_FORK: {
+      if (size < sizeof(atrace_rec_args)) return out;
+      const auto* a = static_cast<const atrace_rec_args*>(data);
+      ev.kind = formats::EventKind::ProcFork;
+      ev.flags = static_cast<uint8_t>(h->id);
+      ev.arg0 = a->arg0;
+      ev.arg1 = a->arg1;
+      if (size >= sizeof(atrace_rec_fork))
+        formats::set_fork_thread_pointer(ev,
+                                         static_cast<const atrace_rec_fork*>(data)->thread_pointer);
+      break;
+    }
     case ATRACE_REC_EXEC:
       if (size < sizeof(atrace_rec_exec)) return out;
       ev.kind = formats::EventKind::ProcExec;

@@ -37,6 +37,7 @@
 #include "record/event_sink.h"
 #include "record/exclude_list.h"
 #include "record/exec_follow.h"
+#include "record/fast_path.h"
 #include "record/features.h"
 #include "record/kill_bound.h"
 #include "record/link_reaper.h"
@@ -168,6 +169,10 @@ class Recorder {
   void set_filter_state(const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_functions();
+  std::vector<uprobes::ProbeSite> install_fast_path(std::vector<uprobes::ProbeSite> sites,
+                                                    std::vector<formats::ProbeInfo>& table);
+  void drain_fast_path();
+  void finish_fast_path();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
   bool on_wake(uint64_t now);
@@ -220,6 +225,7 @@ class Recorder {
   uint32_t next_id_ = 0;
   // record_events
   std::unique_ptr<EventCollector> events_;
+  std::unique_ptr<FastPath> fast_;  // --fast-path, once installed
   StatusLine status_;
   ClockEvidence clocks_;  // the host's clocks, read every second (merge's evidence)
   // detach: holds atrace's links' closing off to a helper (link_reaper.h)
@@ -299,6 +305,12 @@ void Recorder::check_request() {
     opts_.pid = opts_.pids.front();
   }
   several_ = traced_pids(opts_).size() > 1 || cgroup_ || opts_.follow_forks;
+  if (opts_.fast_path) {
+    if (opts_.pid <= 0 || several_)
+      throw RecordError(
+          "--fast-path: only for one attached process (-p PID) so far: not with a launched "
+          "command, several processes, --cgroup or --follow-forks (docs/fast-path.md)");
+  }
   // Before any thread of atrace's starts: they inherit it (exec_follow.h).
   if (follows_tree()) block_child_signals();
 }
@@ -330,6 +342,9 @@ void Recorder::plan() {
                            : uprobes::parse_selectors_with_files(opts_.select));
   events_->on_hint = [this] {
     if (probes_.relevance) probes_.relevance->hint();
+  };
+  events_->on_thread_event = [this](const formats::Event& ev) {
+    if (fast_) fast_->on_kernel_event(ev);
   };
 }
 
@@ -461,6 +476,9 @@ BpfSettings Recorder::bpf_settings(bool calibrating) const {
   BpfSettings bs;
   bs.buffer_bytes = opts_.buffer_bytes;
   bs.kernel_groups = opts_.kernel_groups;
+  // The fast path names a thread by its thread pointer, which its fork
+  // event carries (fastpath/thread_pointers.h).
+  bs.thread_forks = opts_.fast_path;
   bs.follow_forks = opts_.follow_forks;
   bs.several = several_;
   if (cgroup_) {
@@ -514,7 +532,9 @@ void Recorder::start(const ProbeCost& cost) {
   else begin_tracing(pid);
   if (follows_tree()) follow_tree();
   // Before any return probe and before atrace's thread-exit program.
-  if (probes_.unwind_guard)
+  // With the fast path, the unwinders' entries are the trampolines' to patch
+  // (a uprobe there would be written into the patched bytes).
+  if (probes_.unwind_guard && !opts_.fast_path)
     probes_.unwind_guard->attach(probes_.unwind_points, several_ ? kEveryProcess : pid);
   bpf_->attach_tracepoints();
 
@@ -609,18 +629,21 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
     if (s.entry_path == formats::ProbePath::Refused) refused.push_back(&s);
     else attachable.push_back(s);
   }
+  std::vector<formats::ProbeInfo> patched;
+  if (opts_.fast_path) attachable = install_fast_path(std::move(attachable), patched);
   if (!refused.empty())
     base::warning(
         "%zu function(s) start with an instruction the kernel cannot "
         "probe and are not traced (first: %s in %s)",
         refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
+  if (attachable.empty() && !patched.empty()) return patched;
   if (attachable.empty())
     throw RecordError("no selected function can be probed: " + refused.front()->name +
                       " starts with an instruction the kernel refuses to probe");
   auto failures = probes_.functions->attach(attachable);
   std::map<uint32_t, const AttachFailure*> failed;
   for (const auto& f : failures) failed[f.site->id] = &f;
-  std::vector<formats::ProbeInfo> table;
+  std::vector<formats::ProbeInfo> table = std::move(patched);
   for (const auto& s : attachable)
     if (!failed.count(s.id)) table.push_back(probe_info(s));
   if (failures.empty()) return table;
@@ -635,6 +658,81 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
   base::warning("%zu of %zu functions could not be probed (first: %s)", failures.size(),
                 attachable.size(), what.c_str());
   return table;
+}
+
+// --fast-path: patches what it can of `sites` (their table entries go to
+// `table`, path "patched") and returns the sites left to the kernel's
+// probes. A process with an unwinder gets no return probe beside the
+// fast path: the unwind guard's uprobes would sit where the unwinders'
+// trampolines are patched, so there the refused functions are not traced.
+std::vector<uprobes::ProbeSite> Recorder::install_fast_path(
+    std::vector<uprobes::ProbeSite> sites, std::vector<formats::ProbeInfo>& table) {
+  const uint64_t start = now_ns(CLOCK_MONOTONIC);
+  fast_ = std::make_unique<FastPath>(run_.target->pid(), sites, probes_.unwind_points);
+  std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
+  std::vector<uprobes::ProbeSite> left;
+  for (auto& s : sites) {
+    if (!patched.count(s.id)) {
+      left.push_back(std::move(s));
+      continue;
+    }
+    formats::ProbeInfo info = probe_info(s);
+    info.path_kind = formats::ProbePath::Patched;
+    info.entry_delta = 0;
+    table.push_back(std::move(info));
+  }
+  const auto& refused = fast_->refused();
+  const bool unwinders = std::any_of(
+      probes_.unwind_points.begin(), probes_.unwind_points.end(),
+      [](const uprobes::UnwindPoint& p) { return p.role == uprobes::UnwindRole::Start; });
+  if (!refused.empty()) {
+    const auto& first = refused.front();
+    const auto site = std::find_if(left.begin(), left.end(),
+                                   [&](const uprobes::ProbeSite& s) { return s.id == first.id; });
+    const std::string name = site != left.end() ? site->name : std::to_string(first.id);
+    base::warning("--fast-path: %s cannot be patched (first: %s: %s); %s",
+                  base::plural(refused.size(), "function").c_str(), name.c_str(),
+                  first.reason.c_str(),
+                  unwinders ? "they are not traced (the process has an unwinder)"
+                            : "they are traced by the kernel's probes");
+    if (unwinders) left.clear();
+  }
+  const FastPathStats st = fast_->stats();
+  base::progress("--fast-path: %s patched in %.1f ms, the program stopped %.2f ms",
+                 base::plural(patched.size(), "function").c_str(),
+                 static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
+                 static_cast<double>(st.install_stop_ns) / 1e6);
+  return left;
+}
+
+void Recorder::drain_fast_path() {
+  std::vector<formats::Event> events;
+  fast_->drain(events);
+  for (auto& ev : events) events_->add_event(std::move(ev));
+}
+
+// Before the kernel's probes go: the process is stopped once more, its
+// code and return addresses given back, the rest of the ring drained.
+void Recorder::finish_fast_path() {
+  std::vector<formats::Event> events;
+  fast_->uninstall(events);
+  for (auto& ev : events) events_->add_event(std::move(ev));
+  const FastPathStats st = fast_->stats();
+  if (opts_.verbose)
+    base::progress(
+        "--fast-path: %llu records, the program stopped %.2f ms to undo; time stamps within "
+        "%.0f ns of CLOCK_MONOTONIC",
+        static_cast<unsigned long long>(st.records),
+        static_cast<double>(st.uninstall_stop_ns) / 1e6,
+        static_cast<double>(st.conversion_error_ns));
+  if (st.lost)
+    base::warning("--fast-path: %llu records lost (the ring was full)",
+                  static_cast<unsigned long long>(st.lost));
+  if (st.unknown_thread)
+    base::warning(
+        "--fast-path: %llu records of threads atrace could not name were left out (their "
+        "creation was not seen)",
+        static_cast<unsigned long long>(st.unknown_thread));
 }
 
 void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
@@ -824,6 +922,7 @@ bool Recorder::on_wake(uint64_t now) {
     for (auto& ev : probes_.relevance->tick(now)) events_->held().push(std::move(ev));
   }
   bpf_->drain();
+  if (fast_) drain_fast_path();
   if (clocks_.due(now) && out_.async)
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
@@ -862,6 +961,7 @@ void Recorder::detach() {
   }
   // Stop: returns, then entries (attach.h), then everything in flight.
   const uint64_t detach_start = now_ns(CLOCK_MONOTONIC);
+  if (fast_) finish_fast_path();
   probes_.functions->detach_all();
   probes_.relevance.reset();  // its closes return once every probe is gone (detacher.h)
   probes_.usdt->detach_all();
@@ -882,6 +982,15 @@ void Recorder::write_rest(RecordResult& r) {
   auto& header = run_.header;
   header.end_mono_ns = std::max(header.end_mono_ns, events_->last_event_ts());
   formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
+  // The fast path's ring is one more place events are lost, by CPU too.
+  if (fast_) {
+    const FastPathStats st = fast_->stats();
+    if (lost.per_cpu.size() < st.lost_per_lane.size()) lost.per_cpu.resize(st.lost_per_lane.size());
+    for (size_t i = 0; i < st.lost_per_lane.size(); i++) lost.per_cpu[i] += st.lost_per_lane[i];
+    if (st.lost)
+      r.lost_by_kind +=
+          (r.lost_by_kind.empty() ? "" : ", ") + std::to_string(st.lost) + " fast-path";
+  }
   const auto threads = events_->threads().table();
   if (out_.writer) {
     writing(r, [&] {

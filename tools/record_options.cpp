@@ -162,6 +162,12 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "the cheapest instruction before the function touches its stack or branches (an "
            "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
            "instruction); `atrace list` shows where");
+  cmd.flag("--fast-path", args.opts.fast_path,
+           "Record the selected functions of an attached process (-p) in the process itself: "
+           "their entries are patched to jump to trampolines that write each call into memory "
+           "atrace reads, without a trap into the kernel (tens of ns a call instead of "
+           "microseconds); functions that cannot be patched stay on the kernel's probes. "
+           "Experimental (docs/fast-path.md)");
   cmd.flag("--follow-forks", args.opts.follow_forks,
            "Trace child processes too (functions and kernel events); recording ends when "
            "every traced process has exited");

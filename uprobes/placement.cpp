@@ -29,6 +29,7 @@ int cost(ProbePath p) {
     case ProbePath::Emulated: return 1;
     case ProbePath::SingleStep: return 2;
     case ProbePath::Refused: return 3;
+    case ProbePath::Patched:  // never a kernel probe's path
     case ProbePath::Unknown: break;
   }
   return 4;

@@ -1,0 +1,261 @@
+#include "fastpath/inject/stopped_process.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "fastpath/inject/as_pointer.h"
+#include "fastpath/inject/ptrace_wait.h"
+
+namespace atrace::fastpath {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The kernel's restart codes (include/linux/errno.h, not exported): a
+// system call interrupted by a stop leaves one in rax until the kernel
+// restarts it on the way back to user space.
+constexpr long kErestartSys = 512;
+constexpr long kErestartNoIntr = 513;
+constexpr long kErestartNoHand = 514;
+constexpr long kErestartRestartBlock = 516;
+
+long trace(__ptrace_request request, pid_t tid, unsigned long data = 0) {
+  return ptrace(request, tid, nullptr, as_pointer(data));
+}
+
+std::string proc_path(pid_t pid, const std::string& rest) {
+  return "/proc/" + std::to_string(pid) + "/" + rest;
+}
+
+std::vector<pid_t> list_threads(pid_t pid) {
+  std::vector<pid_t> tids;
+  DIR* dir = opendir(proc_path(pid, "task").c_str());
+  if (!dir) throw ProcessGone("no process with pid " + std::to_string(pid));
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    tids.push_back(static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10)));
+  }
+  closedir(dir);
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+// The state letter of /proc/PID/task/TID/stat ('Z' for a zombie), 0 when gone.
+char thread_state(pid_t pid, pid_t tid) {
+  std::ifstream in(proc_path(pid, "task/" + std::to_string(tid) + "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
+  return stat[paren + 2];
+}
+
+pid_t tracer_of(pid_t pid) {
+  std::ifstream in(proc_path(pid, "status"));
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("TracerPid:", 0) == 0) return static_cast<pid_t>(std::atoi(line.c_str() + 10));
+  return 0;
+}
+
+std::string comm_of(pid_t pid) {
+  std::ifstream in(proc_path(pid, "comm"));
+  std::string comm;
+  std::getline(in, comm);
+  return comm;
+}
+
+// AlreadyTraced when someone is the tracer of `pid`.
+void check_untraced(pid_t pid) {
+  pid_t tracer = tracer_of(pid);
+  if (tracer == 0) return;
+  std::string head = "cannot stop process " + std::to_string(pid) + " to patch it: ";
+  if (access(("/proc/self/task/" + std::to_string(tracer)).c_str(), F_OK) == 0)
+    throw AlreadyTraced(head +
+                        "atrace itself is its tracer (it follows the command's execs and forks); "
+                        "the fast path cannot be used together with --follow-forks");
+  throw AlreadyTraced(head + "it is already traced by process " + std::to_string(tracer) + " (" +
+                      comm_of(tracer) + "); a process has one tracer: detach the debugger first");
+}
+
+enum class Waited { Stopped, Gone };
+
+// Waits for the interrupt stop of `tid`, passing on any signal it was
+// about to take (see the header).
+Waited wait_for_stop(pid_t pid, pid_t tid, unsigned& signals_passed) {
+  for (;;) {
+    std::optional<int> status = wait_traced(pid, tid, std::chrono::seconds(5));
+    if (!status || WIFEXITED(*status) || WIFSIGNALED(*status)) return Waited::Gone;
+    if (!WIFSTOPPED(*status)) continue;
+    int event = *status >> 16;
+    if (event == PTRACE_EVENT_STOP) return Waited::Stopped;
+    // A signal-delivery-stop: deliver it as the kernel would have; the
+    // pending interrupt stops the thread again before its next instruction.
+    int sig = event == 0 ? WSTOPSIG(*status) : 0;
+    if (sig != 0) ++signals_passed;
+    if (trace(PTRACE_CONT, tid, static_cast<unsigned long>(sig)) < 0 && errno == ESRCH)
+      return Waited::Gone;
+  }
+}
+
+// PTRACE_DETACH needs a stopped tracee: a thread seized but not stopped yet
+// (an error cut the stop short) is waited for first; a thread killed while
+// stopped is reaped (a traced thread that died waits for its tracer).
+void detach(pid_t pid, pid_t tid) {
+  if (trace(PTRACE_DETACH, tid) == 0) return;
+  for (int tries = 0; tries < 16; ++tries) {
+    std::optional<int> status;
+    try {
+      status = wait_traced(pid, tid, std::chrono::seconds(1));
+    } catch (const InjectError&) {
+      return;  // never stopped: nothing more to do from here
+    }
+    if (!status || WIFEXITED(*status) || WIFSIGNALED(*status)) return;
+    if (!WIFSTOPPED(*status)) continue;
+    int sig = (*status >> 16) == 0 ? WSTOPSIG(*status) : 0;
+    if (trace(PTRACE_DETACH, tid, static_cast<unsigned long>(sig)) == 0) return;
+  }
+}
+
+}  // namespace
+
+// While the process is held, atrace's thread is all that can make it go
+// on: the threads it interrupts need CPU time to reach their stop, and those
+// it already detached compete with it for the CPU while it detaches the
+// rest. Raising its priority meanwhile (root, or CAP_SYS_NICE; skipped
+// otherwise) shortens the stop on a loaded machine.
+StoppedProcess::Boost::Boost() : old_(getpriority(PRIO_PROCESS, 0)) {
+  raised_ = setpriority(PRIO_PROCESS, 0, -20) == 0;
+}
+
+StoppedProcess::Boost::~Boost() {
+  if (raised_) setpriority(PRIO_PROCESS, 0, old_);
+}
+
+bool StoppedThread::restarting_syscall() const {
+  if (static_cast<long>(regs.orig_rax) < 0) return false;
+  long rax = static_cast<long>(regs.rax);
+  return rax == -kErestartSys || rax == -kErestartNoIntr || rax == -kErestartNoHand ||
+         rax == -kErestartRestartBlock;
+}
+
+StoppedProcess::StoppedProcess(pid_t pid) : pid_(pid), owner_(gettid()) {
+  if (pid <= 0) throw std::invalid_argument("StoppedProcess: bad pid");
+  if (access(proc_path(pid, "task").c_str(), F_OK) != 0)
+    throw ProcessGone("no process with pid " + std::to_string(pid));
+  check_untraced(pid);
+  stop_all();
+}
+
+StoppedProcess::~StoppedProcess() { release(); }
+
+void StoppedProcess::check_thread() const {
+  if (gettid() != owner_)
+    throw std::logic_error("StoppedProcess used from a thread other than its tracer");
+}
+
+void StoppedProcess::stop_all() {
+  boost_.emplace();
+  threads_.clear();
+  times_ = StopTimes{};
+  start_ = Clock::now();
+  held_ = true;  // from the first seize on, release() must detach
+  std::set<pid_t> known;
+  std::set<pid_t> gone;
+  try {
+    for (;;) {
+      ++times_.rounds;
+      std::vector<pid_t> seized;
+      for (pid_t tid : list_threads(pid_)) {
+        if (known.count(tid)) continue;
+        known.insert(tid);
+        if (trace(PTRACE_SEIZE, tid) < 0) {
+          int err = errno;
+          if (err == ESRCH) continue;  // ended since the listing
+          char state = thread_state(pid_, tid);
+          if (state == 'Z' || state == 'X' || state == 0) continue;  // an exited leader
+          check_untraced(pid_);
+          throw InjectError(errno_message("cannot stop thread " + std::to_string(tid) +
+                                              " of process " + std::to_string(pid_) +
+                                              " (ptrace seize)",
+                                          err));
+        }
+        threads_.push_back(StoppedThread{tid, {}});
+        trace(PTRACE_INTERRUPT, tid);  // ESRCH: it ended, its wait says so
+        seized.push_back(tid);
+      }
+      if (seized.empty()) break;
+      for (pid_t tid : seized)
+        if (wait_for_stop(pid_, tid, times_.signals_passed) == Waited::Gone) gone.insert(tid);
+    }
+    std::erase_if(threads_, [&](const StoppedThread& t) { return gone.count(t.tid) != 0; });
+    if (threads_.empty()) throw ProcessGone("process " + std::to_string(pid_) + " ended");
+    for (StoppedThread& t : threads_) refresh(t);
+  } catch (...) {
+    release();
+    throw;
+  }
+  times_.to_stop = Clock::now() - start_;
+}
+
+StoppedThread& StoppedProcess::thread(pid_t tid) {
+  for (StoppedThread& t : threads_)
+    if (t.tid == tid) return t;
+  throw InjectError("thread " + std::to_string(tid) + " is not a stopped thread of process " +
+                    std::to_string(pid_));
+}
+
+void StoppedProcess::refresh(StoppedThread& t) {
+  check_thread();
+  if (trace(PTRACE_GETREGS, t.tid, reinterpret_cast<unsigned long>(&t.regs)) < 0)
+    throw ProcessGone(
+        errno_message("cannot read the registers of thread " + std::to_string(t.tid), errno));
+}
+
+void StoppedProcess::release() noexcept {
+  if (!held_) return;
+  held_ = false;
+  {
+    // Each detach wakes a thread, which would preempt atrace on its CPU
+    // for a whole scheduler tick (4 ms at HZ=250) before the next detach:
+    // the detach loop (system calls only, no waiting, microseconds) runs
+    // as a real-time thread when allowed, so no woken thread preempts it.
+    int policy = sched_getscheduler(0);
+    sched_param old{};
+    sched_getparam(0, &old);
+    sched_param rt{};
+    rt.sched_priority = 1;
+    bool realtime = policy >= 0 && sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
+    auto detaching = Clock::now();
+    for (const StoppedThread& t : threads_) detach(pid_, t.tid);
+    // Measured before atrace gives up its priority (the threads it woke
+    // may then run first): from here on, every thread of the program runs.
+    auto released = Clock::now();
+    times_.detach = released - detaching;
+    times_.held = released - start_;
+    if (realtime) sched_setscheduler(0, policy, &old);
+  }
+  boost_.reset();
+}
+
+void StoppedProcess::restop(std::chrono::microseconds run) {
+  check_thread();
+  release();
+  std::this_thread::sleep_for(run);
+  stop_all();
+}
+
+}  // namespace atrace::fastpath

@@ -1,0 +1,121 @@
+// Every thread of a running process stopped by ptrace, for as long as this
+// object lives (RAII): the one state in which atrace may run system calls
+// in the process (remote_syscall.h) and replace its code (code_patch.h).
+//
+// Stopping: PTRACE_SEIZE and PTRACE_INTERRUPT of each thread of
+// /proc/PID/task, repeated until a listing shows no thread not yet stopped
+// (a thread can only be created by a running one), then a wait for each
+// stop. No PTRACE_O_EXITKILL and no other option: when atrace dies, the
+// kernel detaches every thread and the program runs on as if nothing
+// happened. No signal is lost or delivered twice: a thread that was about to
+// take a signal when it was interrupted reports a signal-delivery-stop
+// first; it is continued with that signal (its handler's frame is set up,
+// as without atrace) and stops before its first user instruction, because
+// the interrupt is still pending. Signals sent during the stop stay pending
+// in the kernel (a stopped tracee takes none) and are delivered after
+// release. A thread stopped inside a blocking system call (read, futex,
+// nanosleep) stops with the kernel's restart code in rax (-ERESTARTSYS,
+// -ERESTART_RESTARTBLOCK ...) and the call number in orig_rax; as long as
+// those registers are given back unchanged, the kernel restarts the call on
+// release exactly as after any signal (remote_syscall.cpp keeps them).
+//
+// Release: PTRACE_DETACH of every thread, each with signal 0 (the only
+// stops left are interrupt stops and remote_syscall's own SIGTRAP).
+//
+// Ptrace requests are only accepted from the thread that seized the
+// process, so every method must be called from the thread that made this
+// object (checked). Launch mode: atrace is the tracer of the launched
+// command only while record/exec_follow.h follows it through its execs;
+// with --follow-forks it stays the tracer for the whole recording, from
+// another thread. A process traced by anyone, atrace included, is refused
+// here with a clear InjectError (AlreadyTraced): the fast path is set up
+// after ExecFollower::release(), and is not available together with
+// --follow-forks (docs/fast-path.md, "Injection").
+#pragma once
+
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "fastpath/inject/inject_error.h"
+
+namespace atrace::fastpath {
+
+// The process is already ptraced (gdb, strace, atrace following execs).
+class AlreadyTraced : public InjectError {
+ public:
+  using InjectError::InjectError;
+};
+
+struct StoppedThread {
+  pid_t tid = 0;
+  user_regs_struct regs{};  // as stopped: rip, rsp, fs_base (its thread pointer) ...
+  // Stopped in a system call the kernel restarts on release: it resumes at
+  // rip - 2 (the syscall instruction), not at rip.
+  bool restarting_syscall() const;
+};
+
+struct StopTimes {
+  std::chrono::nanoseconds to_stop{0};  // first interrupt to every thread stopped
+  std::chrono::nanoseconds held{0};     // first interrupt to the last thread let go (0 while held)
+  std::chrono::nanoseconds detach{0};   // release: the first thread let go to the last
+  unsigned signals_passed = 0;          // signals delivered on the way (see above)
+  unsigned rounds = 0;                  // /proc/PID/task listings needed
+};
+
+class StoppedProcess {
+ public:
+  // Stops every thread of `pid`. Throws AlreadyTraced, ProcessGone, or
+  // InjectError (permission, or a thread that does not stop within 5 s).
+  explicit StoppedProcess(pid_t pid);
+  StoppedProcess(const StoppedProcess&) = delete;
+  StoppedProcess& operator=(const StoppedProcess&) = delete;
+  ~StoppedProcess();  // release()
+
+  pid_t pid() const { return pid_; }
+  bool held() const { return held_; }
+  const std::vector<StoppedThread>& threads() const { return threads_; }
+  // The thread with this tid (InjectError when it is not one of them).
+  StoppedThread& thread(pid_t tid);
+  // Re-reads a thread's registers (after a remote system call ran in it).
+  void refresh(StoppedThread& thread);
+  StopTimes times() const { return times_; }
+
+  // Lets every thread go on (idempotent, never throws).
+  void release() noexcept;
+  // release(), let the process run for `run`, stop it again (the thread
+  // list and registers are new). For a patch that must wait until no thread
+  // is inside the bytes it replaces.
+  void restop(std::chrono::microseconds run);
+
+ private:
+  void stop_all();
+  void check_thread() const;
+
+  // The calling thread's nice value at -20 while it holds the process.
+  class Boost {
+   public:
+    Boost();
+    ~Boost();
+    Boost(const Boost&) = delete;
+    Boost& operator=(const Boost&) = delete;
+
+   private:
+    int old_;
+    bool raised_;
+  };
+
+  pid_t pid_;
+  pid_t owner_;  // the thread whose ptrace requests the kernel accepts
+  bool held_ = false;
+  std::vector<StoppedThread> threads_;
+  std::chrono::steady_clock::time_point start_;
+  StopTimes times_;
+  std::optional<Boost> boost_;
+};
+
+}  // namespace atrace::fastpath

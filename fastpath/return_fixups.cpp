@@ -1,0 +1,35 @@
+// Undoing the hooked returns (return_fixups.h).
+#include "fastpath/return_fixups.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace atrace::fastpath {
+
+std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
+                                       const RingHeader& layout) {
+  std::vector<ReturnFixup> out;
+  const uint64_t slot_bytes = thread_slot_bytes(layout.shadow_depth);
+  for (uint32_t i = 0; i < layout.thread_slots; ++i) {
+    const uint64_t at = uint64_t{i} * slot_bytes;
+    if (at + slot_bytes > bytes) break;
+    ThreadSlot head;
+    std::memcpy(&head, table + at, offsetof(ThreadSlot, frames));
+    if (head.thread_pointer == 0) continue;
+    const uint32_t depth = std::min(head.depth, layout.shadow_depth);
+    for (uint32_t k = depth; k-- > 0;) {
+      ShadowFrame f;
+      std::memcpy(&f, table + at + offsetof(ThreadSlot, frames) + k * sizeof(ShadowFrame),
+                  sizeof f);
+      out.push_back({head.thread_pointer, f.stack_slot, f.return_address});
+    }
+  }
+  return out;
+}
+
+uint64_t thread_depth_offset(const RingHeader& layout, uint32_t i) {
+  return layout.threads_offset + uint64_t{i} * thread_slot_bytes(layout.shadow_depth) +
+         offsetof(ThreadSlot, depth);
+}
+
+}  // namespace atrace::fastpath

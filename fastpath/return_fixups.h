@@ -1,0 +1,36 @@
+// What undoing the fast path puts back on the threads' stacks
+// (docs/fast-path.md, "Trampolines"): every hooked frame's stack slot holds
+// the return stub's address. With the threads stopped (and none of them
+// inside a code region), atrace writes each frame's original return address
+// back where the slot still holds the stub, in the order given here, then
+// empties every thread's shadow stack (ThreadSlot::depth = 0), so that a
+// later patch does not take today's frames for abandoned ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fastpath/ring_layout.h"
+
+namespace atrace::fastpath {
+
+struct ReturnFixup {
+  uint64_t thread_pointer;
+  uint64_t stack_slot;      // in the target
+  uint64_t return_address;  // to write there when it still holds the stub
+};
+
+// From a copy of the ring's thread table (its bytes from
+// layout.threads_offset on, `bytes` of them): the frames of every claimed
+// thread slot, each thread's from its top down. That order matters: a tail
+// call between hooked functions leaves two frames on one slot, the upper
+// one's return address being the stub itself, the lower one's the real one.
+// Depths beyond layout.shadow_depth (a torn copy) are clamped.
+std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
+                                       const RingHeader& layout);
+
+// The offset in the ring of thread slot i's depth, for emptying it.
+uint64_t thread_depth_offset(const RingHeader& layout, uint32_t i);
+
+}  // namespace atrace::fastpath

@@ -1,0 +1,166 @@
+#include "fastpath/ring_reader.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+namespace atrace::fastpath {
+
+namespace {
+
+bool known_kind(uint16_t kind) {
+  return kind >= static_cast<uint16_t>(RecordKind::Entry) &&
+         kind <= static_cast<uint16_t>(RecordKind::Unwound);
+}
+
+// A record's place among records of the same tick: what ends a call before
+// what starts one.
+int tie_rank(uint16_t kind) {
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::Exit:
+    case RecordKind::Unwound: return 0;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+RingReader::RingReader(MemoryAccess& memory, uint64_t ring, const RingHeader& header,
+                       uint64_t commit_wait_ticks, uint64_t start_tsc)
+    : memory_(memory),
+      ring_(ring),
+      header_(header),
+      wait_(commit_wait_ticks),
+      lanes_(header.lane_count),
+      stats_(header.lane_count),
+      headers_(header.lane_count) {
+  // Nothing was reserved before the reader existed (it is made before any
+  // function is patched): slot 0 onwards came after start_tsc.
+  for (Lane& l : lanes_) l.heads.emplace_back(start_tsc, 0);
+}
+
+uint64_t RingReader::slot_addr(uint32_t lane, uint64_t index) const {
+  const uint64_t slot = index & (header_.lane_slots - 1);
+  return ring_ + header_.records_offset +
+         (uint64_t{lane} * header_.lane_slots + slot) * sizeof(FastRecord);
+}
+
+// The earliest time slot `index` can have been reserved: the last drain
+// whose head had not reached it. Without one (its reservation is older than
+// the history kept), the history's start: it has waited at least that long.
+uint64_t RingReader::reserved_since(const Lane& lane, uint64_t index, uint64_t now_tsc) const {
+  uint64_t since = lane.heads.empty() ? now_tsc : lane.heads.front().first;
+  for (const auto& [tsc, head] : lane.heads)
+    if (head <= index) since = tsc;
+  return since;
+}
+
+bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
+  const uint32_t n = header_.lane_count;
+  const uint64_t slots = header_.lane_slots;
+  if (!memory_.read(ring_ + header_.lanes_offset, headers_.data(), n * sizeof(LaneHeader)))
+    return false;
+
+  // Every lane's slots from its tail to the head just read, in one batch.
+  struct Range {
+    uint64_t from = 0, to = 0;  // indices
+    size_t at = 0;              // first record in first_/second_
+  };
+  std::vector<Range> ranges(n);
+  std::vector<MemoryPiece> first_pieces, second_pieces;
+  size_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Lane& lane = lanes_[i];
+    if (!lane.started) {  // a ring atrace read before: go on from its tail
+      lane.tail = lane.published = headers_[i].tail;
+      lane.started = true;
+    }
+    uint64_t head = headers_[i].head;
+    // A head behind the tail or more than a lane ahead is not the
+    // trampolines' (they reserve only while head - tail < lane_slots).
+    if (head < lane.tail) head = lane.tail;
+    if (head - lane.tail > slots) head = lane.tail + slots;
+    ranges[i] = Range{lane.tail, head, total};
+    total += head - lane.tail;
+  }
+  first_.resize(total);
+  second_.resize(total);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Range& r = ranges[i];
+    uint64_t index = r.from;
+    size_t at = r.at;
+    while (index < r.to) {  // at most two pieces: up to the lane's end, then from its start
+      const uint64_t run = std::min(r.to - index, slots - (index & (slots - 1)));
+      const size_t bytes = run * sizeof(FastRecord);
+      first_pieces.push_back({slot_addr(i, index), &first_[at], bytes});
+      second_pieces.push_back({slot_addr(i, index), &second_[at], bytes});
+      index += run;
+      at += run;
+    }
+  }
+  if (!first_pieces.empty() && (!memory_.read(first_pieces) || !memory_.read(second_pieces)))
+    return false;
+
+  std::vector<MemoryPiece> tail_pieces;
+  std::vector<uint64_t> new_tails(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Lane& lane = lanes_[i];
+    LaneStats& stats = stats_[i];
+    const Range& r = ranges[i];
+    stats.full = headers_[i].lost;
+    for (uint64_t index = r.from; index < r.to; ++index) {
+      const FastRecord& a = first_[r.at + (index - r.from)];
+      const FastRecord& b = second_[r.at + (index - r.from)];
+      if (a.seq != index + 1 || b.seq != index + 1 || lane.ahead.count(index)) continue;
+      lane.ahead.insert(index);
+      if (!known_kind(b.kind)) {
+        ++stats.malformed;
+        continue;
+      }
+      out.push_back(b);
+      ++stats.taken;
+    }
+    // The tail passes what was taken, and each slot reserved for longer
+    // than the wait; it stops at the first one reserved more recently.
+    while (lane.tail < r.to) {
+      if (lane.ahead.erase(lane.tail)) {
+        ++lane.tail;
+        continue;
+      }
+      const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
+      if (now_tsc <= since || now_tsc - since < wait_) break;
+      ++stats.skipped;
+      ++lane.tail;
+    }
+    lane.heads.emplace_back(now_tsc, r.to);
+    // Keep the drains that can still bound a waiting slot's age: the
+    // newest one older than the wait is enough for the older ones.
+    while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
+           now_tsc - lane.heads[1].first >= wait_)
+      lane.heads.pop_front();
+    if (lane.tail != lane.published) {
+      new_tails[i] = lane.tail;
+      tail_pieces.push_back(
+          {ring_ + header_.lanes_offset + i * sizeof(LaneHeader) + offsetof(LaneHeader, tail),
+           &new_tails[i], sizeof(uint64_t)});
+    }
+  }
+  if (!tail_pieces.empty() && !memory_.write(tail_pieces)) return false;
+  for (uint32_t i = 0; i < n; ++i) lanes_[i].published = lanes_[i].tail;
+  return true;
+}
+
+uint64_t RingReader::lost() const {
+  uint64_t sum = 0;
+  for (const LaneStats& s : stats_) sum += s.lost();
+  return sum;
+}
+
+void merge_by_time(std::vector<FastRecord>& records) {
+  std::stable_sort(records.begin(), records.end(), [](const FastRecord& a, const FastRecord& b) {
+    if (a.tsc != b.tsc) return a.tsc < b.tsc;
+    return tie_rank(a.kind) < tie_rank(b.kind);
+  });
+}
+
+}  // namespace atrace::fastpath

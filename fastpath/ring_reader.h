@@ -1,0 +1,117 @@
+// atrace's reader of the fast path's ring (fastpath/ring_layout.h), which
+// lives in the target's memory: each drain reads every lane's new records
+// through a MemoryAccess and gives the slots back by writing each lane's
+// tail (docs/fast-path.md, "Reading the records").
+//
+// System calls per drain, whatever the number of lanes and records: one
+// read of the lane headers, one read of every lane's new slots (one or two
+// ranges per lane, a wrapped lane two), one read of the same ranges again,
+// and one write of the tails that moved. The second read is what makes a
+// record safe to take: a slot is committed when its `seq` is its index + 1,
+// but one copy of the slot may hold a `seq` stored after the fields it also
+// copied (the kernel's copy is not ordered against the writer's stores), so
+// a slot committed in the first read is taken with its fields from the
+// second, made after the commit and before atrace gave the slot back.
+//
+// A reserved slot whose `seq` is not written yet (its writer was preempted
+// between reserving and committing, or left the trampoline for good: a
+// signal handler that longjmps, a thread killed there) does not hold the
+// records after it: they are taken, and only the tail waits at the slot.
+// Once the slot has been reserved for `commit_wait_ticks` (counted from
+// the last drain that had not seen it reserved, which it cannot be older
+// than) the reader gives it up: the tail passes it and the lane's
+// `skipped` counts it. A writer that commits after that writes `seq` =
+// its old index + 1, which never matches the index the reader expects in
+// that slot later, so it is not taken; the record the slot holds next may
+// be overwritten by it and then is skipped in turn (counted). Left
+// possible: the late writer's fields landing in the slot's next record
+// between that record's commit and the reader's second read (a writer held
+// for more than the wait, resuming within those microseconds): that one
+// record then carries the late writer's fields.
+//
+// Order: records come lane by lane, each lane in slot order. Lanes are per
+// CPU, so one thread's records are spread over lanes (a thread that moved
+// between CPUs can have its entry in lane 0 and its exit in lane 1), and
+// within a lane a writer preempted between its rdtscp and its reservation
+// lands after later records. merge_by_time() puts one drain's records in
+// time order (the TSC is synchronized across CPUs: tsc_clock.h refuses a
+// machine without constant_tsc and nonstop_tsc). A record can still arrive
+// a drain after a later record of its thread (a late commit, or a
+// reservation after the headers were read): the consumer keeps each
+// thread's events in its reorder window (record/reorder.h), as it does for
+// the BPF lanes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <set>
+#include <vector>
+
+#include "fastpath/memory_access.h"
+#include "fastpath/ring_layout.h"
+
+namespace atrace::fastpath {
+
+// What one lane has done, totals since the reader started.
+struct LaneStats {
+  uint64_t taken = 0;      // records handed out
+  uint64_t full = 0;       // LaneHeader::lost: dropped by writers, the lane full
+  uint64_t skipped = 0;    // reserved, never committed within the wait: given up
+  uint64_t malformed = 0;  // committed with a kind no writer writes: dropped
+  uint64_t lost() const { return full + skipped + malformed; }
+};
+
+class RingReader {
+ public:
+  // `ring` is the region's address in the target and `header` what atrace
+  // wrote at its start (make_layout()). `commit_wait_ticks`: how long a
+  // reserved slot may stay uncommitted, in TSC ticks (tsc_clock.h converts
+  // kFastPathCommitWaitNs). `start_tsc`: a time before any trampoline could
+  // write (the reader is made before the functions are patched).
+  RingReader(MemoryAccess& memory, uint64_t ring, const RingHeader& header,
+             uint64_t commit_wait_ticks, uint64_t start_tsc);
+
+  // Appends the new records of every lane to `out`, lane by lane in slot
+  // order, and gives their slots back. `now_tsc` is the TSC read just
+  // before the call. False when the target's memory could not be read
+  // (nothing was taken) or the tails not written back (the records were
+  // taken; the next drain writes the tails again); errno says why (ESRCH:
+  // the target is gone).
+  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out);
+
+  const std::vector<LaneStats>& lanes() const { return stats_; }
+  uint64_t lost() const;  // every lane's lost()
+
+ private:
+  struct Lane {
+    bool started = false;
+    uint64_t tail = 0;  // the first slot not taken: what the target sees
+    // Slots past the tail taken already (while the tail waits at a slot
+    // reserved but not committed).
+    std::set<uint64_t> ahead;
+    uint64_t published = 0;  // the tail last written to the target
+    // (drain time, head read then): a slot at or past a drain's head was
+    // reserved after that drain, which bounds how long it has waited.
+    std::deque<std::pair<uint64_t, uint64_t>> heads;
+  };
+
+  uint64_t slot_addr(uint32_t lane, uint64_t index) const;
+  uint64_t reserved_since(const Lane& lane, uint64_t index, uint64_t now_tsc) const;
+
+  MemoryAccess& memory_;
+  uint64_t ring_;
+  RingHeader header_;
+  uint64_t wait_;
+  std::vector<Lane> lanes_;
+  std::vector<LaneStats> stats_;
+  std::vector<LaneHeader> headers_;         // read each drain
+  std::vector<FastRecord> first_, second_;  // the two reads of the slots
+};
+
+// Sorts one drain's records (of every lane) into time order: by TSC, then,
+// at equal TSCs (different threads, or a writer's rdtscp granularity), a
+// thread's exits before its entries (a call ends before the next starts at
+// the same tick), else the lanes' order.
+void merge_by_time(std::vector<FastRecord>& records);
+
+}  // namespace atrace::fastpath

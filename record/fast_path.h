@@ -1,0 +1,80 @@
+// `record --fast-path`: the functions of an attached process that the
+// trampolines of fastpath/ record in the process itself instead of the
+// kernel's uprobes (docs/fast-path.md, "When each path is used").
+//
+//   install    every thread stopped once: the ring and one code region per
+//              module mapped into the process, the trampolines written, the
+//              functions' entries patched, each thread's pointer noted
+//   drain      each wake-up of the drain loop: the ring's new records, as
+//              FuncEntry / FuncExit / Unwind events on CLOCK_MONOTONIC with
+//              their thread's tid, for the reorder window
+//   uninstall  every thread stopped once more: the entries and every
+//              replaced return address put back, the rest drained
+//
+// The regions stay mapped after the uninstall (and after a killed atrace):
+// a signal frame or a copy of a return address may still name the return
+// stub, which reads the ring (docs/fast-path.md, "Undo").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/trace_types.h"
+#include "uprobes/probe_site.h"
+#include "uprobes/unwind_points.h"
+
+namespace atrace {
+
+struct FastPathRefusal {
+  uint32_t id = 0;
+  std::string reason;
+};
+
+struct FastPathStats {
+  uint64_t records = 0;                 // taken from the ring
+  uint64_t lost = 0;                    // dropped in the ring (full lane, never committed)
+  std::vector<uint64_t> lost_per_lane;  // the same by lane, i.e. by CPU
+  uint64_t unknown_thread = 0;          // records of a thread pointer no known thread held
+  uint64_t install_stop_ns = 0;         // how long the program was stopped to install
+  uint64_t uninstall_stop_ns = 0;       // ... and to uninstall
+  uint64_t conversion_error_ns = 0;     // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
+};
+
+class FastPath {
+ public:
+  // Installs the fast path in `pid` for those of `sites` it can patch;
+  // `unwinders`: the unwinder entry points of the process's modules, which
+  // get the trampoline that gives return addresses back before an unwind.
+  // Throws RecordError when the fast path cannot be used at all (the TSC,
+  // ptrace, no room near a module); a function it cannot patch is refused
+  // (refused()) and left to the kernel's probes.
+  FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
+           const std::vector<uprobes::UnwindPoint>& unwinders);
+  ~FastPath();
+  FastPath(const FastPath&) = delete;
+  FastPath& operator=(const FastPath&) = delete;
+
+  const std::vector<uint32_t>& patched() const;
+  const std::vector<FastPathRefusal>& refused() const;
+
+  // A kernel event of the process as it is decoded: thread creations
+  // (their thread pointers) and ends keep the thread map.
+  void on_kernel_event(const formats::Event& ev);
+  // The records written since the last drain, as events.
+  void drain(std::vector<formats::Event>& out);
+  // Stops the process, gives back its code and return addresses, drains the
+  // rest. Once; the destructor does it when not done (without events).
+  void uninstall(std::vector<formats::Event>& out);
+
+  FastPathStats stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace atrace
