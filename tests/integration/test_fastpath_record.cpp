@@ -32,7 +32,7 @@ TEST_F(FastPathRecord, EveryCallCountedAndTheProgramUnchanged) {
                 "--filter=off", "--select=work,leaf,recurse,jumper,jump_loop", "-o", out});
   // The target runs its workload once it sees itself patched, then says so.
   const std::string done = dir + "/done";
-  struct stat st{};
+  struct stat st {};
   for (int i = 0; i < 600 && stat(done.c_str(), &st) != 0 && atrace.running(); i++)
     std::this_thread::sleep_for(milliseconds(50));
   ASSERT_EQ(stat(done.c_str(), &st), 0) << "the target never ran its workload\n"
