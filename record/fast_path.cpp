@@ -1,6 +1,8 @@
 #include "record/fast_path.h"
 
 #include <sys/mman.h>
+
+#include <cerrno>
 #include <time.h>
 #include <unistd.h>
 
@@ -303,8 +305,9 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
 }
 
 void FastPath::drain(std::vector<formats::Event>& out) {
-  if (!s_->reader) return;
-  s_->reader->drain(fp::read_tsc(), s_->records);
+  if (!s_->reader || s_->stats.unread_at_exit) return;
+  if (!s_->reader->drain(fp::read_tsc(), s_->records) && errno == ESRCH)
+    s_->stats.unread_at_exit = true;
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   // The records come lane by lane; each lane is a CPU. Its commit mark is

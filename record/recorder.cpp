@@ -728,6 +728,12 @@ void Recorder::finish_fast_path() {
   if (st.lost)
     base::warning("--fast-path: %llu records lost (the ring was full)",
                   static_cast<unsigned long long>(st.lost));
+  if (st.unread_at_exit)
+    base::warning(
+        "--fast-path: the process exited before its last records were read: calls of its "
+        "last %.0f ms or less may be missing (not counted as lost: their number went with "
+        "the process's memory)",
+        static_cast<double>(kFastPathDrainPeriodNs) / 1e6);
   if (st.unknown_thread)
     base::warning(
         "--fast-path: %llu records of threads atrace could not name were left out (their "
@@ -860,6 +866,7 @@ void Recorder::record_events(RecordResult& r) {
     loop.target_fd = run_.target->pidfd();
     loop.stop = &stop_;
     loop.period_ns = bpf_->drain_period_ns();
+    if (fast_) loop.period_ns = std::min(loop.period_ns, kFastPathDrainPeriodNs);
     if (opts_.duration_s > 0)
       loop.deadline_ns = run_.header.start_mono_ns + static_cast<uint64_t>(opts_.duration_s * 1e9);
     loop.several = several_;
