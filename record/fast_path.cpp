@@ -152,7 +152,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   fp::RingGeometry geometry;
   // 16 MiB a CPU: 512 Ki records, about 25 ms of a tight loop of calls on
   // this VM, against the drain's 50 ms at most (bench/fastpath_cost.cpp).
-  geometry.lane_slots = 1u << 19;
+  geometry.lane_slots = kFastPathLaneSlots;
   geometry.lane_count =
       pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
   s_->layout = fp::make_layout(geometry);

@@ -30,11 +30,13 @@
 namespace atrace {
 
 // How often the drain loop reads the ring while the fast path is on: a
-// single thread of sqlite3 writes 8 M records a second into it (2 M in
-// its 260 ms of 20,000 inserts, bench/fastpath_sqlite.sh), and a lane
-// holds 512 Ki: the ring must be read well before it fills, and before the
-// process exits with records in it (its memory goes with it).
+// lane holds 512 Ki records and one thread can write 20 M a second, so the
+// ring is read well before it fills when atrace keeps up (it does not yet
+// with sqlite3: bench/fastpath_sqlite.sh), and the last read before the
+// process exits (its memory, the ring with it, goes then) is recent.
 inline constexpr uint64_t kFastPathDrainPeriodNs = 5'000'000;
+// Records a lane (a CPU) holds: 16 MiB of the process's memory a CPU.
+inline constexpr uint32_t kFastPathLaneSlots = 1u << 19;
 
 struct FastPathRefusal {
   uint32_t id = 0;

@@ -718,22 +718,26 @@ void Recorder::finish_fast_path() {
   fast_->uninstall(events);
   for (auto& ev : events) events_->add_event(std::move(ev));
   const FastPathStats st = fast_->stats();
-  if (opts_.verbose)
-    base::progress(
-        "--fast-path: %llu records, the program stopped %.2f ms to undo; time stamps within "
-        "%.0f ns of CLOCK_MONOTONIC",
-        static_cast<unsigned long long>(st.records),
-        static_cast<double>(st.uninstall_stop_ns) / 1e6,
-        static_cast<double>(st.conversion_error_ns));
+  if (opts_.verbose) {
+    char undo[64];
+    if (st.uninstall_stop_ns)
+      std::snprintf(undo, sizeof undo, "the program stopped %.2f ms to undo",
+                    static_cast<double>(st.uninstall_stop_ns) / 1e6);
+    else
+      std::snprintf(undo, sizeof undo, "nothing to undo (the process is gone)");
+    base::progress("--fast-path: %llu records, %s; time stamps within %.0f ns of CLOCK_MONOTONIC",
+                   static_cast<unsigned long long>(st.records), undo,
+                   static_cast<double>(st.conversion_error_ns));
+  }
   if (st.lost)
     base::warning("--fast-path: %llu records lost (the ring was full)",
                   static_cast<unsigned long long>(st.lost));
   if (st.unread_at_exit)
     base::warning(
-        "--fast-path: the process exited before its last records were read: calls of its "
-        "last %.0f ms or less may be missing (not counted as lost: their number went with "
-        "the process's memory)",
-        static_cast<double>(kFastPathDrainPeriodNs) / 1e6);
+        "--fast-path: the process exited before atrace had read its ring to the end: the "
+        "records still in it (up to %u per CPU) are missing and not counted as lost (their "
+        "number went with the process's memory)",
+        kFastPathLaneSlots);
   if (st.unknown_thread)
     base::warning(
         "--fast-path: %llu records of threads atrace could not name were left out (their "

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# fastpath_sqlite.sh: sqlite3 inserting 20,000 rows (one INSERT each, one
+# transaction, an in-memory table) with every `libsqlite3.so*:sqlite3_*`
+# function traced in an ATTACHED sqlite3, side by side in one run:
+#   untraced  the same harness, nothing attached
+#   fast      atrace record -p PID --fast-path --filter=off (issue 35)
+#   kernel    atrace record -p PID --filter=off (uprobes and uretprobes)
+#   bpftrace  bpftrace -p PID counting the same functions' entries and returns
+# sqlite3 is started reading a pipe that stays empty until the tracer is in
+# (atrace: its "probing" line; bpftrace: its BEGIN), then gets `.read
+# FILE`; the time is from then to sqlite3's exit (its zombie: the harness's
+# init may reap late). Rounds rotate the order of the modes; medians and
+# the slowdown against untraced are printed, with atrace's records, losses
+# and its "exited before its last records were read" warning.
+#
+# usage: bench/fastpath_sqlite.sh [-b BUILD] [-r ROUNDS] [-m "untraced fast kernel bpftrace"]
+# Run as root from the repository root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/bench_lib.sh"
+build=build rounds=3 modes="untraced fast kernel bpftrace"
+while getopts b:r:m:h opt; do
+	case $opt in
+	b) build=$OPTARG ;; r) rounds=$OPTARG ;; m) modes=$OPTARG ;; *) usage; exit 2 ;;
+	esac
+done
+[[ $EUID -eq 0 ]] || die "run as root"
+need_tools sqlite3 bpftrace python3
+export BPFTRACE_MAX_PROBES=${BPFTRACE_MAX_PROBES:-4096} BPFTRACE_MAX_BPF_PROGS=${BPFTRACE_MAX_BPF_PROGS:-4096}
+atrace=$(realpath "$build/atrace")
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastpath_sqlite.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+python3 -c "
+print('create table t(a integer, b text);'); print('begin;')
+for i in range(20000): print(f\"insert into t values({i}, 'row{i}');\")
+print('commit;'); print('select count(*), sum(a) from t;')" >"$work/ins.sql"
+lib=$(ldconfig -p | awk '/libsqlite3\.so\.0 / && !f {print $NF; f = 1}')
+[[ -n $lib ]] || die "libsqlite3.so.0 not found"
+
+# One run: prints "MODE MS OUTPUT-OK NOTE"
+one() {
+	local mode=$1 go=$work/go out=$work/out err=$work/err.$1 tracer=""
+	rm -f "$go" "$out"
+	( (while [[ ! -e $go ]]; do sleep 0.005; done; printf '.read %s\n' "$work/ins.sql") |
+		sqlite3 :memory: >"$out" 2>&1 & )
+	local pid=""
+	for _ in $(seq 100); do pid=$(pgrep -n -x sqlite3 || true); [[ -n $pid ]] && break; sleep 0.01; done
+	case $mode in
+	fast | kernel)
+		local extra=()
+		[[ $mode == fast ]] && extra=(--fast-path)
+		"$atrace" record -p "$pid" -v "${extra[@]}" --filter=off --select='libsqlite3.so*:sqlite3_*' \
+			-o "$work/$mode.data" 2>"$err" &
+		tracer=$!
+		for _ in $(seq 600); do grep -q "probing" "$err" 2>/dev/null && break; sleep 0.05; done ;;
+	bpftrace)
+		bpftrace -p "$pid" -e "BEGIN { printf(\"ready\\n\"); } uprobe:$lib:sqlite3_* { @e = count(); } uretprobe:$lib:sqlite3_* { @r = count(); }" \
+			>"$err" 2>&1 &
+		tracer=$!
+		# BEGIN runs once every probe is attached.
+		for _ in $(seq 2400); do grep -q "^ready" "$err" 2>/dev/null && break; sleep 0.05; done ;;
+	esac
+	local s e
+	s=$(date +%s%N)
+	touch "$go"
+	while [[ -e /proc/$pid ]] && [[ $(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null) != Z ]]; do sleep 0.001; done
+	e=$(date +%s%N)
+	if [[ $mode == bpftrace ]]; then kill -INT "$tracer" 2>/dev/null || true; fi
+	[[ -n $tracer ]] && wait "$tracer" || true
+	local ok=no note=""
+	grep -q '^20000|199990000$' "$out" && ok=yes
+	case $mode in
+	fast | kernel)
+		note=$(grep -oE '[0-9]+ records,|[0-9]+ records lost|exited before' "$err" | tr '\n' ' ' || true)
+		note+=$("$atrace" report -i "$work/$mode.data" --format=json 2>/dev/null |
+			python3 -c 'import json,sys; d=json.load(sys.stdin); print("calls", sum(f["calls"] for f in d["functions"]), "lost", d["lost_events"])' || true) ;;
+	bpftrace) note=$(grep -E '^@' "$err" | tr '\n' ' ' || true) ;;
+	esac
+	echo "$mode $(( (e - s) / 1000000 )) $ok $note"
+}
+
+results=$work/results
+for ((r = 0; r < rounds; r++)); do
+	set -- $modes
+	for ((k = 0; k < r % $#; k++)); do set -- "${@:2}" "$1"; done
+	for m in "$@"; do one "$m" | tee -a "$results" >&2; done
+done
+echo
+echo "| mode | median ms | x untraced | output right | last run |"
+echo "| --- | ---: | ---: | --- | --- |"
+base=$(awk '$1 == "untraced" {print $2}' "$results" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+for m in $modes; do
+	med=$(awk -v m="$m" '$1 == m {print $2}' "$results" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	ok=$(awk -v m="$m" '$1 == m {print $3}' "$results" | sort -u | tr '\n' ' ')
+	last=$(awk -v m="$m" '$1 == m {$1=$2=$3=""; print}' "$results" | tail -1)
+	echo "| $m | $med | $(echo "scale=2; $med / ${base:-1}" | bc) | $ok | $last |"
+done
