@@ -2,9 +2,9 @@
 
 #include <sys/mman.h>
 
-#include <cerrno>
 #include <time.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>

@@ -723,8 +723,7 @@ void Recorder::finish_fast_path() {
     if (st.uninstall_stop_ns)
       std::snprintf(undo, sizeof undo, "the program stopped %.2f ms to undo",
                     static_cast<double>(st.uninstall_stop_ns) / 1e6);
-    else
-      std::snprintf(undo, sizeof undo, "nothing to undo (the process is gone)");
+    else std::snprintf(undo, sizeof undo, "nothing to undo (the process is gone)");
     base::progress("--fast-path: %llu records, %s; time stamps within %.0f ns of CLOCK_MONOTONIC",
                    static_cast<unsigned long long>(st.records), undo,
                    static_cast<double>(st.conversion_error_ns));
