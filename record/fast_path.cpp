@@ -56,7 +56,7 @@ uint32_t pow2_at_least(uint32_t n) {
 }
 
 // One function to patch, where it is in the process.
-struct Target {
+struct PatchTarget {
   uint32_t id = 0;
   std::string name;
   std::string module_path;  // as the site has it
@@ -121,9 +121,9 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
   // Where each function is in the process, grouped by module.
   const auto maps = uprobes::file_mappings(pid);
-  std::map<std::string, std::vector<Target>> by_module;
+  std::map<std::string, std::vector<PatchTarget>> by_module;
   std::map<std::string, uprobes::FileId> ids;
-  auto locate = [&](Target t, uint64_t file_offset) {
+  auto locate = [&](PatchTarget t, uint64_t file_offset) {
     auto [it, fresh] = ids.try_emplace(t.module_path);
     if (fresh) it->second = uprobes::file_id(t.module_path).value_or(uprobes::FileId{});
     if (!runtime_of(maps, it->second, file_offset, &t.runtime, &t.module)) return false;
@@ -131,7 +131,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     return true;
   };
   for (const auto& site : sites) {
-    Target t{site.id, site.name, site.path, site.address, 0, site.size};
+    PatchTarget t{site.id, site.name, site.path, site.address, 0, site.size};
     if (auto why = fp::name_refusal(site.mangled); !why.empty()) {
       s_->refused.push_back({site.id, why});
       continue;
@@ -143,7 +143,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
         u.role != uprobes::UnwindRole::Switch)
       continue;
-    Target t{0, u.name, u.path, 0, 0, 0};
+    PatchTarget t{0, u.name, u.path, 0, 0, 0};
     t.kind = fp::TrampolineKind::Unwinder;
     locate(std::move(t), u.entry);
   }
@@ -169,6 +169,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     ring.advise(sys, s_->layout.lanes_offset, s_->layout.threads_offset - s_->layout.lanes_offset,
                 MADV_WIPEONFORK);
 
+    std::vector<fp::RemoteRegion> regions;
     std::vector<fp::PatchSite> patch_sites;
     std::vector<std::pair<uint32_t, bool>> planned;  // id, traced (not an unwinder)
     for (auto& [path, targets] : by_module) {
@@ -217,9 +218,15 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       region.write(sys.memory(), 0,
                    std::as_bytes(std::span<const uint8_t>(buf.data(), code.used())));
       s_->code_ranges.push_back(region.range());
+      regions.push_back(std::move(region));
     }
-    if (std::none_of(planned.begin(), planned.end(), [](const auto& p) { return p.second; }))
-      return;  // nothing to patch: the regions stay unused
+    // Nothing to patch: nothing can reach the regions yet, they go again.
+    if (std::none_of(planned.begin(), planned.end(), [](const auto& p) { return p.second; })) {
+      for (auto& region : regions) region.unmap(sys);
+      ring.unmap(sys);
+      s_->code_ranges.clear();
+      return;
+    }
 
     // The reader starts before the first record can be written.
     s_->memory = std::make_unique<fp::VmMemory>(pid);

@@ -64,7 +64,7 @@ class FastPath {
   // get the trampoline that gives return addresses back before an unwind.
   // Throws RecordError when the fast path cannot be used at all (the TSC,
   // ptrace, no room near a module); a function it cannot patch is refused
-  // (refused()) and left to the kernel's probes.
+  // (refused()), for the caller to report.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders);
   ~FastPath();

@@ -169,8 +169,7 @@ class Recorder {
   void set_filter_state(const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_functions();
-  std::vector<uprobes::ProbeSite> install_fast_path(std::vector<uprobes::ProbeSite> sites,
-                                                    std::vector<formats::ProbeInfo>& table);
+  std::vector<formats::ProbeInfo> install_fast_path(const std::vector<uprobes::ProbeSite>& sites);
   void drain_fast_path();
   void finish_fast_path();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
@@ -629,21 +628,19 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
     if (s.entry_path == formats::ProbePath::Refused) refused.push_back(&s);
     else attachable.push_back(s);
   }
-  std::vector<formats::ProbeInfo> patched;
-  if (opts_.fast_path) attachable = install_fast_path(std::move(attachable), patched);
   if (!refused.empty())
     base::warning(
         "%zu function(s) start with an instruction the kernel cannot "
         "probe and are not traced (first: %s in %s)",
         refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
-  if (attachable.empty() && !patched.empty()) return patched;
+  if (opts_.fast_path) return install_fast_path(attachable);
   if (attachable.empty())
     throw RecordError("no selected function can be probed: " + refused.front()->name +
                       " starts with an instruction the kernel refuses to probe");
   auto failures = probes_.functions->attach(attachable);
   std::map<uint32_t, const AttachFailure*> failed;
   for (const auto& f : failures) failed[f.site->id] = &f;
-  std::vector<formats::ProbeInfo> table = std::move(patched);
+  std::vector<formats::ProbeInfo> table;
   for (const auto& s : attachable)
     if (!failed.count(s.id)) table.push_back(probe_info(s));
   if (failures.empty()) return table;
@@ -660,49 +657,43 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
   return table;
 }
 
-// --fast-path: patches what it can of `sites` (their table entries go to
-// `table`, path "patched") and returns the sites left to the kernel's
-// probes. A process with an unwinder gets no return probe beside the
-// fast path: the unwind guard's uprobes would sit where the unwinders'
-// trampolines are patched, so there the refused functions are not traced.
-std::vector<uprobes::ProbeSite> Recorder::install_fast_path(
-    std::vector<uprobes::ProbeSite> sites, std::vector<formats::ProbeInfo>& table) {
+// --fast-path: patches what it can of `sites` and returns their table
+// entries (path "patched"). A function that cannot be patched is not
+// traced at all: the kernel's return probes are safe only with the unwind
+// guard, whose uprobes would sit where the unwinders' trampolines are
+// patched (docs/fast-path.md, "When each path is used").
+std::vector<formats::ProbeInfo> Recorder::install_fast_path(
+    const std::vector<uprobes::ProbeSite>& sites) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
   fast_ = std::make_unique<FastPath>(run_.target->pid(), sites, probes_.unwind_points);
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
-  std::vector<uprobes::ProbeSite> left;
-  for (auto& s : sites) {
-    if (!patched.count(s.id)) {
-      left.push_back(std::move(s));
-      continue;
-    }
+  std::vector<formats::ProbeInfo> table;
+  for (const auto& s : sites) {
+    if (!patched.count(s.id)) continue;
     formats::ProbeInfo info = probe_info(s);
     info.path_kind = formats::ProbePath::Patched;
     info.entry_delta = 0;
     table.push_back(std::move(info));
   }
   const auto& refused = fast_->refused();
-  const bool unwinders = std::any_of(
-      probes_.unwind_points.begin(), probes_.unwind_points.end(),
-      [](const uprobes::UnwindPoint& p) { return p.role == uprobes::UnwindRole::Start; });
   if (!refused.empty()) {
     const auto& first = refused.front();
-    const auto site = std::find_if(left.begin(), left.end(),
+    const auto site = std::find_if(sites.begin(), sites.end(),
                                    [&](const uprobes::ProbeSite& s) { return s.id == first.id; });
-    const std::string name = site != left.end() ? site->name : std::to_string(first.id);
-    base::warning("--fast-path: %s cannot be patched (first: %s: %s); %s",
+    const std::string name = site != sites.end() ? site->name : std::to_string(first.id);
+    if (table.empty())
+      throw RecordError("--fast-path: no selected function can be patched (first: " + name + ": " +
+                        first.reason + ")");
+    base::warning("--fast-path: %s cannot be patched and are not traced (first: %s: %s)",
                   base::plural(refused.size(), "function").c_str(), name.c_str(),
-                  first.reason.c_str(),
-                  unwinders ? "they are not traced (the process has an unwinder)"
-                            : "they are traced by the kernel's probes");
-    if (unwinders) left.clear();
+                  first.reason.c_str());
   }
   const FastPathStats st = fast_->stats();
   base::progress("--fast-path: %s patched in %.1f ms, the program stopped %.2f ms",
                  base::plural(patched.size(), "function").c_str(),
                  static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
                  static_cast<double>(st.install_stop_ns) / 1e6);
-  return left;
+  return table;
 }
 
 void Recorder::drain_fast_path() {

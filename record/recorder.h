@@ -68,9 +68,9 @@ struct RecordOptions {
   // Every entry probe on its function's first instruction, as other tracers
   // place them, instead of the cheapest one of its prefix (uprobes/placement.h).
   bool probe_at_entry = false;
-  // --fast-path=all: the selected functions of an attached process are
-  // patched to record in the process itself (record/fast_path.h), those
-  // that cannot be on the kernel's probes.
+  // --fast-path: the selected functions of an attached process are patched
+  // to record in the process itself (record/fast_path.h); those that
+  // cannot be patched are not traced.
   bool fast_path = false;
   // Relevance filters (filter_policy.h).
   FilterOptions filter;

@@ -166,7 +166,7 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "Record the selected functions of an attached process (-p) in the process itself: "
            "their entries are patched to jump to trampolines that write each call into memory "
            "atrace reads, without a trap into the kernel (tens of ns a call instead of "
-           "microseconds); functions that cannot be patched stay on the kernel's probes. "
+           "microseconds); functions that cannot be patched are not traced. "
            "Experimental (docs/fast-path.md)");
   cmd.flag("--follow-forks", args.opts.follow_forks,
            "Trace child processes too (functions and kernel events); recording ends when "
