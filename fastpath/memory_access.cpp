@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <vector>
+#include "fastpath/inject/as_pointer.h"
 
 namespace atrace::fastpath {
 
@@ -14,13 +15,6 @@ namespace {
 
 // IOV_MAX from limits.h is 1024 on Linux; the kernel's UIO_MAXIOV too.
 constexpr size_t kMaxIov = 1024;
-
-// An address as a pointer: of another process (process_vm_readv's remote
-// iovec takes one, never dereferenced here) or of this one (LocalMemory).
-// The one place the integer becomes a pointer.
-void* as_pointer(uint64_t addr) {
-  return reinterpret_cast<void*>(addr);  // NOLINT(performance-no-int-to-ptr): an address by design
-}
 
 }  // namespace
 

@@ -1,14 +1,12 @@
 #include "fastpath/inject/process_memory.h"
 
 #include <fcntl.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string>
 
-#include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/inject_error.h"
 
 namespace atrace::fastpath {
@@ -35,7 +33,7 @@ std::string where(pid_t pid, uint64_t address, size_t size) {
 
 }  // namespace
 
-ProcessMemory::ProcessMemory(pid_t pid) : pid_(pid) {
+ProcessMemory::ProcessMemory(pid_t pid) : pid_(pid), vm_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!mem_) {
@@ -46,19 +44,12 @@ ProcessMemory::ProcessMemory(pid_t pid) : pid_(pid) {
 }
 
 void ProcessMemory::read(uint64_t address, std::span<std::byte> out) const {
-  iovec local{out.data(), out.size()};
-  iovec remote{as_pointer(address), out.size()};
-  ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
-  if (n != static_cast<ssize_t>(out.size()))
-    fail("read", pid_, address, out.size(), n < 0 ? errno : EFAULT);
+  if (!vm_.read(address, out.data(), out.size())) fail("read", pid_, address, out.size(), errno);
 }
 
 void ProcessMemory::write(uint64_t address, std::span<const std::byte> bytes) const {
-  iovec local{const_cast<std::byte*>(bytes.data()), bytes.size()};
-  iovec remote{as_pointer(address), bytes.size()};
-  ssize_t n = process_vm_writev(pid_, &local, 1, &remote, 1, 0);
-  if (n != static_cast<ssize_t>(bytes.size()))
-    fail("write", pid_, address, bytes.size(), n < 0 ? errno : EFAULT);
+  if (!vm_.write(address, bytes.data(), bytes.size()))
+    fail("write", pid_, address, bytes.size(), errno);
 }
 
 void ProcessMemory::read_any(uint64_t address, std::span<std::byte> out) const {

@@ -16,6 +16,7 @@
 #include <span>
 
 #include "base/unique_fd.h"
+#include "fastpath/memory_access.h"
 
 namespace atrace::fastpath {
 
@@ -36,6 +37,7 @@ class ProcessMemory {
  private:
   pid_t pid_;
   UniqueFd mem_;
+  mutable VmMemory vm_;  // the one process_vm_readv/writev path (memory_access.h)
 };
 
 }  // namespace atrace::fastpath
