@@ -285,6 +285,12 @@ std::vector<pid_t> ExecFollower::processes() const {
   return {tgids.begin(), tgids.end()};
 }
 
+void ExecFollower::hand_over(pid_t pid) {
+  alive_.erase(pid);
+  fresh_.erase(pid);
+  resume_.erase(pid);
+}
+
 void ExecFollower::release() {
   if (released_) return;
   released_ = true;

@@ -67,6 +67,11 @@ class ExecFollower {
   // reaped here: Target::reaped()).
   std::optional<int> top_status() const { return top_status_; }
 
+  // The matched process (stopped just after its exec, run() returned it)
+  // is no longer followed: it stays stopped and traced by the calling
+  // thread, for record/entry_stop.h to take. Before release().
+  void hand_over(pid_t pid);
+
   // Lets every followed process go on, each with the signal it was
   // stopped for; ends the ptrace.
   void release();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "base/clock.h"
@@ -110,7 +111,7 @@ struct FastPath::State {
 };
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
-                   const std::vector<uprobes::UnwindPoint>& unwinders)
+                   const std::vector<uprobes::UnwindPoint>& unwinders, fp::StoppedProcess* held)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
   if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
@@ -158,7 +159,8 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   s_->layout = fp::make_layout(geometry);
 
   try {
-    fp::StoppedProcess process(pid);
+    std::optional<fp::StoppedProcess> own;
+    fp::StoppedProcess& process = held ? *held : own.emplace(pid);
     fp::RemoteSyscall sys(process);
     auto ring = fp::RemoteRegion::map_anywhere(sys, s_->layout.total_bytes, PROT_READ | PROT_WRITE,
                                                "atrace-ring");
@@ -225,6 +227,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       for (auto& region : regions) region.unmap(sys);
       ring.unmap(sys);
       s_->code_ranges.clear();
+      process.release();
       return;
     }
 

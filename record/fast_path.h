@@ -29,6 +29,10 @@
 
 namespace atrace {
 
+namespace fastpath {
+class StoppedProcess;
+}
+
 // How often the drain loop reads the ring while the fast path is on: a
 // lane holds 512 Ki records and one thread can write 20 M a second, so the
 // ring is read well before it fills when atrace keeps up (it does not yet
@@ -64,9 +68,13 @@ class FastPath {
   // get the trampoline that gives return addresses back before an unwind.
   // Throws RecordError when the fast path cannot be used at all (the TSC,
   // ptrace, no room near a module); a function it cannot patch is refused
-  // (refused()), for the caller to report.
+  // (refused()), for the caller to report. `held`: the process already
+  // stopped by the caller (launch mode: at its entry point,
+  // record/entry_stop.h), released here once installed, left held when
+  // this throws; else it is stopped here.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
-           const std::vector<uprobes::UnwindPoint>& unwinders);
+           const std::vector<uprobes::UnwindPoint>& unwinders,
+           fastpath::StoppedProcess* held = nullptr);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;

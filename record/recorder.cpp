@@ -24,6 +24,7 @@
 #include "base/diagnostics.h"
 #include "base/plural.h"
 #include "bpf/atrace.h"
+#include "fastpath/inject/stopped_process.h"
 #include "formats/trace_writer.h"
 #include "record/announce.h"
 #include "record/async_writer.h"
@@ -33,6 +34,7 @@
 #include "record/cgroup_target.h"
 #include "record/clock_evidence.h"
 #include "record/drain_loop.h"
+#include "record/entry_stop.h"
 #include "record/event_collector.h"
 #include "record/event_sink.h"
 #include "record/exclude_list.h"
@@ -163,13 +165,17 @@ class Recorder {
   // Parts of the stages.
   bool use_multi() const;  // throws when --attach=multi cannot be had
   bool plan_or_follow();
-  ExecMatch follow_exec();
+  ExecMatch follow_exec(bool planned);
+  bool fast_launch() const;
   BpfSettings bpf_settings(bool calibrating) const;
   void load_unwind_guard(const SharedMapFds& shared);
   void set_filter_state(const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_probes(pid_t pid, const FilterCosts& costs);
   std::vector<formats::ProbeInfo> attach_functions();
-  std::vector<formats::ProbeInfo> install_fast_path(const std::vector<uprobes::ProbeSite>& sites);
+  std::vector<formats::ProbeInfo> install_fast_path(const std::vector<uprobes::ProbeSite>& sites,
+                                                    pid_t pid,
+                                                    fastpath::StoppedProcess* held = nullptr);
+  void install_at_entry();
   void drain_fast_path();
   void finish_fast_path();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
@@ -225,6 +231,9 @@ class Recorder {
   // record_events
   std::unique_ptr<EventCollector> events_;
   std::unique_ptr<FastPath> fast_;  // --fast-path, once installed
+  // --fast-path in launch mode: the functions to patch once the program
+  // reached its entry point (install_at_entry).
+  std::vector<uprobes::ProbeSite> at_entry_;
   StatusLine status_;
   ClockEvidence clocks_;  // the host's clocks, read every second (merge's evidence)
   // detach: holds atrace's links' closing off to a helper (link_reaper.h)
@@ -304,12 +313,10 @@ void Recorder::check_request() {
     opts_.pid = opts_.pids.front();
   }
   several_ = traced_pids(opts_).size() > 1 || cgroup_ || opts_.follow_forks;
-  if (opts_.fast_path) {
-    if (opts_.pid <= 0 || several_)
-      throw RecordError(
-          "--fast-path: only for one attached process (-p PID) so far: not with a launched "
-          "command, several processes, --cgroup or --follow-forks (docs/fast-path.md)");
-  }
+  if (opts_.fast_path && several_)
+    throw RecordError(
+        "--fast-path: only for one process so far (-p PID or a launched command): not with "
+        "several processes, --cgroup or --follow-forks (docs/fast-path.md)");
   // Before any thread of atrace's starts: they inherit it (exec_follow.h).
   if (follows_tree()) block_child_signals();
 }
@@ -333,7 +340,10 @@ bool Recorder::use_multi() const {
 // Everything that can fail on the user's input fails here, before the
 // target is touched, unless the command must be followed to its program.
 void Recorder::plan() {
-  if (!plan_or_follow()) run_.followed = follow_exec();
+  // --fast-path in launch mode takes the command's program just after its
+  // exec, under ptrace, as a followed command's (install_at_entry).
+  const bool planned = plan_or_follow();
+  if (!planned || fast_launch()) run_.followed = follow_exec(planned);
   watched_ = watched_modules(plan_.sites, plan_.usdt, plan_.modules);
   events_ = std::make_unique<EventCollector>(
       plan_, watched_,
@@ -367,9 +377,14 @@ bool Recorder::plan_or_follow() {
   return false;
 }
 
+// --fast-path with a launched command (not -p).
+bool Recorder::fast_launch() const { return opts_.fast_path && opts_.pid <= 0; }
+
 // Runs the command until a program it execs matches the selectors, and
 // holds it there (exec_follow.h); the plan is then that program's.
-ExecMatch Recorder::follow_exec() {
+// `planned`: the command's own program is the plan already, its exec the
+// match.
+ExecMatch Recorder::follow_exec(bool planned) {
   stop_if_signalled();
   auto& target = run_.target;
   auto& follower = run_.follower;
@@ -382,7 +397,8 @@ ExecMatch Recorder::follow_exec() {
   // Why each ELF program the command ran did not match: the selector
   // that matched nothing there, not the whole list (issue 31).
   std::vector<std::string> why_not;
-  auto matches = [this, &why_not](const ExecMatch& execd) {
+  auto matches = [this, &why_not, planned](const ExecMatch& execd) {
+    if (planned) return true;
     try {
       plan_ = plan_recording(opts_, features_, &execd);
       return true;
@@ -399,6 +415,7 @@ ExecMatch Recorder::follow_exec() {
   std::string ran;
   for (const auto& exe : follower->ran())
     if (!match || exe != match->exe) ran += (ran.empty() ? "" : ", ") + exe;
+  if (match && planned) return *match;
   if (match) {
     base::progress("tracing %s, exec'd by the command (pid %d)%s%s", match->exe.c_str(), match->pid,
                    ran.empty() ? "" : " after ", ran.c_str());
@@ -559,10 +576,35 @@ void Recorder::start(const ProbeCost& cost) {
   if (target->launched()) {
     stop_if_signalled();
     target->release();
-    if (run_.follower && follows_tree()) run_.follower->keep_following();
+    if (fast_launch()) install_at_entry();
+    else if (run_.follower && follows_tree()) run_.follower->keep_following();
     else if (run_.follower) run_.follower->release();
   }
   run_.released_at = now_ns(CLOCK_MONOTONIC);
+}
+
+// --fast-path with a launched command: the program, held just after its
+// exec, runs to its entry point, where ld.so has mapped every library it
+// needs, and is patched there (record/entry_stop.h). What ran before (ld.so,
+// the libraries' constructors) is not recorded. A failure kills the
+// command: it does not run on untraced for a recording that failed before
+// it began.
+void Recorder::install_at_entry() {
+  const pid_t pid = run_.followed->pid;
+  EntryStop entry(pid);
+  run_.follower->hand_over(pid);
+  run_.follower->release();  // any other process the command had started
+  entry.run(stop_);
+  std::unique_ptr<fastpath::StoppedProcess> process = entry.stopped();
+  try {
+    const uint64_t start = now_ns(CLOCK_MONOTONIC);
+    auto table = install_fast_path(at_entry_, pid, process.get());
+    announce_probes(table, now_ns(CLOCK_MONOTONIC) - start, multi_, opts_.kernel_groups);
+    run_.table.insert(run_.table.end(), table.begin(), table.end());
+  } catch (...) {
+    kill(pid, SIGKILL);
+    throw;
+  }
 }
 
 // Return probes made exception-safe (record/unwind_guard.h), loaded
@@ -633,7 +675,11 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
         "%zu function(s) start with an instruction the kernel cannot "
         "probe and are not traced (first: %s in %s)",
         refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
-  if (opts_.fast_path) return install_fast_path(attachable);
+  if (fast_launch()) {
+    at_entry_ = attachable;  // none is mapped before the exec
+    return {};
+  }
+  if (opts_.fast_path) return install_fast_path(attachable, run_.target->pid());
   if (attachable.empty())
     throw RecordError("no selected function can be probed: " + refused.front()->name +
                       " starts with an instruction the kernel refuses to probe");
@@ -663,9 +709,9 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
 // guard, whose uprobes would sit where the unwinders' trampolines are
 // patched (docs/fast-path.md, "When each path is used").
 std::vector<formats::ProbeInfo> Recorder::install_fast_path(
-    const std::vector<uprobes::ProbeSite>& sites) {
+    const std::vector<uprobes::ProbeSite>& sites, pid_t pid, fastpath::StoppedProcess* held) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
-  fast_ = std::make_unique<FastPath>(run_.target->pid(), sites, probes_.unwind_points);
+  fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, held);
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
   std::vector<formats::ProbeInfo> table;
   for (const auto& s : sites) {

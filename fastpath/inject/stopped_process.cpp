@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/ptrace_wait.h"
@@ -160,6 +161,12 @@ StoppedProcess::StoppedProcess(pid_t pid) : pid_(pid), owner_(gettid()) {
   stop_all();
 }
 
+StoppedProcess::StoppedProcess(pid_t pid, pid_t held)
+    : pid_(pid), owner_(gettid()), adopted_(held) {
+  if (pid <= 0 || held <= 0) throw std::invalid_argument("StoppedProcess: bad pid");
+  stop_all();
+}
+
 StoppedProcess::~StoppedProcess() { release(); }
 
 void StoppedProcess::check_thread() const {
@@ -175,6 +182,12 @@ void StoppedProcess::stop_all() {
   held_ = true;  // from the first seize on, release() must detach
   std::set<pid_t> known;
   std::set<pid_t> gone;
+  // A thread the caller handed over is seized and stopped already; a
+  // later restop() seizes it as any other.
+  if (const pid_t held = std::exchange(adopted_, 0)) {
+    known.insert(held);
+    threads_.push_back(StoppedThread{held, {}});
+  }
   try {
     for (;;) {
       ++times_.rounds;

@@ -72,6 +72,10 @@ class StoppedProcess {
   // Stops every thread of `pid`. Throws AlreadyTraced, ProcessGone, or
   // InjectError (permission, or a thread that does not stop within 5 s).
   explicit StoppedProcess(pid_t pid);
+  // The same for a process whose thread `held` the calling thread already
+  // holds in an interrupt stop (PTRACE_SEIZE, then PTRACE_EVENT_STOP): it
+  // becomes one of this object's threads, released with them.
+  StoppedProcess(pid_t pid, pid_t held);
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
   ~StoppedProcess();  // release()
@@ -110,7 +114,8 @@ class StoppedProcess {
   };
 
   pid_t pid_;
-  pid_t owner_;  // the thread whose ptrace requests the kernel accepts
+  pid_t owner_;        // the thread whose ptrace requests the kernel accepts
+  pid_t adopted_ = 0;  // held already by the caller (first stop only)
   bool held_ = false;
   std::vector<StoppedThread> threads_;
   std::chrono::steady_clock::time_point start_;

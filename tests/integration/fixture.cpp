@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "tests/integration/probe_path.h"
+
 namespace atrace::it {
 
 void IntegrationTest::SetUp() {
@@ -17,6 +19,12 @@ void IntegrationTest::SetUp() {
   for (const char* bin : {Paths::atrace, Paths::demo, Paths::target_c, Paths::target_cpp,
                           Paths::target_threads, Paths::target_lib})
     ASSERT_TRUE(std::filesystem::exists(bin)) << bin << " was not built";
+  if (fast_path_run()) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string why =
+        fast_path_left_out(std::string(info->test_suite_name()) + "." + info->name());
+    if (!why.empty()) GTEST_SKIP() << "left out of the fast-path run: " << why;
+  }
   tmp_ = std::make_unique<TempDir>();
   tag_ = unique_tag();
 }

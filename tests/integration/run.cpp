@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/integration/probe_path.h"
+
 namespace atrace::it {
 
 // How long to wait before calling a child hung, times ATRACE_TEST_TIME_SCALE
@@ -73,7 +75,7 @@ std::string Result::describe() const {
   return s;
 }
 
-Child::Child(std::vector<std::string> argv) : argv_(std::move(argv)) {
+Child::Child(std::vector<std::string> argv) : argv_(with_probe_path(std::move(argv))) {
   if (argv_.empty()) throw std::invalid_argument("Child: empty command");
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
