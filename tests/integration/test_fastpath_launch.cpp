@@ -71,7 +71,7 @@ TEST_F(FastPathLaunch, EveryCallFromTheEntryPointCountedAndTheProgramUnchanged) 
   EXPECT_NE(r.err.find("--fast-path: 3 functions patched in"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the program stopped"), std::string::npos) << r.err;
   expect_counts(out);
-  auto info = run({Paths::atrace, "info", out});
+  auto info = run({Paths::atrace, "info", "-i", out});
   ASSERT_TRUE(info.exited(0)) << info.describe();
   EXPECT_NE(info.out.find("patched"), std::string::npos) << info.out;
 }
