@@ -131,6 +131,16 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     by_module[t.module_path].push_back(std::move(t));
     return true;
   };
+  // The unwinders first: one of them selected too (setcontext with
+  // 'libc.so.6:*') keeps its unwinder trampoline, the safe one, below.
+  for (const auto& u : unwinders) {
+    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
+        u.role != uprobes::UnwindRole::Switch)
+      continue;
+    PatchTarget t{0, u.name, u.path, 0, 0, 0};
+    t.kind = fp::TrampolineKind::Unwinder;
+    locate(std::move(t), u.entry);
+  }
   for (const auto& site : sites) {
     PatchTarget t{site.id, site.name, site.path, site.address, 0, site.size};
     if (auto why = fp::name_refusal(site.mangled); !why.empty()) {
@@ -139,14 +149,6 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     }
     if (!locate(std::move(t), site.offset - site.entry_delta))
       s_->refused.push_back({site.id, "not mapped by the process"});
-  }
-  for (const auto& u : unwinders) {
-    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
-        u.role != uprobes::UnwindRole::Switch)
-      continue;
-    PatchTarget t{0, u.name, u.path, 0, 0, 0};
-    t.kind = fp::TrampolineKind::Unwinder;
-    locate(std::move(t), u.entry);
   }
 
   fp::ProcessMemory code_memory(pid);
@@ -174,6 +176,12 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     std::vector<fp::RemoteRegion> regions;
     std::vector<fp::PatchSite> patch_sites;
     std::vector<std::pair<uint32_t, bool>> planned;  // id, traced (not an unwinder)
+    struct PlannedRange {
+      uint64_t end = 0;
+      std::string name;
+      bool unwinder = false;
+    };
+    std::map<uint64_t, PlannedRange> planned_ranges;  // by first byte
     for (auto& [path, targets] : by_module) {
       const size_t size = kTemplateBytes + targets.size() * kTrampolineBytes;
       auto region = fp::RemoteRegion::map_near(sys, targets.front().module, size,
@@ -210,6 +218,23 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
           if (t.id) s_->refused.push_back({t.id, plan.refusal});
           continue;
         }
+        // Two entries whose patches would overlap (aliases of one address,
+        // or an unwinder selected too): the first planned keeps it.
+        const uint64_t end = t.runtime + plan.jump.size();
+        auto next = planned_ranges.lower_bound(t.runtime);
+        const PlannedRange* other = nullptr;
+        if (next != planned_ranges.end() && next->first < end) other = &next->second;
+        else if (next != planned_ranges.begin() && std::prev(next)->second.end > t.runtime)
+          other = &std::prev(next)->second;
+        if (other) {
+          if (t.id)
+            s_->refused.push_back({t.id, "its entry is " + other->name + "'s too" +
+                                             (other->unwinder ? " (an unwinder, patched to give "
+                                                                "return addresses back)"
+                                                              : "")});
+          continue;
+        }
+        planned_ranges[t.runtime] = {end, t.name, t.kind == fp::TrampolineKind::Unwinder};
         fp::PatchSite site;
         site.address = t.runtime;
         site.bytes.resize(plan.jump.size());
