@@ -252,7 +252,9 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       for (auto& region : regions) region.unmap(sys);
       ring.unmap(sys);
       s_->code_ranges.clear();
-      process.release();
+      // The caller's held process stays held: it decides (launch mode
+      // kills a command whose install patched nothing before it runs).
+      if (!held) process.release();
       return;
     }
 

@@ -71,7 +71,7 @@ class FastPath {
   // (refused()), for the caller to report. `held`: the process already
   // stopped by the caller (launch mode: at its entry point,
   // record/entry_stop.h), released here once installed, left held when
-  // this throws; else it is stopped here.
+  // nothing could be patched or this throws; else it is stopped here.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
            fastpath::StoppedProcess* held = nullptr);

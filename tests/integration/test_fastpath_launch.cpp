@@ -95,6 +95,17 @@ TEST_F(FastPathLaunch, ProgramExecdByAScript) {
   expect_counts(out);
 }
 
+// Nothing selected can be patched (a branch into its first bytes): the
+// recording fails in one line and the command, held at its entry point,
+// is killed there: it prints nothing.
+TEST_F(FastPathLaunch, NothingPatchedKillsTheCommandBeforeMain) {
+  Result r = run({Paths::atrace, "record", "--fast-path", "--select=pl_loop_into_prefix", "-o",
+                  file("none.atrace"), "--", Paths::target_placement, tag_arg()});
+  const std::string line = expect_one_error_line(r);
+  EXPECT_NE(line.find("no selected function can be patched"), std::string::npos) << line;
+  EXPECT_EQ(r.out, "") << r.describe();
+}
+
 // What the fast path does not do yet is refused in one line.
 TEST_F(FastPathLaunch, FollowForksRefusedInOneLine) {
   Result r = run({Paths::atrace, "record", "--fast-path", "--follow-forks", "--select=work", "-o",
