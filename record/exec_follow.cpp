@@ -90,11 +90,12 @@ void block_child_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-ExecFollower::ExecFollower(pid_t top, bool forks) : top_(top), forks_(forks) {
+ExecFollower::ExecFollower(pid_t top, bool forks, bool die_with_atrace) : top_(top), forks_(forks) {
   // Threads too (CLONE): an exec or a fork from any thread of a followed
   // process is seen.
   unsigned long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE;
   if (forks_) options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+  if (die_with_atrace) options |= PTRACE_O_EXITKILL;
   if (trace_request(PTRACE_SEIZE, top, options) != 0)
     throw TargetError(std::string("cannot follow the command through exec: ptrace: ") +
                       base::errno_text(errno));

@@ -46,7 +46,11 @@ class ExecFollower {
   // Takes the held target `top` (before Target::release(); TargetError
   // when the kernel refuses). With `forks`, its children are followed too
   // (the processes they fork before one execs a matching program).
-  ExecFollower(pid_t top, bool forks);
+  // `die_with_atrace`: PTRACE_O_EXITKILL, a killed atrace kills them too
+  // rather than let them run on untraced (--fast-path's launch: the command
+  // does not run without the recording it was started for, as the hold
+  // pipe's rule says, record/target.h).
+  ExecFollower(pid_t top, bool forks, bool die_with_atrace = false);
   ExecFollower(const ExecFollower&) = delete;
   ExecFollower& operator=(const ExecFollower&) = delete;
   ~ExecFollower();  // release(): no followed process is ever left stopped

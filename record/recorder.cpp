@@ -391,7 +391,7 @@ ExecMatch Recorder::follow_exec(bool planned) {
   target = std::make_unique<Target>(
       Target::launch_held(uprobes::find_executable(opts_.command.at(0)), opts_.command,
                           opts_.output == "-", stop_.inherited_ignored(), true));
-  follower = std::make_unique<ExecFollower>(target->pid(), opts_.follow_forks);
+  follower = std::make_unique<ExecFollower>(target->pid(), opts_.follow_forks, fast_launch());
   target->release();
   started_ = true;
   // Why each ELF program the command ran did not match: the selector
