@@ -261,6 +261,11 @@ RecordResult Recorder::run() {
     start(cost);
     phases_.end(phase::kAttach);
   } catch (...) {
+    // --fast-path's launched command waits at its exec until its install;
+    // a recording that fails (or is interrupted) before it ends the
+    // command there: it never ran its own code (the hold pipe's rule).
+    if (fast_launch() && run_.target && !fast_ && !run_.target->exited())
+      kill(run_.target->pid(), SIGKILL);
     // A process that exits meanwhile takes its files with it (a
     // container's root goes with its last process): what failed to open
     // then is not what happened. What was attached closes on unwinding.
