@@ -228,10 +228,12 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
           other = &std::prev(next)->second;
         if (other) {
           if (t.id)
-            s_->refused.push_back({t.id, "its entry is " + other->name + "'s too" +
-                                             (other->unwinder ? " (an unwinder, patched to give "
-                                                                "return addresses back)"
-                                                              : "")});
+            s_->refused.push_back(
+                {t.id,
+                 other->unwinder
+                     ? "patched as an unwinder entry (" + other->name +
+                           ": gives return addresses back before the stack changes)"
+                     : "its entry is patched for " + other->name + " (an alias, or overlapping)"});
           continue;
         }
         planned_ranges[t.runtime] = {end, t.name, t.kind == fp::TrampolineKind::Unwinder};

@@ -106,6 +106,25 @@ TEST_F(FastPathLaunch, NothingPatchedKillsTheCommandBeforeMain) {
   EXPECT_EQ(r.out, "") << r.describe();
 }
 
+// setcontext is one of the unwinder entries the fast path patches to give
+// return addresses back before a stack switch: selected too, it keeps that
+// patch and is said not traced; the rest installs (it once failed whole:
+// two patches at one address).
+TEST_F(FastPathLaunch, SelectedUnwinderEntryKeepsItsOwnPatch) {
+  const std::vector<std::string> cmd = {Paths::target_safety, "context", tag_arg()};
+  Result ref = run(cmd);
+  ASSERT_TRUE(ref.exited(0)) << ref.describe();
+  std::vector<std::string> argv = {
+      Paths::atrace, "record",         "--fast-path", "--select=step,libc.so.6:setcontext",
+      "-o",          file("c.atrace"), "--"};
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  Result r = run(argv);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(r.out, ref.out);
+  EXPECT_NE(r.err.find("setcontext: patched as an unwinder entry"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--fast-path: 1 function patched"), std::string::npos) << r.err;
+}
+
 // What the fast path does not do yet is refused in one line.
 TEST_F(FastPathLaunch, FollowForksRefusedInOneLine) {
   Result r = run({Paths::atrace, "record", "--fast-path", "--follow-forks", "--select=work", "-o",
