@@ -24,6 +24,33 @@
 // clang-format off
 asm(R"(
   .pushsection .rodata.atrace_fastpath_template, "a"
+
+# Every call-clobbered general register, which the shared code saves around
+# its work: the caller of a hooked function, or the function itself at its
+# entry, may hold live values in any of them (see the conventions above).
+.macro fp_push_scratch
+  push %rax
+  push %rcx
+  push %rdx
+  push %rsi
+  push %rdi
+  push %r8
+  push %r9
+  push %r10
+  push %r11
+.endm
+.macro fp_pop_scratch
+  pop %r11
+  pop %r10
+  pop %r9
+  pop %r8
+  pop %rdi
+  pop %rsi
+  pop %rdx
+  pop %rcx
+  pop %rax
+.endm
+
   .balign 64
   .globl atrace_fp_template_begin
   .hidden atrace_fp_template_begin
@@ -121,15 +148,7 @@ atrace_fp_template_tsc:
   .globl atrace_fp_template_entry
   .hidden atrace_fp_template_entry
 atrace_fp_template_entry:
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   mov 80(%rsp), %r9d
   xor %r8d, %r8d
   mov %fs:0, %rsi
@@ -169,15 +188,7 @@ atrace_fp_template_entry:
   shl $48, %r8
   or %r8, %r9
   call .Lfp_record
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   ret
 
 # fp_return: the return stub. A hooked function's ret lands here with
@@ -212,15 +223,7 @@ atrace_fp_template_entry:
   .hidden atrace_fp_template_stub
 atrace_fp_template_stub:
   lea -8(%rsp), %rsp
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   push %rbx
   # 80(%rsp) is the stack slot S: it receives the original return address.
   mov %fs:0, %rsi
@@ -269,15 +272,7 @@ atrace_fp_template_stub:
   or %r8, %r9
   call .Lfp_record
   pop %rbx
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   lea 8(%rsp), %rsp
   # [rsp-8] is in the red zone, which signal delivery does not overwrite.
   jmp *-8(%rsp)
@@ -309,15 +304,7 @@ atrace_fp_template_stub:
   .globl atrace_fp_template_unwind
   .hidden atrace_fp_template_unwind
 atrace_fp_template_unwind:
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   push %rbx
   mov %fs:0, %rsi
   test %rsi, %rsi
@@ -378,15 +365,7 @@ atrace_fp_template_unwind:
   mov %r8d, 8(%rdi)
 9:
   pop %rbx
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   ret
 
   .balign 16
