@@ -32,9 +32,16 @@
 
 namespace atrace::fastpath {
 
+// What a trampoline does before the function's own code (docs/fast-path.md,
+// "Unwinders"). Every kind but Traced calls the template's unwinder hook,
+// with the kind's value as its mode where a traced function's id would be.
 enum class TrampolineKind {
-  Traced,    // records Entry (hooks the return) or EntryNoExit
-  Unwinder,  // an unwinder entry point: restores the thread's return addresses first
+  Traced = 0,        // records Entry (hooks the return) or EntryNoExit
+  Unwinder = 1,      // an unwind starts or resumes: disarms the frames it can walk
+  Walk = 2,          // a stack walk (_Unwind_Backtrace): disarms them too, unwinds nothing
+  ForcedUnwind = 3,  // pthread_exit, cancellation: the frames it can walk end with the thread
+  Catch = 4,         // a handler takes the exception: re-arms the live frames, drops the rest
+  Switch = 5,        // swapcontext, setcontext: every frame of the thread is given back
 };
 
 // Why a function may not be patched whatever its code: functions that
@@ -53,6 +60,11 @@ std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t
 // The unwinder entry points that get the Unwinder kind: each reads return
 // addresses from the stack (libgcc's and LLVM libunwind's _Unwind_* API).
 bool is_unwinder_entry(std::string_view name);
+
+// The kind of trampoline the function `name` gets when it is an unwinder
+// entry point, a catch or a stack switch (uprobes/unwind_points.h's names);
+// Traced for any other.
+TrampolineKind unwinder_kind(std::string_view name);
 
 // How a record reads the time and the CPU (its lane). rdtscp is everywhere
 // x86-64 Linux runs; `rdtsc; rdpid` gives the same values and costs half as

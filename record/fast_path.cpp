@@ -40,6 +40,19 @@ namespace fp = fastpath;
 
 namespace {
 
+// How a call whose frame left the shadow stack without its return ended,
+// in the kernel path's words (formats/trace_types.h UnwindHow).
+formats::UnwindHow unwind_how(fp::RecordKind kind) {
+  switch (kind) {
+    case fp::RecordKind::Caught: return formats::UnwindHow::Caught;
+    case fp::RecordKind::ThreadExit: return formats::UnwindHow::ThreadExit;
+    // Its return address was given back and its return is not seen: not
+    // timed, as at the kernel path's stack switch.
+    case fp::RecordKind::GivenBack: return formats::UnwindHow::StackSwitch;
+    default: return formats::UnwindHow::Abandoned;
+  }
+}
+
 // The most of a function's code read to relocate its entry: the whole
 // function up to this size (its own branches into the entry are then
 // checked), its first bytes beyond (the module-wide check still applies).
@@ -140,11 +153,10 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       s_->refused.push_back({site.id, "not mapped by the process"});
   }
   for (const auto& u : unwinders) {
-    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
-        u.role != uprobes::UnwindRole::Switch)
-      continue;
+    if (u.role == uprobes::UnwindRole::WalkEnd) continue;
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
-    t.kind = fp::TrampolineKind::Unwinder;
+    t.kind = fp::unwinder_kind(u.name);
+    if (t.kind == fp::TrampolineKind::Traced) continue;
     locate(std::move(t), u.entry);
   }
 
@@ -301,8 +313,11 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
         continue;
       }
       case fp::RecordKind::Unwound:
+      case fp::RecordKind::Caught:
+      case fp::RecordKind::ThreadExit:
+      case fp::RecordKind::GivenBack:
         ev.kind = formats::EventKind::Unwind;
-        ev.flags = static_cast<uint8_t>(formats::UnwindHow::Abandoned);
+        ev.flags = static_cast<uint8_t>(unwind_how(static_cast<fp::RecordKind>(r.kind)));
         break;
     }
     out.push_back(std::move(ev));
