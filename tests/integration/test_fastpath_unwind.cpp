@@ -2,8 +2,8 @@
 // (issue 35; docs/fast-path.md, "Unwinders"): C++ throws caught at every
 // depth and in threads, a rethrow, pthread_exit and pthread_cancel from
 // traced depth, siglongjmp out of a signal handler, the three stack-switch
-// layouts of test_safety.cpp's StackSwitch tests and recursion past the
-// shadow stack. Each run: the program prints what it prints untraced, every
+// layouts of test_safety.cpp's StackSwitch tests, backtrace() and recursion
+// past the shadow stack. Each run: the program prints what it prints untraced, every
 // call is counted, the calls that return are timed, the ones unwound are
 // said unwound, and a call whose return cannot be seen is marked, never
 // given an invented exit.
@@ -155,6 +155,19 @@ TEST_F(FastPathUnwind, PingPongOfTwoContexts) {
   expect_calls(*rep, "pp_a", 1, 0, 0, 1, 1);
   expect_calls(*rep, "pp_b", 1, 0, 0, 1, 1);
   expect_calls(*rep, "step", 13);
+}
+
+// glibc backtrace() three hooked frames down, 10 times: the walk finds the
+// frames an untraced run finds (the printed count), and the program runs on.
+// A walk unwinds nothing and no catch follows: the calls open across it are
+// counted, not timed (found gone at the next entry at their depth), never
+// unfinished or given an exit.
+TEST_F(FastPathUnwind, BacktraceThroughHookedFrames) {
+  auto rep = traced("backtrace", "10", "bt_a,bt_b,bt_c,bt_done,step");
+  ASSERT_TRUE(rep);
+  for (const char* f : {"bt_a", "bt_b", "bt_c"}) expect_calls(*rep, f, 10, 0, 0, 10, 10);
+  expect_calls(*rep, "bt_done", 1);
+  expect_calls(*rep, "step", 21);
 }
 
 // Four chains of rec() 3,000 deep under rec_top: rec_top and 1,023 rec

@@ -20,8 +20,11 @@
 //   ucontext    uftrace's s-ucontext: the context's stack in the caller's frame
 //   heapctx N   a context on a heap stack, left and resumed N times
 //   pingpong N  two contexts on heap stacks handing over N times each
+//   backtrace N glibc backtrace() under bt_a -> bt_b -> bt_c, N times, then
+//               bt_done() at bt_a's depth
 //   recurse N   N chains of rec() 3,000 deep (past the 1,024-frame shadow
 //               stack), the deepest throwing to the top one in every other
+#include <execinfo.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -284,6 +287,25 @@ static int run_pingpong(long rounds) {
   return 0;
 }
 
+// ---- backtrace: a stack walk through hooked frames (it must find the
+// frames an untraced run finds: its count is printed)
+TRACED int bt_c(void) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  BARRIER();
+  return n;
+}
+TRACED int bt_b(void) { return bt_c() + 0 * step(1); }
+TRACED int bt_a(void) { return bt_b() + 0 * step(2); }
+TRACED int bt_done(void) { return (int)step(3); }
+static int run_backtrace(long rounds) {
+  long frames = 0;
+  for (long i = 0; i < rounds; i++) frames += bt_a();
+  bt_done();
+  printf("backtrace frames=%ld\n", frames);
+  return 0;
+}
+
 // ---- recurse: past the shadow stack, returning and throwing
 TRACED long rec(long n, long throw_at_bottom) {
   if (n == 0) {
@@ -339,6 +361,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(mode, "ucontext")) rc = run_ucontext();
   else if (!strcmp(mode, "heapctx")) rc = run_heapctx(n);
   else if (!strcmp(mode, "pingpong")) rc = run_pingpong(n);
+  else if (!strcmp(mode, "backtrace")) rc = run_backtrace(n);
   else if (!strcmp(mode, "recurse")) rc = run_recurse(n);
   fflush(stdout);
   if (reference || rc) return rc;
