@@ -1,9 +1,10 @@
 // record -p PID --fast-path through what leaves a call without its return
 // (issue 35; docs/fast-path.md, "Unwinders"): C++ throws caught at every
-// depth and in threads, a rethrow, pthread_exit and pthread_cancel from
-// traced depth, siglongjmp out of a signal handler, the three stack-switch
-// layouts of test_safety.cpp's StackSwitch tests, backtrace() and recursion
-// past the shadow stack. Each run: the program prints what it prints untraced, every
+// depth and in threads, a rethrow, a throw caught inside a destructor during
+// an unwind, pthread_exit and pthread_cancel from traced depth, siglongjmp
+// out of a signal handler, the three stack-switch layouts of
+// test_safety.cpp's StackSwitch tests, backtrace() and recursion past the
+// shadow stack. Each run: the program prints what it prints untraced, every
 // call is counted, the calls that return are timed, the ones unwound are
 // said unwound, and a call whose return cannot be seen is marked, never
 // given an invented exit.
@@ -102,6 +103,21 @@ TEST_F(FastPathUnwind, RethrowToAnOuterCatch) {
   expect_calls(*rep, "rt_mid", 50, 50);
   expect_calls(*rep, "rt_inner", 50, 50);
   expect_calls(*rep, "step", 50);
+  EXPECT_EQ((*rep)["orphan_exits"], 0);
+}
+
+// An exception thrown and caught inside a destructor (nested_mid's) while
+// another unwinds through it: the inner catch re-arms the frames the outer
+// unwind still has to cross, its _Unwind_Resume disarms them again, and the
+// outer catch in nested_top finds nested_mid and nested_outer unwound.
+TEST_F(FastPathUnwind, ThrowCaughtInADestructorDuringAnUnwind) {
+  auto rep = traced("nested", "30", "nested_top,nested_outer,nested_mid,nested_inner,step");
+  ASSERT_TRUE(rep);
+  expect_calls(*rep, "nested_top", 30);
+  expect_calls(*rep, "nested_outer", 30, 30);
+  expect_calls(*rep, "nested_mid", 30, 30);
+  expect_calls(*rep, "nested_inner", 30, 30);
+  expect_calls(*rep, "step", 30);
   EXPECT_EQ((*rep)["orphan_exits"], 0);
 }
 

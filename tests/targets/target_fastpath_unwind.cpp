@@ -14,6 +14,8 @@
 //               two more; calls above the catch are unwound, the others
 //               return
 //   rethrow N   a catch two levels up rethrows (`throw;`) to one at the top
+//   nested N    an exception thrown and caught inside a destructor while
+//               another unwinds through it (nested_mid's), to nested_top
 //   exit N      N threads each leave by pthread_exit from 3 traced levels,
 //               N more are cancelled there (pthread_cancel)
 //   sigjmp N    a signal handler siglongjmps out of sj_outer/sj_inner
@@ -122,6 +124,47 @@ static int run_rethrow(long rounds) {
   long sum = 0;
   for (long i = 0; i < rounds; i++) sum += rt_top(i);
   printf("rethrow sum=%ld cleanups=%ld\n", sum, g_sum.load());
+  return 0;
+}
+
+// ---- nested: a throw and its catch inside a destructor that runs while
+// another exception unwinds
+TRACED long nested_inner(long x) {
+  Cleanup c{x};
+  if (x >= 0) throw std::runtime_error("inner");
+  return x;
+}
+struct CatchesInside {
+  long x;
+  ~CatchesInside() {
+    try {
+      nested_inner(x);
+    } catch (const std::runtime_error&) {
+      g_sum += step(x);
+    }
+  }
+};
+TRACED long nested_mid(long x) {
+  CatchesInside d{x};
+  if (x >= 0) throw std::runtime_error("outer");
+  return x;
+}
+TRACED long nested_outer(long x) {
+  long r = nested_mid(x);
+  BARRIER();
+  return r + 1;
+}
+TRACED long nested_top(long x) {
+  try {
+    return nested_outer(x);
+  } catch (const std::exception&) {
+    return -x;
+  }
+}
+static int run_nested(long rounds) {
+  long sum = 0;
+  for (long i = 0; i < rounds; i++) sum += nested_top(i);
+  printf("nested sum=%ld inner=%ld\n", sum, g_sum.load());
   return 0;
 }
 
@@ -356,6 +399,7 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (!strcmp(mode, "throw")) rc = run_throw(n);
   else if (!strcmp(mode, "rethrow")) rc = run_rethrow(n);
+  else if (!strcmp(mode, "nested")) rc = run_nested(n);
   else if (!strcmp(mode, "exit")) rc = run_exit(n);
   else if (!strcmp(mode, "sigjmp")) rc = run_sigjmp(n);
   else if (!strcmp(mode, "ucontext")) rc = run_ucontext();
