@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -27,6 +28,7 @@
 #include "fastpath/inject/process_memory.h"
 #include "fastpath/inject/stopped_process.h"
 #include "record/fast_path.h"
+#include "record/record_error.h"
 #include "tests/integration/fixture.h"
 #include "uprobes/proc_maps.h"
 #include "uprobes/resolve.h"
@@ -319,6 +321,97 @@ TEST_F(FastPathToggle, PatchedAndUnpatched1000TimesExactCountsPerWindow) {
       kWindows, kWorkers, entries, exits, install_entries, after_switch, stops, extra_stops,
       median(held_us), mean(held_us), *std::max_element(held_us.begin(), held_us.end()), ms(loop),
       ms(in_switches), ms(in_drains));
+}
+
+// The edges of a switch: a function already in the state asked is left
+// alone, an id not patched is refused, an entry someone else rewrote while
+// it was off is not switched on (and theirs is kept), and the uninstall
+// gives back every entry switched on, leaving the code as it was.
+TEST_F(FastPathToggle, SwitchEdgesAndTheCodeGivenBack) {
+  if (geteuid() != 0) {
+    if (in_ci()) FAIL() << "needs root (ptrace)";
+    GTEST_SKIP() << "needs root (ptrace)";
+  }
+  Child target({kTarget, "2", tag_arg()});
+  auto ready = target.wait_for_line("ready ", 10s);
+  ASSERT_TRUE(ready) << target.out();
+  const Target t = parse_ready(*ready);
+  const auto sites = uprobes::resolve_probe_sites(uprobes::parse_selectors("tg_outer,tg_leaf"), {},
+                                                  uprobes::process_modules(t.pid));
+  ASSERT_EQ(sites.size(), 2u);
+  // Where each function is in the process, from the module's mapping.
+  std::map<std::string, uint64_t> at;
+  for (const auto& m : uprobes::file_mappings(t.pid)) {
+    for (const auto& s : sites) {
+      const uint64_t file_offset = s.offset - s.entry_delta;
+      if (m.exec && m.id == uprobes::file_id(s.path) && file_offset >= m.offset &&
+          file_offset < m.offset + (m.end - m.start))
+        at[s.name] = m.start + (file_offset - m.offset);
+    }
+  }
+  ASSERT_EQ(at.size(), 2u);
+  fastpath::ProcessMemory memory(t.pid);
+  auto code = [&](const std::string& fn) {
+    std::array<std::byte, 8> bytes{};
+    memory.read_any(at[fn], bytes);
+    return bytes;
+  };
+  const auto outer_before = code("tg_outer"), leaf_before = code("tg_leaf");
+
+  std::optional<FastPath> fast(std::in_place, t.pid, sites, std::vector<uprobes::UnwindPoint>{});
+  ASSERT_EQ(fast->patched().size(), 2u);
+  uint32_t leaf = 0, outer = 0;
+  for (const auto& s : sites) (s.name == "tg_leaf" ? leaf : outer) = s.id;
+  EXPECT_EQ(code("tg_leaf")[0], std::byte{0xe9});
+
+  FastPathSwitch off = fast->set_enabled({leaf}, false);
+  EXPECT_EQ(off.switched, std::vector<uint32_t>{leaf});
+  EXPECT_GT(off.held_ns, 0u);
+  EXPECT_EQ(code("tg_leaf"), leaf_before);
+  EXPECT_FALSE(fast->enabled(leaf));
+  EXPECT_TRUE(fast->enabled(outer));
+  // Already off; 999 is no function of this recording.
+  FastPathSwitch again = fast->set_enabled({leaf, 999}, false);
+  EXPECT_TRUE(again.switched.empty());
+  ASSERT_EQ(again.refused.size(), 1u);
+  EXPECT_EQ(again.refused[0].id, 999u);
+  EXPECT_EQ(again.refused[0].reason, "not patched");
+
+  // Another tool rewrites tg_leaf's first instruction while it is off (a
+  // 3-byte nop over `incq (%rdi)`: the program runs on, uncounted).
+  const std::array<std::byte, 3> nop3{std::byte{0x0f}, std::byte{0x1f}, std::byte{0x00}};
+  {
+    fastpath::StoppedProcess stopped(t.pid);
+    memory.write_any(at["tg_leaf"], nop3);
+  }
+  FastPathSwitch refused = fast->set_enabled({leaf, outer}, true);
+  EXPECT_TRUE(refused.switched.empty()) << "tg_outer is on already";
+  ASSERT_EQ(refused.refused.size(), 1u);
+  EXPECT_EQ(refused.refused[0].id, leaf);
+  EXPECT_EQ(refused.refused[0].reason, "its entry is not what atrace wrote there any more");
+  EXPECT_EQ(code("tg_leaf")[0], std::byte{0x0f});
+  // Put back, it switches on again.
+  {
+    fastpath::StoppedProcess stopped(t.pid);
+    memory.write_any(at["tg_leaf"], std::span(leaf_before).first(3));
+  }
+  EXPECT_EQ(fast->set_enabled({leaf}, true).switched, std::vector<uint32_t>{leaf});
+  EXPECT_EQ(code("tg_leaf")[0], std::byte{0xe9});
+
+  // Off once more, then the uninstall: tg_outer (on) given back, tg_leaf
+  // (off) left as it is; the code as before the recording.
+  EXPECT_EQ(fast->set_enabled({leaf}, false).switched.size(), 1u);
+  std::vector<formats::Event> events;
+  fast->uninstall(events);
+  EXPECT_THROW(fast->set_enabled({leaf}, true), RecordError);
+  fast.reset();
+  EXPECT_EQ(code("tg_outer"), outer_before);
+  EXPECT_EQ(code("tg_leaf"), leaf_before);
+
+  target.signal(SIGUSR1);
+  Result r = target.wait(30s);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(worker_lines(r.out).size(), 2u) << r.out;
 }
 
 }  // namespace
