@@ -397,9 +397,11 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
 // relocated first instructions would have its call recorded but not yet
 // begun, so with the regions clear, a call is in a window exactly when the
 // function's first instruction ran through the trampoline, for the program
-// and for the trace alike (the 1,000-switch test counts on it). On needs no
-// such wait: no thread can be inside the trampoline of a function that is
-// off.
+// and for the trace alike (the 1,000-switch test counts on it). A thread
+// a signal handler interrupted inside a trampoline is not seen there (its
+// rip is in the handler): that one call may straddle the cut, recorded
+// and run all the same. On needs no such wait: no thread can be inside the
+// trampoline of a function that is off.
 FastPathSwitch FastPath::set_enabled(fp::StoppedProcess& process, const std::vector<uint32_t>& ids,
                                      bool on, fp::RetryPolicy policy) {
   FastPathSwitch out;
