@@ -130,8 +130,12 @@ int run_list(const ListArgs& a) {
   // return probe), or "none" with the reason (uprobes/probe_policy.h).
   // FAST (--fast-path): "patch" when `record --fast-path` can patch the
   // function, "no" with the reason after its name (fastpath/site_verdict.h).
-  const std::vector<std::string> verdicts =
+  std::vector<std::string> verdicts =
       a.fast_path ? fastpath::fast_path_verdicts(sites) : std::vector<std::string>();
+  // record --fast-path offers the fast path only what it would probe.
+  for (size_t i = 0; i < verdicts.size(); i++)
+    if (sites[i].entry_path == formats::ProbePath::Refused)
+      verdicts[i] = "record leaves out what the kernel cannot probe";
   auto fast_column = [&](std::string value) {
     if (!a.fast_path) return std::string();
     value.resize(std::max<size_t>(value.size(), 5), ' ');
