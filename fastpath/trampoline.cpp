@@ -59,10 +59,10 @@ std::string name_refusal(std::string_view name) {
 }
 
 std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
-                              uint64_t vaddr, const uprobes::CodeEntries& entries) {
+                              uint64_t vaddr, const uprobes::CodeEntries& entries, bool whole) {
   std::string why = name_refusal(name);
   if (!why.empty()) return why;
-  RelocatedEntry moved = relocate_entry(code, len, vaddr, vaddr, true);
+  RelocatedEntry moved = relocate_entry(code, len, vaddr, vaddr, whole);
   if (!moved.ok()) return std::move(moved.refusal);
   return entry_branch_refusal(entries, vaddr, moved.replaced);
 }

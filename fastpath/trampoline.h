@@ -49,13 +49,22 @@ enum class TrampolineKind {
 // a second time after their frame was popped. Empty when the name is fine.
 std::string name_refusal(std::string_view name);
 
-// Why the function `name`, whose whole code is code[0, len) at link-time
-// address `vaddr` in a module whose code entries are `entries`, cannot take
-// the fast path: what `atrace list` says. Empty when it can. (Whether a
+// The most of a function's code read to relocate its entry: the whole
+// function up to this size (its own branches into the entry are then
+// checked), only its first bytes beyond (the module-wide check still
+// applies), and kEntryCodeUnsized bytes of a function of unknown size.
+inline constexpr size_t kMaxEntryCode = 64 * 1024;
+inline constexpr size_t kEntryCodeUnsized = 32;
+
+// Why the function `name`, whose code is code[0, len) at link-time address
+// `vaddr` (`whole`: all of it, as for relocate_entry) in a module whose code
+// entries are `entries`, cannot take the fast path: what `atrace list
+// --fast-path` says (fastpath/site_verdict.h). Empty when it can. (Whether a
 // RIP-relative operand stays in reach depends on where the code region
 // lands; that is only known when patching.)
 std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
-                              uint64_t vaddr, const uprobes::CodeEntries& entries);
+                              uint64_t vaddr, const uprobes::CodeEntries& entries,
+                              bool whole = true);
 
 // The unwinder entry points that get the Unwinder kind: each reads return
 // addresses from the stack (libgcc's and LLVM libunwind's _Unwind_* API).
