@@ -21,6 +21,9 @@ std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
       ShadowFrame f;
       std::memcpy(&f, table + at + offsetof(ThreadSlot, frames) + k * sizeof(ShadowFrame),
                   sizeof f);
+      // A disarmed frame's slot already holds its return address (or,
+      // if its activation is gone, someone else's word).
+      if (f.flags != 0) continue;
       out.push_back({head.thread_pointer, f.stack_slot, f.return_address});
     }
   }

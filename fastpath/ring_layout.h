@@ -31,7 +31,11 @@ enum class RecordKind : uint16_t {
   Entry = 1,        // the function was entered; its return is hooked
   Exit = 2,         // it returned through the return stub
   EntryNoExit = 3,  // entered, return not hooked (thread table or shadow stack full)
-  Unwound = 4,      // an unwinder or longjmp left it: its shadow entry was dropped
+  Unwound = 4,      // left (longjmp, a frame found gone): its shadow entry was dropped
+  Caught = 5,       // a C++ exception unwound it: dropped at the catch (or the resume)
+  ThreadExit = 6,   // a forced unwind (pthread_exit, cancellation) unwound it
+  GivenBack = 7,    // its return address was given back (a stack switch, a stack walk)
+                    // and its return is not seen: counted, not timed
 };
 
 // One event: 32 bytes, written by a trampoline into a lane slot it reserved
@@ -68,7 +72,10 @@ struct ShadowFrame {
   uint64_t return_address;
   uint64_t stack_slot;
   uint32_t function_id;
-  uint32_t reserved;
+  // 0 while armed (the slot holds the return stub); an unwinder's hook that
+  // gave the return address back sets the RecordKind the frame is recorded
+  // with when it leaves (Caught, GivenBack); a catch re-arms it (0 again).
+  uint32_t flags;
 };
 static_assert(sizeof(ShadowFrame) == 24);
 

@@ -10,7 +10,7 @@ namespace {
 
 bool known_kind(uint16_t kind) {
   return kind >= static_cast<uint16_t>(RecordKind::Entry) &&
-         kind <= static_cast<uint16_t>(RecordKind::Unwound);
+         kind <= static_cast<uint16_t>(RecordKind::GivenBack);
 }
 
 // A record's place among records of the same tick: what ends a call before
@@ -18,7 +18,10 @@ bool known_kind(uint16_t kind) {
 int tie_rank(uint16_t kind) {
   switch (static_cast<RecordKind>(kind)) {
     case RecordKind::Exit:
-    case RecordKind::Unwound: return 0;
+    case RecordKind::Unwound:
+    case RecordKind::Caught:
+    case RecordKind::ThreadExit:
+    case RecordKind::GivenBack: return 0;
     default: return 1;
   }
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "fastpath/trampoline_template.h"
@@ -58,10 +59,10 @@ std::string name_refusal(std::string_view name) {
 }
 
 std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
-                              uint64_t vaddr, const uprobes::CodeEntries& entries) {
+                              uint64_t vaddr, const uprobes::CodeEntries& entries, bool whole) {
   std::string why = name_refusal(name);
   if (!why.empty()) return why;
-  RelocatedEntry moved = relocate_entry(code, len, vaddr, vaddr, true);
+  RelocatedEntry moved = relocate_entry(code, len, vaddr, vaddr, whole);
   if (!moved.ok()) return std::move(moved.refusal);
   return entry_branch_refusal(entries, vaddr, moved.replaced);
 }
@@ -72,6 +73,25 @@ bool is_unwinder_entry(std::string_view name) {
       "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace",
   };
   return std::find(std::begin(kUnwinders), std::end(kUnwinders), name) != std::end(kUnwinders);
+}
+
+TrampolineKind unwinder_kind(std::string_view name) {
+  static constexpr std::pair<std::string_view, TrampolineKind> kKinds[] = {
+      {"_Unwind_RaiseException", TrampolineKind::Unwinder},
+      {"_Unwind_Resume", TrampolineKind::Unwinder},
+      {"_Unwind_Resume_or_Rethrow", TrampolineKind::Unwinder},
+      {"_Unwind_ForcedUnwind", TrampolineKind::ForcedUnwind},
+      {"_Unwind_Backtrace", TrampolineKind::Walk},
+      {"__cxa_begin_catch", TrampolineKind::Catch},
+      {"_Unwind_DeleteException", TrampolineKind::Catch},
+      {"swapcontext", TrampolineKind::Switch},
+      {"__swapcontext", TrampolineKind::Switch},
+      {"setcontext", TrampolineKind::Switch},
+      {"__setcontext", TrampolineKind::Switch},
+  };
+  for (const auto& [n, kind] : kKinds)
+    if (n == name) return kind;
+  return TrampolineKind::Traced;
 }
 
 TscRead best_tsc_read() {
@@ -112,10 +132,13 @@ PatchPlan CodeRegion::add(const uint8_t* code, size_t len, uint64_t function, ui
   const uint64_t tramp = address_ + start;
 
   std::vector<uint8_t> out;
-  out.push_back(0x68);  // push $imm32 (sign-extended: the low 32 bits are the id)
-  put_rel32(out, static_cast<int32_t>(function_id));
+  // push $imm32 (sign-extended: the low 32 bits are the id, or the
+  // unwinder hook's mode)
+  out.push_back(0x68);
+  const bool traced = kind == TrampolineKind::Traced;
+  put_rel32(out, static_cast<int32_t>(traced ? function_id : static_cast<uint32_t>(kind)));
   int32_t d = 0;
-  const uint64_t callee = kind == TrampolineKind::Unwinder ? unwind_ : entry_;
+  const uint64_t callee = traced ? entry_ : unwind_;
   rel32(tramp + out.size() + 5, callee, &d);  // within the region: always fits
   out.push_back(0xe8);
   put_rel32(out, d);

@@ -32,9 +32,16 @@
 
 namespace atrace::fastpath {
 
+// What a trampoline does before the function's own code (docs/fast-path.md,
+// "Unwinders"). Every kind but Traced calls the template's unwinder hook,
+// with the kind's value as its mode where a traced function's id would be.
 enum class TrampolineKind {
-  Traced,    // records Entry (hooks the return) or EntryNoExit
-  Unwinder,  // an unwinder entry point: restores the thread's return addresses first
+  Traced = 0,        // records Entry (hooks the return) or EntryNoExit
+  Unwinder = 1,      // an unwind starts or resumes: disarms the frames it can walk
+  Walk = 2,          // a stack walk (_Unwind_Backtrace): disarms them too, unwinds nothing
+  ForcedUnwind = 3,  // pthread_exit, cancellation: the frames it can walk end with the thread
+  Catch = 4,         // a handler takes the exception: re-arms the live frames, drops the rest
+  Switch = 5,        // swapcontext, setcontext: every frame of the thread is given back
 };
 
 // Why a function may not be patched whatever its code: functions that
@@ -42,17 +49,31 @@ enum class TrampolineKind {
 // a second time after their frame was popped. Empty when the name is fine.
 std::string name_refusal(std::string_view name);
 
-// Why the function `name`, whose whole code is code[0, len) at link-time
-// address `vaddr` in a module whose code entries are `entries`, cannot take
-// the fast path: what `atrace list` says. Empty when it can. (Whether a
+// The most of a function's code read to relocate its entry: the whole
+// function up to this size (its own branches into the entry are then
+// checked), only its first bytes beyond (the module-wide check still
+// applies), and kEntryCodeUnsized bytes of a function of unknown size.
+inline constexpr size_t kMaxEntryCode = 64 * 1024;
+inline constexpr size_t kEntryCodeUnsized = 32;
+
+// Why the function `name`, whose code is code[0, len) at link-time address
+// `vaddr` (`whole`: all of it, as for relocate_entry) in a module whose code
+// entries are `entries`, cannot take the fast path: what `atrace list
+// --fast-path` says (fastpath/site_verdict.h). Empty when it can. (Whether a
 // RIP-relative operand stays in reach depends on where the code region
 // lands; that is only known when patching.)
 std::string fast_path_refusal(std::string_view name, const uint8_t* code, size_t len,
-                              uint64_t vaddr, const uprobes::CodeEntries& entries);
+                              uint64_t vaddr, const uprobes::CodeEntries& entries,
+                              bool whole = true);
 
 // The unwinder entry points that get the Unwinder kind: each reads return
 // addresses from the stack (libgcc's and LLVM libunwind's _Unwind_* API).
 bool is_unwinder_entry(std::string_view name);
+
+// The kind of trampoline the function `name` gets when it is an unwinder
+// entry point, a catch or a stack switch (uprobes/unwind_points.h's names);
+// Traced for any other.
+TrampolineKind unwinder_kind(std::string_view name);
 
 // How a record reads the time and the CPU (its lane). rdtscp is everywhere
 // x86-64 Linux runs; `rdtsc; rdpid` gives the same values and costs half as

@@ -18,12 +18,47 @@
 //
 // The constants' offsets (data block below) must match trampoline_template.h.
 // Record kinds (ring_layout.h RecordKind): 1 Entry, 2 Exit, 3 EntryNoExit,
-// 4 Unwound. A record's last word is function_id | kind << 32 | depth << 48.
+// 4 Unwound, 5 Caught, 6 ThreadExit, 7 GivenBack. A shadow frame's flags
+// (ShadowFrame::flags, 16 bits) are 0 while it is armed (its slot holds the
+// stub), else the kind it will be recorded with when it leaves. A record's last word is function_id
+// | kind << 32 | depth << 48.
 #include "fastpath/trampoline_template.h"
 
 // clang-format off
 asm(R"(
   .pushsection .rodata.atrace_fastpath_template, "a"
+
+# Every call-clobbered general register, which the shared code saves around
+# its work: the caller of a hooked function, or the function itself at its
+# entry, may hold live values in any of them (see the conventions above).
+.macro fp_push_scratch
+  push %rax
+  push %rcx
+  push %rdx
+  push %rsi
+  push %rdi
+  push %r8
+  push %r9
+  push %r10
+  push %r11
+.endm
+.macro fp_pop_scratch
+  pop %r11
+  pop %r10
+  pop %r9
+  pop %r8
+  pop %rdi
+  pop %rsi
+  pop %rdx
+  pop %rcx
+  pop %rax
+.endm
+
+# How far below a call's stack slot a frame's slot may lie and still be taken
+# for one of this stack's (the entry's stack-pointer rule): a frame further
+# away may be live on another stack (a sigaltstack handler, a context).
+.set FP_SAME_STACK, 0x100000
+
   .balign 64
   .globl atrace_fp_template_begin
   .hidden atrace_fp_template_begin
@@ -121,15 +156,7 @@ atrace_fp_template_tsc:
   .globl atrace_fp_template_entry
   .hidden atrace_fp_template_entry
 atrace_fp_template_entry:
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   mov 80(%rsp), %r9d
   xor %r8d, %r8d
   mov %fs:0, %rsi
@@ -139,6 +166,33 @@ atrace_fp_template_entry:
   test %rdi, %rdi
   jz 8f
   mov 8(%rdi), %r8d
+  # The stack-pointer rule: the top frame was left (longjmp, an unwind that
+  # ended without a catch we saw) when its slot lies below this call's slot
+  # S on this stack, or is S itself and S holds something else than the
+  # stub (a tail call from the frame of S keeps it: S then holds the stub).
+  test %r8d, %r8d
+  jz 4f
+  lea -1(%r8), %eax
+  lea (%rax,%rax,2), %rax
+  mov 24(%rdi,%rax,8), %rax
+  lea 88(%rsp), %rcx
+  cmp %rcx, %rax
+  jae 3f
+  sub %rax, %rcx
+  cmp $FP_SAME_STACK, %rcx
+  jae 4f
+  jmp 5f
+3:
+  jne 4f
+  mov (%rcx), %rax
+  cmp .Lfp_stub(%rip), %rax
+  je 4f
+5:
+  lea 88(%rsp), %rcx
+  call .Lfp_drop_left
+  mov 80(%rsp), %r9d
+  mov 8(%rdi), %r8d
+4:
   cmp .Lfp_depth(%rip), %r8
   jae 8f
   lea (%r8,%r8,2), %rdx
@@ -148,15 +202,16 @@ atrace_fp_template_entry:
   # The frame, then the depth, then the frame again: a signal handler that
   # enters a hooked function between the first writes and the depth store
   # takes the same frame and gives it back before we go on; after the depth
-  # store it takes the next one.
+  # store it takes the next one. The 8-byte store of the id also clears the
+  # frame's flags (r9's upper half is 0): the frame is armed.
   mov %rax, (%rdx)
   mov %rcx, 8(%rdx)
-  mov %r9d, 16(%rdx)
+  mov %r9, 16(%rdx)
   inc %r8d
   mov %r8d, 8(%rdi)
   mov %rax, (%rdx)
   mov %rcx, 8(%rdx)
-  mov %r9d, 16(%rdx)
+  mov %r9, 16(%rdx)
   mov .Lfp_stub(%rip), %rax
   mov %rax, (%rcx)
   mov $1, %eax
@@ -169,16 +224,86 @@ atrace_fp_template_entry:
   shl $48, %r8
   or %r8, %r9
   call .Lfp_record
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   ret
+
+# fp_drop_left: the entry's stack-pointer rule, for as many frames from the
+# top as it finds left. In: rdi = thread slot, rsi = thread pointer, rcx =
+# the entering call's slot S. Each left frame is recorded (fp_drop: Unwound,
+# or as its flags say) and the depth is stored once at the end. Clobbers
+# rax, rcx, rdx, r9, r10, r11.
+.Lfp_drop_left:
+  push %rbx
+  push %r12
+  push %r13
+  mov %rcx, %r13
+  mov $4, %r12d
+  mov 8(%rdi), %ebx
+1:
+  test %ebx, %ebx
+  jz 9f
+  lea -1(%rbx), %eax
+  lea (%rax,%rax,2), %rax
+  mov 24(%rdi,%rax,8), %rax
+  cmp %r13, %rax
+  jae 2f
+  mov %r13, %rcx
+  sub %rax, %rcx
+  cmp $FP_SAME_STACK, %rcx
+  jae 9f
+  jmp 3f
+2:
+  jne 9f
+  mov (%r13), %rax
+  cmp .Lfp_stub(%rip), %rax
+  je 9f
+3:
+  dec %ebx
+  call .Lfp_drop
+  jmp 1b
+9:
+  mov %ebx, 8(%rdi)
+  pop %r13
+  pop %r12
+  pop %rbx
+  ret
+
+# fp_drop: records that frame ebx of thread slot rdi leaves the shadow stack
+# without its return: as its flags say when an unwinder disarmed it (5, an
+# exception unwound it; 7, its return address was given back and its return
+# is not seen), else as r12d says (4 Unwound, 6 ThreadExit, 7). An armed
+# frame whose slot still holds the stub gets its original return address
+# back first, unless the slot lies in [rsp, r13) (the caller's own saved
+# registers: a dead frame of this stack): were the frame live after all (on
+# another stack), it returns straight to its caller, untimed but right.
+# In: rdi, rsi (thread pointer), ebx, r12d, r13. Keeps rbx, rsi, rdi, r8,
+# r12, r13; clobbers rax, rcx, rdx, r9, r10, r11.
+.Lfp_drop:
+  lea (%rbx,%rbx,2), %rdx
+  lea 16(%rdi,%rdx,8), %rdx
+  movzwl 20(%rdx), %eax
+  test %eax, %eax
+  jnz 2f
+  mov %r12d, %eax
+  mov 8(%rdx), %rcx
+  cmp %rsp, %rcx
+  jb 1f
+  cmp %r13, %rcx
+  jb 2f
+1:
+  mov .Lfp_stub(%rip), %r9
+  cmp %r9, (%rcx)
+  jne 2f
+  mov (%rdx), %r9
+  mov %r9, (%rcx)
+2:
+  mov 16(%rdx), %r9d
+  shl $32, %rax
+  or %rax, %r9
+  mov %rbx, %rax
+  shl $48, %rax
+  or %rax, %r9
+  jmp .Lfp_record
 
 # fp_return: the return stub. A hooked function's ret lands here with
 # rsp = its stack slot + 8.
@@ -186,41 +311,35 @@ atrace_fp_template_entry:
 # Why the search below finds the frame (fp_lost is not reached for a frame
 # the entry code hooked): the entry code wrote the stub address into a stack
 # slot S only after pushing the frame {return address, S} on this thread's
-# shadow stack, and a frame leaves the shadow stack in three ways only:
+# shadow stack, and a frame leaves the shadow stack, or is disarmed (its
+# return no longer comes here), in these ways only:
 #  (1) its own return here, which pops it;
-#  (2) the return here of a frame F below it; F's function returned while
-#      this one had not, which the stack discipline allows only when this
-#      one's activation was abandoned (longjmp, unwinding) and will never
-#      return;
-#  (3) fp_unwind, which drops only frames whose slot is at or above its
-#      stack pointer, after writing the original return address back into
-#      the slot when it still holds the stub: such a frame's return does not
-#      come here (a slot that no longer holds the stub belongs to an
-#      activation that is gone).
-# So the frame is on the stack when its ret lands here, and the topmost frame
-# with stack slot S is it: every frame pushed above it while it was live was
-# pushed by a call nested in its activation, at a lower stack address on the
-# same stack (its slot < S), or on another stack (a sigaltstack handler:
-# different memory, slot != S). What this does not cover: switching between
-# user-level stacks (swapcontext, coroutines), where a frame of another stack
-# can be dropped by (2) and then return; and functions that return twice
-# (setjmp, vfork, getcontext), which must not be hooked
-# (fastpath/trampoline.h refuses them). fp_lost says so on stderr before the
-# process dies, rather than jumping to garbage.
+#  (2) fp_drop, for frames found left (the entry's stack-pointer rule, the
+#      return here of a frame below it, a forced unwind, a stack switch),
+#      which first writes the original return address back into the slot
+#      when it still holds the stub, so that a frame wrongly taken for left
+#      (on another stack) returns straight to its caller;
+#  (3) fp_unwind's disarming, which also writes the original return address
+#      back first; a catch re-arms only frames whose slot still holds that
+#      address (the same activation), writing the stub again.
+# So the frame is on the stack, armed, when its ret lands here, and the
+# topmost armed frame with stack slot S is it: every frame pushed above it
+# while it was live was pushed by a call nested in its activation, at a
+# lower stack address on the same stack (its slot < S), or on another stack
+# (a sigaltstack handler: different memory, slot != S). What this does not
+# cover: a program that copies a stack holding the stub elsewhere and
+# returns through the copy after its frame left (stack-copying coroutines);
+# functions that return twice (setjmp, vfork, getcontext), which must not
+# be hooked (fastpath/trampoline.h refuses them). fp_lost says so on stderr
+# before the process dies, rather than jumping to garbage. swapcontext and
+# setcontext give every frame of the thread back (fp_unwind, mode 5): the
+# calls open across a switch return untimed, never here.
   .balign 16
   .globl atrace_fp_template_stub
   .hidden atrace_fp_template_stub
 atrace_fp_template_stub:
   lea -8(%rsp), %rsp
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   push %rbx
   # 80(%rsp) is the stack slot S: it receives the original return address.
   mov %fs:0, %rsi
@@ -236,23 +355,14 @@ atrace_fp_template_stub:
   lea (%r8,%r8,2), %rdx
   cmp %rbx, 24(%rdi,%rdx,8)
   jne 1b
-  # r8 = k, this return's frame. Frames above it were abandoned: one
-  # Unwound record each, from the top, depth after = their index.
-  mov 8(%rdi), %ebx
-2:
-  dec %ebx
-  cmp %r8d, %ebx
-  jbe 3f
-  lea (%rbx,%rbx,2), %rdx
-  mov 32(%rdi,%rdx,8), %r9d
-  mov $4, %eax
-  shl $32, %rax
-  or %rax, %r9
-  mov %rbx, %rax
-  shl $48, %rax
-  or %rax, %r9
-  call .Lfp_record
-  jmp 2b
+  cmpw $0, 36(%rdi,%rdx,8)
+  jne 1b
+  # r8 = k, this return's frame. Frames above it were left: fp_drop each,
+  # from the top, depth after = their index.
+  lea 1(%r8), %eax
+  cmp 8(%rdi), %eax
+  je 3f
+  call .Lfp_drop_above
 3:
   lea (%r8,%r8,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
@@ -269,18 +379,30 @@ atrace_fp_template_stub:
   or %r8, %r9
   call .Lfp_record
   pop %rbx
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   lea 8(%rsp), %rsp
   # [rsp-8] is in the red zone, which signal delivery does not overwrite.
   jmp *-8(%rsp)
+
+# fp_drop_above: the frames above frame r8 (the stub's), each left. In: rdi,
+# rsi, r8; [rsp+8+80] is the stub's slot S (its saved registers lie below
+# S + 8). Keeps r8, rdi, rsi.
+.Lfp_drop_above:
+  push %r12
+  push %r13
+  lea 8+16+88(%rsp), %r13
+  mov $4, %r12d
+  mov 8(%rdi), %ebx
+1:
+  dec %ebx
+  cmp %r8d, %ebx
+  jbe 2f
+  call .Lfp_drop
+  jmp 1b
+2:
+  pop %r13
+  pop %r12
+  ret
 
 .Lfp_lost:
   mov $1, %eax
@@ -290,103 +412,171 @@ atrace_fp_template_stub:
   syscall
   ud2
 .Lfp_lost_msg:
-  .ascii "atrace fast path: a return through the stub has no shadow frame (stack switching?)\n"
+  .ascii "atrace fast path: a return through the stub has no shadow frame (a copied stack?)\n"
 .Lfp_lost_end:
 
-# fp_unwind: called by the trampoline of an unwinder entry point
-# (_Unwind_RaiseException, ...). The unwinder reads return addresses from the
-# stack, so every hooked frame of this thread whose stack slot is at or above
-# the current stack pointer (the frames the unwinder can walk) gets its
-# original return address back if the slot still holds the stub (topmost
-# first: two frames share a slot after a tail call), is recorded Unwound and
-# leaves the shadow stack: the exits of those calls are not recorded. Frames
-# below the stack pointer stay, in order, untouched: abandoned ones (a later
-# return drops them) or live ones on another stack (a signal handler's
-# sigaltstack above the thread's stack throwing inside the handler), which
-# must still find their frame when they return.
-# [rsp] = return into the trampoline, [rsp+8] = function id (unused).
+# fp_unwind: called by the trampoline of an unwinder entry point, with the
+# mode (trampoline.h UnwinderMode) where a function's id would be:
+#  1 an unwind starts or resumes (_Unwind_RaiseException, _Unwind_Resume,
+#    _Unwind_Resume_or_Rethrow): every frame whose slot is at or above the
+#    stack pointer (what the unwinder can walk) is disarmed: its original
+#    return address goes back into the slot when the slot holds the stub
+#    (topmost first: two frames share a slot after a tail call), and it
+#    stays on the shadow stack, flagged 5. Frames an earlier unwind disarmed
+#    whose slot is now below the stack pointer were unwound: dropped (5).
+#  2 a stack walk (_Unwind_Backtrace): disarmed the same way, flagged 7
+#    (if no catch re-arms them, their returns are not seen: untimed).
+#  3 a forced unwind (_Unwind_ForcedUnwind: pthread_exit, cancellation):
+#    it ends the thread, every frame at or above the stack pointer is
+#    dropped (6, its original return address given back).
+#  4 a catch (__cxa_begin_catch, _Unwind_DeleteException): each disarmed
+#    frame whose slot is at or above the stack pointer and still holds its
+#    original return address is live: re-armed (the stub written again,
+#    bottom-up, so that a tail call's two frames both match); every other
+#    disarmed frame was unwound: dropped (5).
+#  5 a stack switch (swapcontext, setcontext): every frame of the thread is
+#    dropped (7), its return address given back wherever its slot holds the
+#    stub, on any stack: a call open across a switch returns untimed.
+# Frames below the stack pointer are otherwise left alone: abandoned ones
+# (a later entry or return drops them) or live ones on another stack (a
+# signal handler's sigaltstack above the thread's stack throwing inside the
+# handler), which must still find their frame when they return.
+# Frames to drop are marked (bit 31 of their flags), recorded from the top,
+# then the rest packed in order; the depth changes once, at the end (signal
+# handlers that run meanwhile push and pop above the old depth).
+# [rsp] = return into the trampoline, [rsp+8] = the mode, [rsp+16] = the
+# unwinder's return address (its address is the unwinder's stack pointer).
   .balign 16
   .globl atrace_fp_template_unwind
   .hidden atrace_fp_template_unwind
 atrace_fp_template_unwind:
-  push %rax
-  push %rcx
-  push %rdx
-  push %rsi
-  push %rdi
-  push %r8
-  push %r9
-  push %r10
-  push %r11
+  fp_push_scratch
   push %rbx
+  push %r12
+  push %r13
   mov %fs:0, %rsi
   test %rsi, %rsi
   jz 9f
   call .Lfp_find_slot
   test %rdi, %rdi
   jz 9f
+  lea 112(%rsp), %r13
+  mov 104(%rsp), %r12d
   mov 8(%rdi), %ebx
+  cmp $4, %r12d
+  je 40f
+  # Modes 1, 2, 3, 5: one pass from the top.
 1:
   test %ebx, %ebx
-  jz 8f
+  jz 20f
   dec %ebx
   lea (%rbx,%rbx,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
+  cmp $5, %r12d
+  je 15f
   mov 8(%rdx), %rcx
-  cmp %rsp, %rcx
-  jb 1b
+  cmp %r13, %rcx
+  jb 12f
+  cmp $3, %r12d
+  je 15f
+  # Modes 1, 2, at or above the stack pointer: disarm.
+  cmpw $0, 20(%rdx)
+  jne 1b
   mov .Lfp_stub(%rip), %rax
   cmp %rax, (%rcx)
-  jne 2f
+  jne 11f
   mov (%rdx), %rax
   mov %rax, (%rcx)
-2:
-  mov 16(%rdx), %r9d
-  mov $4, %eax
-  shl $32, %rax
-  or %rax, %r9
-  mov %rbx, %rax
-  shl $48, %rax
-  or %rax, %r9
-  call .Lfp_record
+11:
+  mov $5, %eax
+  mov $7, %ecx
+  cmp $2, %r12d
+  cmove %ecx, %eax
+  mov %eax, 20(%rdx)
   jmp 1b
-  # Keep the frames below the stack pointer, packed in order: ebx reads,
-  # r8d writes. The depth changes once, at the end (signal handlers that
-  # run meanwhile push and pop above the old depth).
-8:
-  xor %r8d, %r8d
-3:
+12:
+  # Below the stack pointer: in mode 1 a disarmed frame was unwound.
+  cmp $1, %r12d
+  jne 1b
+  cmpw $0, 20(%rdx)
+  je 1b
+15:
+  orl $0x80000000, 20(%rdx)
+  jmp 1b
+
+40:
+  # Mode 4, a catch, from the bottom.
+  xor %ebx, %ebx
+41:
   cmp 8(%rdi), %ebx
-  jae 7f
+  jae 20f
   lea (%rbx,%rbx,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
-  cmp %rsp, 8(%rdx)
-  jae 4f
+  inc %ebx
+  cmpw $0, 20(%rdx)
+  je 41b
+  mov 8(%rdx), %rcx
+  cmp %r13, %rcx
+  jb 45f
+  mov (%rdx), %rax
+  cmp %rax, (%rcx)
+  jne 45f
+  mov .Lfp_stub(%rip), %rax
+  mov %rax, (%rcx)
+  movl $0, 20(%rdx)
+  jmp 41b
+45:
+  orl $0x80000000, 20(%rdx)
+  jmp 41b
+
+20:
+  # Record the marked frames from the top (fp_drop: armed ones, in modes
+  # 3 and 5, get their return address back; r12 becomes the kind).
+  mov $6, %eax
+  mov $7, %ecx
+  cmp $5, %r12d
+  cmove %ecx, %eax
+  mov %eax, %r12d
+  mov 8(%rdi), %ebx
+21:
+  test %ebx, %ebx
+  jz 30f
+  dec %ebx
+  lea (%rbx,%rbx,2), %rdx
+  testl $0x80000000, 36(%rdi,%rdx,8)
+  jz 21b
+  call .Lfp_drop
+  jmp 21b
+30:
+  # Keep the unmarked frames, packed in order: ebx reads, r8d writes.
+  xor %r8d, %r8d
+31:
+  cmp 8(%rdi), %ebx
+  jae 37f
+  lea (%rbx,%rbx,2), %rdx
+  lea 16(%rdi,%rdx,8), %rdx
+  inc %ebx
+  testl $0x80000000, 20(%rdx)
+  jnz 31b
   lea (%r8,%r8,2), %rax
   lea 16(%rdi,%rax,8), %rcx
+  inc %r8d
+  cmp %rcx, %rdx
+  je 31b
   mov (%rdx), %rax
   mov %rax, (%rcx)
   mov 8(%rdx), %rax
   mov %rax, 8(%rcx)
   mov 16(%rdx), %rax
   mov %rax, 16(%rcx)
-  inc %r8d
-4:
-  inc %ebx
-  jmp 3b
-7:
+  jmp 31b
+37:
   mov %r8d, 8(%rdi)
 9:
+  pop %r13
+  pop %r12
   pop %rbx
-  pop %r11
-  pop %r10
-  pop %r9
-  pop %r8
-  pop %rdi
-  pop %rsi
-  pop %rdx
-  pop %rcx
-  pop %rax
+  fp_pop_scratch
   ret
 
   .balign 16

@@ -41,10 +41,21 @@ namespace fp = fastpath;
 
 namespace {
 
-// The most of a function's code read to relocate its entry: the whole
-// function up to this size (its own branches into the entry are then
-// checked), its first bytes beyond (the module-wide check still applies).
-constexpr size_t kMaxCodeRead = 64 * 1024;
+// How a call whose frame left the shadow stack without its return ended,
+// in the kernel path's words (formats/trace_types.h UnwindHow).
+formats::UnwindHow unwind_how(fp::RecordKind kind) {
+  switch (kind) {
+    case fp::RecordKind::Caught: return formats::UnwindHow::Caught;
+    case fp::RecordKind::ThreadExit: return formats::UnwindHow::ThreadExit;
+    // Its return address was given back and its return is not seen: not
+    // timed, as at the kernel path's stack switch.
+    case fp::RecordKind::GivenBack: return formats::UnwindHow::StackSwitch;
+    default: return formats::UnwindHow::Abandoned;
+  }
+}
+
+// The most of a function's code read to relocate its entry (trampoline.h).
+constexpr size_t kMaxCodeRead = fp::kMaxEntryCode;
 // A trampoline: push, call, lea, the relocated entry (at most a few
 // instructions rewritten to absolute jumps) and the jump back.
 constexpr size_t kTrampolineBytes = 256;
@@ -97,6 +108,7 @@ struct FastPath::State {
   uint64_t stub = 0;
   std::vector<fp::AddressRange> code_ranges;
   std::unique_ptr<fp::CodePatch> patch;
+  std::map<uint32_t, uint64_t> entry_of;  // a patched function's id: its entry (set_enabled)
   std::unique_ptr<fp::VmMemory> memory;
   std::unique_ptr<fp::RingReader> reader;
   fp::TscClock clock;
@@ -134,11 +146,10 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   // The unwinders first: one of them selected too (setcontext with
   // 'libc.so.6:*') keeps its unwinder trampoline, the safe one, below.
   for (const auto& u : unwinders) {
-    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
-        u.role != uprobes::UnwindRole::Switch)
-      continue;
+    if (u.role == uprobes::UnwindRole::WalkEnd) continue;
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
-    t.kind = fp::TrampolineKind::Unwinder;
+    t.kind = fp::unwinder_kind(u.name);
+    if (t.kind == fp::TrampolineKind::Traced) continue;
     locate(std::move(t), u.entry);
   }
   for (const auto& site : sites) {
@@ -236,13 +247,14 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                      : "its entry is patched for " + other->name + " (an alias, or overlapping)"});
           continue;
         }
-        planned_ranges[t.runtime] = {end, t.name, t.kind == fp::TrampolineKind::Unwinder};
+        planned_ranges[t.runtime] = {end, t.name, t.kind != fp::TrampolineKind::Traced};
         fp::PatchSite site;
         site.address = t.runtime;
         site.bytes.resize(plan.jump.size());
         std::memcpy(site.bytes.data(), plan.jump.data(), plan.jump.size());
         patch_sites.push_back(std::move(site));
         planned.emplace_back(t.id, t.kind == fp::TrampolineKind::Traced);
+        if (t.kind == fp::TrampolineKind::Traced) s_->entry_of[t.id] = t.runtime;
       }
       region.write(sys.memory(), 0,
                    std::as_bytes(std::span<const uint8_t>(buf.data(), code.used())));
@@ -333,8 +345,11 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
         continue;
       }
       case fp::RecordKind::Unwound:
+      case fp::RecordKind::Caught:
+      case fp::RecordKind::ThreadExit:
+      case fp::RecordKind::GivenBack:
         ev.kind = formats::EventKind::Unwind;
-        ev.flags = static_cast<uint8_t>(formats::UnwindHow::Abandoned);
+        ev.flags = static_cast<uint8_t>(unwind_how(static_cast<fp::RecordKind>(r.kind)));
         break;
     }
     out.push_back(std::move(ev));
@@ -409,6 +424,78 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
     // trampolines keep working with nobody reading (docs/fast-path.md).
   }
   drain(out);
+}
+
+// Switching functions off and on during the recording. Off gives a
+// function's entry its original bytes back; its trampoline stays, and so
+// does every frame of it in flight: those keep returning through the return
+// stub, which still works for them (it needs only the ring's thread table
+// and lanes and the code region, which stay mapped until the uninstall and
+// after it), records their exits and pops their frames as for any hooked
+// call. So every entry recorded gets its exit, the calls in flight at the
+// switch included, and a window's calls are all timed. Giving their return
+// addresses back instead (as the uninstall does, once nothing will read the
+// ring) would leave those calls open in the trace, take frames out of the
+// middle of shadow stacks that hold frames of functions still on above and
+// below them, and read every thread's table at every stop.
+//
+// Off also waits until no thread is inside a code region (as the uninstall
+// does): a thread between the jump to a trampoline and the function's
+// relocated first instructions would have its call recorded but not yet
+// begun, so with the regions clear, a call is in a window exactly when the
+// function's first instruction ran through the trampoline, for the program
+// and for the trace alike (the 1,000-switch test counts on it). A thread
+// a signal handler interrupted inside a trampoline is not seen there (its
+// rip is in the handler): that one call may straddle the cut, recorded
+// and run all the same. On needs no such wait: no thread can be inside the
+// trampoline of a function that is off.
+FastPathSwitch FastPath::set_enabled(fp::StoppedProcess& process, const std::vector<uint32_t>& ids,
+                                     bool on, fp::RetryPolicy policy) {
+  FastPathSwitch out;
+  if (!s_->installed || !s_->patch) throw RecordError("--fast-path: nothing is patched to switch");
+  std::vector<uint64_t> entries;
+  std::vector<uint32_t> asked;
+  for (uint32_t id : ids) {
+    auto it = s_->entry_of.find(id);
+    if (it == s_->entry_of.end()) {
+      out.refused.push_back({id, "not patched"});
+      continue;
+    }
+    if (s_->patch->active(it->second) == on) continue;
+    entries.push_back(it->second);
+    asked.push_back(id);
+  }
+  if (entries.empty()) return out;
+  try {
+    const auto avoid = on ? std::span<const fp::AddressRange>() : std::span(s_->code_ranges);
+    auto done = s_->patch->set_active(process, entries, on, avoid, policy);
+    out.stops = done.stops;
+    for (size_t i = 0; i < asked.size(); i++) {
+      if (s_->patch->active(entries[i]) == on) out.switched.push_back(asked[i]);
+      else out.refused.push_back({asked[i], "its entry is not what atrace wrote there any more"});
+    }
+  } catch (const fp::InjectError& e) {
+    throw RecordError(std::string("--fast-path: ") + e.what());
+  }
+  return out;
+}
+
+FastPathSwitch FastPath::set_enabled(const std::vector<uint32_t>& ids, bool on,
+                                     fp::RetryPolicy policy) {
+  try {
+    fp::StoppedProcess process(s_->pid);
+    FastPathSwitch out = set_enabled(process, ids, on, policy);
+    process.release();
+    out.held_ns = static_cast<uint64_t>(process.times().held.count());
+    return out;
+  } catch (const fp::InjectError& e) {
+    throw RecordError(std::string("--fast-path: ") + e.what());
+  }
+}
+
+bool FastPath::enabled(uint32_t id) const {
+  auto it = s_->entry_of.find(id);
+  return s_->installed && s_->patch && it != s_->entry_of.end() && s_->patch->active(it->second);
 }
 
 FastPathStats FastPath::stats() const {

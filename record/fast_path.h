@@ -8,6 +8,9 @@
 //   drain      each wake-up of the drain loop: the ring's new records, as
 //              FuncEntry / FuncExit / Unwind events on CLOCK_MONOTONIC with
 //              their thread's tid, for the reorder window
+//   switch     (optional, any number of times) every thread stopped once:
+//              some patched functions' entries given back (off) or their
+//              jumps written again (on), the trampolines kept
 //   uninstall  every thread stopped once more: the entries and every
 //              replaced return address put back, the rest drained
 //
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "fastpath/inject/code_patch.h"
 #include "formats/trace_types.h"
 #include "uprobes/probe_site.h"
 #include "uprobes/unwind_points.h"
@@ -61,6 +65,14 @@ struct FastPathStats {
   bool unread_at_exit = false;
 };
 
+// What a switch did (FastPath::set_enabled).
+struct FastPathSwitch {
+  std::vector<uint32_t> switched;        // their entries changed
+  std::vector<FastPathRefusal> refused;  // not patched here, or their entry is not ours any more
+  unsigned stops = 0;                    // stops it took (more when a thread was in the way)
+  uint64_t held_ns = 0;                  // how long the program was stopped (0: the caller held it)
+};
+
 class FastPath {
  public:
   // Installs the fast path in `pid` for those of `sites` it can patch;
@@ -90,6 +102,24 @@ class FastPath {
   // Stops the process, gives back its code and return addresses, drains the
   // rest. Once; the destructor does it when not done (without events).
   void uninstall(std::vector<formats::Event>& out);
+
+  // Switches patched functions off (their entries get their original bytes
+  // back: their calls run untraced) or on again (the same jump to the same
+  // trampoline), with every thread stopped; the code regions and the
+  // trampolines stay. A function already in that state is left alone; an
+  // id not patched here is refused. `process`: the caller's stop, still held
+  // when this returns (it may have been let go and stopped again while a
+  // thread was in the way: `policy`); the other form stops once itself.
+  // Frames in flight of a function switched off return through the stub,
+  // which records their exits (fast_path.cpp, above set_enabled, says why). Throws
+  // RecordError when the process cannot be stopped or a thread stayed in the
+  // way (then nothing changed).
+  FastPathSwitch set_enabled(fastpath::StoppedProcess& process, const std::vector<uint32_t>& ids,
+                             bool on, fastpath::RetryPolicy policy = {});
+  FastPathSwitch set_enabled(const std::vector<uint32_t>& ids, bool on,
+                             fastpath::RetryPolicy policy = {});
+  // Whether the patched function `id` is switched on now.
+  bool enabled(uint32_t id) const;
 
   FastPathStats stats() const;
 

@@ -1,9 +1,11 @@
 // atrace list: the functions a selector would probe, with the path the
 // kernel takes for each probe (single-step, emulated, nop5) — what a probe
-// hit will cost before anything is attached; with --usdt, the USDT probes
-// of the executable and its libraries instead.
+// hit will cost before anything is attached; with --fast-path, also whether
+// `record --fast-path` can patch each one and why not; with --usdt, the USDT
+// probes of the executable and its libraries instead.
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 
 #include "base/diagnostics.h"
 #include "base/plural.h"
+#include "fastpath/site_verdict.h"
 #include "record/record.h"
 #include "tools/commands.h"
 #include "uprobes/elf_symbols.h"
@@ -31,7 +34,8 @@ struct ListArgs {
   std::string binary;
   std::string pattern = "*";
   bool usdt = false;
-  bool at_entry = false;  // --probe-at-entry
+  bool at_entry = false;   // --probe-at-entry
+  bool fast_path = false;  // --fast-path
 };
 
 // One line per probe site: path of its instruction, address, semaphore
@@ -124,22 +128,44 @@ int run_list(const ListArgs& a) {
   // instruction) and how the kernel runs it there (uprobes/placement.h).
   // PROBES: what `record` would attach: "entry+ret" (an entry uprobe and a
   // return probe), or "none" with the reason (uprobes/probe_policy.h).
-  std::printf("%-15s %18s %8s  %-9s  %-20s %s\n", "PLACE", "ADDRESS", "SIZE", "PROBES", "MODULE",
-              "FUNCTION");
-  for (const auto& s : sites) {
+  // FAST (--fast-path): "patch" when `record --fast-path` can patch the
+  // function, "no" with the reason after its name (fastpath/site_verdict.h).
+  std::vector<std::string> verdicts =
+      a.fast_path ? fastpath::fast_path_verdicts(sites) : std::vector<std::string>();
+  // record --fast-path offers the fast path only what it would probe.
+  for (size_t i = 0; i < verdicts.size(); i++)
+    if (sites[i].entry_path == formats::ProbePath::Refused)
+      verdicts[i] = "record leaves out what the kernel cannot probe";
+  auto fast_column = [&](std::string value) {
+    if (!a.fast_path) return std::string();
+    value.resize(std::max<size_t>(value.size(), 5), ' ');
+    return value + "  ";
+  };
+  std::printf("%-15s %18s %8s  %-9s  %s%-20s %s\n", "PLACE", "ADDRESS", "SIZE", "PROBES",
+              fast_column("FAST").c_str(), "MODULE", "FUNCTION");
+  size_t fast = 0;
+  for (size_t i = 0; i < sites.size(); i++) {
+    const auto& s = sites[i];
     by_path[static_cast<size_t>(s.entry_path) % 5]++;
     moved += s.entry_delta > 0;
     const bool refused = s.entry_path == formats::ProbePath::Refused;
-    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s%s\n",
+    std::string why = refused ? "  (no instruction of its prefix can be probed safely)" : "";
+    if (a.fast_path && !verdicts[i].empty()) why += "  (fast path: " + verdicts[i] + ")";
+    fast += a.fast_path && verdicts[i].empty();
+    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %s%-20s %s%s\n",
                 formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
-                refused ? "none" : "entry+ret", s.module.c_str(), s.name.c_str(),
-                refused ? "  (no instruction of its prefix can be probed safely)" : "");
+                refused ? "none" : "entry+ret",
+                fast_column(a.fast_path && verdicts[i].empty() ? "patch" : "no").c_str(),
+                s.module.c_str(), s.name.c_str(), why.c_str());
   }
+  // Matched but given no probe: not patched either (record --fast-path
+  // patches the functions it would probe).
   for (const auto& k : notes.skipped) {
     const auto& s = k.site;
-    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %-20s %s  (%s)\n",
+    std::printf("%-15s 0x%016" PRIx64 " %8" PRIu64 "  %-9s  %s%-20s %s  (%s)\n",
                 formats::probe_place(s.entry_path, s.entry_delta).c_str(), s.address, s.size,
-                "none", s.module.c_str(), s.name.c_str(), k.reason.c_str());
+                "none", fast_column("no").c_str(), s.module.c_str(), s.name.c_str(),
+                k.reason.c_str());
   }
   auto n = [&](formats::ProbePath p) { return by_path[static_cast<size_t>(p)]; };
   std::printf("\n%s: %zu nop5 (optimized uprobe), %zu emulated, %zu single-step",
@@ -154,6 +180,11 @@ int run_list(const ListArgs& a) {
         "program)",
         notes.skipped.size());
   std::printf("\n");
+  if (a.fast_path)
+    std::printf(
+        "fast path (record --fast-path): %zu of %s can be patched; FAST no: the reason follows "
+        "the name (docs/fast-path.md)\n",
+        fast, base::plural(sites.size() + notes.skipped.size(), "function").c_str());
   for (const auto& line : notes.lines({}))  // the unresolved IFUNCs, if any
     std::printf("%s\n", line.c_str());
   if (!f.uprobe_syscall)
@@ -179,6 +210,8 @@ void add_list(cli::Command app, int& exit_status) {
   cmd.flag("--probe-at-entry", args->at_entry,
            "Show the probes on each function's first instruction, as `record "
            "--probe-at-entry` would place them");
+  cmd.flag("--fast-path", args->fast_path,
+           "Also say whether `record --fast-path` can patch each function, and why not");
   cmd.callback([args, &exit_status]() {
     // With -p the first positional is the pattern.
     if (args->pid > 0 && !args->binary.empty()) {

@@ -96,10 +96,13 @@ CodePatch::Undone CodePatch::undo(StoppedProcess& process, std::span<const Addre
   Undone result;
   if (!applied_) return result;
   std::vector<AddressRange> ranges;
-  for (const Site& s : sites_) ranges.push_back({s.address, s.address + s.written.size()});
+  for (const Site& s : sites_)
+    if (s.active) ranges.push_back({s.address, s.address + s.written.size()});
   result.stops = wait_until_clear(process, ranges, avoid, policy, "restore");
   ProcessMemory memory(process.pid());
-  for (const Site& s : sites_) {
+  for (Site& s : sites_) {
+    if (!s.active) continue;  // switched off: its original bytes are there already
+    s.active = false;
     std::vector<std::byte> now(s.written.size());
     memory.read_any(s.address, now);
     if (now != s.written) {
@@ -111,6 +114,59 @@ CodePatch::Undone CodePatch::undo(StoppedProcess& process, std::span<const Addre
   }
   applied_ = false;
   return result;
+}
+
+CodePatch::Switched CodePatch::set_active(StoppedProcess& process,
+                                          std::span<const uint64_t> addresses, bool on,
+                                          std::span<const AddressRange> avoid, RetryPolicy policy) {
+  if (!applied_) throw InjectError("the patch was undone: nothing to switch");
+  std::vector<Site*> todo;
+  for (uint64_t a : addresses) {
+    auto it =
+        std::find_if(sites_.begin(), sites_.end(), [a](const Site& s) { return s.address == a; });
+    if (it == sites_.end()) throw InjectError("no patch at " + hex(a) + " to switch");
+    if (it->active != on && std::find(todo.begin(), todo.end(), &*it) == todo.end())
+      todo.push_back(&*it);
+  }
+  Switched result;
+  if (todo.empty()) return result;
+  std::vector<AddressRange> ranges;
+  for (const Site* s : todo) ranges.push_back({s->address, s->address + s->written.size()});
+  result.stops = wait_until_clear(process, ranges, avoid, policy, on ? "patch" : "restore");
+  ProcessMemory memory(process.pid());
+  std::vector<Site*> done;
+  try {
+    for (Site* s : todo) {
+      const std::vector<std::byte>& expected = on ? s->original : s->written;
+      std::vector<std::byte> now(expected.size());
+      memory.read_any(s->address, now);
+      if (now != expected) {  // someone else's bytes: theirs to keep
+        result.changed.push_back(s->address);
+        continue;
+      }
+      memory.write_any(s->address, on ? s->written : s->original);
+      s->active = on;
+      done.push_back(s);
+    }
+  } catch (...) {
+    // All or nothing, as apply(): the process is still stopped.
+    for (Site* s : done) {
+      try {
+        memory.write_any(s->address, on ? s->original : s->written);
+        s->active = !on;
+      } catch (const InjectError&) {
+      }
+    }
+    throw;
+  }
+  result.switched = static_cast<unsigned>(done.size());
+  return result;
+}
+
+bool CodePatch::active(uint64_t address) const {
+  for (const Site& s : sites_)
+    if (s.address == address) return applied_ && s.active;
+  return false;
 }
 
 PatchedBatch patch_batch(pid_t pid, std::vector<PatchSite> sites,

@@ -10,6 +10,11 @@
 // only where the bytes are still the ones written (a site someone else
 // rewrote since is left alone and reported); `avoid` adds ranges no thread
 // may be in either (for undo: the code region about to be unmapped).
+//
+// Between apply and undo, sites can be switched off (their original bytes
+// back) and on again (the same bytes as applied) by address, any number of
+// times, each switch a batch written with the process stopped under the
+// same rules: a function switched off and on during a recording.
 #pragma once
 
 #include <chrono>
@@ -50,9 +55,25 @@ class CodePatch {
     std::vector<uint64_t> changed;  // sites whose bytes were no longer ours: left as found
     unsigned stops = 0;             // stops it took (1 when no thread was in the way)
   };
-  // Restores the original bytes (process stopped); once only.
+  // Restores the original bytes of every site switched on (process
+  // stopped); once only.
   Undone undo(StoppedProcess& process, std::span<const AddressRange> avoid = {},
               RetryPolicy policy = {});
+
+  struct Switched {
+    unsigned switched = 0;          // sites whose bytes changed
+    std::vector<uint64_t> changed;  // sites whose bytes were not what this patch left: untouched
+    unsigned stops = 0;             // stops it took (1 when no thread was in the way)
+  };
+  // Switches the sites at `addresses` (each one of this patch's, else
+  // InjectError) on (their bytes as applied) or off (the original ones),
+  // process stopped; a site already so is left alone. All or nothing, as
+  // apply(): InjectError, nothing changed, when a thread stayed inside a
+  // site or in `avoid` for `policy.attempts` stops. After undo(): InjectError.
+  Switched set_active(StoppedProcess& process, std::span<const uint64_t> addresses, bool on,
+                      std::span<const AddressRange> avoid = {}, RetryPolicy policy = {});
+  // Whether the site at `address` is switched on (false: not one of ours).
+  bool active(uint64_t address) const;
 
   size_t size() const { return sites_.size(); }
   bool applied() const { return applied_; }
@@ -63,6 +84,7 @@ class CodePatch {
     uint64_t address;
     std::vector<std::byte> written;
     std::vector<std::byte> original;
+    bool active = true;  // its bytes are `written` (set_active() switches it off and on)
   };
   CodePatch() = default;
 

@@ -49,6 +49,8 @@ constexpr uint16_t kEntry = static_cast<uint16_t>(RecordKind::Entry);
 constexpr uint16_t kExit = static_cast<uint16_t>(RecordKind::Exit);
 constexpr uint16_t kNoExit = static_cast<uint16_t>(RecordKind::EntryNoExit);
 constexpr uint16_t kUnwound = static_cast<uint16_t>(RecordKind::Unwound);
+constexpr uint16_t kCaught = static_cast<uint16_t>(RecordKind::Caught);
+constexpr uint16_t kThreadExit = static_cast<uint16_t>(RecordKind::ThreadExit);
 
 // What a single-threaded test checks of each record: kind, function, depth.
 using Event = std::tuple<uint16_t, uint32_t, uint16_t>;
@@ -98,28 +100,33 @@ class Patcher {
     ASSERT_TRUE(p.ok()) << p.refusal;
     pending_.emplace_back(fn, p);
   }
-  // The unwinder entry points of libgcc_s, in their own region (rel32 reach),
-  // sharing the first region's return stub.
+  // The unwinder entry points of libgcc_s and libstdc++'s catch, each
+  // library's in a region of its own (rel32 reach), sharing the first
+  // region's return stub.
   void hook_unwinders() {
-    void* raise = dlsym(RTLD_DEFAULT, "_Unwind_RaiseException");
-    ASSERT_NE(raise, nullptr);
-    unwind_region_ = std::make_unique<LocalCodeRegion>(raise, 1 << 16);
-    unwind_code_ = std::make_unique<CodeRegion>(unwind_region_->data(), unwind_region_->size(),
-                                                unwind_region_->address(), ring_.layout(),
-                                                ring_.address(), code_.return_stub());
-    for (const char* name : {"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume",
-                             "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace"}) {
-      ASSERT_TRUE(is_unwinder_entry(name));
-      const uint64_t fn = addr(dlsym(RTLD_DEFAULT, name));
-      ASSERT_NE(fn, 0u) << name;
-      PatchPlan p = unwind_code_->add(bytes_at(fn), 32, fn, 0, TrampolineKind::Unwinder, false);
+    for (const char* name :
+         {"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume",
+          "_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace", "__cxa_begin_catch"}) {
+      const TrampolineKind kind = unwinder_kind(name);
+      ASSERT_NE(kind, TrampolineKind::Traced) << name;
+      void* fn = dlsym(RTLD_DEFAULT, name);
+      ASSERT_NE(fn, nullptr) << name;
+      Dl_info info{};
+      ASSERT_NE(dladdr(fn, &info), 0) << name;
+      auto& [region, code] = unwind_regions_[info.dli_fbase];
+      if (!region) {
+        region = std::make_unique<LocalCodeRegion>(fn, 1 << 16);
+        code = std::make_unique<CodeRegion>(region->data(), region->size(), region->address(),
+                                            ring_.layout(), ring_.address(), code_.return_stub());
+      }
+      PatchPlan p = code->add(bytes_at(addr(fn)), 32, addr(fn), 0, kind, false);
       ASSERT_TRUE(p.ok()) << name << ": " << p.refusal;
-      pending_.emplace_back(fn, p);
+      pending_.emplace_back(addr(fn), p);
     }
   }
   void arm() {
     region_.seal();
-    if (unwind_region_) unwind_region_->seal();
+    for (auto& [base, rc] : unwind_regions_) rc.first->seal();
     for (const auto& [fn, p] : pending_)
       patches_.push_back(std::make_unique<LocalPatch>(fn, p.jump));
     pending_.clear();
@@ -143,8 +150,8 @@ class Patcher {
   LocalRing ring_;
   LocalCodeRegion region_;
   CodeRegion code_;
-  std::unique_ptr<LocalCodeRegion> unwind_region_;
-  std::unique_ptr<CodeRegion> unwind_code_;
+  std::map<void*, std::pair<std::unique_ptr<LocalCodeRegion>, std::unique_ptr<CodeRegion>>>
+      unwind_regions_;  // by library
   std::vector<std::pair<uint64_t, PatchPlan>> pending_;
   std::vector<std::unique_ptr<LocalPatch>> patches_;  // destroyed first: unpatched before unmapped
 };
@@ -604,19 +611,20 @@ TEST(FastPathTrampoline, CxxThrowThroughHookedFrames) {
   EXPECT_EQ(thrown, -100);
   EXPECT_EQ(returned, 2);
   EXPECT_EQ(cleanups, 2);
-  // The throw gives the unwinder every original return address back: the
-  // three frames are recorded Unwound (from the top), none returns through
-  // the stub; the next call is recorded whole.
+  // The throw gives the unwinder every original return address back; the
+  // catch in fpt_throw_a finds the two frames above it unwound (Caught, from
+  // the top) and re-arms its own, which returns through the stub; the next
+  // call is recorded whole.
   const std::vector<Event> want = {
-      {kEntry, 51, 1},   {kEntry, 52, 2},   {kEntry, 53, 3}, {kUnwound, 53, 2},
-      {kUnwound, 52, 1}, {kUnwound, 51, 0}, {kEntry, 51, 1}, {kEntry, 52, 2},
-      {kEntry, 53, 3},   {kExit, 53, 2},    {kExit, 52, 1},  {kExit, 51, 0},
+      {kEntry, 51, 1},  {kEntry, 52, 2}, {kEntry, 53, 3}, {kCaught, 53, 2},
+      {kCaught, 52, 1}, {kExit, 51, 0},  {kEntry, 51, 1}, {kEntry, 52, 2},
+      {kEntry, 53, 3},  {kExit, 53, 2},  {kExit, 52, 1},  {kExit, 51, 0},
   };
   EXPECT_EQ(p.events(), want);
 }
 
 // pthread_exit unwinds the thread with _Unwind_ForcedUnwind: the hook gives
-// it the original return addresses, the two frames are recorded Unwound.
+// it the original return addresses, the two frames end with the thread.
 TEST(FastPathTrampoline, PthreadExitThroughHookedFrames) {
   Patcher p(geometry(1, 1024));
   p.hook(faddr(&fpt_thread_outer), 71, 64);
@@ -645,7 +653,7 @@ TEST(FastPathTrampoline, PthreadExitThroughHookedFrames) {
     ev.emplace_back(r.kind, r.function_id, r.depth);
   }
   const std::vector<Event> want = {
-      {kEntry, 71, 1}, {kEntry, 72, 2}, {kUnwound, 72, 1}, {kUnwound, 71, 0}};
+      {kEntry, 71, 1}, {kEntry, 72, 2}, {kThreadExit, 72, 1}, {kThreadExit, 71, 0}};
   EXPECT_EQ(ev, want);
 }
 
@@ -802,8 +810,57 @@ TEST(FastPathTrampoline, ThrowOnAnAltStackAboveTheThreadsStack) {
   EXPECT_EQ(raised, SIGUSR2);
   EXPECT_EQ(g_alt_result, -100);
   const std::vector<Event> want = {
-      {kEntry, 91, 1},   {kEntry, 51, 2},   {kEntry, 52, 3},   {kEntry, 53, 4},
-      {kUnwound, 53, 3}, {kUnwound, 52, 2}, {kUnwound, 51, 1}, {kExit, 91, 0},
+      {kEntry, 91, 1},  {kEntry, 51, 2},  {kEntry, 52, 3}, {kEntry, 53, 4},
+      {kCaught, 53, 3}, {kCaught, 52, 2}, {kExit, 51, 1},  {kExit, 91, 0},
+  };
+  EXPECT_EQ(p.events(), want);
+}
+
+// A rethrow: the catch in fpu_mid finds fpu_inner unwound and re-arms the
+// three frames below it; `throw;` disarms them again, and fpu_top's catch
+// finds fpu_mid and fpu_outer unwound and re-arms itself, whose return is
+// timed. Every exit is recorded once, none is invented.
+TEST(FastPathUnwind, RethrowReachesTheOuterCatch) {
+  ASSERT_EQ(fpu_top(3), -3);
+  ASSERT_EQ(fpu_top(0), 3);
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpu_top), 61, 64);
+  p.hook(faddr(&fpu_outer), 62, 64);
+  p.hook(faddr(&fpu_mid), 63, 64);
+  p.hook(faddr(&fpu_inner), 64, 64);
+  p.hook_unwinders();
+  PinnedToOneCpu pin;
+  p.arm();
+  const int thrown = fpu_top(3);
+  const int returned = fpu_top(0);
+  p.disarm();
+  EXPECT_EQ(thrown, -3);
+  EXPECT_EQ(returned, 3);
+  const std::vector<Event> want = {
+      {kEntry, 61, 1},  {kEntry, 62, 2},  {kEntry, 63, 3},  {kEntry, 64, 4},
+      {kCaught, 64, 3}, {kCaught, 63, 2}, {kCaught, 62, 1}, {kExit, 61, 0},
+      {kEntry, 61, 1},  {kEntry, 62, 2},  {kEntry, 63, 3},  {kEntry, 64, 4},
+      {kExit, 64, 3},   {kExit, 63, 2},   {kExit, 62, 1},   {kExit, 61, 0},
+  };
+  EXPECT_EQ(p.events(), want);
+}
+
+// longjmp out of three hooked frames whose caller is not hooked: no return
+// of the thread's shows them gone, the next entry does (the stack-pointer
+// rule: their slots are at or below its own).
+TEST(FastPathUnwind, LongjmpIsFoundAtTheNextEntry) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_lj_a), 2);
+  p.hook(faddr(&fpt_lj_b), 3);
+  p.hook(faddr(&fpt_lj_c), 4);
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_lj_driver(), 7);
+  EXPECT_EQ(fpt_lj_driver(), 7);
+  p.disarm();
+  const std::vector<Event> want = {
+      {kEntry, 2, 1},   {kEntry, 3, 2}, {kEntry, 4, 3}, {kUnwound, 4, 2}, {kUnwound, 3, 1},
+      {kUnwound, 2, 0}, {kEntry, 2, 1}, {kEntry, 3, 2}, {kEntry, 4, 3},
   };
   EXPECT_EQ(p.events(), want);
 }

@@ -267,3 +267,28 @@ FPT_NOINLINE int fpt_throw_a(int x, int* cleanups) {
     return -100;
   }
 }
+
+// A rethrow: fpu_mid catches fpu_inner's exception and rethrows it (`throw;`)
+// through fpu_outer to fpu_top's catch; fpu_top returns -x.
+FPT_NOINLINE int fpu_inner(int x) {
+  if (x > 0) throw std::runtime_error("fpu_inner");
+  return x;
+}
+
+FPT_NOINLINE int fpu_mid(int x) {
+  try {
+    return fpu_inner(x) + 1;
+  } catch (const std::runtime_error&) {
+    throw;
+  }
+}
+
+FPT_NOINLINE int fpu_outer(int x) { return fpu_mid(x) + 1; }
+
+FPT_NOINLINE int fpu_top(int x) {
+  try {
+    return fpu_outer(x) + 1;
+  } catch (const std::runtime_error&) {
+    return -x;
+  }
+}

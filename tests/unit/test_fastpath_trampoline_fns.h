@@ -51,3 +51,7 @@ extern "C" int fpw_fib_calls;
 int fpt_throw_a(int x, int* cleanups);
 int fpt_throw_b(int x, int* cleanups);
 int fpt_throw_c(int x);
+int fpu_inner(int x);  // throws when x > 0
+int fpu_mid(int x);    // catches fpu_inner's exception and rethrows it
+int fpu_outer(int x);  // fpu_mid(x) + 1
+int fpu_top(int x);    // fpu_outer(x) + 1, or -x when it throws
