@@ -21,9 +21,9 @@ void IntegrationTest::SetUp() {
     ASSERT_TRUE(std::filesystem::exists(bin)) << bin << " was not built";
   if (fast_path_run()) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string why =
+    const std::string left_out =
         fast_path_left_out(std::string(info->test_suite_name()) + "." + info->name());
-    if (!why.empty()) GTEST_SKIP() << "left out of the fast-path run: " << why;
+    if (!left_out.empty()) GTEST_SKIP() << "left out of the fast-path run: " << left_out;
   }
   tmp_ = std::make_unique<TempDir>();
   tag_ = unique_tag();

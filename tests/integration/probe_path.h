@@ -5,7 +5,8 @@
 // gets --fast-path (docs/fast-path.md) and the same assertions must hold:
 // the program's output byte-identical to an untraced run, exact counts.
 // A test the fast path cannot pass yet is left out of the second run by
-// name, with the reason, in probe_path.cpp (one list).
+// name, with the reason, in probe_path.cpp (one list);
+// ATRACE_TEST_FAST_PATH_ALL=1 runs them anyway.
 #pragma once
 
 #include <string>
@@ -21,7 +22,7 @@ bool fast_path_run();
 std::vector<std::string> with_probe_path(std::vector<std::string> argv);
 
 // Why `test` ("Suite.Name") is left out of the fast-path run; "" when it
-// runs.
+// runs (always with ATRACE_TEST_FAST_PATH_ALL set).
 std::string fast_path_left_out(const std::string& test);
 
 }  // namespace atrace::it
