@@ -55,7 +55,7 @@ uint64_t RingReader::reserved_since(const Lane& lane, uint64_t index, uint64_t n
   return since;
 }
 
-bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
+bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone) {
   const uint32_t n = header_.lane_count;
   const uint64_t slots = header_.lane_slots;
   if (!memory_.read(ring_ + header_.lanes_offset, headers_.data(), n * sizeof(LaneHeader)))
@@ -128,7 +128,7 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
         continue;
       }
       const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
-      if (now_tsc <= since || now_tsc - since < wait_) break;
+      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) break;
       ++stats.skipped;
       ++lane.tail;
     }

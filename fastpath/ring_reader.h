@@ -1,7 +1,10 @@
-// atrace's reader of the fast path's ring (fastpath/ring_layout.h), which
-// lives in the target's memory: each drain reads every lane's new records
-// through a MemoryAccess and gives the slots back by writing each lane's
-// tail (docs/fast-path.md, "Reading the records").
+// atrace's reader of the fast path's ring (fastpath/ring_layout.h): each
+// drain reads every lane's new records through a MemoryAccess and gives the
+// slots back by writing each lane's tail (docs/fast-path.md, "Reading the
+// records"). atrace maps the lanes itself (a memfd shared with the target:
+// LocalMemory, plain copies); the same reader works on a ring reachable
+// only through process_vm_readv (VmMemory), which the rest of this comment
+// is about.
 //
 // System calls per drain, whatever the number of lanes and records: one
 // read of the lane headers, one read of every lane's new slots (one or two
@@ -77,9 +80,14 @@ class RingReader {
   // (nothing was taken) or the tails not written back (the records were
   // taken; the next drain writes the tails again); errno says why (ESRCH:
   // the target is gone).
-  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out);
+  // `writers_gone`: no writer can commit any more (the process exited, or
+  // its patches were undone with no thread left inside the trampolines):
+  // every slot still reserved and not committed is given up now.
+  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false);
 
   const std::vector<LaneStats>& lanes() const { return stats_; }
+  // Lane `i`'s tail: every slot before it is read or given up.
+  uint64_t lane_tail(uint32_t i) const { return lanes_[i].tail; }
   uint64_t lost() const;  // every lane's lost()
 
  private:

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "fastpath/inject/region_placement.h"
 #include "fastpath/inject/remote_region.h"
 #include "fastpath/inject/remote_syscall.h"
+#include "fastpath/inject/shared_mapping.h"
 #include "fastpath/inject/stopped_process.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/relocate.h"
@@ -85,6 +87,17 @@ bool runtime_of(const std::vector<uprobes::FileMapping>& maps, const uprobes::Fi
   return found;
 }
 
+// Whether the process still has threads that can run (not gone, not a
+// zombie).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z' &&
+         line[close + 2] != 'X';
+}
+
 }  // namespace
 
 struct FastPath::State {
@@ -96,16 +109,20 @@ struct FastPath::State {
   uint64_t stub = 0;
   std::vector<fp::AddressRange> code_ranges;
   std::unique_ptr<fp::CodePatch> patch;
-  std::unique_ptr<fp::VmMemory> memory;
+  std::unique_ptr<fp::SharedMapping> lanes;  // the lanes, mapped here too (ring_layout.h)
+  std::unique_ptr<fp::LocalMemory> memory;
   std::unique_ptr<fp::RingReader> reader;
   fp::TscClock clock;
   fp::ThreadPointerMap threads;
   std::vector<fp::FastRecord> records;
   std::vector<uint64_t> lane_taken;  // per lane, what the reader had taken before this drain
+  std::vector<uint64_t> lane_freed;  // per lane, the slots whose pages were given back
+  bool writers_gone = false;         // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
 
   void to_events(std::vector<formats::Event>& out);
+  void free_read_pages();
   void restore_returns(fp::StoppedProcess& process);
 };
 
@@ -150,8 +167,6 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
   fp::ProcessMemory code_memory(pid);
   fp::RingGeometry geometry;
-  // 16 MiB a CPU: 512 Ki records, about 25 ms of a tight loop of calls on
-  // this VM, against the drain's 50 ms at most (bench/fastpath_cost.cpp).
   geometry.lane_slots = kFastPathLaneSlots;
   geometry.lane_count =
       pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
@@ -164,10 +179,15 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                                                "atrace-ring");
     s_->ring_address = ring.address();
     ring.write(sys.memory(), 0, std::as_bytes(std::span<const fp::RingHeader>(&s_->layout, 1)));
-    // A fork child's records go to a zeroed copy nobody reads; its shadow
+    // The header page holds the gate: a fork child's copy is wiped, so it
+    // records nothing into the lanes it shares with its parent; its shadow
     // stacks (after the lanes) are copied, so it returns through its own.
-    ring.advise(sys, s_->layout.lanes_offset, s_->layout.threads_offset - s_->layout.lanes_offset,
-                MADV_WIPEONFORK);
+    ring.advise(sys, 0, s_->layout.lanes_offset, MADV_WIPEONFORK);
+    // The lanes become a memfd atrace maps too: read with plain loads, and
+    // still there after the process exits (ring_layout.h).
+    s_->lanes = std::make_unique<fp::SharedMapping>(fp::SharedMapping::replace(
+        sys, s_->ring_address + s_->layout.lanes_offset,
+        s_->layout.threads_offset - s_->layout.lanes_offset, "atrace-ring"));
 
     std::vector<fp::RemoteRegion> regions;
     std::vector<fp::PatchSite> patch_sites;
@@ -229,11 +249,16 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     }
 
     // The reader starts before the first record can be written.
-    s_->memory = std::make_unique<fp::VmMemory>(pid);
+    // The reader addresses the ring from its start; atrace maps only the
+    // lanes: the same offsets from an address lanes_offset before them.
+    s_->memory = std::make_unique<fp::LocalMemory>();
+    const uint64_t local_ring =
+        reinterpret_cast<uint64_t>(s_->lanes->local()) - s_->layout.lanes_offset;
     s_->reader =
-        std::make_unique<fp::RingReader>(*s_->memory, s_->ring_address, s_->layout,
+        std::make_unique<fp::RingReader>(*s_->memory, local_ring, s_->layout,
                                          s_->clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
     s_->lane_taken.assign(s_->layout.lane_count, 0);
+    s_->lane_freed.assign(s_->layout.lane_count, 0);
     std::vector<fp::ThreadPointer> existing;
     for (const auto& t : process.threads())
       existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
@@ -312,9 +337,10 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
 }
 
 void FastPath::drain(std::vector<formats::Event>& out) {
-  if (!s_->reader || s_->stats.unread_at_exit) return;
-  if (!s_->reader->drain(fp::read_tsc(), s_->records) && errno == ESRCH)
-    s_->stats.unread_at_exit = true;
+  if (!s_->reader) return;
+  // Local memory: a drain cannot fail, and the lanes outlive the process.
+  s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone);
+  s_->free_read_pages();
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   // The records come lane by lane; each lane is a CPU. Its commit mark is
@@ -328,6 +354,32 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   }
   fp::merge_by_time(s_->records);
   s_->to_events(out);
+}
+
+// The pages of every lane that lie wholly behind its tail (read, and not
+// to be written again before the lane wraps) go back to the system, in
+// atrace and in the target at once (one memfd): the lanes cost memory for
+// what is written and not yet read, not for how far they ever filled. A
+// writer that wraps onto a freed page gets a zeroed one (a page fault per
+// 128 records).
+void FastPath::State::free_read_pages() {
+  constexpr uint64_t kPage = 4096;
+  constexpr uint64_t kPerPage = kPage / sizeof(fp::FastRecord);
+  constexpr uint64_t kBatch = 256 * kPerPage;  // 1 MiB: fewer, larger madvise calls
+  const uint64_t slots = layout.lane_slots;
+  if (slots < kBatch) return;
+  for (uint32_t i = 0; i < layout.lane_count; i++) {
+    const uint64_t tail = reader->lane_tail(i);
+    uint64_t& freed = lane_freed[i];
+    while (tail - freed >= kBatch) {
+      const uint64_t from = freed & (slots - 1);
+      const uint64_t run = std::min(kBatch, slots - from);
+      uint8_t* at = lanes->local() + (layout.records_offset - layout.lanes_offset) +
+                    (uint64_t{i} * slots + from) * sizeof(fp::FastRecord);
+      madvise(at, run * sizeof(fp::FastRecord), MADV_REMOVE);
+      freed += run;
+    }
+  }
 }
 
 // Every frame still hooked gets its return address back where its slot
@@ -372,10 +424,19 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
     s_->restore_returns(process);
     process.release();
     s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
+    // No entry jumps to a trampoline, no return to the stub, and no thread
+    // was left inside them (StoppedProcess lets them out first).
+    s_->writers_gone = true;
+  } catch (const fp::ProcessGone&) {
+    s_->writers_gone = true;  // its threads with it
   } catch (const fp::InjectError&) {
-    // Gone: nothing to give back. Still running but not stoppable: its
-    // trampolines keep working with nobody reading (docs/fast-path.md).
+    // A zombie cannot be stopped either, but its threads are gone. One
+    // still running but not stoppable: its trampolines keep working with
+    // nobody reading (docs/fast-path.md).
+    s_->writers_gone = !running(s_->pid);
   }
+  // The rest of the lanes, the process gone or not (the lanes are atrace's
+  // too); a drain reads every lane up to its head.
   drain(out);
 }
 

@@ -722,12 +722,6 @@ void Recorder::finish_fast_path() {
   if (st.lost)
     base::warning("--fast-path: %llu records lost (the ring was full)",
                   static_cast<unsigned long long>(st.lost));
-  if (st.unread_at_exit)
-    base::warning(
-        "--fast-path: the process exited before atrace had read its ring to the end: the "
-        "records still in it (up to %u per CPU) are missing and not counted as lost (their "
-        "number went with the process's memory)",
-        kFastPathLaneSlots);
   if (st.unknown_thread)
     base::warning(
         "--fast-path: %llu records of threads atrace could not name were left out (their "
