@@ -138,15 +138,25 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
            now_tsc - lane.heads[1].first >= wait_)
       lane.heads.pop_front();
-    if (lane.tail != lane.published) {
-      new_tails[i] = lane.tail;
+    // With pages to give back (lane_pages.h), the writers get whole pages
+    // only, after the system has taken them back.
+    uint64_t publish = lane.tail;
+    if (pages_) {
+      constexpr uint64_t kPageSlots = LanePages::kSlotsPerPage;
+      publish &= ~(kPageSlots - 1);
+      const uint64_t from = (lane.published + kPageSlots - 1) & ~(kPageSlots - 1);
+      if (publish > from) pages_->release(i, from, publish);
+    }
+    if (publish > lane.published) {
+      new_tails[i] = publish;
       tail_pieces.push_back(
           {ring_ + header_.lanes_offset + i * sizeof(LaneHeader) + offsetof(LaneHeader, tail),
            &new_tails[i], sizeof(uint64_t)});
     }
   }
   if (!tail_pieces.empty() && !memory_.write(tail_pieces)) return false;
-  for (uint32_t i = 0; i < n; ++i) lanes_[i].published = lanes_[i].tail;
+  for (uint32_t i = 0; i < n; ++i)
+    if (new_tails[i] > lanes_[i].published) lanes_[i].published = new_tails[i];
   return true;
 }
 

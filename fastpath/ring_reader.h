@@ -50,6 +50,7 @@
 #include <set>
 #include <vector>
 
+#include "fastpath/lane_pages.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/ring_layout.h"
 
@@ -85,6 +86,11 @@ class RingReader {
   // every slot still reserved and not committed is given up now.
   bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false);
 
+  // Gives read pages back and allocates pages ahead of the writers
+  // (lane_pages.h); the tails are then published in whole pages. For a ring
+  // atrace maps itself; `pages` outlives the reader.
+  void set_pages(LanePages* pages) { pages_ = pages; }
+
   const std::vector<LaneStats>& lanes() const { return stats_; }
   // Lane `i`'s tail: every slot before it is read or given up.
   uint64_t lane_tail(uint32_t i) const { return lanes_[i].tail; }
@@ -107,6 +113,7 @@ class RingReader {
   uint64_t reserved_since(const Lane& lane, uint64_t index, uint64_t now_tsc) const;
 
   MemoryAccess& memory_;
+  LanePages* pages_ = nullptr;
   uint64_t ring_;
   RingHeader header_;
   uint64_t wait_;

@@ -22,6 +22,7 @@
 #include "fastpath/inject/remote_syscall.h"
 #include "fastpath/inject/shared_mapping.h"
 #include "fastpath/inject/stopped_process.h"
+#include "fastpath/lane_pages.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/relocate.h"
 #include "fastpath/return_fixups.h"
@@ -111,18 +112,17 @@ struct FastPath::State {
   std::unique_ptr<fp::CodePatch> patch;
   std::unique_ptr<fp::SharedMapping> lanes;  // the lanes, mapped here too (ring_layout.h)
   std::unique_ptr<fp::LocalMemory> memory;
+  std::unique_ptr<fp::LanePages> pages;
   std::unique_ptr<fp::RingReader> reader;
   fp::TscClock clock;
   fp::ThreadPointerMap threads;
   std::vector<fp::FastRecord> records;
   std::vector<uint64_t> lane_taken;  // per lane, what the reader had taken before this drain
-  std::vector<uint64_t> lane_freed;  // per lane, the slots whose pages were given back
   bool writers_gone = false;         // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
 
   void to_events(std::vector<formats::Event>& out);
-  void free_read_pages();
   void restore_returns(fp::StoppedProcess& process);
 };
 
@@ -258,7 +258,12 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         std::make_unique<fp::RingReader>(*s_->memory, local_ring, s_->layout,
                                          s_->clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
     s_->lane_taken.assign(s_->layout.lane_count, 0);
-    s_->lane_freed.assign(s_->layout.lane_count, 0);
+    s_->pages = std::make_unique<fp::LanePages>(
+        reinterpret_cast<fp::LaneHeader*>(s_->lanes->local()),
+        s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
+        s_->layout.lane_count, s_->layout.lane_slots, kFastPathAheadBytes, pid,
+        s_->ring_address + s_->layout.records_offset);
+    s_->reader->set_pages(s_->pages.get());
     std::vector<fp::ThreadPointer> existing;
     for (const auto& t : process.threads())
       existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
@@ -340,7 +345,6 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   if (!s_->reader) return;
   // Local memory: a drain cannot fail, and the lanes outlive the process.
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone);
-  s_->free_read_pages();
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   // The records come lane by lane; each lane is a CPU. Its commit mark is
@@ -354,32 +358,6 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   }
   fp::merge_by_time(s_->records);
   s_->to_events(out);
-}
-
-// The pages of every lane that lie wholly behind its tail (read, and not
-// to be written again before the lane wraps) go back to the system, in
-// atrace and in the target at once (one memfd): the lanes cost memory for
-// what is written and not yet read, not for how far they ever filled. A
-// writer that wraps onto a freed page gets a zeroed one (a page fault per
-// 128 records).
-void FastPath::State::free_read_pages() {
-  constexpr uint64_t kPage = 4096;
-  constexpr uint64_t kPerPage = kPage / sizeof(fp::FastRecord);
-  constexpr uint64_t kBatch = 256 * kPerPage;  // 1 MiB: fewer, larger madvise calls
-  const uint64_t slots = layout.lane_slots;
-  if (slots < kBatch) return;
-  for (uint32_t i = 0; i < layout.lane_count; i++) {
-    const uint64_t tail = reader->lane_tail(i);
-    uint64_t& freed = lane_freed[i];
-    while (tail - freed >= kBatch) {
-      const uint64_t from = freed & (slots - 1);
-      const uint64_t run = std::min(kBatch, slots - from);
-      uint8_t* at = lanes->local() + (layout.records_offset - layout.lanes_offset) +
-                    (uint64_t{i} * slots + from) * sizeof(fp::FastRecord);
-      madvise(at, run * sizeof(fp::FastRecord), MADV_REMOVE);
-      freed += run;
-    }
-  }
 }
 
 // Every frame still hooked gets its return address back where its slot

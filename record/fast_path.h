@@ -36,10 +36,14 @@ inline constexpr uint64_t kFastPathDrainPeriodNs = 5'000'000;
 // Records a lane (a CPU) holds: 8 Mi, 256 MiB of address space a CPU in
 // the process and in atrace (one memfd). Memory is used only for what is
 // written and not yet read: pages are touched by the writers as they fill
-// the lane and given back behind the reader (free_read_pages()). One
+// the lane and given back behind the reader (fastpath/lane_pages.h). One
 // thread writing 25 M records a second (sqlite3's 4.3 M records in 170 ms)
 // fills a lane in a third of a second if atrace did not read at all.
 inline constexpr uint32_t kFastPathLaneSlots = 1u << 23;
+// Memory atrace allocates in each lane ahead of its writers, so that they
+// do not pay for the page faults (fastpath/lane_pages.h): 16 MiB, half a
+// million records, more than a drain period of one thread's calls.
+inline constexpr uint64_t kFastPathAheadBytes = 16u << 20;
 
 struct FastPathRefusal {
   uint32_t id = 0;
