@@ -111,8 +111,11 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     for (uint64_t index = r.from; index < r.to; ++index) {
       const FastRecord& a = first_[r.at + (index - r.from)];
       const FastRecord& b = second_[r.at + (index - r.from)];
-      if (a.seq != index + 1 || b.seq != index + 1 || lane.ahead.count(index)) continue;
-      lane.ahead.insert(index);
+      if (a.seq != index + 1 || b.seq != index + 1) continue;
+      // The common case, every slot committed so far: the tail follows,
+      // without the set (a tree node per record otherwise).
+      if (index == lane.tail && lane.ahead.empty()) ++lane.tail;
+      else if (!lane.ahead.insert(index).second) continue;  // taken by an earlier drain
       if (!known_kind(b.kind)) {
         ++stats.malformed;
         continue;
