@@ -6,19 +6,24 @@
 #   fast      atrace record -p PID --fast-path --filter=off (issue 35)
 #   kernel    atrace record -p PID --filter=off (uprobes and uretprobes)
 #   bpftrace  bpftrace -p PID counting the same functions' entries and returns
+#   uftrace   uftrace record --force launching sqlite3 (it cannot attach):
+#             it hooks the PLT, so it records the shell's calls into
+#             libsqlite3 (and libc), not the library's calls to itself
 # sqlite3 is started reading a pipe that stays empty until the tracer is in
-# (atrace: its "probing" line; bpftrace: its BEGIN), then gets `.read
-# FILE`; the time is from then to sqlite3's exit (its zombie: the harness's
-# init may reap late). Rounds rotate the order of the modes; medians and
-# the slowdown against untraced are printed, with atrace's records, losses
-# and its "exited before its last records were read" warning.
+# (atrace: its "probing" line; bpftrace: its BEGIN; uftrace: sqlite3 has
+# run its exec and 0.5 s have passed), then gets `.read FILE`; the time is
+# from then to sqlite3's exit (its zombie: the harness's init may reap
+# late). Rounds rotate the order of the modes; medians and the slowdown
+# against untraced are printed, with the calls each tracer kept and
+# atrace's losses. atrace may go on reading its ring after sqlite3's exit:
+# "tracer s" is the time to the tracer's own end.
 #
-# usage: bench/fastpath_sqlite.sh [-b BUILD] [-r ROUNDS] [-m "untraced fast kernel bpftrace"]
+# usage: bench/fastpath_sqlite.sh [-b BUILD] [-r ROUNDS] [-m "untraced fast kernel bpftrace uftrace"]
 # Run as root from the repository root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bench_lib.sh"
-build=build rounds=3 modes="untraced fast kernel bpftrace"
+build=build rounds=3 modes="untraced fast kernel bpftrace uftrace"
 while getopts b:r:m:h opt; do
 	case $opt in
 	b) build=$OPTARG ;; r) rounds=$OPTARG ;; m) modes=$OPTARG ;; *) usage; exit 2 ;;
@@ -26,6 +31,7 @@ while getopts b:r:m:h opt; do
 done
 [[ $EUID -eq 0 ]] || die "run as root"
 need_tools sqlite3 bpftrace python3
+[[ $modes != *uftrace* ]] || need_tools uftrace
 export BPFTRACE_MAX_PROBES=${BPFTRACE_MAX_PROBES:-4096} BPFTRACE_MAX_BPF_PROGS=${BPFTRACE_MAX_BPF_PROGS:-4096}
 atrace=$(realpath "$build/atrace")
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastpath_sqlite.XXXXXX")
@@ -40,9 +46,11 @@ lib=$(ldconfig -p | awk '/libsqlite3\.so\.0 / && !f {print $NF; f = 1}')
 # One run: prints "MODE MS OUTPUT-OK NOTE"
 one() {
 	local mode=$1 go=$work/go out=$work/out err=$work/err.$1 tracer=""
-	rm -f "$go" "$out"
+	rm -rf "$go" "$out" "$work/uftrace.data"
+	local cmd=(sqlite3 :memory:)
+	[[ $mode == uftrace ]] && cmd=(uftrace record --force -d "$work/uftrace.data" sqlite3 :memory:)
 	( (while [[ ! -e $go ]]; do sleep 0.005; done; printf '.read %s\n' "$work/ins.sql") |
-		sqlite3 :memory: >"$out" 2>&1 & )
+		"${cmd[@]}" >"$out" 2>"$err" & )
 	local pid=""
 	for _ in $(seq 100); do pid=$(pgrep -n -x sqlite3 || true); [[ -n $pid ]] && break; sleep 0.01; done
 	case $mode in
@@ -59,6 +67,7 @@ one() {
 		tracer=$!
 		# BEGIN runs once every probe is attached.
 		for _ in $(seq 2400); do grep -q "^ready" "$err" 2>/dev/null && break; sleep 0.05; done ;;
+	uftrace) sleep 0.5 ;;  # its libmcount is set up before sqlite3's main
 	esac
 	local s e
 	s=$(date +%s%N)
@@ -67,16 +76,20 @@ one() {
 	e=$(date +%s%N)
 	if [[ $mode == bpftrace ]]; then kill -INT "$tracer" 2>/dev/null || true; fi
 	[[ -n $tracer ]] && wait "$tracer" || true
+	[[ $mode == uftrace ]] && while pgrep -x uftrace >/dev/null; do sleep 0.01; done
+	local t=$(date +%s%N)
 	local ok=no note=""
 	grep -q '^20000|199990000$' "$out" && ok=yes
 	case $mode in
 	fast | kernel)
-		note=$(grep -oE '[0-9]+ records,|[0-9]+ records lost|exited before' "$err" | tr '\n' ' ' || true)
+		note=$(grep -oE '[0-9]+ records,|[0-9]+ records lost' "$err" | tr '\n' ' ' || true)
 		note+=$("$atrace" report -i "$work/$mode.data" --format=json 2>/dev/null |
 			python3 -c 'import json,sys; d=json.load(sys.stdin); print("calls", sum(f["calls"] for f in d["functions"]), "lost", d["lost_events"])' || true) ;;
 	bpftrace) note=$(grep -E '^@' "$err" | tr '\n' ' ' || true) ;;
+	uftrace) note="sqlite3_* calls $(uftrace report -d "$work/uftrace.data" 2>/dev/null |
+		awk '$NF ~ /^sqlite3_/ {s += $(NF-1)} END {print s + 0}')" ;;
 	esac
-	echo "$mode $(( (e - s) / 1000000 )) $ok $note"
+	echo "$mode $(( (e - s) / 1000000 )) $ok tracer_s $(echo "scale=2; ($t - $s) / 1000000000" | bc) $note"
 }
 
 results=$work/results
@@ -86,7 +99,7 @@ for ((r = 0; r < rounds; r++)); do
 	for m in "$@"; do one "$m" | tee -a "$results" >&2; done
 done
 echo
-echo "| mode | median ms | x untraced | output right | last run |"
+echo "| mode | median ms | x untraced | output right | last run (tracer_s: to the tracer's end) |"
 echo "| --- | ---: | ---: | --- | --- |"
 base=$(awk '$1 == "untraced" {print $2}' "$results" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 for m in $modes; do
