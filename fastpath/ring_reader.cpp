@@ -108,6 +108,8 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     LaneStats& stats = stats_[i];
     const Range& r = ranges[i];
     stats.full = headers_[i].lost;
+    if (!lane.given_up.empty()) take_late(i, headers_[i].head, out);
+    if (writers_gone) lane.given_up.clear();
     for (uint64_t index = r.from; index < r.to; ++index) {
       const FastRecord& a = first_[r.at + (index - r.from)];
       const FastRecord& b = second_[r.at + (index - r.from)];
@@ -133,6 +135,10 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
       const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
       if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) break;
       ++stats.skipped;
+      if (!writers_gone) {
+        lane.given_up.push_back(lane.tail);
+        if (lane.given_up.size() > kGivenUpKept) lane.given_up.pop_front();
+      }
       ++lane.tail;
     }
     lane.heads.emplace_back(now_tsc, r.to);
@@ -161,6 +167,45 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
   for (uint32_t i = 0; i < n; ++i)
     if (new_tails[i] > lanes_[i].published) lanes_[i].published = new_tails[i];
   return true;
+}
+
+// Slots given up whose writers commit after all: taken while the lane has
+// not come round to them (a writer of the next lap may reserve the slot
+// once head reaches index + lane_slots; the head is read again after the
+// record, so a record seen committed with the head still short of that is
+// the late writer's own). Two reads, as for every slot (the copy of a
+// VmMemory is not ordered against the writer's stores).
+void RingReader::take_late(uint32_t i, uint64_t head, std::vector<FastRecord>& out) {
+  Lane& lane = lanes_[i];
+  LaneStats& stats = stats_[i];
+  const uint64_t slots = header_.lane_slots;
+  const uint64_t head_addr =
+      ring_ + header_.lanes_offset + i * sizeof(LaneHeader) + offsetof(LaneHeader, head);
+  for (auto it = lane.given_up.begin(); it != lane.given_up.end();) {
+    const uint64_t index = *it;
+    if (head >= index + slots) {  // came round: the record is gone for good
+      it = lane.given_up.erase(it);
+      continue;
+    }
+    FastRecord a{}, b{};
+    uint64_t head_after = 0;
+    if (!memory_.read(slot_addr(i, index), &a, sizeof a) || a.seq != index + 1 ||
+        !memory_.read(slot_addr(i, index), &b, sizeof b) || b.seq != index + 1 ||
+        !memory_.read(head_addr, &head_after, sizeof head_after)) {
+      ++it;
+      continue;
+    }
+    it = lane.given_up.erase(it);
+    if (head_after >= index + slots) continue;
+    --stats.skipped;
+    if (!known_kind(b.kind)) {
+      ++stats.malformed;
+      continue;
+    }
+    out.push_back(b);
+    ++stats.taken;
+    ++stats.late;
+  }
 }
 
 uint64_t RingReader::lost() const {

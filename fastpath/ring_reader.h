@@ -23,13 +23,19 @@
 // Once the slot has been reserved for `commit_wait_ticks` (counted from
 // the last drain that had not seen it reserved, which it cannot be older
 // than) the reader gives it up: the tail passes it and the lane's
-// `skipped` counts it. A writer that commits after that writes `seq` =
-// its old index + 1, which never matches the index the reader expects in
-// that slot later, so it is not taken; the record the slot holds next may
-// be overwritten by it and then is skipped in turn (counted). Left
-// possible: the late writer's fields landing in the slot's next record
-// between that record's commit and the reader's second read (a writer held
-// for more than the wait, resuming within those microseconds): that one
+// `skipped` counts it. It stays watched until the lane comes round to it
+// (a writer of the next lap may reserve it): a writer that commits
+// meanwhile (preempted for longer than the wait, as happens on a loaded
+// machine) has its record taken then, late (LaneStats::late; the
+// consumer's reorder window puts it back in order or counts it late), and
+// it is no longer counted lost. A writer that commits after the lane came
+// round writes `seq` = its old index + 1, which never matches the index
+// the reader expects in that slot, so it is not taken; the record the
+// slot holds then may be overwritten by it and then is skipped in turn
+// (counted). Left possible: the late writer's fields landing in the slot's
+// next record between that record's commit and the reader's second read
+// (a writer held for a whole lap of the lane, resuming within those
+// microseconds): that one
 // record then carries the late writer's fields.
 //
 // Order: records come lane by lane, each lane in slot order. Lanes are per
@@ -60,7 +66,9 @@ namespace atrace::fastpath {
 struct LaneStats {
   uint64_t taken = 0;      // records handed out
   uint64_t full = 0;       // LaneHeader::lost: dropped by writers, the lane full
-  uint64_t skipped = 0;    // reserved, never committed within the wait: given up
+  uint64_t skipped = 0;    // reserved, not committed within the wait: given up (and not
+                           // committed since, while the lane had not come round)
+  uint64_t late = 0;       // given up, then committed: taken in a later drain
   uint64_t malformed = 0;  // committed with a kind no writer writes: dropped
   uint64_t lost() const { return full + skipped + malformed; }
 };
@@ -107,7 +115,13 @@ class RingReader {
     // (drain time, head read then): a slot at or past a drain's head was
     // reserved after that drain, which bounds how long it has waited.
     std::deque<std::pair<uint64_t, uint64_t>> heads;
+    // Slots given up, in order: a late commit is still taken (take_late).
+    std::deque<uint64_t> given_up;
   };
+  // At most this many given-up slots watched per lane (a thread killed in
+  // the trampoline leaves one for good; each is one read a drain).
+  static constexpr size_t kGivenUpKept = 1024;
+  void take_late(uint32_t lane, uint64_t head, std::vector<FastRecord>& out);
 
   uint64_t slot_addr(uint32_t lane, uint64_t index) const;
   uint64_t reserved_since(const Lane& lane, uint64_t index, uint64_t now_tsc) const;
