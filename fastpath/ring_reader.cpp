@@ -55,7 +55,8 @@ uint64_t RingReader::reserved_since(const Lane& lane, uint64_t index, uint64_t n
   return since;
 }
 
-bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone) {
+bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone,
+                       uint64_t max_per_lane) {
   const uint32_t n = header_.lane_count;
   const uint64_t slots = header_.lane_slots;
   if (!memory_.read(ring_ + header_.lanes_offset, headers_.data(), n * sizeof(LaneHeader)))
@@ -80,8 +81,13 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     // trampolines' (they reserve only while head - tail < lane_slots).
     if (head < lane.tail) head = lane.tail;
     if (head - lane.tail > slots) head = lane.tail + slots;
-    ranges[i] = Range{lane.tail, head, total};
-    total += head - lane.tail;
+    lane.head = head;
+    // At most max_per_lane slots this time (the rest waits for the next
+    // drain: drained() says whether there is any).
+    const uint64_t to = head - lane.tail > max_per_lane ? lane.tail + max_per_lane : head;
+    lane.capped = to < head;
+    ranges[i] = Range{lane.tail, to, total};
+    total += to - lane.tail;
   }
   first_.resize(total);
   second_.resize(total);
@@ -124,6 +130,7 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
       }
       out.push_back(b);
       ++stats.taken;
+      lane.last_tsc = std::max(lane.last_tsc, b.tsc);
     }
     // The tail passes what was taken, and each slot reserved for longer
     // than the wait; it stops at the first one reserved more recently.
@@ -141,7 +148,7 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
       }
       ++lane.tail;
     }
-    lane.heads.emplace_back(now_tsc, r.to);
+    lane.heads.emplace_back(now_tsc, lane.head);
     // Keep the drains that can still bound a waiting slot's age: the
     // newest one older than the wait is enough for the older ones.
     while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
@@ -206,6 +213,19 @@ void RingReader::take_late(uint32_t i, uint64_t head, std::vector<FastRecord>& o
     ++stats.taken;
     ++stats.late;
   }
+}
+
+bool RingReader::drained() const {
+  for (const Lane& l : lanes_)
+    if (l.tail < l.head) return false;
+  return true;
+}
+
+uint64_t RingReader::complete_until() const {
+  uint64_t until = UINT64_MAX;
+  for (const Lane& l : lanes_)
+    if (l.capped) until = std::min(until, l.last_tsc);
+  return until;
 }
 
 uint64_t RingReader::lost() const {

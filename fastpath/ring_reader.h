@@ -92,7 +92,17 @@ class RingReader {
   // `writers_gone`: no writer can commit any more (the process exited, or
   // its patches were undone with no thread left inside the trampolines):
   // every slot still reserved and not committed is given up now.
-  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false);
+  // `max_per_lane`: at most that many slots of a lane are looked at (a
+  // bounded batch for the consumer); the rest waits for the next drain.
+  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false,
+             uint64_t max_per_lane = UINT64_MAX);
+  // Every lane's tail reached the head its last drain read.
+  bool drained() const;
+  // The TSC up to which the last drain took every lane's records: the
+  // newest record taken from each lane it left slots of for the next drain
+  // (max_per_lane), the earliest of those; UINT64_MAX when it left none.
+  // A consumer that orders records by time releases nothing later.
+  uint64_t complete_until() const;
 
   // Gives read pages back and allocates pages ahead of the writers
   // (lane_pages.h); the tails are then published in whole pages. For a ring
@@ -107,7 +117,10 @@ class RingReader {
  private:
   struct Lane {
     bool started = false;
-    uint64_t tail = 0;  // the first slot not taken: what the target sees
+    uint64_t tail = 0;      // the first slot not taken: what the target sees
+    uint64_t head = 0;      // as the last drain read it
+    bool capped = false;    // the last drain stopped at max_per_lane
+    uint64_t last_tsc = 0;  // the newest record's taken
     // Slots past the tail taken already (while the tail waits at a slot
     // reserved but not committed).
     std::set<uint64_t> ahead;

@@ -344,7 +344,7 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
 void FastPath::drain(std::vector<formats::Event>& out) {
   if (!s_->reader) return;
   // Local memory: a drain cannot fail, and the lanes outlive the process.
-  s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone);
+  s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   // The records come lane by lane; each lane is a CPU. Its commit mark is
@@ -414,8 +414,26 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
     s_->writers_gone = !running(s_->pid);
   }
   // The rest of the lanes, the process gone or not (the lanes are atrace's
-  // too); a drain reads every lane up to its head.
-  drain(out);
+  // too): drains until every lane's tail is at its head.
+  do drain(out);
+  while (!s_->reader->drained());
+  // Nothing more to read or to write: the lanes' memory goes back to the
+  // system (the pages allocated ahead of the writers too). A process whose
+  // trampolines still run (it could not be stopped) keeps its lanes.
+  if (s_->pages) {
+    s_->reader->set_pages(nullptr);
+    s_->pages.reset();
+    if (s_->writers_gone)
+      madvise(s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
+              s_->lanes->size() - (s_->layout.records_offset - s_->layout.lanes_offset),
+              MADV_REMOVE);
+  }
+}
+
+uint64_t FastPath::complete_until_ns() const {
+  if (!s_->reader) return UINT64_MAX;
+  const uint64_t tsc = s_->reader->complete_until();
+  return tsc == UINT64_MAX ? UINT64_MAX : s_->clock.to_ns(tsc);
 }
 
 FastPathStats FastPath::stats() const {

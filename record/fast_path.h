@@ -44,6 +44,12 @@ inline constexpr uint32_t kFastPathLaneSlots = 1u << 23;
 // do not pay for the page faults (fastpath/lane_pages.h): 16 MiB, half a
 // million records, more than a drain period of one thread's calls.
 inline constexpr uint64_t kFastPathAheadBytes = 16u << 20;
+// Records a drain takes from a lane at most: a bounded batch of events
+// (8 MiB of them) each wake-up of the drain loop, whose vectors the
+// allocator then reuses; a batch of everything written since the last
+// drain (millions when atrace falls behind) faulted in hundreds of
+// megabytes anew every time, half of atrace's time.
+inline constexpr uint64_t kFastPathDrainBatch = 1u << 16;
 
 struct FastPathRefusal {
   uint32_t id = 0;
@@ -80,8 +86,13 @@ class FastPath {
   // A kernel event of the process as it is decoded: thread creations
   // (their thread pointers) and ends keep the thread map.
   void on_kernel_event(const formats::Event& ev);
-  // The records written since the last drain, as events.
+  // The records written since the last drain, as events: at most
+  // kFastPathDrainBatch a lane.
   void drain(std::vector<formats::Event>& out);
+  // Every event before this time (CLOCK_MONOTONIC) has been given by
+  // drain(); UINT64_MAX when the last drain left no lane behind. The
+  // reorder window releases nothing later.
+  uint64_t complete_until_ns() const;
   // Stops the process, gives back its code and return addresses, drains the
   // rest. Once; the destructor does it when not done (without events).
   void uninstall(std::vector<formats::Event>& out);

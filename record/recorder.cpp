@@ -924,7 +924,13 @@ bool Recorder::on_wake(uint64_t now) {
   if (clocks_.due(now) && out_.async)
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
-  const uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  // A lane of the fast path read only in part: nothing past what it gave.
+  if (fast_) {
+    const uint64_t until = fast_->complete_until_ns();
+    if (until != UINT64_MAX)
+      edge = std::min(edge, until > kReorderWindowNs ? until - kReorderWindowNs : 0);
+  }
   deliver(events_->held().take_until(edge));
   rotate_if_due(now, edge);
   // The loss counters cost a map read per kind: only for a visible line.

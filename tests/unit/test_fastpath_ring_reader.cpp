@@ -386,3 +386,36 @@ TEST(FastPathRingReader, DrainsWritersRunningConcurrently) {
 
 }  // namespace
 }  // namespace atrace::fastpath
+
+namespace atrace::fastpath {
+namespace {
+
+// A bounded drain takes at most max_per_lane slots of each lane and says
+// up to when every lane was read (the newest record of a lane it left
+// slots of), and whether anything is left.
+TEST(FastPathRingReaderBatch, TakesAtMostABatchPerLaneAndSaysHowFarItGot) {
+  TestRing ring(2, 16);
+  LocalMemory mem;
+  RingReader reader(mem, ring.addr(), ring.header(), kWait, 0);
+  for (uint64_t t = 100; t < 110; ++t) ASSERT_TRUE(ring.write(0, t));
+  for (uint64_t t = 200; t < 203; ++t) ASSERT_TRUE(ring.write(1, t));
+  std::vector<FastRecord> out;
+  ASSERT_TRUE(reader.drain(1000, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{100, 101, 102, 103, 200, 201, 202}));
+  EXPECT_EQ(reader.complete_until(), 103u);
+  EXPECT_FALSE(reader.drained());
+  out.clear();
+  ASSERT_TRUE(reader.drain(1001, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{104, 105, 106, 107}));
+  EXPECT_EQ(reader.complete_until(), 107u);
+  out.clear();
+  ASSERT_TRUE(reader.drain(1002, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{108, 109}));
+  EXPECT_EQ(reader.complete_until(), UINT64_MAX);
+  EXPECT_TRUE(reader.drained());
+  EXPECT_EQ(ring.lane(0).tail, 10u);
+  EXPECT_EQ(reader.lost(), 0u);
+}
+
+}  // namespace
+}  // namespace atrace::fastpath
