@@ -127,7 +127,7 @@ struct FastPath::State {
 };
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
-                   const std::vector<uprobes::UnwindPoint>& unwinders)
+                   const std::vector<uprobes::UnwindPoint>& unwinders, uint64_t lane_slots)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
   if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
@@ -167,7 +167,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
   fp::ProcessMemory code_memory(pid);
   fp::RingGeometry geometry;
-  geometry.lane_slots = kFastPathLaneSlots;
+  geometry.lane_slots = static_cast<uint32_t>(lane_slots);
   geometry.lane_count =
       pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
   s_->layout = fp::make_layout(geometry);

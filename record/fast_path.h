@@ -2,14 +2,17 @@
 // trampolines of fastpath/ record in the process itself instead of the
 // kernel's uprobes (docs/fast-path.md, "When each path is used").
 //
-//   install    every thread stopped once: the ring and one code region per
-//              module mapped into the process, the trampolines written, the
-//              functions' entries patched, each thread's pointer noted
-//   drain      each wake-up of the drain loop: the ring's new records, as
-//              FuncEntry / FuncExit / Unwind events on CLOCK_MONOTONIC with
-//              their thread's tid, for the reorder window
-//   uninstall  every thread stopped once more: the entries and every
-//              replaced return address put back, the rest drained
+//   install    every thread stopped once: the ring (its lanes a memfd
+//              atrace maps too) and one code region per module mapped into
+//              the process, the trampolines written, the functions'
+//              entries patched, each thread's pointer noted
+//   drain      each wake-up of the drain loop: the ring's new records (a
+//              bounded batch a lane), as FuncEntry / FuncExit / Unwind
+//              events on CLOCK_MONOTONIC with their thread's tid, for the
+//              reorder window
+//   uninstall  every thread stopped once more (unless the process is
+//              gone): the entries and every replaced return address put
+//              back, the rest drained (the lanes outlive the process)
 //
 // The regions stay mapped after the uninstall (and after a killed atrace):
 // a signal frame or a copy of a return address may still name the return
@@ -75,7 +78,8 @@ class FastPath {
   // ptrace, no room near a module); a function it cannot patch is refused
   // (refused()), for the caller to report.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
-           const std::vector<uprobes::UnwindPoint>& unwinders);
+           const std::vector<uprobes::UnwindPoint>& unwinders,
+           uint64_t lane_slots = kFastPathLaneSlots);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;

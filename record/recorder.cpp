@@ -668,7 +668,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
 std::vector<formats::ProbeInfo> Recorder::install_fast_path(
     const std::vector<uprobes::ProbeSite>& sites) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
-  fast_ = std::make_unique<FastPath>(run_.target->pid(), sites, probes_.unwind_points);
+  fast_ = std::make_unique<FastPath>(run_.target->pid(), sites, probes_.unwind_points,
+                                     opts_.fast_path_lane_slots);
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
   std::vector<formats::ProbeInfo> table;
   for (const auto& s : sites) {

@@ -25,7 +25,8 @@ class FastPathRing : public IntegrationTest {
   // The target starts its calls once it is patched and DIR/go exists,
   // made once atrace says it records (its "probing" line: stderr goes to a
   // file the test reads meanwhile).
-  std::pair<Result, Result> record(const std::string& mode, const std::string& out) {
+  std::pair<Result, Result> record(const std::string& mode, const std::string& out,
+                                   const std::string& extra = "") {
     const std::string dir = file("ring_" + mode);
     EXPECT_EQ(mkdir(dir.c_str(), 0755), 0);
     Child target({kTarget, mode, dir});
@@ -33,7 +34,8 @@ class FastPathRing : public IntegrationTest {
     const std::string err = dir + "/err";
     Child atrace({"/bin/sh", "-c",
                   "exec \"$0\" record -p " + std::to_string(target.pid()) +
-                      " --fast-path --filter=off --select=count,outer,forker -o \"$1\" 2>\"$2\"",
+                      " --fast-path --filter=off --select=count,outer,forker " + extra +
+                      " -o \"$1\" 2>\"$2\"",
                   Paths::atrace, out, err});
     for (int i = 0; i < 600 && atrace.running(); i++) {
       std::ifstream in(err);
@@ -78,7 +80,8 @@ TEST_F(FastPathRing, AForkChildRecordsNothingAndRunsUnchanged) {
   Result ref = reference.wait(milliseconds(30000));
   ASSERT_TRUE(ref.exited(0)) << ref.describe();
   const std::string out = file("ring_fork.data");
-  auto [t, r] = record("fork", out);
+  // The smallest lanes (1 MiB, 32 Ki records a CPU) hold these calls.
+  auto [t, r] = record("fork", out, "--fast-path-buffer=1M");
   ASSERT_TRUE(t.exited(0)) << t.describe();
   ASSERT_TRUE(r.exited(0)) << r.describe();
   // The child returned from forker() through its own shadow stack and
@@ -100,6 +103,23 @@ TEST_F(FastPathRing, AForkChildRecordsNothingAndRunsUnchanged) {
     if (th["events"].get<long long>() > 0) {
       EXPECT_EQ(th["pid"], pid_) << th.dump();
     }
+}
+
+// --fast-path-buffer: a size out of range is one line naming the option,
+// and the option means nothing without --fast-path.
+TEST_F(FastPathRing, BufferSizeOutOfRangeIsOneLine) {
+  for (const char* arg : {"--fast-path-buffer=64K", "--fast-path-buffer=32G"}) {
+    SCOPED_TRACE(arg);
+    Result r = run({Paths::atrace, "record", "-o", file("x.data"), "-p", "1", "--fast-path", arg},
+                   milliseconds(20000));
+    EXPECT_FALSE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.err.find("--fast-path-buffer"), std::string::npos) << r.err;
+  }
+  Result r =
+      run({Paths::atrace, "record", "-o", file("x.data"), "-p", "1", "--fast-path-buffer=8M"},
+          milliseconds(20000));
+  EXPECT_FALSE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find("--fast-path"), std::string::npos) << r.err;
 }
 
 }  // namespace
