@@ -430,6 +430,8 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
   }
 }
 
+bool FastPath::drained() const { return !s_->reader || s_->reader->drained(); }
+
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;
   const uint64_t tsc = s_->reader->complete_until();

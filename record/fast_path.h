@@ -97,6 +97,8 @@ class FastPath {
   // drain(); UINT64_MAX when the last drain left no lane behind. The
   // reorder window releases nothing later.
   uint64_t complete_until_ns() const;
+  // Every lane was read to the head its last drain saw.
+  bool drained() const;
   // Stops the process, gives back its code and return addresses, drains the
   // rest. Once; the destructor does it when not done (without events).
   void uninstall(std::vector<formats::Event>& out);

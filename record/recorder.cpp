@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "base/capabilities.h"
 #include "base/clock.h"
@@ -171,6 +173,8 @@ class Recorder {
   std::vector<formats::ProbeInfo> attach_functions();
   std::vector<formats::ProbeInfo> install_fast_path(const std::vector<uprobes::ProbeSite>& sites);
   void drain_fast_path();
+  void drain_fast_path_rest();
+  uint64_t release_edge(uint64_t now) const;
   void finish_fast_path();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
@@ -700,6 +704,38 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   return table;
 }
 
+// The time before which the reorder window releases events: the window
+// behind now, and not past what a lane of the fast path read only in part
+// has given.
+uint64_t Recorder::release_edge(uint64_t now) const {
+  uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  if (fast_) {
+    const uint64_t until = fast_->complete_until_ns();
+    if (until != UINT64_MAX)
+      edge = std::min(edge, until > kReorderWindowNs ? until - kReorderWindowNs : 0);
+  }
+  return edge;
+}
+
+// The process exited with records still in the fast path's lanes (they
+// outlive it): read in batches, each delivered as it leaves the reorder
+// window, so that millions of them never sit in memory at once. Ends when
+// every lane is read, or after 100 drains in a row found nothing (a slot
+// its dead writer never committed is given up within the commit wait).
+void Recorder::drain_fast_path_rest() {
+  for (int idle = 0; !fast_->drained() && idle < 100;) {
+    const uint64_t before = events_->events();
+    drain_fast_path();
+    if (events_->events() == before) {
+      ++idle;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else {
+      idle = 0;
+    }
+    deliver(events_->held().take_until(release_edge(now_ns(CLOCK_MONOTONIC))));
+  }
+}
+
 void Recorder::drain_fast_path() {
   fast_events_.clear();
   fast_->drain(fast_events_);
@@ -872,6 +908,7 @@ void Recorder::record_events(RecordResult& r) {
       loop.on_children();  // execs held since the match (exec_follow.h)
     }
     run_until_stop(loop);
+    if (fast_ && run_.target->exited()) drain_fast_path_rest();
     status_.clear();
   });
 }
@@ -925,13 +962,7 @@ bool Recorder::on_wake(uint64_t now) {
   if (clocks_.due(now) && out_.async)
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
-  uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
-  // A lane of the fast path read only in part: nothing past what it gave.
-  if (fast_) {
-    const uint64_t until = fast_->complete_until_ns();
-    if (until != UINT64_MAX)
-      edge = std::min(edge, until > kReorderWindowNs ? until - kReorderWindowNs : 0);
-  }
+  const uint64_t edge = release_edge(now);
   deliver(events_->held().take_until(edge));
   rotate_if_due(now, edge);
   // The loss counters cost a map read per kind: only for a visible line.
