@@ -72,6 +72,7 @@ void LanePages::release(uint32_t lane, uint64_t from, uint64_t to) {
 // the writers cannot reach until the tail is published, which happens
 // after.
 void LanePages::populate_ahead() {
+  std::lock_guard<std::mutex> lock(populating_);
   for (uint32_t i = 0; i < populated_.size(); i++) {
     const uint64_t head = std::atomic_ref<uint64_t>(lanes_[i].head).load(std::memory_order_relaxed);
     const uint64_t tail = std::atomic_ref<uint64_t>(lanes_[i].tail).load(std::memory_order_acquire);

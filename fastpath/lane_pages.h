@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -55,7 +56,8 @@ class LanePages {
   // multiples of kSlotsPerPage) are read and not yet given to the writers
   // (the reader publishes the tail after this returns).
   void release(uint32_t lane, uint64_t from, uint64_t to);
-  // One round of the allocating thread (tests call it directly).
+  // One round of the allocating thread (tests call it directly too: one
+  // round at a time).
   void populate_ahead();
 
   uint64_t populated_bytes() const { return populated_bytes_; }
@@ -73,6 +75,7 @@ class LanePages {
   uint64_t target_records_;
   uint64_t slots_;
   uint64_t ahead_;                   // in slots
+  std::mutex populating_;            // one round at a time
   std::vector<uint64_t> populated_;  // per lane: slots before this were populated
   std::atomic<uint64_t> populated_bytes_{0}, released_bytes_{0};
   std::atomic<bool> stop_{false};
