@@ -37,7 +37,7 @@ class FastPathRing : public IntegrationTest {
                       " --fast-path --filter=off --select=count,outer,forker " + extra +
                       " -o \"$1\" 2>\"$2\"",
                   Paths::atrace, out, err});
-    for (int i = 0; i < 600 && atrace.running(); i++) {
+    for (int i = 0; i < 2400 && atrace.running(); i++) {  // 120 s
       std::ifstream in(err);
       std::stringstream text;
       text << in.rdbuf();
@@ -45,7 +45,7 @@ class FastPathRing : public IntegrationTest {
       std::this_thread::sleep_for(milliseconds(50));
     }
     std::ofstream(dir + "/go").put('\n');
-    Result t = target.wait(milliseconds(30000));
+    Result t = target.wait(milliseconds(150000));
     Result r = atrace.wait(milliseconds(60000));
     std::ifstream in(err);
     std::stringstream text;
@@ -62,7 +62,7 @@ TEST_F(FastPathRing, CallsRightBeforeTheExitAreAllRead) {
   ASSERT_TRUE(ref.exited(0)) << ref.describe();
   const std::string out = file("ring_exit.data");
   auto [t, r] = record("exit", out);
-  ASSERT_TRUE(t.exited(0)) << t.describe();
+  ASSERT_TRUE(t.exited(0)) << t.describe() << r.describe();
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_EQ(t.out, ref.out);
   // 200,000 calls in a few milliseconds and the exit: most records were
@@ -82,7 +82,7 @@ TEST_F(FastPathRing, AForkChildRecordsNothingAndRunsUnchanged) {
   const std::string out = file("ring_fork.data");
   // The smallest lanes (1 MiB, 32 Ki records a CPU) hold these calls.
   auto [t, r] = record("fork", out, "--fast-path-buffer=1M");
-  ASSERT_TRUE(t.exited(0)) << t.describe();
+  ASSERT_TRUE(t.exited(0)) << t.describe() << r.describe();
   ASSERT_TRUE(r.exited(0)) << r.describe();
   // The child returned from forker() through its own shadow stack and
   // computed what it computes untraced.
