@@ -30,6 +30,7 @@ RingHeader make_layout(const RingGeometry& g) {
   h.records_offset = page_up(h.lanes_offset + uint64_t{g.lane_count} * sizeof(LaneHeader));
   h.threads_offset =
       page_up(h.records_offset + uint64_t{g.lane_count} * g.lane_slots * sizeof(FastRecord));
+  h.gate = 1;
   h.total_bytes =
       page_up(h.threads_offset + uint64_t{g.thread_slots} * thread_slot_bytes(g.shadow_depth));
   return h;

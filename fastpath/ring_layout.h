@@ -1,16 +1,28 @@
 // The memory the fast path shares with a traced process (docs/fast-path.md):
-// one region, mapped read-write by atrace and by the target, that the
-// trampolines in the target write (entry and exit records, per-thread shadow
-// stacks) and atrace reads. This header is the contract between the code the
-// trampolines are generated from (fastpath/trampoline.h) and atrace's reader;
-// every field has a fixed offset, checked below, because the trampolines
-// address them as immediates.
+// one region of the target's address space that the trampolines in the
+// target write (entry and exit records, per-thread shadow stacks) and atrace
+// reads. This header is the contract between the code the trampolines are
+// generated from (fastpath/trampoline.h) and atrace's reader; every field
+// has a fixed offset, checked below, because the trampolines address them
+// as immediates.
 //
-// Layout of the region (all offsets from its start, all page-aligned):
-//   RingHeader                          one page
-//   LaneHeader[lane_count]              one cache line each
-//   FastRecord[lane_count][lane_slots]  the lanes' records
-//   ThreadSlot[thread_slots]            per-thread state, found by thread pointer
+// Layout of the region (all offsets from its start, all page-aligned), and
+// how each part is mapped in the target (record/fast_path.cpp):
+//   RingHeader                          one page     private, MADV_WIPEONFORK
+//   LaneHeader[lane_count]              one cache line each  \ shared with
+//   FastRecord[lane_count][lane_slots]  the lanes' records   / atrace (memfd)
+//   ThreadSlot[thread_slots]            per-thread state     private
+//
+// The lanes are a memfd mapped MAP_SHARED by the target and by atrace, so
+// they outlive the process: atrace reads what a process wrote just before
+// it exited. The shadow stacks stay private, so a fork child returns
+// through its own copy. A fork child also inherits the shared lanes, and
+// its threads have the same thread pointers as its parent's: the
+// trampolines write a record only while RingHeader::gate is not 0, and the
+// header page is wiped in a fork child (MADV_WIPEONFORK), so a child's
+// calls go unrecorded while its returns stay hooked and unhooked through
+// its own shadow stacks. Memfd pages cost nothing until a writer touches
+// them: a lane uses memory only as far as it has been written.
 //
 // Writers never wait: a full lane drops the record and counts it in
 // LaneHeader::lost; a full thread table or a full shadow stack records the
@@ -24,7 +36,7 @@
 namespace atrace::fastpath {
 
 inline constexpr uint64_t kRingMagic = 0x3154534146525441ull;  // "ATRFAST1"
-inline constexpr uint32_t kRingVersion = 1;
+inline constexpr uint32_t kRingVersion = 2;                    // 2: RingHeader::gate
 
 // What a record says happened. The values are written by generated code.
 enum class RecordKind : uint16_t {
@@ -91,8 +103,10 @@ struct ThreadSlot {
 };
 
 // The first page. Written by atrace before any trampoline is reachable;
-// read-only for the trampolines afterwards (they use immediates, the header
-// is for the reader and for a human looking at the mapping).
+// read-only for the trampolines afterwards (they use immediates; the header
+// is for the reader and for a human looking at the mapping), except `gate`,
+// which every record reads first: 0 (a fork child's wiped page) means
+// "write nothing".
 struct RingHeader {
   uint64_t magic;         // kRingMagic
   uint32_t version;       // kRingVersion
@@ -105,7 +119,9 @@ struct RingHeader {
   uint64_t records_offset;  // FastRecord[lane_count * lane_slots]
   uint64_t threads_offset;  // thread_slots slots of thread_slot_bytes() each
   uint64_t total_bytes;
+  uint64_t gate;  // 1 in the traced process, 0 in its fork children
 };
+static_assert(offsetof(RingHeader, gate) == 64);
 
 // Sizes and offsets of a region with these parameters (all powers of two,
 // checked by make_layout).

@@ -58,7 +58,8 @@ uint64_t RingReader::reserved_since(const Lane& lane, uint64_t index, uint64_t n
   return since;
 }
 
-bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
+bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone,
+                       uint64_t max_per_lane) {
   const uint32_t n = header_.lane_count;
   const uint64_t slots = header_.lane_slots;
   if (!memory_.read(ring_ + header_.lanes_offset, headers_.data(), n * sizeof(LaneHeader)))
@@ -83,8 +84,13 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
     // trampolines' (they reserve only while head - tail < lane_slots).
     if (head < lane.tail) head = lane.tail;
     if (head - lane.tail > slots) head = lane.tail + slots;
-    ranges[i] = Range{lane.tail, head, total};
-    total += head - lane.tail;
+    lane.head = head;
+    // At most max_per_lane slots this time (the rest waits for the next
+    // drain: drained() says whether there is any).
+    const uint64_t to = head - lane.tail > max_per_lane ? lane.tail + max_per_lane : head;
+    lane.capped = to < head;
+    ranges[i] = Range{lane.tail, to, total};
+    total += to - lane.tail;
   }
   first_.resize(total);
   second_.resize(total);
@@ -111,17 +117,23 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
     LaneStats& stats = stats_[i];
     const Range& r = ranges[i];
     stats.full = headers_[i].lost;
+    if (!lane.given_up.empty()) take_late(i, headers_[i].head, out);
+    if (writers_gone) lane.given_up.clear();
     for (uint64_t index = r.from; index < r.to; ++index) {
       const FastRecord& a = first_[r.at + (index - r.from)];
       const FastRecord& b = second_[r.at + (index - r.from)];
-      if (a.seq != index + 1 || b.seq != index + 1 || lane.ahead.count(index)) continue;
-      lane.ahead.insert(index);
+      if (a.seq != index + 1 || b.seq != index + 1) continue;
+      // The common case, every slot committed so far: the tail follows,
+      // without the set (a tree node per record otherwise).
+      if (index == lane.tail && lane.ahead.empty()) ++lane.tail;
+      else if (!lane.ahead.insert(index).second) continue;  // taken by an earlier drain
       if (!known_kind(b.kind)) {
         ++stats.malformed;
         continue;
       }
       out.push_back(b);
       ++stats.taken;
+      lane.last_tsc = std::max(lane.last_tsc, b.tsc);
     }
     // The tail passes what was taken, and each slot reserved for longer
     // than the wait; it stops at the first one reserved more recently.
@@ -131,26 +143,92 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out) {
         continue;
       }
       const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
-      if (now_tsc <= since || now_tsc - since < wait_) break;
+      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) break;
       ++stats.skipped;
+      if (!writers_gone) {
+        lane.given_up.push_back(lane.tail);
+        if (lane.given_up.size() > kGivenUpKept) lane.given_up.pop_front();
+      }
       ++lane.tail;
     }
-    lane.heads.emplace_back(now_tsc, r.to);
+    lane.heads.emplace_back(now_tsc, lane.head);
     // Keep the drains that can still bound a waiting slot's age: the
     // newest one older than the wait is enough for the older ones.
     while (lane.heads.size() > 1 && now_tsc >= lane.heads[1].first &&
            now_tsc - lane.heads[1].first >= wait_)
       lane.heads.pop_front();
-    if (lane.tail != lane.published) {
-      new_tails[i] = lane.tail;
+    // With pages to give back (lane_pages.h), the writers get whole pages
+    // only, after the system has taken them back.
+    uint64_t publish = lane.tail;
+    if (pages_) {
+      constexpr uint64_t kPageSlots = LanePages::kSlotsPerPage;
+      publish &= ~(kPageSlots - 1);
+      const uint64_t from = (lane.published + kPageSlots - 1) & ~(kPageSlots - 1);
+      if (publish > from) pages_->release(i, from, publish);
+    }
+    if (publish > lane.published) {
+      new_tails[i] = publish;
       tail_pieces.push_back(
           {ring_ + header_.lanes_offset + i * sizeof(LaneHeader) + offsetof(LaneHeader, tail),
            &new_tails[i], sizeof(uint64_t)});
     }
   }
   if (!tail_pieces.empty() && !memory_.write(tail_pieces)) return false;
-  for (uint32_t i = 0; i < n; ++i) lanes_[i].published = lanes_[i].tail;
+  for (uint32_t i = 0; i < n; ++i)
+    if (new_tails[i] > lanes_[i].published) lanes_[i].published = new_tails[i];
   return true;
+}
+
+// Slots given up whose writers commit after all: taken while the lane has
+// not come round to them (a writer of the next lap may reserve the slot
+// once head reaches index + lane_slots; the head is read again after the
+// record, so a record seen committed with the head still short of that is
+// the late writer's own). Two reads, as for every slot (the copy of a
+// VmMemory is not ordered against the writer's stores).
+void RingReader::take_late(uint32_t i, uint64_t head, std::vector<FastRecord>& out) {
+  Lane& lane = lanes_[i];
+  LaneStats& stats = stats_[i];
+  const uint64_t slots = header_.lane_slots;
+  const uint64_t head_addr =
+      ring_ + header_.lanes_offset + i * sizeof(LaneHeader) + offsetof(LaneHeader, head);
+  for (auto it = lane.given_up.begin(); it != lane.given_up.end();) {
+    const uint64_t index = *it;
+    if (head >= index + slots) {  // came round: the record is gone for good
+      it = lane.given_up.erase(it);
+      continue;
+    }
+    FastRecord a{}, b{};
+    uint64_t head_after = 0;
+    if (!memory_.read(slot_addr(i, index), &a, sizeof a) || a.seq != index + 1 ||
+        !memory_.read(slot_addr(i, index), &b, sizeof b) || b.seq != index + 1 ||
+        !memory_.read(head_addr, &head_after, sizeof head_after)) {
+      ++it;
+      continue;
+    }
+    it = lane.given_up.erase(it);
+    if (head_after >= index + slots) continue;
+    --stats.skipped;
+    if (!known_kind(b.kind)) {
+      ++stats.malformed;
+      continue;
+    }
+    out.push_back(b);
+    ++stats.taken;
+    ++stats.late;
+  }
+}
+
+bool RingReader::drained() const {
+  for (const Lane& l : lanes_)
+    if (l.tail < l.head) return false;
+  return true;
+}
+
+uint64_t RingReader::complete_until() const {
+  uint64_t until = UINT64_MAX;
+  for (const Lane& l : lanes_)
+    if (l.capped) until = std::min(until, l.last_tsc);
+  return until;
 }
 
 uint64_t RingReader::lost() const {

@@ -1,7 +1,10 @@
-// atrace's reader of the fast path's ring (fastpath/ring_layout.h), which
-// lives in the target's memory: each drain reads every lane's new records
-// through a MemoryAccess and gives the slots back by writing each lane's
-// tail (docs/fast-path.md, "Reading the records").
+// atrace's reader of the fast path's ring (fastpath/ring_layout.h): each
+// drain reads every lane's new records through a MemoryAccess and gives the
+// slots back by writing each lane's tail (docs/fast-path.md, "Reading the
+// records"). atrace maps the lanes itself (a memfd shared with the target:
+// LocalMemory, plain copies); the same reader works on a ring reachable
+// only through process_vm_readv (VmMemory), which the rest of this comment
+// is about.
 //
 // System calls per drain, whatever the number of lanes and records: one
 // read of the lane headers, one read of every lane's new slots (one or two
@@ -20,13 +23,19 @@
 // Once the slot has been reserved for `commit_wait_ticks` (counted from
 // the last drain that had not seen it reserved, which it cannot be older
 // than) the reader gives it up: the tail passes it and the lane's
-// `skipped` counts it. A writer that commits after that writes `seq` =
-// its old index + 1, which never matches the index the reader expects in
-// that slot later, so it is not taken; the record the slot holds next may
-// be overwritten by it and then is skipped in turn (counted). Left
-// possible: the late writer's fields landing in the slot's next record
-// between that record's commit and the reader's second read (a writer held
-// for more than the wait, resuming within those microseconds): that one
+// `skipped` counts it. It stays watched until the lane comes round to it
+// (a writer of the next lap may reserve it): a writer that commits
+// meanwhile (preempted for longer than the wait, as happens on a loaded
+// machine) has its record taken then, late (LaneStats::late; the
+// consumer's reorder window puts it back in order or counts it late), and
+// it is no longer counted lost. A writer that commits after the lane came
+// round writes `seq` = its old index + 1, which never matches the index
+// the reader expects in that slot, so it is not taken; the record the
+// slot holds then may be overwritten by it and then is skipped in turn
+// (counted). Left possible: the late writer's fields landing in the slot's
+// next record between that record's commit and the reader's second read
+// (a writer held for a whole lap of the lane, resuming within those
+// microseconds): that one
 // record then carries the late writer's fields.
 //
 // Order: records come lane by lane, each lane in slot order. Lanes are per
@@ -47,6 +56,7 @@
 #include <set>
 #include <vector>
 
+#include "fastpath/lane_pages.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/ring_layout.h"
 
@@ -56,7 +66,9 @@ namespace atrace::fastpath {
 struct LaneStats {
   uint64_t taken = 0;      // records handed out
   uint64_t full = 0;       // LaneHeader::lost: dropped by writers, the lane full
-  uint64_t skipped = 0;    // reserved, never committed within the wait: given up
+  uint64_t skipped = 0;    // reserved, not committed within the wait: given up (and not
+                           // committed since, while the lane had not come round)
+  uint64_t late = 0;       // given up, then committed: taken in a later drain
   uint64_t malformed = 0;  // committed with a kind no writer writes: dropped
   uint64_t lost() const { return full + skipped + malformed; }
 };
@@ -77,15 +89,38 @@ class RingReader {
   // (nothing was taken) or the tails not written back (the records were
   // taken; the next drain writes the tails again); errno says why (ESRCH:
   // the target is gone).
-  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out);
+  // `writers_gone`: no writer can commit any more (the process exited, or
+  // its patches were undone with no thread left inside the trampolines):
+  // every slot still reserved and not committed is given up now.
+  // `max_per_lane`: at most that many slots of a lane are looked at (a
+  // bounded batch for the consumer); the rest waits for the next drain.
+  bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false,
+             uint64_t max_per_lane = UINT64_MAX);
+  // Every lane's tail reached the head its last drain read.
+  bool drained() const;
+  // The TSC up to which the last drain took every lane's records: the
+  // newest record taken from each lane it left slots of for the next drain
+  // (max_per_lane), the earliest of those; UINT64_MAX when it left none.
+  // A consumer that orders records by time releases nothing later.
+  uint64_t complete_until() const;
+
+  // Gives read pages back and allocates pages ahead of the writers
+  // (lane_pages.h); the tails are then published in whole pages. For a ring
+  // atrace maps itself; `pages` outlives the reader.
+  void set_pages(LanePages* pages) { pages_ = pages; }
 
   const std::vector<LaneStats>& lanes() const { return stats_; }
+  // Lane `i`'s tail: every slot before it is read or given up.
+  uint64_t lane_tail(uint32_t i) const { return lanes_[i].tail; }
   uint64_t lost() const;  // every lane's lost()
 
  private:
   struct Lane {
     bool started = false;
-    uint64_t tail = 0;  // the first slot not taken: what the target sees
+    uint64_t tail = 0;      // the first slot not taken: what the target sees
+    uint64_t head = 0;      // as the last drain read it
+    bool capped = false;    // the last drain stopped at max_per_lane
+    uint64_t last_tsc = 0;  // the newest record's taken
     // Slots past the tail taken already (while the tail waits at a slot
     // reserved but not committed).
     std::set<uint64_t> ahead;
@@ -93,12 +128,19 @@ class RingReader {
     // (drain time, head read then): a slot at or past a drain's head was
     // reserved after that drain, which bounds how long it has waited.
     std::deque<std::pair<uint64_t, uint64_t>> heads;
+    // Slots given up, in order: a late commit is still taken (take_late).
+    std::deque<uint64_t> given_up;
   };
+  // At most this many given-up slots watched per lane (a thread killed in
+  // the trampoline leaves one for good; each is one read a drain).
+  static constexpr size_t kGivenUpKept = 1024;
+  void take_late(uint32_t lane, uint64_t head, std::vector<FastRecord>& out);
 
   uint64_t slot_addr(uint32_t lane, uint64_t index) const;
   uint64_t reserved_since(const Lane& lane, uint64_t index, uint64_t now_tsc) const;
 
   MemoryAccess& memory_;
+  LanePages* pages_ = nullptr;
   uint64_t ring_;
   RingHeader header_;
   uint64_t wait_;

@@ -4,6 +4,7 @@
 #include <cpuid.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -116,6 +117,7 @@ CodeRegion::CodeRegion(uint8_t* buf, size_t size, uint64_t address, const RingHe
   store64(buf + tmpl::kSlotMask, layout.lane_slots - 1u);
   store64(buf + tmpl::kThreadMask, layout.thread_slots - 1u);
   store64(buf + tmpl::kDepth, layout.shadow_depth);
+  store64(buf + tmpl::kGate, ring_address + offsetof(RingHeader, gate));
   entry_ = address + t.entry;
   unwind_ = address + t.unwind;
   stub_ = shared_stub ? shared_stub : address + t.stub;

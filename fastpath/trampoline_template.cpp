@@ -73,6 +73,7 @@ atrace_fp_template_begin:
 .Lfp_thread_mask: .quad 0
 .Lfp_depth:      .quad 0
 .Lfp_stub:       .quad 0
+.Lfp_gate:       .quad 0
   .balign 64
   .fill 128 - (. - atrace_fp_template_begin), 1, 0
 
@@ -112,7 +113,12 @@ atrace_fp_template_begin:
 # fp_record: writes one record into the lane of the current CPU.
 # In: r9 = function_id | kind << 32 | depth << 48, rsi = thread pointer.
 # Clobbers rax, rcx, rdx, r10, r11. A full lane counts the record as lost.
+# Nothing is written while the gate word is 0: a fork child's (its page is
+# wiped on fork) shares the lanes with its parent (ring_layout.h).
 .Lfp_record:
+  mov .Lfp_gate(%rip), %rax
+  cmpq $0, (%rax)
+  je 3f
   # 6 bytes the generator may replace by `rdtsc; rdpid %rcx` (the same
   # values, half the cost on this kind of CPU: trampoline.h TscRead).
   .globl atrace_fp_template_tsc
@@ -147,6 +153,7 @@ atrace_fp_template_tsc:
   ret
 2:
   lock incq 128(%r10)
+3:
   ret
 
 # fp_entry: called by a function's trampoline.

@@ -22,6 +22,7 @@ inline constexpr size_t kSlotMask = 48;    // lane_slots - 1
 inline constexpr size_t kThreadMask = 56;  // thread_slots - 1
 inline constexpr size_t kDepth = 64;       // shadow_depth
 inline constexpr size_t kStub = 72;        // the return stub every hooked frame returns to
+inline constexpr size_t kGate = 80;        // address of RingHeader::gate (0: record nothing)
 inline constexpr size_t kDataBytes = 128;  // code starts here
 
 // Where the template and its entry points are (offsets from its start).

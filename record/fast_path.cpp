@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <thread>
@@ -20,7 +21,9 @@
 #include "fastpath/inject/region_placement.h"
 #include "fastpath/inject/remote_region.h"
 #include "fastpath/inject/remote_syscall.h"
+#include "fastpath/inject/shared_mapping.h"
 #include "fastpath/inject/stopped_process.h"
+#include "fastpath/lane_pages.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/relocate.h"
 #include "fastpath/return_fixups.h"
@@ -97,6 +100,17 @@ bool runtime_of(const std::vector<uprobes::FileMapping>& maps, const uprobes::Fi
   return found;
 }
 
+// Whether the process still has threads that can run (not gone, not a
+// zombie).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z' &&
+         line[close + 2] != 'X';
+}
+
 }  // namespace
 
 struct FastPath::State {
@@ -109,12 +123,15 @@ struct FastPath::State {
   std::vector<fp::AddressRange> code_ranges;
   std::unique_ptr<fp::CodePatch> patch;
   std::map<uint32_t, uint64_t> entry_of;  // a patched function's id: its entry (set_enabled)
-  std::unique_ptr<fp::VmMemory> memory;
+  std::unique_ptr<fp::SharedMapping> lanes;  // the lanes, mapped here too (ring_layout.h)
+  std::unique_ptr<fp::LocalMemory> memory;
+  std::unique_ptr<fp::LanePages> pages;
   std::unique_ptr<fp::RingReader> reader;
   fp::TscClock clock;
   fp::ThreadPointerMap threads;
   std::vector<fp::FastRecord> records;
   std::vector<uint64_t> lane_taken;  // per lane, what the reader had taken before this drain
+  bool writers_gone = false;         // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
 
@@ -123,7 +140,8 @@ struct FastPath::State {
 };
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
-                   const std::vector<uprobes::UnwindPoint>& unwinders, fp::StoppedProcess* held)
+                   const std::vector<uprobes::UnwindPoint>& unwinders, uint64_t lane_slots,
+                   fp::StoppedProcess* held)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
   if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
@@ -164,9 +182,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
   fp::ProcessMemory code_memory(pid);
   fp::RingGeometry geometry;
-  // 16 MiB a CPU: 512 Ki records, about 25 ms of a tight loop of calls on
-  // this VM, against the drain's 50 ms at most (bench/fastpath_cost.cpp).
-  geometry.lane_slots = kFastPathLaneSlots;
+  geometry.lane_slots = static_cast<uint32_t>(lane_slots);
   geometry.lane_count =
       pow2_at_least(static_cast<uint32_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
   s_->layout = fp::make_layout(geometry);
@@ -179,10 +195,15 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                                                "atrace-ring");
     s_->ring_address = ring.address();
     ring.write(sys.memory(), 0, std::as_bytes(std::span<const fp::RingHeader>(&s_->layout, 1)));
-    // A fork child's records go to a zeroed copy nobody reads; its shadow
+    // The header page holds the gate: a fork child's copy is wiped, so it
+    // records nothing into the lanes it shares with its parent; its shadow
     // stacks (after the lanes) are copied, so it returns through its own.
-    ring.advise(sys, s_->layout.lanes_offset, s_->layout.threads_offset - s_->layout.lanes_offset,
-                MADV_WIPEONFORK);
+    ring.advise(sys, 0, s_->layout.lanes_offset, MADV_WIPEONFORK);
+    // The lanes become a memfd atrace maps too: read with plain loads, and
+    // still there after the process exits (ring_layout.h).
+    s_->lanes = std::make_unique<fp::SharedMapping>(fp::SharedMapping::replace(
+        sys, s_->ring_address + s_->layout.lanes_offset,
+        s_->layout.threads_offset - s_->layout.lanes_offset, "atrace-ring"));
 
     std::vector<fp::RemoteRegion> regions;
     std::vector<fp::PatchSite> patch_sites;
@@ -273,11 +294,21 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     }
 
     // The reader starts before the first record can be written.
-    s_->memory = std::make_unique<fp::VmMemory>(pid);
+    // The reader addresses the ring from its start; atrace maps only the
+    // lanes: the same offsets from an address lanes_offset before them.
+    s_->memory = std::make_unique<fp::LocalMemory>();
+    const uint64_t local_ring =
+        reinterpret_cast<uint64_t>(s_->lanes->local()) - s_->layout.lanes_offset;
     s_->reader =
-        std::make_unique<fp::RingReader>(*s_->memory, s_->ring_address, s_->layout,
+        std::make_unique<fp::RingReader>(*s_->memory, local_ring, s_->layout,
                                          s_->clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
     s_->lane_taken.assign(s_->layout.lane_count, 0);
+    s_->pages = std::make_unique<fp::LanePages>(
+        reinterpret_cast<fp::LaneHeader*>(s_->lanes->local()),
+        s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
+        s_->layout.lane_count, s_->layout.lane_slots, kFastPathAheadBytes, pid,
+        s_->ring_address + s_->layout.records_offset);
+    s_->reader->set_pages(s_->pages.get());
     std::vector<fp::ThreadPointer> existing;
     for (const auto& t : process.threads())
       existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
@@ -359,9 +390,9 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
 }
 
 void FastPath::drain(std::vector<formats::Event>& out) {
-  if (!s_->reader || s_->stats.unread_at_exit) return;
-  if (!s_->reader->drain(fp::read_tsc(), s_->records) && errno == ESRCH)
-    s_->stats.unread_at_exit = true;
+  if (!s_->reader) return;
+  // Local memory: a drain cannot fail, and the lanes outlive the process.
+  s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   // The records come lane by lane; each lane is a CPU. Its commit mark is
@@ -419,11 +450,40 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
     s_->restore_returns(process);
     process.release();
     s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
+    // No entry jumps to a trampoline, no return to the stub, and no thread
+    // was left inside them (StoppedProcess lets them out first).
+    s_->writers_gone = true;
+  } catch (const fp::ProcessGone&) {
+    s_->writers_gone = true;  // its threads with it
   } catch (const fp::InjectError&) {
-    // Gone: nothing to give back. Still running but not stoppable: its
-    // trampolines keep working with nobody reading (docs/fast-path.md).
+    // A zombie cannot be stopped either, but its threads are gone. One
+    // still running but not stoppable: its trampolines keep working with
+    // nobody reading (docs/fast-path.md).
+    s_->writers_gone = !running(s_->pid);
   }
-  drain(out);
+  // The rest of the lanes, the process gone or not (the lanes are atrace's
+  // too): drains until every lane's tail is at its head.
+  do drain(out);
+  while (!s_->reader->drained());
+  // Nothing more to read or to write: the lanes' memory goes back to the
+  // system (the pages allocated ahead of the writers too). A process whose
+  // trampolines still run (it could not be stopped) keeps its lanes.
+  if (s_->pages) {
+    s_->reader->set_pages(nullptr);
+    s_->pages.reset();
+    if (s_->writers_gone)
+      madvise(s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
+              s_->lanes->size() - (s_->layout.records_offset - s_->layout.lanes_offset),
+              MADV_REMOVE);
+  }
+}
+
+bool FastPath::drained() const { return !s_->reader || s_->reader->drained(); }
+
+uint64_t FastPath::complete_until_ns() const {
+  if (!s_->reader) return UINT64_MAX;
+  const uint64_t tsc = s_->reader->complete_until();
+  return tsc == UINT64_MAX ? UINT64_MAX : s_->clock.to_ns(tsc);
 }
 
 // Switching functions off and on during the recording. Off gives a

@@ -2,17 +2,20 @@
 // trampolines of fastpath/ record in the process itself instead of the
 // kernel's uprobes (docs/fast-path.md, "When each path is used").
 //
-//   install    every thread stopped once: the ring and one code region per
-//              module mapped into the process, the trampolines written, the
-//              functions' entries patched, each thread's pointer noted
-//   drain      each wake-up of the drain loop: the ring's new records, as
-//              FuncEntry / FuncExit / Unwind events on CLOCK_MONOTONIC with
-//              their thread's tid, for the reorder window
+//   install    every thread stopped once: the ring (its lanes a memfd
+//              atrace maps too) and one code region per module mapped into
+//              the process, the trampolines written, the functions'
+//              entries patched, each thread's pointer noted
+//   drain      each wake-up of the drain loop: the ring's new records (a
+//              bounded batch a lane), as FuncEntry / FuncExit / Unwind
+//              events on CLOCK_MONOTONIC with their thread's tid, for the
+//              reorder window
 //   switch     (optional, any number of times) every thread stopped once:
 //              some patched functions' entries given back (off) or their
 //              jumps written again (on), the trampolines kept
-//   uninstall  every thread stopped once more: the entries and every
-//              replaced return address put back, the rest drained
+//   uninstall  every thread stopped once more (unless the process is
+//              gone): the entries and every replaced return address put
+//              back, the rest drained (the lanes outlive the process)
 //
 // The regions stay mapped after the uninstall (and after a killed atrace):
 // a signal frame or a copy of a return address may still name the return
@@ -37,14 +40,27 @@ namespace fastpath {
 class StoppedProcess;
 }
 
-// How often the drain loop reads the ring while the fast path is on: a
-// lane holds 512 Ki records and one thread can write 20 M a second, so the
-// ring is read well before it fills when atrace keeps up (it does not yet
-// with sqlite3: bench/fastpath_sqlite.sh), and the last read before the
-// process exits (its memory, the ring with it, goes then) is recent.
+// How often the drain loop reads the ring while the fast path is on: the
+// lanes are read while the program runs, so that what is left when it
+// exits (atrace reads that afterwards: the lanes are shared) stays small.
 inline constexpr uint64_t kFastPathDrainPeriodNs = 5'000'000;
-// Records a lane (a CPU) holds: 16 MiB of the process's memory a CPU.
-inline constexpr uint32_t kFastPathLaneSlots = 1u << 19;
+// Records a lane (a CPU) holds: 8 Mi, 256 MiB of address space a CPU in
+// the process and in atrace (one memfd). Memory is used only for what is
+// written and not yet read: pages are touched by the writers as they fill
+// the lane and given back behind the reader (fastpath/lane_pages.h). One
+// thread writing 25 M records a second (sqlite3's 4.3 M records in 170 ms)
+// fills a lane in a third of a second if atrace did not read at all.
+inline constexpr uint32_t kFastPathLaneSlots = 1u << 23;
+// Memory atrace allocates in each lane ahead of its writers, so that they
+// do not pay for the page faults (fastpath/lane_pages.h): 16 MiB, half a
+// million records, more than a drain period of one thread's calls.
+inline constexpr uint64_t kFastPathAheadBytes = 16u << 20;
+// Records a drain takes from a lane at most: a bounded batch of events
+// (8 MiB of them) each wake-up of the drain loop, whose vectors the
+// allocator then reuses; a batch of everything written since the last
+// drain (millions when atrace falls behind) faulted in hundreds of
+// megabytes anew every time, half of atrace's time.
+inline constexpr uint64_t kFastPathDrainBatch = 1u << 16;
 
 struct FastPathRefusal {
   uint32_t id = 0;
@@ -59,10 +75,6 @@ struct FastPathStats {
   uint64_t install_stop_ns = 0;         // how long the program was stopped to install
   uint64_t uninstall_stop_ns = 0;       // ... and to uninstall
   uint64_t conversion_error_ns = 0;     // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
-  // The ring could not be read to its end: the process exited (its memory
-  // with it) after the last drain. The records written since are missing
-  // and not counted in `lost` (their number died with the ring).
-  bool unread_at_exit = false;
 };
 
 // What a switch did (FastPath::set_enabled).
@@ -86,6 +98,7 @@ class FastPath {
   // nothing could be patched or this throws; else it is stopped here.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
+           uint64_t lane_slots = kFastPathLaneSlots,
            fastpath::StoppedProcess* held = nullptr);
   ~FastPath();
   FastPath(const FastPath&) = delete;
@@ -97,8 +110,15 @@ class FastPath {
   // A kernel event of the process as it is decoded: thread creations
   // (their thread pointers) and ends keep the thread map.
   void on_kernel_event(const formats::Event& ev);
-  // The records written since the last drain, as events.
+  // The records written since the last drain, as events: at most
+  // kFastPathDrainBatch a lane.
   void drain(std::vector<formats::Event>& out);
+  // Every event before this time (CLOCK_MONOTONIC) has been given by
+  // drain(); UINT64_MAX when the last drain left no lane behind. The
+  // reorder window releases nothing later.
+  uint64_t complete_until_ns() const;
+  // Every lane was read to the head its last drain saw.
+  bool drained() const;
   // Stops the process, gives back its code and return addresses, drains the
   // rest. Once; the destructor does it when not done (without events).
   void uninstall(std::vector<formats::Event>& out);

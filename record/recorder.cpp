@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "base/capabilities.h"
 #include "base/clock.h"
@@ -177,6 +179,8 @@ class Recorder {
                                                     fastpath::StoppedProcess* held = nullptr);
   void install_at_entry();
   void drain_fast_path();
+  void drain_fast_path_rest();
+  uint64_t release_edge(uint64_t now) const;
   void finish_fast_path();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
@@ -234,6 +238,9 @@ class Recorder {
   // --fast-path in launch mode: the functions to patch once the program
   // reached its entry point (install_at_entry).
   std::vector<uprobes::ProbeSite> at_entry_;
+  // A drain's events, kept between drains: millions of them a second on
+  // the fast path, a fresh vector each time would fault its pages in anew.
+  std::vector<formats::Event> fast_events_;
   StatusLine status_;
   ClockEvidence clocks_;  // the host's clocks, read every second (merge's evidence)
   // detach: holds atrace's links' closing off to a helper (link_reaper.h)
@@ -716,7 +723,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
 std::vector<formats::ProbeInfo> Recorder::install_fast_path(
     const std::vector<uprobes::ProbeSite>& sites, pid_t pid, fastpath::StoppedProcess* held) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
-  fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, held);
+  fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, opts_.fast_path_lane_slots,
+                                     held);
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
   std::vector<formats::ProbeInfo> table;
   for (const auto& s : sites) {
@@ -747,10 +755,42 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   return table;
 }
 
+// The time before which the reorder window releases events: the window
+// behind now, and not past what a lane of the fast path read only in part
+// has given.
+uint64_t Recorder::release_edge(uint64_t now) const {
+  uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  if (fast_) {
+    const uint64_t until = fast_->complete_until_ns();
+    if (until != UINT64_MAX)
+      edge = std::min(edge, until > kReorderWindowNs ? until - kReorderWindowNs : 0);
+  }
+  return edge;
+}
+
+// The process exited with records still in the fast path's lanes (they
+// outlive it): read in batches, each delivered as it leaves the reorder
+// window, so that millions of them never sit in memory at once. Ends when
+// every lane is read, or after 100 drains in a row found nothing (a slot
+// its dead writer never committed is given up within the commit wait).
+void Recorder::drain_fast_path_rest() {
+  for (int idle = 0; !fast_->drained() && idle < 100;) {
+    const uint64_t before = events_->events();
+    drain_fast_path();
+    if (events_->events() == before) {
+      ++idle;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else {
+      idle = 0;
+    }
+    deliver(events_->held().take_until(release_edge(now_ns(CLOCK_MONOTONIC))));
+  }
+}
+
 void Recorder::drain_fast_path() {
-  std::vector<formats::Event> events;
-  fast_->drain(events);
-  for (auto& ev : events) events_->add_event(std::move(ev));
+  fast_events_.clear();
+  fast_->drain(fast_events_);
+  for (auto& ev : fast_events_) events_->add_event(std::move(ev));
 }
 
 // Before the kernel's probes go: the process is stopped once more, its
@@ -773,12 +813,6 @@ void Recorder::finish_fast_path() {
   if (st.lost)
     base::warning("--fast-path: %llu records lost (the ring was full)",
                   static_cast<unsigned long long>(st.lost));
-  if (st.unread_at_exit)
-    base::warning(
-        "--fast-path: the process exited before atrace had read its ring to the end: the "
-        "records still in it (up to %u per CPU) are missing and not counted as lost (their "
-        "number went with the process's memory)",
-        kFastPathLaneSlots);
   if (st.unknown_thread)
     base::warning(
         "--fast-path: %llu records of threads atrace could not name were left out (their "
@@ -925,6 +959,7 @@ void Recorder::record_events(RecordResult& r) {
       loop.on_children();  // execs held since the match (exec_follow.h)
     }
     run_until_stop(loop);
+    if (fast_ && run_.target->exited()) drain_fast_path_rest();
     status_.clear();
   });
 }
@@ -978,7 +1013,7 @@ bool Recorder::on_wake(uint64_t now) {
   if (clocks_.due(now) && out_.async)
     out_.async->run([this, clocks = clocks_.take()] { out_.writer->write_clocks(clocks); });
   // Called even with nothing to write: the writer flushes blocks by age.
-  const uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
+  const uint64_t edge = release_edge(now);
   deliver(events_->held().take_until(edge));
   rotate_if_due(now, edge);
   // The loss counters cost a map read per kind: only for a visible line.

@@ -72,6 +72,9 @@ struct RecordOptions {
   // to record in the process itself (record/fast_path.h); those that
   // cannot be patched are not traced.
   bool fast_path = false;
+  // --fast-path-buffer: records a CPU's lane holds (a power of two;
+  // record/fast_path.h kFastPathLaneSlots).
+  uint64_t fast_path_lane_slots = uint64_t{1} << 23;
   // Relevance filters (filter_policy.h).
   FilterOptions filter;
   // --rotate: a series of files instead of one (rotation.h).

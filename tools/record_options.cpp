@@ -21,6 +21,8 @@ namespace {
 // CPU, creating and touching the rings takes seconds and the memory is
 // rarely there.
 constexpr uint64_t kMinBufferBytes = 4096, kMaxBufferBytes = 1ull << 30;
+// A fast-path lane: 1 MiB (32 Ki records) to 16 GiB (2^29 records).
+constexpr uint64_t kMinFastLaneBytes = 1ull << 20, kMaxFastLaneBytes = 16ull << 30;
 // --duration: up to a year.
 constexpr uint64_t kMaxDurationNs = 365ull * 24 * 3600 * 1'000'000'000;
 
@@ -59,6 +61,12 @@ void parse_values(RecordArgs& a) {
                        "--duration", a.duration, base::BareNumber::Seconds, 1, kMaxDurationNs)) /
                    1e9;
   o.buffer_bytes = parse_bytes("--buffer-size", a.buffer_size, kMinBufferBytes, kMaxBufferBytes);
+  // Lanes hold a power of two of 32-byte records: the size rounds down.
+  const uint64_t lane =
+      parse_bytes("--fast-path-buffer", a.fast_path_buffer, kMinFastLaneBytes, kMaxFastLaneBytes) /
+      32;
+  o.fast_path_lane_slots = 1;
+  while (o.fast_path_lane_slots * 2 <= lane) o.fast_path_lane_slots *= 2;
   // Given, it is the user's word: nothing is judged before (no early rule).
   if (!a.filter_min_calls.empty()) {
     o.filter.min_calls = parse_count("--filter-min-calls", a.filter_min_calls, UINT32_MAX);
@@ -162,12 +170,21 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "the cheapest instruction before the function touches its stack or branches (an "
            "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
            "instruction); `atrace list` shows where");
-  cmd.flag("--fast-path", args.opts.fast_path,
-           "Record the selected functions of an attached process (-p) in the process itself: "
-           "their entries are patched to jump to trampolines that write each call into memory "
-           "atrace reads, without a trap into the kernel (tens of ns a call instead of "
-           "microseconds); functions that cannot be patched are not traced. "
-           "Experimental (docs/fast-path.md)");
+  cli::Option fast =
+      cmd.flag("--fast-path", args.opts.fast_path,
+               "Record the selected functions of an attached process (-p) in the process itself: "
+               "their entries are patched to jump to trampolines that write each call into memory "
+               "atrace reads, without a trap into the kernel (tens of ns a call instead of "
+               "microseconds); functions that cannot be patched are not traced. "
+               "Experimental (docs/fast-path.md)");
+  cmd.option("--fast-path-buffer", args.fast_path_buffer,
+             "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "
+             "of two of them: e.g. 256M, 8 Mi records). Memory is used only for the records "
+             "written and not yet read, plus 16M a CPU; a lane must hold what that CPU's "
+             "threads write while atrace falls behind, or the rest is lost and counted")
+      .default_text("256M")
+      .type_name("SIZE")
+      .needs(fast);
   cmd.flag("--follow-forks", args.opts.follow_forks,
            "Trace child processes too (functions and kernel events); recording ends when "
            "every traced process has exited");
@@ -241,9 +258,13 @@ int run_recording(const RecordOptions& o, StopSignals& stop, EventSink* sink) {
   try {
     RecordResult r = record(o, stop, sink);
     if (!r.write_error.empty()) return 1;  // already said, when it happened
+    // The fast path's ring has its own size (its losses are named so).
     if (r.lost)
-      base::warning("%llu events lost (buffer full: %s): try --buffer-size",
-                    static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str());
+      base::warning("%llu events lost (buffer full: %s): try %s",
+                    static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str(),
+                    r.lost_by_kind.find("fast-path") != std::string::npos
+                        ? "--fast-path-buffer (or --buffer-size)"
+                        : "--buffer-size");
     if (!o.output.empty()) {
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
       if (r.probes && !r.hits)  // said on the last line, where it is read (issue 31)

@@ -20,6 +20,7 @@ struct RecordArgs {
   std::string filter_max_calls = "0";
   std::string filter_budget;  // empty: the default, 0 with --filter=off
   std::string buffer_size = "8M";
+  std::string fast_path_buffer = "256M";
   std::string stack_depth = "32";
   std::string kernel;  // empty: not given, default_kernel_groups()
   bool no_kernel = false;

@@ -1,8 +1,10 @@
 // Memory atrace puts into a running process: a PRIVATE ANONYMOUS mapping
 // made by a remote mmap (remote_syscall.h), so that a fork child gets its
-// own copy (its shadow stacks) and never writes into its parent's. atrace
-// reads and writes it from outside (process_memory.h): writable regions
-// with process_vm_readv/writev, the others (the code region, PROT_READ |
+// own copy (its shadow stacks). The ring's lanes are then replaced by a
+// memfd shared with atrace (shared_mapping.h; ring_layout.h says how a
+// child is kept out of them). atrace reads and writes the rest from
+// outside (process_memory.h): writable regions with
+// process_vm_readv/writev, the others (the code region, PROT_READ |
 // PROT_EXEC) through /proc/PID/mem.
 //
 // The mapping outlives this object: it is unmapped only by unmap(), which

@@ -163,7 +163,8 @@ TEST(FastPathRingReader, TakesRecordsPastASlotNotCommittedYet) {
 }
 
 // A slot never committed is given up once reserved for the wait, counted
-// in `skipped`; its writer's late commit is never taken for a later record.
+// in `skipped`; its writer's commit after the lane came round to the slot
+// is never taken for a later record.
 TEST(FastPathRingReader, GivesUpASlotReservedLongerThanTheWait) {
   TestRing ring(1, 8);
   LocalMemory mem;
@@ -183,16 +184,46 @@ TEST(FastPathRingReader, GivesUpASlotReservedLongerThanTheWait) {
   EXPECT_EQ(ring.lane(0).tail, 2u);
   EXPECT_EQ(reader.lanes()[0].skipped, 1u);
   EXPECT_EQ(reader.lost(), 1u);
-  // The late writer commits its old index: not a record of this slot's
-  // next use, which waits for its own writer.
-  ring.commit(0, held, 550);
-  ASSERT_TRUE(reader.drain(1600, out));
-  EXPECT_TRUE(out.empty());
   for (uint64_t t = 1700; t < 1707; ++t) ASSERT_TRUE(ring.write(0, t));  // slots 2..8
   ASSERT_TRUE(reader.drain(1800, out));
   EXPECT_EQ(out.size(), 7u);
   EXPECT_EQ(out.back().tsc, 1706u);  // index 8, the held slot's place
   EXPECT_EQ(ring.lane(0).tail, 9u);
+  // The late writer commits its old index after the lane came round: not
+  // taken, still lost.
+  out.clear();
+  ring.commit(0, held, 550);
+  ASSERT_TRUE(reader.drain(1900, out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(reader.lost(), 1u);
+  EXPECT_EQ(reader.lanes()[0].late, 0u);
+}
+
+// A writer that commits after its slot was given up, before the lane came
+// round to it (preempted longer than the wait): its record is taken late
+// and no longer counted lost.
+TEST(FastPathRingReader, TakesALateCommitBeforeTheLaneComesRound) {
+  TestRing ring(1, 8);
+  LocalMemory mem;
+  RingReader reader(mem, ring.addr(), ring.header(), kWait, 0);
+  std::vector<FastRecord> out;
+  ASSERT_TRUE(reader.drain(500, out));
+  const int64_t held = ring.reserve(0);
+  ASSERT_TRUE(ring.write(0, 600));
+  ASSERT_TRUE(reader.drain(1600, out));
+  EXPECT_EQ(reader.lanes()[0].skipped, 1u);
+  out.clear();
+  ring.commit(0, held, 550);
+  ASSERT_TRUE(ring.write(0, 1700));
+  ASSERT_TRUE(reader.drain(1800, out));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{550, 1700}));
+  EXPECT_EQ(reader.lanes()[0].late, 1u);
+  EXPECT_EQ(reader.lanes()[0].skipped, 0u);
+  EXPECT_EQ(reader.lost(), 0u);
+  // Taken once.
+  out.clear();
+  ASSERT_TRUE(reader.drain(1900, out));
+  EXPECT_TRUE(out.empty());
 }
 
 // A record committed while the reader was between its two reads of the
@@ -351,6 +382,39 @@ TEST(FastPathRingReader, DrainsWritersRunningConcurrently) {
   EXPECT_EQ(skipped, 0u);
   EXPECT_EQ(out_of_order, 0u);
   EXPECT_LE(mem.calls(), 4 * drains);  // at most four a drain, whatever it took
+}
+
+}  // namespace
+}  // namespace atrace::fastpath
+
+namespace atrace::fastpath {
+namespace {
+
+// A bounded drain takes at most max_per_lane slots of each lane and says
+// up to when every lane was read (the newest record of a lane it left
+// slots of), and whether anything is left.
+TEST(FastPathRingReaderBatch, TakesAtMostABatchPerLaneAndSaysHowFarItGot) {
+  TestRing ring(2, 16);
+  LocalMemory mem;
+  RingReader reader(mem, ring.addr(), ring.header(), kWait, 0);
+  for (uint64_t t = 100; t < 110; ++t) ASSERT_TRUE(ring.write(0, t));
+  for (uint64_t t = 200; t < 203; ++t) ASSERT_TRUE(ring.write(1, t));
+  std::vector<FastRecord> out;
+  ASSERT_TRUE(reader.drain(1000, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{100, 101, 102, 103, 200, 201, 202}));
+  EXPECT_EQ(reader.complete_until(), 103u);
+  EXPECT_FALSE(reader.drained());
+  out.clear();
+  ASSERT_TRUE(reader.drain(1001, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{104, 105, 106, 107}));
+  EXPECT_EQ(reader.complete_until(), 107u);
+  out.clear();
+  ASSERT_TRUE(reader.drain(1002, out, false, 4));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{108, 109}));
+  EXPECT_EQ(reader.complete_until(), UINT64_MAX);
+  EXPECT_TRUE(reader.drained());
+  EXPECT_EQ(ring.lane(0).tail, 10u);
+  EXPECT_EQ(reader.lost(), 0u);
 }
 
 }  // namespace
