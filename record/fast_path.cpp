@@ -123,13 +123,32 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   const auto maps = uprobes::file_mappings(pid);
   std::map<std::string, std::vector<PatchTarget>> by_module;
   std::map<std::string, uprobes::FileId> ids;
+  // One patch per entry: swapcontext and __swapcontext (setcontext and
+  // __setcontext) are one function under two names, and a selected
+  // function can be an unwinder. The unwinders come first: their
+  // trampoline is the one that keeps the shadow stacks right.
+  std::map<uint64_t, std::string> entry_taken_by;
   auto locate = [&](PatchTarget t, uint64_t file_offset) {
     auto [it, fresh] = ids.try_emplace(t.module_path);
     if (fresh) it->second = uprobes::file_id(t.module_path).value_or(uprobes::FileId{});
     if (!runtime_of(maps, it->second, file_offset, &t.runtime, &t.module)) return false;
+    auto [taken, first] = entry_taken_by.try_emplace(t.runtime, t.name);
+    if (!first) {
+      if (t.id)
+        s_->refused.push_back({t.id, "its entry is " + taken->second + "'s, patched already"});
+      return true;
+    }
     by_module[t.module_path].push_back(std::move(t));
     return true;
   };
+  for (const auto& u : unwinders) {
+    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
+        u.role != uprobes::UnwindRole::Switch)
+      continue;
+    PatchTarget t{0, u.name, u.path, 0, 0, 0};
+    t.kind = fp::TrampolineKind::Unwinder;
+    locate(std::move(t), u.entry);
+  }
   for (const auto& site : sites) {
     PatchTarget t{site.id, site.name, site.path, site.address, 0, site.size};
     if (auto why = fp::name_refusal(site.mangled); !why.empty()) {
@@ -138,14 +157,6 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     }
     if (!locate(std::move(t), site.offset - site.entry_delta))
       s_->refused.push_back({site.id, "not mapped by the process"});
-  }
-  for (const auto& u : unwinders) {
-    if (u.role != uprobes::UnwindRole::Start && u.role != uprobes::UnwindRole::Walk &&
-        u.role != uprobes::UnwindRole::Switch)
-      continue;
-    PatchTarget t{0, u.name, u.path, 0, 0, 0};
-    t.kind = fp::TrampolineKind::Unwinder;
-    locate(std::move(t), u.entry);
   }
 
   fp::ProcessMemory code_memory(pid);
