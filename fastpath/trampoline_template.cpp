@@ -82,7 +82,12 @@ atrace_fp_template_begin:
 # full. Clobbers rax, rcx, rdx.
 # Open addressing with linear probing; slots are claimed by a compare-and-
 # swap from 0 and never released, so a thread finds its slot again on the
-# same probe sequence before any free slot.
+# same probe sequence before any free slot. A compare-and-swap that fails
+# because the slot now holds this thread's own pointer lost to a signal
+# handler of this thread, which claimed the slot between the read of 0 and
+# the compare-and-swap: the slot is ours. (Probing on would give the thread
+# a second slot, its outer call's frame pushed there and its return
+# searched in the first one: "no shadow frame", the process stopped.)
 .Lfp_find_slot:
   movabs $0x9E3779B97F4A7C15, %rcx
   imul %rsi, %rcx
@@ -100,6 +105,8 @@ atrace_fp_template_begin:
   test %rax, %rax
   jnz 2f
   lock cmpxchg %rsi, (%rdi)
+  je 3f
+  cmp %rsi, %rax
   je 3f
 2:
   inc %rcx

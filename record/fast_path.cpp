@@ -162,7 +162,8 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     return true;
   };
   // The unwinders first: one of them selected too (setcontext with
-  // 'libc.so.6:*') keeps its unwinder trampoline, the safe one, below.
+  // 'libc.so.6:*'), or an alias of one (__swapcontext), keeps its unwinder
+  // trampoline, the safe one (the overlap check below).
   for (const auto& u : unwinders) {
     if (u.role == uprobes::UnwindRole::WalkEnd) continue;
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
