@@ -1,0 +1,45 @@
+// The kernel fact --fast-path=hot would build on (docs/fast-path.md, "Hot
+// functions"): a uprobe on code in a memfd mapped MAP_PRIVATE|PROT_EXEC
+// fires, and runs the instruction the FILE holds, not the process's copy.
+//
+// Two functions in one page of a memfd: same() at +0x100 (`mov $42,%eax;
+// ret` in the file and in memory) and diverged() at +0x200 (`mov $7,%eax;
+// ret` in the file, its immediate then changed to 42 in the private
+// mapping through /proc/self/mem, the way atrace writes code into a
+// process: a copy-on-write page). The test puts uprobes on both through
+// /proc/PID/fd/N, creates argv[1], and reads the sums of 1,000 calls each.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  int fd = memfd_create("atrace-hot-exp", 0);
+  unsigned char code[4096];
+  memset(code, 0xcc, sizeof code);
+  const unsigned char same[] = {0xb8, 42, 0, 0, 0, 0xc3};
+  const unsigned char diverged[] = {0xb8, 7, 0, 0, 0, 0xc3};
+  memcpy(code + 0x100, same, sizeof same);
+  memcpy(code + 0x200, diverged, sizeof diverged);
+  if (fd < 0 || write(fd, code, sizeof code) != (ssize_t)sizeof code) return 3;
+  unsigned char* p = mmap(NULL, sizeof code, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) return 4;
+  int mem = open("/proc/self/mem", O_RDWR);
+  const unsigned char imm = 42;
+  if (mem < 0 || pwrite(mem, &imm, 1, (off_t)(uintptr_t)(p + 0x201)) != 1) return 5;
+  struct stat st;
+  while (stat(argv[1], &st) != 0) usleep(10000);
+  int (*f_same)(void) = (int (*)(void))(p + 0x100);
+  int (*f_diverged)(void) = (int (*)(void))(p + 0x200);
+  long s1 = 0, s2 = 0;
+  for (int i = 0; i < 1000; i++) s1 += f_same();
+  for (int i = 0; i < 1000; i++) s2 += f_diverged();
+  printf("same %ld diverged %ld\n", s1, s2);
+  return 0;
+}
