@@ -43,6 +43,15 @@ class HelpFormatter : public CLI::Formatter {
     }
     return " " + type;
   }
+  // A flag that may carry a value ("--fast-path{all}"): "--fast-path[=FAST-PATH]".
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    const size_t open = name.find('{'), close = name.find('}');
+    if (open == std::string::npos || close == std::string::npos || close < open) return name;
+    std::string value;
+    for (char c : opt->get_single_name()) value += static_cast<char>(std::toupper(c));
+    return name.substr(0, open) + "[=" + value + "]" + name.substr(close + 1);
+  }
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string desc = opt->get_description();
     if (opt->get_required()) desc += " (required)";
@@ -156,6 +165,10 @@ Option Command::option(const std::string& name, double& value, const std::string
 }
 
 Option Command::flag(const std::string& name, bool& value, const std::string& help) {
+  return Option(app_->add_flag(name, value, help), values_);
+}
+
+Option Command::flag(const std::string& name, std::string& value, const std::string& help) {
   return Option(app_->add_flag(name, value, help), values_);
 }
 

@@ -42,6 +42,20 @@ std::vector<pid_t> parse_pids(const std::string& list) {
   }
 }
 
+// --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` is
+// refused until the unwind guard's uprobes can sit in the fast path's code
+// region: both need the unwinders' entries, and a recording on the kernel's
+// probes needs the guard.
+void parse_fast_path(RecordArgs& a) {
+  if (a.fast_path.empty()) return;
+  if (a.fast_path == "hot")
+    throw OptionError(
+        "--fast-path=hot: not built yet: the unwind guard's uprobes and the fast path's "
+        "unwinder trampolines both need the unwinders' entries (_Unwind_RaiseException...); "
+        "use --fast-path (=all) or the kernel's probes (docs/fast-path.md, \"Hot functions\")");
+  a.opts.fast_path = true;  // "all", CLI11 checked the name
+}
+
 // The values given as text, checked and converted; throws OptionError.
 void parse_values(RecordArgs& a) {
   RecordOptions& o = a.opts;
@@ -51,6 +65,7 @@ void parse_values(RecordArgs& a) {
   }
   if (a.given.count("--cgroup") && o.cgroup.find_first_not_of(" \t") == std::string::npos)
     throw OptionError("--cgroup: empty value");
+  parse_fast_path(a);
   o.attach_mode = a.attach == "multi"  ? AttachMode::Multi
                   : a.attach == "perf" ? AttachMode::Perf
                                        : AttachMode::Auto;  // CLI11 checked the name
@@ -162,12 +177,15 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "the cheapest instruction before the function touches its stack or branches (an "
            "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
            "instruction); `atrace list` shows where");
-  cmd.flag("--fast-path", args.opts.fast_path,
-           "Record the selected functions of an attached process (-p) in the process itself: "
-           "their entries are patched to jump to trampolines that write each call into memory "
-           "atrace reads, without a trap into the kernel (tens of ns a call instead of "
-           "microseconds); functions that cannot be patched are not traced. "
-           "Experimental (docs/fast-path.md)");
+  cmd.flag("--fast-path{all}", args.fast_path,
+           "Record the selected functions of an attached process (-p) in the process "
+           "itself: their entries are patched to jump to trampolines that write each call "
+           "into memory atrace reads, without a trap into the kernel (tens of ns a call "
+           "instead of microseconds). all (the default): every selected function is patched "
+           "from the start, those that cannot be are not traced; hot: the kernel's probes "
+           "first, a function the relevance filter finds too hot patched instead of "
+           "detached (not built yet: refused). Experimental (docs/fast-path.md)")
+      .one_of({"all", "hot"});
   cmd.flag("--follow-forks", args.opts.follow_forks,
            "Trace child processes too (functions and kernel events); recording ends when "
            "every traced process has exited");
