@@ -141,8 +141,18 @@ TEST_F(FastPathHot, AUprobeOnPrivateMemfdCodeFiresAndRunsTheFilesBytes) {
   const std::string group = "atrace_hot_exp_" + std::to_string(target.pid());
   const std::string path = "/proc/" + std::to_string(target.pid()) + "/fd/" + std::to_string(fd);
   ASSERT_TRUE(tracefs_write("uprobe_events", "p:" + group + "/same " + path + ":0x100\n"));
-  ASSERT_TRUE(tracefs_write("uprobe_events", "p:" + group + "/diverged " + path + ":0x200\n"));
+  ASSERT_TRUE(tracefs_write("uprobe_events", "p:" + group + "/diverged " + path + ":0x1200\n"));
   EXPECT_TRUE(tracefs_write("events/" + group + "/enable", "1"));
+  // Code written into the file after the probes: probed_page()'s and
+  // other_page()'s immediates become 5.
+  {
+    int file = open(path.c_str(), O_WRONLY);
+    ASSERT_GE(file, 0) << path;
+    const char five = 5;
+    EXPECT_EQ(pwrite(file, &five, 1, 0x301), 1);
+    EXPECT_EQ(pwrite(file, &five, 1, 0x2301), 1);
+    close(file);
+  }
   std::ofstream(go).put('\n');
   Result t = target.wait(milliseconds(30000));
   const std::string same = hits_of(path, "same"), diverged = hits_of(path, "diverged");
@@ -154,7 +164,9 @@ TEST_F(FastPathHot, AUprobeOnPrivateMemfdCodeFiresAndRunsTheFilesBytes) {
   EXPECT_EQ(diverged, "1000");
   // same(): file and memory agree, 42 a call. diverged(): memory says 42,
   // the file 7, and the probed instruction runs out of line from the file.
-  EXPECT_EQ(t.out, "same 42000 diverged 7000\n");
+  // The write into the file reached other_page() (5) and not probed_page()
+  // (1): the breakpoints made their page the process's private copy.
+  EXPECT_EQ(t.out, "same 42000 diverged 7000 probed_page 1 other_page 5\n");
 }
 
 }  // namespace
