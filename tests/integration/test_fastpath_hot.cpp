@@ -140,6 +140,16 @@ TEST_F(FastPathHot, AUprobeOnPrivateMemfdCodeFiresAndRunsTheFilesBytes) {
   ASSERT_GE(fd, 0) << target.wait(milliseconds(5000)).describe();
   const std::string group = "atrace_hot_exp_" + std::to_string(target.pid());
   const std::string path = "/proc/" + std::to_string(target.pid()) + "/fd/" + std::to_string(fd);
+  // Whatever happens below, the two events go: other tests look for
+  // uprobes left behind.
+  struct Cleanup {
+    std::string group;
+    ~Cleanup() {
+      tracefs_write("events/" + group + "/enable", "0");
+      tracefs_write("uprobe_events", "-:" + group + "/same\n");
+      tracefs_write("uprobe_events", "-:" + group + "/diverged\n");
+    }
+  } cleanup{group};
   ASSERT_TRUE(tracefs_write("uprobe_events", "p:" + group + "/same " + path + ":0x100\n"));
   ASSERT_TRUE(tracefs_write("uprobe_events", "p:" + group + "/diverged " + path + ":0x1200\n"));
   EXPECT_TRUE(tracefs_write("events/" + group + "/enable", "1"));
@@ -156,9 +166,6 @@ TEST_F(FastPathHot, AUprobeOnPrivateMemfdCodeFiresAndRunsTheFilesBytes) {
   std::ofstream(go).put('\n');
   Result t = target.wait(milliseconds(30000));
   const std::string same = hits_of(path, "same"), diverged = hits_of(path, "diverged");
-  tracefs_write("events/" + group + "/enable", "0");
-  tracefs_write("uprobe_events", "-:" + group + "/same\n");
-  tracefs_write("uprobe_events", "-:" + group + "/diverged\n");
   ASSERT_TRUE(t.exited(0)) << t.describe();
   EXPECT_EQ(same, "1000");
   EXPECT_EQ(diverged, "1000");
