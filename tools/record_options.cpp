@@ -53,7 +53,9 @@ void parse_fast_path(RecordArgs& a) {
         "--fast-path=hot: not built yet: the unwind guard's uprobes and the fast path's "
         "unwinder trampolines both need the unwinders' entries (_Unwind_RaiseException...); "
         "use --fast-path (=all) or the kernel's probes (docs/fast-path.md, \"Hot functions\")");
-  a.opts.fast_path = true;  // "all", CLI11 checked the name
+  if (a.fast_path != "all")
+    throw OptionError("--fast-path: '" + a.fast_path + "' is not all or hot");
+  a.opts.fast_path = true;
 }
 
 // The values given as text, checked and converted; throws OptionError.
@@ -184,8 +186,7 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "instead of microseconds). all (the default): every selected function is patched "
            "from the start, those that cannot be are not traced; hot: the kernel's probes "
            "first, a function the relevance filter finds too hot patched instead of "
-           "detached (not built yet: refused). Experimental (docs/fast-path.md)")
-      .one_of({"all", "hot"});
+           "detached (not built yet: refused). Experimental (docs/fast-path.md)");
   cmd.flag("--follow-forks", args.opts.follow_forks,
            "Trace child processes too (functions and kernel events); recording ends when "
            "every traced process has exited");
