@@ -180,7 +180,7 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
            "instruction); `atrace list` shows where");
   cmd.flag("--fast-path{all}", args.fast_path,
-           "Record the selected functions of an attached process (-p) in the process "
+           "Record the selected functions of the traced process in the process "
            "itself: their entries are patched to jump to trampolines that write each call "
            "into memory atrace reads, without a trap into the kernel (tens of ns a call "
            "instead of microseconds). all (the default): every selected function is patched "
