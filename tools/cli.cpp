@@ -30,18 +30,33 @@ namespace {
 // end of the description, not CLI11's "TEXT:{a,b}=total" or
 // "FLOAT:POSITIVE", whose checks say what they accept in their messages.
 class HelpFormatter : public CLI::Formatter {
+  static std::string upper_name(const CLI::Option* opt) {
+    std::string name;
+    for (char c : opt->get_single_name()) name += static_cast<char>(std::toupper(c));
+    return name;
+  }
+
  public:
   std::string make_option_opts(const CLI::Option* opt) const override {
+    // A flag that may carry a value ("--fast-path{all}").
+    if (CLI::Formatter::make_option_name(opt, false).find('{') != std::string::npos)
+      return " [=" + upper_name(opt) + "]";
     if (opt->get_type_size() == 0) return "";
     std::string type = opt->get_type_name();
     type = type.substr(0, type.find(':'));
     if (type == "INT" || type == "UINT") type = "N";
     if (type == "FLOAT") type = "NUMBER";
-    if (type == "TEXT") {  // as argparse does: --buffer-size BUFFER-SIZE
-      type.clear();
-      for (char c : opt->get_single_name()) type += static_cast<char>(std::toupper(c));
-    }
+    if (type == "TEXT") type = upper_name(opt);  // as argparse does: --buffer-size BUFFER-SIZE
     return " " + type;
+  }
+  // A flag that may carry a value ("--fast-path{all}") is listed
+  // "--fast-path [=FAST-PATH]": the name alone before the first space, which
+  // is where cmake/bash_completion.sh and the man pages take it.
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    const size_t open = name.find('{'), close = name.find('}');
+    if (open == std::string::npos || close == std::string::npos || close < open) return name;
+    return name.substr(0, open) + name.substr(close + 1);
   }
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string desc = opt->get_description();
@@ -156,6 +171,10 @@ Option Command::option(const std::string& name, double& value, const std::string
 }
 
 Option Command::flag(const std::string& name, bool& value, const std::string& help) {
+  return Option(app_->add_flag(name, value, help), values_);
+}
+
+Option Command::flag(const std::string& name, std::string& value, const std::string& help) {
   return Option(app_->add_flag(name, value, help), values_);
 }
 

@@ -72,6 +72,10 @@ class Command {
   Option option(const std::string& name, int& value, const std::string& help);
   Option option(const std::string& name, double& value, const std::string& help);
   Option flag(const std::string& name, bool& value, const std::string& help);
+  // A flag that may carry a value: "--fast-path{all}" is "all" when given
+  // bare, "--fast-path=hot" is "hot"; never the next word (a flag takes no
+  // separate value), so `record --fast-path CMD` keeps CMD a command.
+  Option flag(const std::string& name, std::string& value, const std::string& help);
   // The option named `name` ("--syscalls"), if the command has one.
   std::optional<Option> find(const std::string& name) const;
   // Whether `name` (an option of this command) was on the command line.

@@ -44,6 +44,22 @@ std::vector<pid_t> parse_pids(const std::string& list) {
   }
 }
 
+// --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` is
+// refused until the unwind guard's uprobes can sit in the fast path's code
+// region: both need the unwinders' entries, and a recording on the kernel's
+// probes needs the guard.
+void parse_fast_path(RecordArgs& a) {
+  if (a.fast_path.empty()) return;
+  if (a.fast_path == "hot")
+    throw OptionError(
+        "--fast-path=hot: not built yet: the unwind guard's uprobes and the fast path's "
+        "unwinder trampolines both need the unwinders' entries (_Unwind_RaiseException...); "
+        "use --fast-path (=all) or the kernel's probes (docs/fast-path.md, \"Hot functions\")");
+  if (a.fast_path != "all")
+    throw OptionError("--fast-path: '" + a.fast_path + "' is not all or hot");
+  a.opts.fast_path = true;
+}
+
 // The values given as text, checked and converted; throws OptionError.
 void parse_values(RecordArgs& a) {
   RecordOptions& o = a.opts;
@@ -53,6 +69,7 @@ void parse_values(RecordArgs& a) {
   }
   if (a.given.count("--cgroup") && o.cgroup.find_first_not_of(" \t") == std::string::npos)
     throw OptionError("--cgroup: empty value");
+  parse_fast_path(a);
   o.attach_mode = a.attach == "multi"  ? AttachMode::Multi
                   : a.attach == "perf" ? AttachMode::Perf
                                        : AttachMode::Auto;  // CLI11 checked the name
@@ -171,12 +188,14 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "emulated push or NOP after endbr64 or a mov instead of a single-stepped first "
            "instruction); `atrace list` shows where");
   cli::Option fast =
-      cmd.flag("--fast-path", args.opts.fast_path,
-               "Record the selected functions of an attached process (-p) in the process itself: "
-               "their entries are patched to jump to trampolines that write each call into memory "
-               "atrace reads, without a trap into the kernel (tens of ns a call instead of "
-               "microseconds); functions that cannot be patched are not traced. "
-               "Experimental (docs/fast-path.md)");
+      cmd.flag("--fast-path{all}", args.fast_path,
+           "Record the selected functions of the traced process in the process "
+           "itself: their entries are patched to jump to trampolines that write each call "
+           "into memory atrace reads, without a trap into the kernel (tens of ns a call "
+           "instead of microseconds). all (the default): every selected function is patched "
+           "from the start, those that cannot be are not traced; hot: the kernel's probes "
+           "first, a function the relevance filter finds too hot patched instead of "
+           "detached (not built yet: refused). Experimental (docs/fast-path.md)");
   cmd.option("--fast-path-buffer", args.fast_path_buffer,
              "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "
              "of two of them: e.g. 256M, 8 Mi records). Memory is used only for the records "

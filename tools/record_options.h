@@ -27,6 +27,7 @@ struct RecordArgs {
   std::string filter = "absolute";
   std::string filter_threshold = "2us";
   std::string attach = "auto";
+  std::string fast_path;  // --fast-path[=all|hot]; empty: not given
   std::string full_command_line;
   std::set<std::string> given;  // the list options given, even empty
 };
