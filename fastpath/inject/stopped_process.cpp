@@ -216,12 +216,36 @@ void StoppedProcess::stop_all() {
     }
     std::erase_if(threads_, [&](const StoppedThread& t) { return gone.count(t.tid) != 0; });
     if (threads_.empty()) throw ProcessGone("process " + std::to_string(pid_) + " ended");
-    for (StoppedThread& t : threads_) refresh(t);
+    for (StoppedThread& t : threads_) {
+      refresh(t);
+      restart_if_interrupted(t);
+    }
   } catch (...) {
     release();
     throw;
   }
   times_.to_stop = Clock::now() - start_;
+}
+
+// A few blocking calls fail with EINTR when their thread is stopped, even
+// with no signal handler (signal(7), "Interruption of system calls ... by
+// stop signals": epoll_wait, semop, sigtimedwait, a socket read with
+// SO_RCVTIMEO ...), where the others get a restart code the kernel acts on.
+// The program would see an EINTR it never sees untraced (an untraced
+// target_exceptions printed "epoll_wait: Interrupted system call"), so the
+// call is made to start again on release, as the kernel does for the
+// others: rax back to the call's number, rip back over the 2-byte syscall
+// instruction. A call with a timeout waits its whole timeout again. An
+// EINTR of a real signal is never at this stop: that signal's delivery
+// stop comes first and the thread then stops in its handler.
+void StoppedProcess::restart_if_interrupted(StoppedThread& t) {
+  if (static_cast<long>(t.regs.orig_rax) < 0 || static_cast<long>(t.regs.rax) != -EINTR) return;
+  t.regs.rax = t.regs.orig_rax;
+  t.regs.rip -= 2;
+  if (trace(PTRACE_SETREGS, t.tid, reinterpret_cast<unsigned long>(&t.regs)) < 0)
+    throw ProcessGone(
+        errno_message("cannot write the registers of thread " + std::to_string(t.tid), errno));
+  ++times_.calls_restarted;
 }
 
 StoppedThread& StoppedProcess::thread(pid_t tid) {

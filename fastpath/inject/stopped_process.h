@@ -17,7 +17,9 @@
 // nanosleep) stops with the kernel's restart code in rax (-ERESTARTSYS,
 // -ERESTART_RESTARTBLOCK ...) and the call number in orig_rax; as long as
 // those registers are given back unchanged, the kernel restarts the call on
-// release exactly as after any signal (remote_syscall.cpp keeps them).
+// release exactly as after any signal (remote_syscall.cpp keeps them). The
+// few calls that fail with EINTR on a stop instead (epoll_wait, semop ...)
+// are made to restart the same way (restart_if_interrupted).
 //
 // Release: PTRACE_DETACH of every thread, each with signal 0 (the only
 // stops left are interrupt stops and remote_syscall's own SIGTRAP).
@@ -65,6 +67,7 @@ struct StopTimes {
   std::chrono::nanoseconds detach{0};   // release: the first thread let go to the last
   unsigned signals_passed = 0;          // signals delivered on the way (see above)
   unsigned rounds = 0;                  // /proc/PID/task listings needed
+  unsigned calls_restarted = 0;         // blocking calls the stop made fail with EINTR, restarted
 };
 
 class StoppedProcess {
@@ -98,6 +101,7 @@ class StoppedProcess {
 
  private:
   void stop_all();
+  void restart_if_interrupted(StoppedThread& thread);
   void check_thread() const;
 
   // The calling thread's nice value at -20 while it holds the process.

@@ -213,16 +213,26 @@ int forced(bool do_exit) {
 
 // ---- calls open when the recording stops ----
 
-// The kernel's uretprobe trampoline lives in the [uprobes] mapping.
+// The kernel's uretprobe trampoline lives in the [uprobes] mapping; the
+// fast path's return stub in an anonymous executable mapping atrace made
+// (docs/fast-path.md). A return address of this program's own is in its
+// file's text.
 bool in_uprobes_area(const void* addr) {
   FILE* maps = std::fopen("/proc/self/maps", "r");
   if (!maps) return false;
   char line[512];
   bool in = false;
-  while (!in && std::fgets(line, sizeof line, maps)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::strstr(line, "[uprobes]") && std::sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-      in = reinterpret_cast<uintptr_t>(addr) >= lo && reinterpret_cast<uintptr_t>(addr) < hi;
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  while (std::fgets(line, sizeof line, maps)) {
+    unsigned long lo = 0, hi = 0, inode = 0;
+    char perms[8] = "";
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %n", &lo, &hi, perms, &inode, &path_at) < 4)
+      continue;
+    if (a < lo || a >= hi) continue;
+    const char* path = line + path_at;
+    in = std::strncmp(path, "[uprobes]", 9) == 0 || (inode == 0 && std::strchr(perms, 'x'));
+    break;
   }
   std::fclose(maps);
   return in;
