@@ -122,7 +122,7 @@ struct FastPath::State {
   uint64_t stub = 0;
   std::vector<fp::AddressRange> code_ranges;
   std::unique_ptr<fp::CodePatch> patch;
-  std::map<uint32_t, uint64_t> entry_of;  // a patched function's id: its entry (set_enabled)
+  std::map<uint32_t, uint64_t> entry_of;     // a patched function's id: its entry (set_enabled)
   std::unique_ptr<fp::SharedMapping> lanes;  // the lanes, mapped here too (ring_layout.h)
   std::unique_ptr<fp::LocalMemory> memory;
   std::unique_ptr<fp::LanePages> pages;

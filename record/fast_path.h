@@ -98,8 +98,7 @@ class FastPath {
   // nothing could be patched or this throws; else it is stopped here.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
-           uint64_t lane_slots = kFastPathLaneSlots,
-           fastpath::StoppedProcess* held = nullptr);
+           uint64_t lane_slots = kFastPathLaneSlots, fastpath::StoppedProcess* held = nullptr);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;

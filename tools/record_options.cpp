@@ -189,13 +189,13 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
            "instruction); `atrace list` shows where");
   cli::Option fast =
       cmd.flag("--fast-path{all}", args.fast_path,
-           "Record the selected functions of the traced process in the process "
-           "itself: their entries are patched to jump to trampolines that write each call "
-           "into memory atrace reads, without a trap into the kernel (tens of ns a call "
-           "instead of microseconds). all (the default): every selected function is patched "
-           "from the start, those that cannot be are not traced; hot: the kernel's probes "
-           "first, a function the relevance filter finds too hot patched instead of "
-           "detached (not built yet: refused). Experimental (docs/fast-path.md)");
+               "Record the selected functions of the traced process in the process "
+               "itself: their entries are patched to jump to trampolines that write each call "
+               "into memory atrace reads, without a trap into the kernel (tens of ns a call "
+               "instead of microseconds). all (the default): every selected function is patched "
+               "from the start, those that cannot be are not traced; hot: the kernel's probes "
+               "first, a function the relevance filter finds too hot patched instead of "
+               "detached (not built yet: refused). Experimental (docs/fast-path.md)");
   cmd.option("--fast-path-buffer", args.fast_path_buffer,
              "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "
              "of two of them: e.g. 256M, 8 Mi records). Memory is used only for the records "

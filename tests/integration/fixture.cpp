@@ -5,8 +5,6 @@
 #include <filesystem>
 #include <thread>
 
-#include "tests/integration/probe_path.h"
-
 namespace atrace::it {
 
 void IntegrationTest::SetUp() {
@@ -19,12 +17,6 @@ void IntegrationTest::SetUp() {
   for (const char* bin : {Paths::atrace, Paths::demo, Paths::target_c, Paths::target_cpp,
                           Paths::target_threads, Paths::target_lib})
     ASSERT_TRUE(std::filesystem::exists(bin)) << bin << " was not built";
-  if (fast_path_run()) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string left_out =
-        fast_path_left_out(std::string(info->test_suite_name()) + "." + info->name());
-    if (!left_out.empty()) GTEST_SKIP() << "left out of the fast-path run: " << left_out;
-  }
   tmp_ = std::make_unique<TempDir>();
   tag_ = unique_tag();
 }

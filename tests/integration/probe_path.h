@@ -4,9 +4,8 @@
 // ATRACE_TEST_PROBES=fast-path, where every `atrace record` a test starts
 // gets --fast-path (docs/fast-path.md) and the same assertions must hold:
 // the program's output byte-identical to an untraced run, exact counts.
-// A test the fast path cannot pass yet is left out of the second run by
-// name, with the reason, in probe_path.cpp (one list);
-// ATRACE_TEST_FAST_PATH_ALL=1 runs them anyway.
+// A test the fast path cannot pass is left out of the second run by name,
+// with the reason, in tests/integration/CMakeLists.txt (one list).
 #pragma once
 
 #include <string>
@@ -20,9 +19,5 @@ bool fast_path_run();
 // `argv` with --fast-path after "record" when it runs atrace record and
 // this is the fast-path run; unchanged otherwise.
 std::vector<std::string> with_probe_path(std::vector<std::string> argv);
-
-// Why `test` ("Suite.Name") is left out of the fast-path run; "" when it
-// runs (always with ATRACE_TEST_FAST_PATH_ALL set).
-std::string fast_path_left_out(const std::string& test);
 
 }  // namespace atrace::it
