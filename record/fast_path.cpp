@@ -563,7 +563,12 @@ FastPathStats FastPath::stats() const {
   FastPathStats st = s_->stats;
   if (s_->reader) {
     st.lost = s_->reader->lost();
-    for (const auto& lane : s_->reader->lanes()) st.lost_per_lane.push_back(lane.lost());
+    for (const auto& lane : s_->reader->lanes()) {
+      st.lost_per_lane.push_back(lane.lost());
+      st.full += lane.full;
+      st.given_up += lane.skipped;
+      st.malformed += lane.malformed;
+    }
   }
   st.conversion_error_ns = s_->clock.error().bracket_ns / 2 + s_->clock.error().residual_ns;
   return st;

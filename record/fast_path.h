@@ -69,7 +69,10 @@ struct FastPathRefusal {
 
 struct FastPathStats {
   uint64_t records = 0;                 // taken from the ring
-  uint64_t lost = 0;                    // dropped in the ring (full lane, never committed)
+  uint64_t lost = 0;                    // dropped in the ring: the three below
+  uint64_t full = 0;                    // ... by writers, their lane full
+  uint64_t given_up = 0;                // ... reserved, not committed within the wait
+  uint64_t malformed = 0;               // ... committed with a kind no writer writes
   std::vector<uint64_t> lost_per_lane;  // the same by lane, i.e. by CPU
   uint64_t unknown_thread = 0;          // records of a thread pointer no known thread held
   uint64_t install_stop_ns = 0;         // how long the program was stopped to install

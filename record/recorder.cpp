@@ -810,9 +810,23 @@ void Recorder::finish_fast_path() {
                    static_cast<unsigned long long>(st.records), undo,
                    static_cast<double>(st.conversion_error_ns));
   }
-  if (st.lost)
-    base::warning("--fast-path: %llu records lost (the ring was full)",
-                  static_cast<unsigned long long>(st.lost));
+  // Each cause in its own words: a full lane wants a bigger buffer, a
+  // record given up was a writer held longer than the commit wait
+  // (preempted, or left by a signal handler's longjmp: ring_reader.h).
+  if (st.full)
+    base::warning(
+        "--fast-path: %s lost, their lane full (atrace read too slowly; --fast-path-buffer "
+        "gives each CPU's lane more room)",
+        base::plural(st.full, "record").c_str());
+  if (st.given_up)
+    base::warning(
+        "--fast-path: %s lost: reserved but not written within %.0f ms (a thread held in the "
+        "trampoline on a loaded machine, or left there by a signal handler's longjmp)",
+        base::plural(st.given_up, "record").c_str(),
+        static_cast<double>(kFastPathCommitWaitNs) / 1e6);
+  if (st.malformed)
+    base::warning("--fast-path: %s lost: written with a kind no trampoline writes",
+                  base::plural(st.malformed, "record").c_str());
   if (st.unknown_thread)
     base::warning(
         "--fast-path: %llu records of threads atrace could not name were left out (their "
