@@ -114,6 +114,7 @@ class InjectTarget {
     answer_ = std::stoull(f["answer"], nullptr, 16);
     reader_ = std::stoi(f["reader"]);
     sleeper_ = std::stoi(f["sleeper"]);
+    epoller_ = std::stoi(f["epoller"]);
   }
   ~InjectTarget() {
     if (child_.running()) send("quit");
@@ -124,6 +125,7 @@ class InjectTarget {
   uint64_t answer() const { return answer_; }
   pid_t reader() const { return reader_; }
   pid_t sleeper() const { return sleeper_; }
+  pid_t epoller() const { return epoller_; }
   int workers() const { return workers_; }
   Child& child() { return child_; }
 
@@ -167,7 +169,7 @@ class InjectTarget {
   int workers_;
   pid_t pid_ = 0;
   uint64_t answer_ = 0;
-  pid_t reader_ = 0, sleeper_ = 0;
+  pid_t reader_ = 0, sleeper_ = 0, epoller_ = 0;
 };
 
 std::vector<std::byte> bytes(std::initializer_list<int> v) {
@@ -231,7 +233,8 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
   std::optional<RemoteRegion> code;
   {
     StoppedProcess stopped(t.pid());
-    EXPECT_EQ(stopped.threads().size(), static_cast<size_t>(t.workers() + 3));
+    // The workers, the reader, the sleeper, the epoller and main.
+    EXPECT_EQ(stopped.threads().size(), static_cast<size_t>(t.workers() + 4));
     // Sent while every thread is stopped: must be handled once, after.
     ASSERT_EQ(kill(t.pid(), SIGUSR1), 0);
     // The system calls run in the thread blocked in read(): its read must
@@ -294,6 +297,42 @@ TEST(FastPathInject, PatchedEntryThenUndoWithBlockedThreadsAndSignal) {
 // Remote system calls in the main thread (blocked in pthread_join: a
 // futex) and a ring-like region made anywhere, written and read from
 // outside, with MADV_WIPEONFORK on part of it.
+// epoll_wait fails with EINTR when its thread is stopped, even with no
+// signal handler (signal(7)): every stop sets it to start again, so the
+// program never sees it (the target exits 4 if its epoll_wait returns).
+TEST(FastPathInject, StopsNeverShowEpollWaitAnEintr) {
+  REQUIRE_PTRACE();
+  InjectTarget t(1);
+  const std::string syscall_file =
+      "/proc/" + std::to_string(t.pid()) + "/task/" + std::to_string(t.epoller()) + "/syscall";
+  auto blocked_in = [&] {
+    std::ifstream in(syscall_file);
+    long nr = -1;
+    in >> nr;
+    return nr;
+  };
+  for (int i = 0; i < 500 && blocked_in() != SYS_epoll_wait && blocked_in() != SYS_epoll_pwait; ++i)
+    std::this_thread::sleep_for(10ms);
+  const long nr = blocked_in();
+  ASSERT_TRUE(nr == SYS_epoll_wait || nr == SYS_epoll_pwait) << syscall_file << ": " << nr;
+  unsigned restarted = 0;
+  for (int i = 0; i < 5; ++i) {
+    StoppedProcess stopped(t.pid());
+    const auto& e = stopped.thread(t.epoller());
+    // Set to run the call again: at the syscall instruction, its number in rax.
+    EXPECT_EQ(e.regs.rax, e.regs.orig_rax);
+    EXPECT_EQ(static_cast<long>(e.regs.orig_rax), nr);
+    stopped.release();
+    restarted += stopped.times().calls_restarted;
+  }
+  EXPECT_EQ(restarted, 5u);
+  auto after = t.epoch_report();
+  EXPECT_EQ(after["sevens"], after["calls"]);
+  EXPECT_TRUE(t.lines("epoll_wait returned").empty()) << t.child().out();
+  EXPECT_TRUE(t.child().running());
+  EXPECT_EQ(blocked_in(), nr);
+}
+
 TEST(FastPathInject, DataRegionAnywhereReadWrittenFromOutside) {
   REQUIRE_PTRACE();
   InjectTarget t(2);

@@ -7,13 +7,16 @@
  * count each result per epoch; a reader thread is blocked in read() on the
  * FIFO (opened read-write, so it never sees EOF) and answers the commands
  * written to it; a sleeper thread sleeps SLEEP_MS (default 1500) at a time
- * with nanosleep and prints how long each sleep really took; the main
- * thread waits in pthread_join. SIGUSR1 and SIGRTMIN (which the kernel
+ * with nanosleep and prints how long each sleep really took; an epoller
+ * thread waits in epoll_wait, with no timeout, for a pipe nobody writes
+ * (a stop must not make it fail with EINTR: it would print "epoll_wait
+ * returned ret=R errno=E" and exit 4); the main thread waits in
+ * pthread_join. SIGUSR1 and SIGRTMIN (which the kernel
  * queues, one per sigqueue) are counted by their handlers (SA_RESTART: the
  * reader's read() restarts; the sleeper blocks both).
  *
  * Prints at start:
- *   ready pid=P answer=0xADDR reader=TID sleeper=TID main=TID
+ *   ready pid=P answer=0xADDR reader=TID sleeper=TID main=TID epoller=TID
  * Commands (one a line on the FIFO):
  *   epoch   start a new epoch: the workers count the calls they start from
  *           now on separately; prints "epoch N"
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,7 +195,26 @@ static void start(pthread_t* t, void* (*fn)(void*), void* arg) {
   if (pthread_create(t, NULL, fn, arg) != 0) exit(2);
 }
 
-static _Atomic pid_t reader_tid, sleeper_tid;
+static _Atomic pid_t reader_tid, sleeper_tid, epoller_tid;
+
+static void* epoller_main(void* arg) {
+  (void)arg;
+  /* No signal reaches it: only a stop could make its epoll_wait return. */
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  int never[2];
+  int ep = epoll_create1(0);
+  struct epoll_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.events = EPOLLIN;
+  if (pipe(never) || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, never[0], &ev)) exit(2);
+  atomic_store(&epoller_tid, (pid_t)syscall(SYS_gettid));
+  int n = epoll_wait(ep, &ev, 1, -1);
+  printf("epoll_wait returned ret=%d errno=%d\n", n, n < 0 ? errno : 0);
+  fflush(stdout);
+  exit(4);
+}
 
 static void* reader_main(void* arg) {
   atomic_store(&reader_tid, (pid_t)syscall(SYS_gettid));
@@ -224,13 +247,17 @@ int main(int argc, char** argv) {
   sa.sa_handler = on_rt;
   sigaction(SIGRTMIN, &sa, NULL);
 
-  pthread_t t[MAX_WORKERS + 2];
+  pthread_t t[MAX_WORKERS + 3];
   start(&t[0], reader_main, NULL);
   start(&t[1], sleeper_main, NULL);
-  for (int i = 0; i < workers; ++i) start(&t[2 + i], worker, (void*)(intptr_t)i);
-  while (atomic_load(&reader_tid) == 0 || atomic_load(&sleeper_tid) == 0) usleep(1000);
-  printf("ready pid=%d answer=%p reader=%d sleeper=%d main=%d\n", getpid(), (void*)answer,
-         (int)atomic_load(&reader_tid), (int)atomic_load(&sleeper_tid), getpid());
+  start(&t[2], epoller_main, NULL);
+  for (int i = 0; i < workers; ++i) start(&t[3 + i], worker, (void*)(intptr_t)i);
+  while (atomic_load(&reader_tid) == 0 || atomic_load(&sleeper_tid) == 0 ||
+         atomic_load(&epoller_tid) == 0)
+    usleep(1000);
+  printf("ready pid=%d answer=%p reader=%d sleeper=%d main=%d epoller=%d\n", getpid(),
+         (void*)answer, (int)atomic_load(&reader_tid), (int)atomic_load(&sleeper_tid), getpid(),
+         (int)atomic_load(&epoller_tid));
   fflush(stdout);
   pthread_join(t[0], NULL);
   return 0;
