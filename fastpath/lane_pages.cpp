@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "fastpath/inject/as_pointer.h"
 #include "fastpath/ring_layout.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -101,7 +102,7 @@ void LanePages::map_in_target(uint8_t* at, uint64_t bytes) {
   std::vector<iovec> local(pages), far(pages);
   for (size_t i = 0; i < pages; i++) {
     local[i] = {&sink[i], 1};
-    far[i] = {reinterpret_cast<void*>(remote + i * kPage), 1};
+    far[i] = {as_pointer(remote + i * kPage), 1};
   }
   for (size_t i = 0; i < pages; i += IOV_MAX) {
     const size_t n = std::min<size_t>(IOV_MAX, pages - i);

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "base/diagnostics.h"
+#include "fastpath/inject/as_pointer.h"
 #include "fastpath/inject/stopped_process.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
@@ -24,7 +25,7 @@ namespace atrace {
 namespace {
 
 long trace(__ptrace_request request, pid_t pid, uint64_t addr = 0, uint64_t data = 0) {
-  return ptrace(request, pid, reinterpret_cast<void*>(addr), reinterpret_cast<void*>(data));
+  return ptrace(request, pid, fastpath::as_pointer(addr), fastpath::as_pointer(data));
 }
 
 constexpr uint64_t debugreg(int n) {

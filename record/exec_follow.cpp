@@ -15,6 +15,7 @@
 
 #include "base/diagnostics.h"
 #include "base/unique_fd.h"
+#include "fastpath/inject/as_pointer.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
 
@@ -23,7 +24,7 @@ namespace atrace {
 namespace {
 
 long trace_request(__ptrace_request request, pid_t pid, unsigned long data = 0) {
-  return ptrace(request, pid, nullptr, reinterpret_cast<void*>(data));
+  return ptrace(request, pid, nullptr, fastpath::as_pointer(data));
 }
 
 unsigned long event_message(pid_t pid) {

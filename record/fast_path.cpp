@@ -281,7 +281,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       region.write(sys.memory(), 0,
                    std::as_bytes(std::span<const uint8_t>(buf.data(), code.used())));
       s_->code_ranges.push_back(region.range());
-      regions.push_back(std::move(region));
+      regions.push_back(region);
     }
     // Nothing to patch: nothing can reach the regions yet, they go again.
     if (std::none_of(planned.begin(), planned.end(), [](const auto& p) { return p.second; })) {

@@ -415,7 +415,7 @@ ExecMatch Recorder::follow_exec(bool planned) {
       plan_ = plan_recording(opts_, features_, &execd);
       return true;
     } catch (const uprobes::NoMatchError& e) {
-      why_not.push_back(e.what());
+      why_not.emplace_back(e.what());
       return false;
     } catch (const uprobes::NotElfError&) {
       return false;
@@ -851,7 +851,7 @@ void Recorder::attach_usdt(std::vector<formats::ProbeInfo>& table) {
 // The dynamic linker of a plan that waits for a module (its list of
 // loaded objects then tells which file came instead: late_arrivals.h),
 // "" when none is waited for or the program has no ld.so.
-static std::string waited_for_linker(const std::vector<uprobes::Module>& modules) {
+std::string waited_for_linker(const std::vector<uprobes::Module>& modules) {
   if (std::none_of(modules.begin(), modules.end(),
                    [](const uprobes::Module& m) { return m.waiting; }))
     return {};

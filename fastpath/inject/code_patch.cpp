@@ -131,6 +131,7 @@ CodePatch::Switched CodePatch::set_active(StoppedProcess& process,
   Switched result;
   if (todo.empty()) return result;
   std::vector<AddressRange> ranges;
+  ranges.reserve(todo.size());
   for (const Site* s : todo) ranges.push_back({s->address, s->address + s->written.size()});
   result.stops = wait_until_clear(process, ranges, avoid, policy, on ? "patch" : "restore");
   ProcessMemory memory(process.pid());

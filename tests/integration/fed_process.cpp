@@ -172,7 +172,9 @@ std::map<std::string, std::vector<std::uint8_t>> code_snapshot(pid_t pid) {
     std::vector<std::uint8_t> bytes(stop - start);
     const ssize_t n = mem < 0 ? -1 : ::pread(mem, bytes.data(), bytes.size(), (off_t)start);
     bytes.resize(n < 0 ? 0 : static_cast<size_t>(n));
-    code[range + " " + path] = std::move(bytes);
+    std::string key = range;
+    key.append(" ").append(path);
+    code[key] = std::move(bytes);
   }
   if (mem >= 0) ::close(mem);
   return code;

@@ -200,7 +200,12 @@ static std::string describe_stuck_group(pid_t pgid) {
     if (pgrp != pgid) continue;
     std::ifstream stack(base + "/stack");
     std::string frames((std::istreambuf_iterator<char>(stack)), std::istreambuf_iterator<char>());
-    out += "  " + line.substr(0, close + 1) + " state " + state + "\n" + frames;
+    out.append("  ")
+        .append(line, 0, close + 1)
+        .append(" state ")
+        .append(state)
+        .append("\n")
+        .append(frames);
   }
   ::closedir(proc);
   return out;

@@ -80,6 +80,7 @@ class TestRing {
 
 std::vector<uint64_t> tscs(const std::vector<FastRecord>& v) {
   std::vector<uint64_t> out;
+  out.reserve(v.size());
   for (const auto& r : v) out.push_back(r.tsc);
   return out;
 }
