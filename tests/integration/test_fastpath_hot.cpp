@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "tests/integration/fixture.h"
-#include "tests/integration/report.h"
 
 namespace atrace::it {
 namespace {
@@ -41,43 +40,6 @@ TEST_F(FastPathHot, AnUnknownModeIsRefused) {
   EXPECT_TRUE(r.exited(2)) << r.describe();
   const std::string line = expect_one_error_line(r);
   EXPECT_NE(line.find("--fast-path"), std::string::npos) << line;
-}
-
-// --fast-path=all is bare --fast-path (test_fastpath_record.cpp's first
-// test, with the mode spelled out): every call counted exactly.
-TEST_F(FastPathHot, AllPatchesEverySelectedFunctionAsBareFastPathDoes) {
-  constexpr const char* kTarget = TARGET_FASTPATH_RECORD_BIN;
-  Child reference({kTarget, "-"});
-  Result ref = reference.wait(milliseconds(30000));
-  ASSERT_TRUE(ref.exited(0)) << ref.describe();
-
-  const std::string dir = file("fastpath");
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
-  Child target({kTarget, dir});
-  const std::string out = file("all.data");
-  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()), "--fast-path=all",
-                "--filter=off", "--select=work,leaf", "-o", out});
-  const std::string done = dir + "/done";
-  struct stat st {};
-  for (int i = 0; i < 600 && stat(done.c_str(), &st) != 0 && atrace.running(); i++)
-    std::this_thread::sleep_for(milliseconds(50));
-  ASSERT_EQ(stat(done.c_str(), &st), 0) << "the target never ran its workload\n"
-                                        << atrace.wait(milliseconds(5000)).describe();
-  atrace.signal(SIGINT);
-  Result r = atrace.wait(milliseconds(30000));
-  ASSERT_TRUE(r.exited(0)) << r.describe();
-  EXPECT_NE(r.err.find("2 functions patched"), std::string::npos) << r.err;
-  Result t = target.wait(milliseconds(30000));
-  ASSERT_TRUE(t.exited(0)) << t.describe();
-  EXPECT_EQ(t.out, ref.out + "restored same\n");
-  unlink(done.c_str());
-  rmdir(dir.c_str());
-
-  auto rep = report_json(out);
-  ASSERT_TRUE(rep);
-  EXPECT_EQ((*rep)["lost_events"], 0);
-  EXPECT_EQ(calls_of(*rep, "work"), 20000);
-  EXPECT_EQ(calls_of(*rep, "leaf"), 40000);
 }
 
 // The fd of `pid` that is the memfd named `name`, or -1.
