@@ -305,18 +305,33 @@ TEST(FastPathInject, StopsNeverShowEpollWaitAnEintr) {
   InjectTarget t(1);
   const std::string syscall_file =
       "/proc/" + std::to_string(t.pid()) + "/task/" + std::to_string(t.epoller()) + "/syscall";
+  const std::string stat_file =
+      "/proc/" + std::to_string(t.pid()) + "/task/" + std::to_string(t.epoller()) + "/stat";
+  // The call it sleeps in (state S), -1 while it is not asleep in one: a
+  // thread just released has not entered its restarted call yet.
   auto blocked_in = [&] {
+    std::ifstream stat(stat_file);
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'S')
+      return -1L;
     std::ifstream in(syscall_file);
     long nr = -1;
     in >> nr;
     return nr;
   };
-  for (int i = 0; i < 500 && blocked_in() != SYS_epoll_wait && blocked_in() != SYS_epoll_pwait; ++i)
-    std::this_thread::sleep_for(10ms);
-  const long nr = blocked_in();
+  auto wait_blocked = [&] {
+    for (int i = 0; i < 500 && blocked_in() != SYS_epoll_wait && blocked_in() != SYS_epoll_pwait;
+         ++i)
+      std::this_thread::sleep_for(10ms);
+    return blocked_in();
+  };
+  const long nr = wait_blocked();
   ASSERT_TRUE(nr == SYS_epoll_wait || nr == SYS_epoll_pwait) << syscall_file << ": " << nr;
   unsigned restarted = 0;
   for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(wait_blocked(), nr) << "stop " << i;
     StoppedProcess stopped(t.pid());
     const auto& e = stopped.thread(t.epoller());
     // Set to run the call again: at the syscall instruction, its number in rax.
@@ -330,7 +345,7 @@ TEST(FastPathInject, StopsNeverShowEpollWaitAnEintr) {
   EXPECT_EQ(after["sevens"], after["calls"]);
   EXPECT_TRUE(t.lines("epoll_wait returned").empty()) << t.child().out();
   EXPECT_TRUE(t.child().running());
-  EXPECT_EQ(blocked_in(), nr);
+  EXPECT_EQ(wait_blocked(), nr);
 }
 
 TEST(FastPathInject, DataRegionAnywhereReadWrittenFromOutside) {
