@@ -132,6 +132,7 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
         continue;
       }
       out.push_back(b);
+      out.back().seq = i;  // handed out: the lane (ring_reader.h)
       ++stats.taken;
       lane.last_tsc = std::max(lane.last_tsc, b.tsc);
     }
@@ -213,6 +214,7 @@ void RingReader::take_late(uint32_t i, uint64_t head, std::vector<FastRecord>& o
       continue;
     }
     out.push_back(b);
+    out.back().seq = i;
     ++stats.taken;
     ++stats.late;
   }

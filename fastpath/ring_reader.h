@@ -94,6 +94,8 @@ class RingReader {
   // every slot still reserved and not committed is given up now.
   // `max_per_lane`: at most that many slots of a lane are looked at (a
   // bounded batch for the consumer); the rest waits for the next drain.
+  // A record handed out carries its lane (its CPU) in `seq`: the commit
+  // mark is of no more use once taken.
   bool drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writers_gone = false,
              uint64_t max_per_lane = UINT64_MAX);
   // Every lane's tail reached the head its last drain read.

@@ -130,8 +130,7 @@ struct FastPath::State {
   fp::TscClock clock;
   fp::ThreadPointerMap threads;
   std::vector<fp::FastRecord> records;
-  std::vector<uint64_t> lane_taken;  // per lane, what the reader had taken before this drain
-  bool writers_gone = false;         // nothing can commit a record any more
+  bool writers_gone = false;  // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
 
@@ -303,7 +302,6 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     s_->reader =
         std::make_unique<fp::RingReader>(*s_->memory, local_ring, s_->layout,
                                          s_->clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
-    s_->lane_taken.assign(s_->layout.lane_count, 0);
     s_->pages = std::make_unique<fp::LanePages>(
         reinterpret_cast<fp::LaneHeader*>(s_->lanes->local()),
         s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
@@ -329,8 +327,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 FastPath::~FastPath() {
   if (!s_->installed) return;
   try {
-    std::vector<formats::Event> ignored;
-    uninstall(ignored);
+    uninstall();
   } catch (...) {  // the process is gone, or would not stop: nothing to give back
   }
 }
@@ -360,7 +357,7 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
     }
     ev.pid = static_cast<uint32_t>(pid);
     ev.id = r.function_id;
-    ev.cpu = static_cast<uint16_t>(r.seq);  // the lane, i.e. the CPU (drain())
+    ev.cpu = static_cast<uint16_t>(r.seq);  // the lane, i.e. the CPU (RingReader::drain)
     switch (static_cast<fp::RecordKind>(r.kind)) {
       case fp::RecordKind::Entry: ev.kind = formats::EventKind::FuncEntry; break;
       case fp::RecordKind::Exit: ev.kind = formats::EventKind::FuncExit; break;
@@ -396,17 +393,17 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
-  // The records come lane by lane; each lane is a CPU. Its commit mark is
-  // of no more use: it carries the lane through the merge by time.
-  size_t at = 0;
-  for (uint32_t lane = 0; lane < s_->reader->lanes().size(); lane++) {
-    const uint64_t taken = s_->reader->lanes()[lane].taken;
-    for (uint64_t n = taken - s_->lane_taken[lane]; n > 0 && at < s_->records.size(); n--)
-      s_->records[at++].seq = lane;
-    s_->lane_taken[lane] = taken;
-  }
   fp::merge_by_time(s_->records);
   s_->to_events(out);
+  // Nothing more to read or to write: the lanes' memory goes back to the
+  // system (the pages allocated ahead of the writers too). A process whose
+  // trampolines still run (it could not be stopped) keeps its lanes.
+  if (s_->pages && s_->writers_gone && s_->reader->drained()) {
+    s_->reader->set_pages(nullptr);
+    s_->pages.reset();
+    madvise(s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
+            s_->lanes->size() - (s_->layout.records_offset - s_->layout.lanes_offset), MADV_REMOVE);
+  }
 }
 
 // Every frame still hooked gets its return address back where its slot
@@ -442,7 +439,7 @@ void FastPath::State::restore_returns(fp::StoppedProcess& process) {
   }
 }
 
-void FastPath::uninstall(std::vector<formats::Event>& out) {
+void FastPath::uninstall() {
   if (!s_->installed) return;
   s_->installed = false;
   try {
@@ -461,21 +458,6 @@ void FastPath::uninstall(std::vector<formats::Event>& out) {
     // still running but not stoppable: its trampolines keep working with
     // nobody reading (docs/fast-path.md).
     s_->writers_gone = !running(s_->pid);
-  }
-  // The rest of the lanes, the process gone or not (the lanes are atrace's
-  // too): drains until every lane's tail is at its head.
-  do drain(out);
-  while (!s_->reader->drained());
-  // Nothing more to read or to write: the lanes' memory goes back to the
-  // system (the pages allocated ahead of the writers too). A process whose
-  // trampolines still run (it could not be stopped) keeps its lanes.
-  if (s_->pages) {
-    s_->reader->set_pages(nullptr);
-    s_->pages.reset();
-    if (s_->writers_gone)
-      madvise(s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
-              s_->lanes->size() - (s_->layout.records_offset - s_->layout.lanes_offset),
-              MADV_REMOVE);
   }
 }
 

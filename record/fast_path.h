@@ -15,7 +15,8 @@
 //              jumps written again (on), the trampolines kept
 //   uninstall  every thread stopped once more (unless the process is
 //              gone): the entries and every replaced return address put
-//              back, the rest drained (the lanes outlive the process)
+//              back; the caller drains the rest (the lanes outlive the
+//              process)
 //
 // The regions stay mapped after the uninstall (and after a killed atrace):
 // a signal frame or a copy of a return address may still name the return
@@ -121,9 +122,12 @@ class FastPath {
   uint64_t complete_until_ns() const;
   // Every lane was read to the head its last drain saw.
   bool drained() const;
-  // Stops the process, gives back its code and return addresses, drains the
-  // rest. Once; the destructor does it when not done (without events).
-  void uninstall(std::vector<formats::Event>& out);
+  // Stops the process and gives back its code and return addresses; no
+  // record is written after it. Once; the destructor does it when not
+  // done. The rest of the lanes is then read by drain() until drained()
+  // (in batches: millions of records may be left when atrace fell
+  // behind); the lanes' memory goes back once they are.
+  void uninstall();
 
   // Switches patched functions off (their entries get their original bytes
   // back: their calls run untraced) or on again (the same jump to the same

@@ -768,8 +768,8 @@ uint64_t Recorder::release_edge(uint64_t now) const {
   return edge;
 }
 
-// The process exited with records still in the fast path's lanes (they
-// outlive it): read in batches, each delivered as it leaves the reorder
+// The fast path uninstalled (or the process gone) with records still in
+// its lanes (they outlive the process): read in batches, each delivered as it leaves the reorder
 // window, so that millions of them never sit in memory at once. Ends when
 // every lane is read, or after 100 drains in a row found nothing (a slot
 // its dead writer never committed is given up within the commit wait).
@@ -796,9 +796,8 @@ void Recorder::drain_fast_path() {
 // Before the kernel's probes go: the process is stopped once more, its
 // code and return addresses given back, the rest of the ring drained.
 void Recorder::finish_fast_path() {
-  std::vector<formats::Event> events;
-  fast_->uninstall(events);
-  for (auto& ev : events) events_->add_event(std::move(ev));
+  fast_->uninstall();
+  drain_fast_path_rest();
   const FastPathStats st = fast_->stats();
   if (opts_.verbose) {
     char undo[64];
@@ -973,7 +972,6 @@ void Recorder::record_events(RecordResult& r) {
       loop.on_children();  // execs held since the match (exec_follow.h)
     }
     run_until_stop(loop);
-    if (fast_ && run_.target->exited()) drain_fast_path_rest();
     status_.clear();
   });
 }

@@ -211,7 +211,9 @@ TEST_F(FastPathToggle, PatchedAndUnpatched1000TimesExactCountsPerWindow) {
     std::this_thread::sleep_for(5ms);
   }
   fast.drain(events);
-  fast.uninstall(events);
+  fast.uninstall();
+  do fast.drain(events);
+  while (!fast.drained());
   take();
   const FastPathStats stats = fast.stats();
   EXPECT_EQ(stats.lost, 0u);
@@ -400,8 +402,7 @@ TEST_F(FastPathToggle, SwitchEdgesAndTheCodeGivenBack) {
   // Off once more, then the uninstall: tg_outer (on) given back, tg_leaf
   // (off) left as it is; the code as before the recording.
   EXPECT_EQ(fast->set_enabled({leaf}, false).switched.size(), 1u);
-  std::vector<formats::Event> events;
-  fast->uninstall(events);
+  fast->uninstall();
   EXPECT_THROW(fast->set_enabled({leaf}, true), RecordError);
   fast.reset();
   EXPECT_EQ(code("tg_outer"), outer_before);
