@@ -42,8 +42,13 @@ void announce_probes(const std::vector<formats::ProbeInfo>& table, uint64_t atta
   if (functions < table.size())
     what += " and " + base::plural(table.size() - functions, "USDT probe");
   if (!functions) what = base::plural(table.size(), "USDT probe");
-  base::progress("probing %s: %s; %s; attached in %.1f ms", what.c_str(), paths.c_str(),
-                 multi ? "uprobe_multi links" : "perf-event links",
+  // The kind of link only where the kernel probes something: a patched
+  // function has none.
+  const bool kernel_probes = n[static_cast<size_t>(formats::ProbePath::Patched)] < table.size();
+  base::progress("probing %s: %s%s; attached in %.1f ms", what.c_str(), paths.c_str(),
+                 !kernel_probes ? ""
+                 : multi        ? "; uprobe_multi links"
+                                : "; perf-event links",
                  static_cast<double>(attach_ns) / 1e6);
   // What the kernel groups cost the traced calls (kernel_groups.h).
   const unsigned g = kernel_groups;
