@@ -10,11 +10,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
 #include "base/diagnostics.h"
+#include "base/whole_file.h"
 #include "record/stop_signals.h"
 
 namespace atrace {
@@ -144,8 +144,8 @@ std::string Target::command_line() const {
     for (size_t i = 0; i < argv_.size(); ++i) s << (i ? " " : "") << argv_[i];
     return s.str();
   }
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string raw =
+      base::read_whole_file("/proc/" + std::to_string(pid_) + "/cmdline").value_or("");
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   for (auto& c : raw)
     if (c == '\0') c = ' ';

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/whole_file.h"
 #include "tests/integration/run.h"
 
 namespace fs = std::filesystem;
@@ -96,8 +97,8 @@ std::vector<pid_t> pids_with_arg(const std::string& needle) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Read without throwing: the process may be gone by the read.
+    const std::string cmdline = base::read_whole_file(entry.path() / "cmdline").value_or("");
     if (cmdline.find(needle) == std::string::npos) continue;
     pid_t pid = std::stoi(name);
     if (pid == ::getpid()) continue;

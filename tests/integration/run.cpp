@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/whole_file.h"
 #include "tests/integration/probe_path.h"
 
 namespace atrace::it {
@@ -198,8 +199,7 @@ static std::string describe_stuck_group(pid_t pgid) {
     long ppid = 0, pgrp = 0;
     rest >> state >> ppid >> pgrp;
     if (pgrp != pgid) continue;
-    std::ifstream stack(base + "/stack");
-    std::string frames((std::istreambuf_iterator<char>(stack)), std::istreambuf_iterator<char>());
+    const std::string frames = atrace::base::read_whole_file(base + "/stack").value_or("");
     out.append("  ")
         .append(line, 0, close + 1)
         .append(" state ")

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/whole_file.h"
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
 
@@ -37,8 +38,8 @@ int fds_of_kind(pid_t pid, const std::string& kind) {
 bool has_forked_target(pid_t pid, const std::string& tag) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   for (pid_t child; in >> child;) {
-    std::ifstream cmd("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
-    std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    const std::string line =
+        atrace::base::read_whole_file("/proc/" + std::to_string(child) + "/cmdline").value_or("");
     if (line.find(tag) != std::string::npos) return true;
   }
   return false;
