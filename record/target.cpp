@@ -51,6 +51,7 @@ Target Target::launch_held(const std::string& exe_path, const std::vector<std::s
   if (pipe2(hold, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     throw TargetError(std::string("pipe: ") + base::errno_text(errno));
   std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
   for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
