@@ -134,6 +134,11 @@ PatchPlan CodeRegion::add(const uint8_t* code, size_t len, uint64_t function, ui
   const uint64_t tramp = address_ + start;
 
   std::vector<uint8_t> out;
+  const bool mid_function = kind == TrampolineKind::WalkEnd;
+  if (mid_function) {
+    out.insert(out.end(), {0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -128(%rsp),%rsp
+    out.push_back(0x9c);                                    // pushfq
+  }
   // push $imm32 (sign-extended: the low 32 bits are the id, or the
   // unwinder hook's mode)
   out.push_back(0x68);
@@ -145,6 +150,10 @@ PatchPlan CodeRegion::add(const uint8_t* code, size_t len, uint64_t function, ui
   out.push_back(0xe8);
   put_rel32(out, d);
   out.insert(out.end(), {0x48, 0x8d, 0x64, 0x24, 0x08});  // lea 8(%rsp),%rsp
+  if (mid_function) {
+    out.push_back(0x9d);                                                      // popfq
+    out.insert(out.end(), {0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 128(%rsp),%rsp
+  }
 
   RelocatedEntry moved = relocate_entry(code, len, function, tramp + out.size(), whole);
   if (!moved.ok()) {

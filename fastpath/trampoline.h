@@ -14,6 +14,17 @@
 //   <the function's first instructions, relocated (relocate.h)>
 //   jmp function+replaced
 //
+// A walk's end (WalkEnd: the last instructions of _Unwind_Backtrace, up to
+// and with a `ret`) is patched the same way, but mid-function, where the
+// stack below rsp and the flags may still be live:
+//
+//   lea -128(%rsp),%rsp   (steps over a red zone)
+//   pushfq
+//   push $6; call the unwinder hook; lea 8(%rsp),%rsp
+//   popfq
+//   lea 128(%rsp),%rsp
+//   <the instructions up to the ret, relocated, the ret last>
+//
 // and the function's first bytes become `jmp rel32` to it: the region must be
 // within rel32 reach (+-2 GiB) of every function it serves, hence one region
 // per module. All regions of a process share one ring and one return stub:
@@ -42,6 +53,7 @@ enum class TrampolineKind {
   ForcedUnwind = 3,  // pthread_exit, cancellation: the frames it can walk end with the thread
   Catch = 4,         // a handler takes the exception: re-arms the live frames, drops the rest
   Switch = 5,        // swapcontext, setcontext: every frame of the thread is given back
+  WalkEnd = 6,       // a `ret` of the stack walk: re-arms the live frames it disarmed
 };
 
 // Why a function may not be patched whatever its code: functions that

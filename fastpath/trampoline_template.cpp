@@ -451,6 +451,12 @@ atrace_fp_template_stub:
 #  5 a stack switch (swapcontext, setcontext): every frame of the thread is
 #    dropped (7), its return address given back wherever its slot holds the
 #    stub, on any stack: a call open across a switch returns untimed.
+#  6 a walk ends (a `ret` of _Unwind_Backtrace, patched mid-function): each
+#    frame a walk disarmed (7) whose slot is at or above the stack pointer
+#    and still holds its original return address is re-armed, as at a
+#    catch; nothing is dropped. A walk its callback leaves by longjmp never
+#    gets here: its frames stay disarmed (untimed) unless a later walk's
+#    end finds them live.
 # Frames below the stack pointer are otherwise left alone: abandoned ones
 # (a later entry or return drops them) or live ones on another stack (a
 # signal handler's sigaltstack above the thread's stack throwing inside the
@@ -479,6 +485,8 @@ atrace_fp_template_unwind:
   mov 8(%rdi), %ebx
   cmp $4, %r12d
   je 40f
+  cmp $6, %r12d
+  je 50f
   # Modes 1, 2, 3, 5: one pass from the top.
 1:
   test %ebx, %ebx
@@ -542,6 +550,31 @@ atrace_fp_template_unwind:
 45:
   orl $0x80000000, 20(%rdx)
   jmp 41b
+
+50:
+  # Mode 6, a walk ends, bottom-up as at a catch: each frame a walk
+  # disarmed (7) whose slot, at or above the stack pointer, still holds its
+  # original return address is re-armed; nothing is dropped, the depth
+  # stays.
+  xor %ebx, %ebx
+51:
+  cmp 8(%rdi), %ebx
+  jae 9f
+  lea (%rbx,%rbx,2), %rdx
+  lea 16(%rdi,%rdx,8), %rdx
+  inc %ebx
+  cmpw $7, 20(%rdx)
+  jne 51b
+  mov 8(%rdx), %rcx
+  cmp %r13, %rcx
+  jb 51b
+  mov (%rdx), %rax
+  cmp %rax, (%rcx)
+  jne 51b
+  mov .Lfp_stub(%rip), %rax
+  mov %rax, (%rcx)
+  movl $0, 20(%rdx)
+  jmp 51b
 
 20:
   # Record the marked frames from the top (fp_drop: armed ones, in modes

@@ -164,8 +164,15 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   // 'libc.so.6:*'), or an alias of one (__swapcontext), keeps its unwinder
   // trampoline, the safe one (the overlap check below).
   for (const auto& u : unwinders) {
-    if (u.role == uprobes::UnwindRole::WalkEnd) continue;
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
+    if (u.role == uprobes::UnwindRole::WalkEnd) {
+      // The walk's end, mid-function: the run of instructions up to the
+      // ret (0: none can be replaced; its frames then return untimed).
+      if (u.window == 0) continue;
+      t.kind = fp::TrampolineKind::WalkEnd;
+      locate(std::move(t), u.window);
+      continue;
+    }
     t.kind = fp::unwinder_kind(u.name);
     if (t.kind == fp::TrampolineKind::Traced) continue;
     locate(std::move(t), u.entry);
@@ -242,6 +249,14 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         }
         auto plan = code.add(reinterpret_cast<const uint8_t*>(bytes.data()), len, t.runtime, t.id,
                              t.kind, t.size && t.size <= kMaxCodeRead);
+        // A walk's end is a few pops and a ret, without an int3 byte in
+        // their encodings: one there is another tracer's (the kernel path's
+        // unwind guard probes these rets). Its frames then return untimed.
+        if (plan.ok() && t.kind == fp::TrampolineKind::WalkEnd &&
+            std::find(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(plan.replaced),
+                      std::byte{0xcc}) !=
+                bytes.begin() + static_cast<std::ptrdiff_t>(plan.replaced))
+          continue;
         if (plan.ok() && t.kind == fp::TrampolineKind::Traced) {
           if (!entries) entries = std::make_unique<uprobes::CodeEntries>(path, starts);
           plan.refusal = fp::entry_branch_refusal(*entries, t.vaddr, plan.replaced);

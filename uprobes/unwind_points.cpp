@@ -45,6 +45,19 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// The module's ways into its code (placement.h), built once, the first
+// time a point needs them: it decodes all of the module's code.
+const CodeEntries& module_entries(const std::string& path, const std::vector<ElfFunction>& fns,
+                                  std::unique_ptr<CodeEntries>& entries) {
+  if (!entries) {
+    std::vector<uint64_t> starts;
+    starts.reserve(fns.size());
+    for (const auto& g : fns) starts.push_back(g.address);
+    entries = std::make_unique<CodeEntries>(path, std::move(starts));
+  }
+  return *entries;
+}
+
 // The offset of the cheapest instruction of f's prefix, as for atrace's
 // own entry probes (resolve.cpp): only where no code of the module can
 // enter the prefix past its first byte.
@@ -57,12 +70,30 @@ uint64_t cheap_offset(const std::string& path, const ElfFunction& f,
     return f.offset;
   const EntryPlacement pl = place_entry(code.data(), code.size(), f.offset, false);
   if (pl.delta == 0) return f.offset;
-  if (!entries) {
-    std::vector<uint64_t> starts;
-    for (const auto& g : fns) starts.push_back(g.address);
-    entries = std::make_unique<CodeEntries>(path, std::move(starts));
-  }
-  return entries->any_in(f.address, f.address + pl.delta) ? f.offset : f.offset + pl.delta;
+  return module_entries(path, fns, entries).any_in(f.address, f.address + pl.delta)
+             ? f.offset
+             : f.offset + pl.delta;
+}
+
+// Where the fast path's 5-byte jump before the `ret` at file offset
+// `ret_at` of the walk function f can go: the start of the shortest run of
+// whole instructions ending with the ret, when no code of the module can
+// enter the run past its first byte (a branch to the ret itself, the usual
+// shared epilogue, lands inside it); 0 otherwise.
+uint64_t walk_end_window(const std::string& path, const ElfFunction& f, uint64_t ret_at,
+                         const std::vector<ElfFunction>& fns,
+                         std::unique_ptr<CodeEntries>& entries) {
+  constexpr size_t kJumpBytes = 5;
+  std::vector<uint8_t> code(f.size);
+  detail::ElfFile file(path);
+  if (f.size == 0 || file.status() != detail::ElfFile::Status::Ok ||
+      file.read_code(f.offset, code.data(), code.size()) != code.size())
+    return 0;
+  const size_t start = window_before(code.data(), code.size(), ret_at - f.offset, kJumpBytes);
+  if (start == SIZE_MAX) return 0;
+  const uint64_t first = f.address + start;
+  const uint64_t ret = f.address + (ret_at - f.offset);
+  return module_entries(path, fns, entries).any_in(first, ret) ? 0 : f.offset + start;
 }
 
 void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
@@ -79,7 +110,8 @@ void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
     out.push_back({path, f.mangled, cheap_offset(path, f, fns, entries), f.offset, role});
     if (role == UnwindRole::Walk)
       for (uint64_t at : return_offsets(path, f.offset, f.size))
-        out.push_back({path, f.mangled, at, f.offset, UnwindRole::WalkEnd});
+        out.push_back({path, f.mangled, at, f.offset, UnwindRole::WalkEnd,
+                       walk_end_window(path, f, at, fns, entries)});
   }
 }
 
@@ -112,6 +144,32 @@ std::vector<uint64_t> return_offsets(const std::string& path, uint64_t offset, u
     at += insn.length;
   }
   return out;
+}
+
+size_t window_before(const uint8_t* code, size_t len, size_t ret, size_t bytes) {
+  ZydisDecoder dec;
+  ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  std::vector<size_t> starts;
+  size_t at = 0;
+  while (at < ret) {
+    ZydisDecodedInstruction insn;
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, code + at, len - at, &insn)))
+      return SIZE_MAX;
+    starts.push_back(at);
+    at += insn.length;
+  }
+  if (at != ret || ret >= len) return SIZE_MAX;
+  ZydisDecodedInstruction last;
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, nullptr, code + ret, len - ret, &last)))
+    return SIZE_MAX;
+  const size_t end = ret + last.length;
+  size_t start = ret;
+  while (end - start < bytes) {
+    if (starts.empty()) return SIZE_MAX;
+    start = starts.back();
+    starts.pop_back();
+  }
+  return start;
 }
 
 std::vector<UnwindPoint> find_unwind_points(const std::vector<Module>& modules) {

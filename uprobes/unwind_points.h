@@ -28,6 +28,12 @@ struct UnwindPoint {
   uint64_t offset = 0;  // file offset of the probe (WalkEnd: of the `ret`)
   uint64_t entry = 0;   // file offset of the function's first instruction
   UnwindRole role = UnwindRole::Start;
+  // WalkEnd: the file offset of the shortest run of whole instructions
+  // that ends with this `ret` and is at least 5 bytes long, where the fast
+  // path's jump to its walk-end hook goes (docs/fast-path.md,
+  // "Unwinders"); 0 when no such run is safe to replace (code of the module
+  // can enter it past its first byte, or the code does not decode).
+  uint64_t window = 0;
 };
 
 // The role of a function by its (mangled) symbol name, if it has one
@@ -42,6 +48,12 @@ inline bool reads_own_return_address(UnwindRole r) {
 // File offsets of the `ret` instructions of the code at `offset`, `size`
 // bytes long (Zydis). Empty when the code cannot be read or decoded.
 std::vector<uint64_t> return_offsets(const std::string& path, uint64_t offset, uint64_t size);
+
+// The start (an index into `code`) of the shortest run of whole
+// instructions of `code` that ends with the instruction at `ret` and is at
+// least `bytes` long; SIZE_MAX when `code` does not decode up to `ret`, or
+// `ret` is not an instruction's start.
+size_t window_before(const uint8_t* code, size_t len, size_t ret, size_t bytes);
 
 // A point's probe goes on the cheapest instruction of the function's prefix
 // (uprobes/placement.h: `endbr64`, single-stepped, is skipped for the

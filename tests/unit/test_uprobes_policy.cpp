@@ -88,6 +88,18 @@ TEST(UprobesPolicy, ResolveLeavesThemOutAndSaysSo) {
   }
 }
 
+// The shortest run of whole instructions before a ret that holds a jump.
+TEST(UnwindPoints, WindowBeforeARet) {
+  // mov %r15d,%eax; pop %rbx; pop %r12; pop %r13; pop %rbp; ret
+  const uint8_t code[] = {0x44, 0x89, 0xf8, 0x5b, 0x41, 0x5c, 0x41, 0x5d, 0x5d, 0xc3};
+  EXPECT_EQ(window_before(code, sizeof code, 9, 5), 4u);         // pop %r12 .. ret: 6 bytes
+  EXPECT_EQ(window_before(code, sizeof code, 9, 1), 9u);         // the ret alone
+  EXPECT_EQ(window_before(code, sizeof code, 9, 10), 0u);        // all of it
+  EXPECT_EQ(window_before(code, sizeof code, 9, 11), SIZE_MAX);  // not enough code
+  EXPECT_EQ(window_before(code, sizeof code, 8, 5), 4u);         // pop %r12 .. pop %rbp: 5 bytes
+  EXPECT_EQ(window_before(code, sizeof code, 5, 5), SIZE_MAX);   // not an instruction's start
+}
+
 // The unwind guard's points in this process: libc's stack switches, and
 // each `ret` of libgcc's stack walk (where its frames are re-armed), which
 // read as a ret instruction in the file.
@@ -110,6 +122,12 @@ TEST(UnwindPoints, SwitchesAndTheEndsOfTheWalk) {
     ASSERT_EQ(pread(fd, b, 2, static_cast<off_t>(p.offset)), 2);
     close(fd);
     EXPECT_TRUE(b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3)) << p.path << "+" << p.offset;
+    // The fast path's window before it: whole instructions, at least the
+    // 5 bytes of a jump, ending with the ret (libgcc's epilogue: pops).
+    ASSERT_NE(p.window, 0u) << p.path << "+" << p.offset;
+    EXPECT_LT(p.window, p.offset);
+    EXPECT_GE(p.offset + (b[0] == 0xc3 ? 1 : 2) - p.window, 5u);
+    EXPECT_LT(p.offset - p.window, 5u + 15u);
   }
   EXPECT_TRUE(swapcontext);
   EXPECT_TRUE(setcontext);
