@@ -163,8 +163,13 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   // The unwinders first: one of them selected too (setcontext with
   // 'libc.so.6:*'), or an alias of one (__swapcontext), keeps its unwinder
   // trampoline, the safe one (the overlap check below).
+  // The unwinder itself mapped (libgcc_s.so.1, or one linked in): its walk
+  // entry is. (libc.so.6's own _Unwind_Resume and _Unwind_ForcedUnwind
+  // only forward to libgcc_s's, loaded on demand.)
+  bool unwinder_mapped = false;
   for (const auto& u : unwinders) {
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
+    if (u.role == uprobes::UnwindRole::Loader) continue;  // below
     if (u.role == uprobes::UnwindRole::WalkEnd) {
       // The walk's end, mid-function: the run of instructions up to the
       // ret (0: none can be replaced; its frames then return untimed).
@@ -175,8 +180,22 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     }
     t.kind = fp::unwinder_kind(u.name);
     if (t.kind == fp::TrampolineKind::Traced) continue;
-    locate(std::move(t), u.entry);
+    const bool walk = u.role == uprobes::UnwindRole::Walk;
+    if (locate(std::move(t), u.entry) && walk) unwinder_mapped = true;
   }
+  // No unwinder mapped yet (a C program): glibc loads libgcc_s.so.1 at the
+  // first backtrace(), pthread_exit or cancellation, and its unwinder, not
+  // patched, would stop at the first hooked frame (a shorter backtrace, an
+  // abort in pthread_exit). glibc takes its entry points from
+  // __libc_unwind_link_get first: there every frame of the thread gets its
+  // return address back, as at a stack switch (untimed, never wrong).
+  if (!unwinder_mapped)
+    for (const auto& u : unwinders)
+      if (u.role == uprobes::UnwindRole::Loader) {
+        PatchTarget t{0, u.name, u.path, 0, 0, 0};
+        t.kind = fp::TrampolineKind::Switch;
+        locate(std::move(t), u.entry);
+      }
   for (const auto& site : sites) {
     PatchTarget t{site.id, site.name, site.path, site.address, 0, site.size};
     if (auto why = fp::name_refusal(site.mangled); !why.empty()) {

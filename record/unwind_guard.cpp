@@ -24,6 +24,7 @@
 #include "base/diagnostics.h"
 #include "bpf/unwind.h"
 #include "bpf/unwind.skel.h"
+#include "fastpath/inject/as_pointer.h"
 #include "record/uprobe_multi.h"
 
 namespace atrace {
@@ -178,7 +179,7 @@ void UnwindGuard::write_slots(uint32_t tgid, const atrace_unwind_write* ws, uint
   iovec local[ATRACE_UNWIND_MAX], remote[ATRACE_UNWIND_MAX];
   for (uint32_t i = 0; i < n; ++i) {
     local[i] = {&now[i], sizeof now[i]};
-    remote[i] = {reinterpret_cast<void*>(ws[i].addr), sizeof now[i]};
+    remote[i] = {fastpath::as_pointer(ws[i].addr), sizeof now[i]};
   }
   const auto pid = static_cast<pid_t>(tgid);
   ssize_t got = n ? process_vm_readv(pid, local, n, remote, n, 0) : 0;
@@ -295,12 +296,14 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
       case uprobes::UnwindRole::WalkEnd: return skel_->progs.unwind_walk_end;
       case uprobes::UnwindRole::Switch: return skel_->progs.unwind_switch;
       case uprobes::UnwindRole::Catch: break;
+      case uprobes::UnwindRole::Loader: return static_cast<bpf_program*>(nullptr);
     }
     return skel_->progs.unwind_catch;
   };
   // One multi link per (module, role); one perf link per point otherwise.
   std::map<std::pair<std::string, int>, std::vector<uint64_t>> groups;
   for (const auto& p : points) {
+    if (p.role == uprobes::UnwindRole::Loader) continue;  // the fast path's alone
     const bool at_entry =
         p.role != uprobes::UnwindRole::WalkEnd && probed_.count({p.path, p.entry});
     groups[{p.path, static_cast<int>(p.role)}].push_back(at_entry ? p.entry : p.offset);

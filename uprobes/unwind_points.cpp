@@ -38,6 +38,7 @@ constexpr Named kPoints[] = {
     {"__swapcontext", UnwindRole::Switch},
     {"setcontext", UnwindRole::Switch},
     {"__setcontext", UnwindRole::Switch},
+    {"__libc_unwind_link_get", UnwindRole::Loader},
 };
 
 std::string dir_of(const std::string& path) {

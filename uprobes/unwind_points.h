@@ -20,6 +20,13 @@ enum class UnwindRole {
   WalkEnd,  // a `ret` of a Walk function: the walk is over
   Catch,    // a handler takes the exception: __cxa_begin_catch, ...
   Switch,   // the thread leaves its stack: swapcontext, setcontext
+  // glibc's __libc_unwind_link_get: a C program's first unwind or walk
+  // (backtrace(), pthread_exit, cancellation) loads libgcc_s.so.1 there and
+  // takes its entry points. Nothing for the kernel path, whose probes are
+  // on the files; the fast path, which patches only what is mapped, gives
+  // the thread's frames back there when no unwinder was mapped at its
+  // install (docs/fast-path.md, "Unwinders").
+  Loader,
 };
 
 struct UnwindPoint {
