@@ -21,6 +21,7 @@ struct CallCounts {
   uint64_t abandoned = 0;
   uint64_t untimed = 0;
   uint64_t switched = 0;
+  uint64_t given_back = 0;
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;
@@ -37,6 +38,7 @@ struct CallCounts {
       calls++;
       untimed++;
       if (c.untimed == UntimedReason::StackSwitch) switched++;
+      if (c.untimed == UntimedReason::GivenBack) given_back++;
       self_kernel += c.self_kernel;
       if (c.outermost) kernel += c.kernel;
       return;
@@ -69,6 +71,7 @@ struct CallCounts {
     r.abandoned = abandoned;
     r.untimed = untimed;
     r.switched = switched;
+    r.given_back = given_back;
     r.total_ns = total_ns;
     r.self_ns = self_ns;
     r.min_ns = min_ns;

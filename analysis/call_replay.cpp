@@ -83,6 +83,7 @@ const char* untimed_text(UntimedReason r) {
   switch (r) {
     case UntimedReason::NestingLimit: return "past the kernel's 64 nested return probes";
     case UntimedReason::StackSwitch: return "the thread switched stacks";
+    case UntimedReason::GivenBack: return "return address given back to a stack walk";
     case UntimedReason::None: break;
   }
   return "";
@@ -92,6 +93,7 @@ const char* to_string(UntimedReason r) {
   switch (r) {
     case UntimedReason::NestingLimit: return "nesting-limit";
     case UntimedReason::StackSwitch: return "stack-switch";
+    case UntimedReason::GivenBack: return "given-back";
     case UntimedReason::None: break;
   }
   return "";
@@ -102,6 +104,7 @@ UntimedReason untimed_reason(const formats::Event& ev) {
   switch (static_cast<formats::UnwindHow>(ev.flags)) {
     case formats::UnwindHow::NestingLimit: return UntimedReason::NestingLimit;
     case formats::UnwindHow::StackSwitch: return UntimedReason::StackSwitch;
+    case formats::UnwindHow::GivenBack: return UntimedReason::GivenBack;
     default: return UntimedReason::None;
   }
 }

@@ -109,6 +109,7 @@ enum class UntimedReason : uint8_t {
   None = 0,
   NestingLimit = 1,  // past the kernel's 64 nested return probes of a thread
   StackSwitch = 2,   // its thread switched stacks (swapcontext): its return is not seen
+  GivenBack = 3,     // its return address was given back to a stack walk (the fast path)
 };
 // Its words in reports ("not timed: ...").
 const char* untimed_text(UntimedReason r);

@@ -166,6 +166,7 @@ void CallTreeBuilder::on_call_end(const ReplayThread& rt, const ClosedCall& c) {
   if (c.how == CallEnd::Abandoned) n.abandoned++;
   if (!timed(c.how)) n.untimed++;
   if (c.untimed == UntimedReason::StackSwitch) n.switched++;
+  if (c.untimed == UntimedReason::GivenBack) n.given_back++;
   n.total_ns += c.dur;
   n.self_ns += c.self_ns;
   n.kernel += c.kernel;
@@ -201,6 +202,7 @@ CallTree CallTreeBuilder::result(const std::vector<formats::ThreadInfo>& threads
       n.abandoned += ch.abandoned;
       n.untimed += ch.untimed;
       n.switched += ch.switched;
+      n.given_back += ch.given_back;
       n.total_ns += ch.total_ns;
       n.kernel += ch.kernel;
     }

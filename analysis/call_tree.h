@@ -69,6 +69,7 @@ struct CallNode {
   uint64_t unwound = 0;     // of `calls`: closed by an Unwind event (call_replay.h)
   uint64_t abandoned = 0;   // of `calls`: left by longjmp (call_replay.h)
   uint64_t switched = 0;    // of `untimed`: open when their thread switched stacks
+  uint64_t given_back = 0;  // of `untimed`: return address given back (the fast path)
   uint64_t untimed = 0;     // of `calls`: no duration (past the kernel's nested return probes)
   uint64_t total_ns = 0;    // inclusive
   uint64_t self_ns = 0;     // not inside traced callees

@@ -52,7 +52,8 @@ struct FunctionStats {
   // Of `calls`: no duration, their return could not be seen (past the
   // kernel's 64 nested return probes); total, self, min and max leave them out.
   uint64_t untimed = 0;
-  uint64_t switched = 0;  // of `untimed`: open when their thread switched stacks
+  uint64_t switched = 0;    // of `untimed`: open when their thread switched stacks
+  uint64_t given_back = 0;  // of `untimed`: return address given back (the fast path)
   uint64_t total_ns = 0;
   uint64_t self_ns = 0;
   uint64_t min_ns = 0;  // of finished calls; 0 when there is none

@@ -46,8 +46,10 @@ enum class RecordKind : uint16_t {
   Unwound = 4,      // left (longjmp, a frame found gone): its shadow entry was dropped
   Caught = 5,       // a C++ exception unwound it: dropped at the catch (or the resume)
   ThreadExit = 6,   // a forced unwind (pthread_exit, cancellation) unwound it
-  GivenBack = 7,    // its return address was given back (a stack switch, a stack walk)
+  Switched = 7,     // its return address was given back at a stack switch
                     // and its return is not seen: counted, not timed
+  GivenBack = 8,    // its return address was given back to a stack walk it was not
+                    // re-armed after (left by longjmp, an end not patched): the same
 };
 
 // One event: 32 bytes, written by a trampoline into a lane slot it reserved

@@ -21,6 +21,7 @@ int tie_rank(uint16_t kind) {
     case RecordKind::Unwound:
     case RecordKind::Caught:
     case RecordKind::ThreadExit:
+    case RecordKind::Switched:
     case RecordKind::GivenBack: return 0;
     default: return 1;
   }

@@ -18,7 +18,7 @@
 //
 // The constants' offsets (data block below) must match trampoline_template.h.
 // Record kinds (ring_layout.h RecordKind): 1 Entry, 2 Exit, 3 EntryNoExit,
-// 4 Unwound, 5 Caught, 6 ThreadExit, 7 GivenBack. A shadow frame's flags
+// 4 Unwound, 5 Caught, 6 ThreadExit, 7 Switched, 8 GivenBack. A shadow frame's flags
 // (ShadowFrame::flags, 16 bits) are 0 while it is armed (its slot holds the
 // stub), else the kind it will be recorded with when it leaves. A record's last word is function_id
 // | kind << 32 | depth << 48.
@@ -284,8 +284,9 @@ atrace_fp_template_entry:
 
 # fp_drop: records that frame ebx of thread slot rdi leaves the shadow stack
 # without its return: as its flags say when an unwinder disarmed it (5, an
-# exception unwound it; 7, its return address was given back and its return
-# is not seen), else as r12d says (4 Unwound, 6 ThreadExit, 7). An armed
+# exception unwound it; 8, its return address was given back to a walk and
+# its return is not seen), else as r12d says (4 Unwound, 6 ThreadExit, 7
+# Switched, 8 GivenBack). An armed
 # frame whose slot still holds the stub gets its original return address
 # back first, unless the slot lies in [rsp, r13) (the caller's own saved
 # registers: a dead frame of this stack): were the frame live after all (on
@@ -438,8 +439,9 @@ atrace_fp_template_stub:
 #    (topmost first: two frames share a slot after a tail call), and it
 #    stays on the shadow stack, flagged 5. Frames an earlier unwind disarmed
 #    whose slot is now below the stack pointer were unwound: dropped (5).
-#  2 a stack walk (_Unwind_Backtrace): disarmed the same way, flagged 7
-#    (if no catch re-arms them, their returns are not seen: untimed).
+#  2 a stack walk (_Unwind_Backtrace): disarmed the same way, flagged 8
+#    (if neither the walk's end nor a catch re-arms them, their returns
+#    are not seen: untimed, given back).
 #  3 a forced unwind (_Unwind_ForcedUnwind: pthread_exit, cancellation):
 #    it ends the thread, every frame at or above the stack pointer is
 #    dropped (6, its original return address given back).
@@ -452,7 +454,7 @@ atrace_fp_template_stub:
 #    dropped (7), its return address given back wherever its slot holds the
 #    stub, on any stack: a call open across a switch returns untimed.
 #  6 a walk ends (a `ret` of _Unwind_Backtrace, patched mid-function): each
-#    frame a walk disarmed (7) whose slot is at or above the stack pointer
+#    frame a walk disarmed (8) whose slot is at or above the stack pointer
 #    and still holds its original return address is re-armed, as at a
 #    catch; nothing is dropped. A walk its callback leaves by longjmp never
 #    gets here: its frames stay disarmed (untimed) unless a later walk's
@@ -511,7 +513,7 @@ atrace_fp_template_unwind:
   mov %rax, (%rcx)
 11:
   mov $5, %eax
-  mov $7, %ecx
+  mov $8, %ecx
   cmp $2, %r12d
   cmove %ecx, %eax
   mov %eax, 20(%rdx)
@@ -553,7 +555,7 @@ atrace_fp_template_unwind:
 
 50:
   # Mode 6, a walk ends, bottom-up as at a catch: each frame a walk
-  # disarmed (7) whose slot, at or above the stack pointer, still holds its
+  # disarmed (8) whose slot, at or above the stack pointer, still holds its
   # original return address is re-armed; nothing is dropped, the depth
   # stays.
   xor %ebx, %ebx
@@ -563,7 +565,7 @@ atrace_fp_template_unwind:
   lea (%rbx,%rbx,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
   inc %ebx
-  cmpw $7, 20(%rdx)
+  cmpw $8, 20(%rdx)
   jne 51b
   mov 8(%rdx), %rcx
   cmp %r13, %rcx

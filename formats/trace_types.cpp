@@ -40,6 +40,7 @@ const char* to_string(UnwindHow h) {
     case UnwindHow::StackSwitch: return "stack-switch";
     case UnwindHow::Abandoned: return "abandoned";
     case UnwindHow::NestingLimit: return "nesting-limit";
+    case UnwindHow::GivenBack: return "given-back";
   }
   return "unknown";
 }

@@ -98,6 +98,10 @@ enum class UnwindHow : uint8_t {
   // its return (the event is there); arg0 names the call by its entry's time.
   Abandoned = 4,     // left by longjmp/siglongjmp: the kernel dropped its return probe
   NestingLimit = 5,  // it had no return probe: past the kernel's 64 nested ones
+  // The fast path gave its return address back to a stack walk whose end
+  // it did not see (left by longjmp from its callback, or an end it could
+  // not patch): its return is not seen.
+  GivenBack = 6,
 };
 
 // The fields of an event, by kind (the file's payload fields, FORMAT.md):

@@ -203,7 +203,8 @@ class ChromeWriter : public TimelineSink {
       case SpanEnd::Abandoned: b += ",\"abandoned\":true,\"ended\":\"left by longjmp\""; break;
       case SpanEnd::Untimed:
         b += ",\"untimed\":true,\"ended\":\"not timed: its return cannot be seen (past the "
-             "kernel's 64 nested return probes, or its thread switched stacks; the slice "
+             "kernel's 64 nested return probes, its thread switched stacks, or its return "
+             "address was given back to a stack walk; the slice "
              "ends where that was seen)\"";
         break;
     }

@@ -28,6 +28,7 @@ json stats_fields(const FunctionStats& f) {
               {"abandoned", f.abandoned},
               {"untimed", f.untimed},
               {"untimed_stack_switch", f.switched},
+              {"untimed_given_back", f.given_back},
               {"total_ns", f.total_ns},
               {"self_ns", f.self_ns},
               {"min_ns", f.min_ns},

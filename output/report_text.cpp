@@ -75,14 +75,14 @@ bool has_messages(const ReportInput& in) {
   return !in.profile.messages.empty() || recorded_group(in.header, "net");
 }
 
-std::string untimed_counts(uint64_t untimed, uint64_t switched) {
+std::string untimed_counts(uint64_t untimed, uint64_t switched, uint64_t given_back) {
   std::string out;
-  if (untimed > switched)
-    out += " (" + std::to_string(untimed - switched) +
-           " not timed: " + untimed_text(UntimedReason::NestingLimit) + ")";
-  if (switched)
-    out += " (" + std::to_string(switched) +
-           " not timed: " + untimed_text(UntimedReason::StackSwitch) + ")";
+  auto add = [&out](uint64_t n, UntimedReason why) {
+    if (n) out += " (" + std::to_string(n) + " not timed: " + untimed_text(why) + ")";
+  };
+  add(untimed - switched - given_back, UntimedReason::NestingLimit);
+  add(switched, UntimedReason::StackSwitch);
+  add(given_back, UntimedReason::GivenBack);
   return out;
 }
 
@@ -154,7 +154,7 @@ std::string cell(const FunctionStats& f, Field field, const Recorded& r) {
       if (f.unfinished) calls += " (" + std::to_string(f.unfinished) + " unfinished)";
       if (f.unwound) calls += " (" + std::to_string(f.unwound) + " unwound)";
       if (f.abandoned) calls += " (" + std::to_string(f.abandoned) + " abandoned)";
-      calls += untimed_counts(f.untimed, f.switched);
+      calls += untimed_counts(f.untimed, f.switched, f.given_back);
       return calls;
     }
     case Field::Total: return format_duration(f.total_ns);
@@ -367,9 +367,10 @@ void print_footnotes(std::ostream& out, const Profile& p, bool kernel_columns, b
                   [](const FunctionStats& f) { return f.untimed > 0; }))
     notes.push_back(
         "not timed: calls whose return cannot be seen, nested deeper than the kernel's 64\n"
-        "  return probes per thread, or open when their thread switched stacks\n"
-        "  (swapcontext, setcontext: closed at the switch): counted, left out of Total,\n"
-        "  Self, Avg, Min and Max (docs/safety.md)");
+        "  return probes per thread, open when their thread switched stacks (swapcontext,\n"
+        "  setcontext: closed at the switch), or whose return address the fast path gave\n"
+        "  back to a stack walk whose end it did not see: counted, left out of Total, Self,\n"
+        "  Avg, Min and Max (docs/safety.md, docs/fast-path.md)");
   if (p.orphan_exits)
     notes.push_back(
         std::to_string(p.orphan_exits) +

@@ -18,8 +18,9 @@ void print_syscalls(std::ostream& out, const ReportInput& in, const std::string&
 void print_messages(std::ostream& out, const ReportInput& in, const std::string& main);
 
 // What a Calls cell adds for calls with no duration, by reason: `untimed`
-// of them, `switched` of those at a stack switch, the rest past the
+// of them, `switched` of those at a stack switch, `given_back` of those
+// given back to a stack walk (the fast path), the rest past the
 // kernel's nesting limit ("" when none).
-std::string untimed_counts(uint64_t untimed, uint64_t switched);
+std::string untimed_counts(uint64_t untimed, uint64_t switched, uint64_t given_back);
 
 }  // namespace atrace::analysis

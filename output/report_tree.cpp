@@ -139,7 +139,7 @@ std::string render_tree_text(const ReportInput& in, const CallTree& tree, const 
     if (n.unfinished) calls += " (" + std::to_string(n.unfinished) + " unfinished)";
     if (n.unwound) calls += " (" + std::to_string(n.unwound) + " unwound)";
     if (n.abandoned) calls += " (" + std::to_string(n.abandoned) + " abandoned)";
-    calls += untimed_counts(n.untimed, n.switched);
+    calls += untimed_counts(n.untimed, n.switched, n.given_back);
     std::vector<std::string> row = {
         calls, format_duration(n.total_ns), share(n.total_ns, tree.root().total_ns),
         n.kind == CallNode::Kind::Function ? format_duration(n.self_ns) : ""};

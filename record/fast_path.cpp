@@ -52,7 +52,8 @@ formats::UnwindHow unwind_how(fp::RecordKind kind) {
     case fp::RecordKind::ThreadExit: return formats::UnwindHow::ThreadExit;
     // Its return address was given back and its return is not seen: not
     // timed, as at the kernel path's stack switch.
-    case fp::RecordKind::GivenBack: return formats::UnwindHow::StackSwitch;
+    case fp::RecordKind::Switched: return formats::UnwindHow::StackSwitch;
+    case fp::RecordKind::GivenBack: return formats::UnwindHow::GivenBack;
     default: return formats::UnwindHow::Abandoned;
   }
 }
@@ -162,40 +163,42 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   };
   // The unwinders first: one of them selected too (setcontext with
   // 'libc.so.6:*'), or an alias of one (__swapcontext), keeps its unwinder
-  // trampoline, the safe one (the overlap check below).
+  // trampoline, the safe one (the overlap check below). A walk's end is
+  // mid-function: the run of instructions up to its ret (window 0: none can
+  // be replaced; the walk's frames then return untimed).
+  auto add_unwinder = [&](const uprobes::UnwindPoint& u, fp::TrampolineKind kind) {
+    PatchTarget t{0, u.name, u.path, 0, 0, 0};
+    t.kind = kind;
+    const bool end = kind == fp::TrampolineKind::WalkEnd;
+    if (end && u.window == 0) return false;
+    return locate(std::move(t), end ? u.window : u.entry);
+  };
   // The unwinder itself mapped (libgcc_s.so.1, or one linked in): its walk
   // entry is. (libc.so.6's own _Unwind_Resume and _Unwind_ForcedUnwind
-  // only forward to libgcc_s's, loaded on demand.)
+  // forward to libgcc_s's: patched, they cover pthread_exit and
+  // cancellation whenever libgcc_s is loaded.)
   bool unwinder_mapped = false;
   for (const auto& u : unwinders) {
-    PatchTarget t{0, u.name, u.path, 0, 0, 0};
-    if (u.role == uprobes::UnwindRole::Loader) continue;  // below
+    if (u.role == uprobes::UnwindRole::LateWalk || u.role == uprobes::UnwindRole::LateWalkEnd)
+      continue;  // below
     if (u.role == uprobes::UnwindRole::WalkEnd) {
-      // The walk's end, mid-function: the run of instructions up to the
-      // ret (0: none can be replaced; its frames then return untimed).
-      if (u.window == 0) continue;
-      t.kind = fp::TrampolineKind::WalkEnd;
-      locate(std::move(t), u.window);
+      add_unwinder(u, fp::TrampolineKind::WalkEnd);
       continue;
     }
-    t.kind = fp::unwinder_kind(u.name);
-    if (t.kind == fp::TrampolineKind::Traced) continue;
-    const bool walk = u.role == uprobes::UnwindRole::Walk;
-    if (locate(std::move(t), u.entry) && walk) unwinder_mapped = true;
+    const fp::TrampolineKind kind = fp::unwinder_kind(u.name);
+    if (kind == fp::TrampolineKind::Traced) continue;
+    if (add_unwinder(u, kind) && u.role == uprobes::UnwindRole::Walk) unwinder_mapped = true;
   }
-  // No unwinder mapped yet (a C program): glibc loads libgcc_s.so.1 at the
-  // first backtrace(), pthread_exit or cancellation, and its unwinder, not
-  // patched, would stop at the first hooked frame (a shorter backtrace, an
-  // abort in pthread_exit). glibc takes its entry points from
-  // __libc_unwind_link_get first: there every frame of the thread gets its
-  // return address back, as at a stack switch (untimed, never wrong).
+  // No unwinder mapped (a C program): glibc's backtrace() loads
+  // libgcc_s.so.1 at its first call, and that _Unwind_Backtrace, not
+  // patched, would stop at the first return stub (backtrace() found 2
+  // frames of 6). backtrace() itself takes the walk's trampolines then:
+  // frames disarmed at its entry, re-armed at its rets.
   if (!unwinder_mapped)
-    for (const auto& u : unwinders)
-      if (u.role == uprobes::UnwindRole::Loader) {
-        PatchTarget t{0, u.name, u.path, 0, 0, 0};
-        t.kind = fp::TrampolineKind::Switch;
-        locate(std::move(t), u.entry);
-      }
+    for (const auto& u : unwinders) {
+      if (u.role == uprobes::UnwindRole::LateWalk) add_unwinder(u, fp::TrampolineKind::Walk);
+      if (u.role == uprobes::UnwindRole::LateWalkEnd) add_unwinder(u, fp::TrampolineKind::WalkEnd);
+    }
   for (const auto& site : sites) {
     PatchTarget t{site.id, site.name, site.path, site.address, 0, site.size};
     if (auto why = fp::name_refusal(site.mangled); !why.empty()) {
@@ -410,6 +413,7 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
       case fp::RecordKind::Unwound:
       case fp::RecordKind::Caught:
       case fp::RecordKind::ThreadExit:
+      case fp::RecordKind::Switched:
       case fp::RecordKind::GivenBack:
         ev.kind = formats::EventKind::Unwind;
         ev.flags = static_cast<uint8_t>(unwind_how(static_cast<fp::RecordKind>(r.kind)));

@@ -296,14 +296,16 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
       case uprobes::UnwindRole::WalkEnd: return skel_->progs.unwind_walk_end;
       case uprobes::UnwindRole::Switch: return skel_->progs.unwind_switch;
       case uprobes::UnwindRole::Catch: break;
-      case uprobes::UnwindRole::Loader: return static_cast<bpf_program*>(nullptr);
+      case uprobes::UnwindRole::LateWalk:
+      case uprobes::UnwindRole::LateWalkEnd: return static_cast<bpf_program*>(nullptr);
     }
     return skel_->progs.unwind_catch;
   };
   // One multi link per (module, role); one perf link per point otherwise.
   std::map<std::pair<std::string, int>, std::vector<uint64_t>> groups;
   for (const auto& p : points) {
-    if (p.role == uprobes::UnwindRole::Loader) continue;  // the fast path's alone
+    if (p.role == uprobes::UnwindRole::LateWalk || p.role == uprobes::UnwindRole::LateWalkEnd)
+      continue;  // the fast path's alone
     const bool at_entry =
         p.role != uprobes::UnwindRole::WalkEnd && probed_.count({p.path, p.entry});
     groups[{p.path, static_cast<int>(p.role)}].push_back(at_entry ? p.entry : p.offset);

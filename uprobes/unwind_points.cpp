@@ -38,7 +38,7 @@ constexpr Named kPoints[] = {
     {"__swapcontext", UnwindRole::Switch},
     {"setcontext", UnwindRole::Switch},
     {"__setcontext", UnwindRole::Switch},
-    {"__libc_unwind_link_get", UnwindRole::Loader},
+    {"backtrace", UnwindRole::LateWalk},
 };
 
 std::string dir_of(const std::string& path) {
@@ -109,9 +109,10 @@ void add_points(const std::string& path, std::vector<UnwindPoint>& out) {
     UnwindRole role;
     if (f.ifunc || !unwind_role(f.mangled, &role)) continue;
     out.push_back({path, f.mangled, cheap_offset(path, f, fns, entries), f.offset, role});
-    if (role == UnwindRole::Walk)
+    if (role == UnwindRole::Walk || role == UnwindRole::LateWalk)
       for (uint64_t at : return_offsets(path, f.offset, f.size))
-        out.push_back({path, f.mangled, at, f.offset, UnwindRole::WalkEnd,
+        out.push_back({path, f.mangled, at, f.offset,
+                       role == UnwindRole::Walk ? UnwindRole::WalkEnd : UnwindRole::LateWalkEnd,
                        walk_end_window(path, f, at, fns, entries)});
   }
 }

@@ -20,13 +20,14 @@ enum class UnwindRole {
   WalkEnd,  // a `ret` of a Walk function: the walk is over
   Catch,    // a handler takes the exception: __cxa_begin_catch, ...
   Switch,   // the thread leaves its stack: swapcontext, setcontext
-  // glibc's __libc_unwind_link_get: a C program's first unwind or walk
-  // (backtrace(), pthread_exit, cancellation) loads libgcc_s.so.1 there and
-  // takes its entry points. Nothing for the kernel path, whose probes are
-  // on the files; the fast path, which patches only what is mapped, gives
-  // the thread's frames back there when no unwinder was mapped at its
-  // install (docs/fast-path.md, "Unwinders").
-  Loader,
+  // glibc's backtrace(), and a `ret` of it: it walks with the
+  // _Unwind_Backtrace of a libgcc_s.so.1 it loads at its first call.
+  // Nothing for the kernel path, whose probes on the files reach the loaded
+  // unwinder; the fast path, which patches only what is mapped, takes them
+  // as Walk and WalkEnd when no unwinder was mapped at its install
+  // (docs/fast-path.md, "Unwinders").
+  LateWalk,
+  LateWalkEnd,
 };
 
 struct UnwindPoint {
@@ -35,7 +36,7 @@ struct UnwindPoint {
   uint64_t offset = 0;  // file offset of the probe (WalkEnd: of the `ret`)
   uint64_t entry = 0;   // file offset of the function's first instruction
   UnwindRole role = UnwindRole::Start;
-  // WalkEnd: the file offset of the shortest run of whole instructions
+  // WalkEnd, LateWalkEnd: the file offset of the shortest run of whole instructions
   // that ends with this `ret` and is at least 5 bytes long, where the fast
   // path's jump to its walk-end hook goes (docs/fast-path.md,
   // "Unwinders"); 0 when no such run is safe to replace (code of the module

@@ -106,13 +106,22 @@ TEST(UnwindPoints, WindowBeforeARet) {
 TEST(UnwindPoints, SwitchesAndTheEndsOfTheWalk) {
   const auto points = find_unwind_points(process_modules(getpid()));
   bool swapcontext = false, setcontext = false;
-  int walk = 0, walk_ends = 0;
+  int walk = 0, walk_ends = 0, late_ends = 0;
   for (const auto& p : points) {
     if (p.role == UnwindRole::Switch && p.path.find("libc.so.6") != std::string::npos) {
       swapcontext |= p.name == "swapcontext";
       setcontext |= p.name == "setcontext";
     }
     if (p.role == UnwindRole::Walk) walk++;
+    // glibc's backtrace() and its rets, with a window for the fast path.
+    if (p.role == UnwindRole::LateWalk) {
+      EXPECT_EQ(p.name, "backtrace");
+    }
+    if (p.role == UnwindRole::LateWalkEnd) {
+      EXPECT_EQ(p.name, "backtrace");
+      EXPECT_NE(p.window, 0u);
+      late_ends++;
+    }
     if (p.role != UnwindRole::WalkEnd) continue;
     walk_ends++;
     EXPECT_EQ(p.name, "_Unwind_Backtrace");
@@ -131,6 +140,7 @@ TEST(UnwindPoints, SwitchesAndTheEndsOfTheWalk) {
   }
   EXPECT_TRUE(swapcontext);
   EXPECT_TRUE(setcontext);
+  EXPECT_GE(late_ends, 1);
   // libgcc's entry points start with endbr64 (single-stepped) then push
   // %rbp (emulated): the probe goes on the push.
   for (const auto& p : points) {
