@@ -488,7 +488,7 @@ atrace_fp_template_unwind:
   cmp $4, %r12d
   je 40f
   cmp $6, %r12d
-  je 50f
+  je 40f
   # Modes 1, 2, 3, 5: one pass from the top.
 1:
   test %ebx, %ebx
@@ -529,7 +529,11 @@ atrace_fp_template_unwind:
   jmp 1b
 
 40:
-  # Mode 4, a catch, from the bottom.
+  # Modes 4 (a catch) and 6 (a walk ends), from the bottom: a disarmed
+  # frame (in mode 6, one a walk disarmed: 8) whose slot is at or above the
+  # stack pointer and still holds its original return address is live:
+  # re-armed. Mode 4 marks every other disarmed frame (unwound); mode 6
+  # leaves them as they are.
   xor %ebx, %ebx
 41:
   cmp 8(%rdi), %ebx
@@ -537,8 +541,14 @@ atrace_fp_template_unwind:
   lea (%rbx,%rbx,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
   inc %ebx
-  cmpw $0, 20(%rdx)
+  movzwl 20(%rdx), %eax
+  test %eax, %eax
   je 41b
+  cmp $6, %r12d
+  jne 42f
+  cmp $8, %eax
+  jne 41b
+42:
   mov 8(%rdx), %rcx
   cmp %r13, %rcx
   jb 45f
@@ -550,33 +560,10 @@ atrace_fp_template_unwind:
   movl $0, 20(%rdx)
   jmp 41b
 45:
+  cmp $6, %r12d
+  je 41b
   orl $0x80000000, 20(%rdx)
   jmp 41b
-
-50:
-  # Mode 6, a walk ends, bottom-up as at a catch: each frame a walk
-  # disarmed (8) whose slot, at or above the stack pointer, still holds its
-  # original return address is re-armed; nothing is dropped, the depth
-  # stays.
-  xor %ebx, %ebx
-51:
-  cmp 8(%rdi), %ebx
-  jae 9f
-  lea (%rbx,%rbx,2), %rdx
-  lea 16(%rdi,%rdx,8), %rdx
-  inc %ebx
-  cmpw $8, 20(%rdx)
-  jne 51b
-  mov 8(%rdx), %rcx
-  cmp %r13, %rcx
-  jb 51b
-  mov (%rdx), %rax
-  cmp %rax, (%rcx)
-  jne 51b
-  mov .Lfp_stub(%rip), %rax
-  mov %rax, (%rcx)
-  movl $0, 20(%rdx)
-  jmp 51b
 
 20:
   # Record the marked frames from the top (fp_drop: armed ones, in modes
