@@ -24,7 +24,7 @@ std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
       // A disarmed frame's slot already holds its return address (or,
       // if its activation is gone, someone else's word).
       if (f.flags != 0) continue;
-      out.push_back({head.thread_pointer, f.stack_slot, f.return_address});
+      out.push_back({head.thread_pointer, f.stack_slot, f.return_address, f.function_id, k});
     }
   }
   return out;

@@ -19,6 +19,8 @@ struct ReturnFixup {
   uint64_t thread_pointer;
   uint64_t stack_slot;      // in the target
   uint64_t return_address;  // to write there when it still holds the stub
+  uint32_t function_id = 0;
+  uint32_t depth = 0;  // the frame's index on its thread's shadow stack
 };
 
 // From a copy of the ring's thread table (its bytes from

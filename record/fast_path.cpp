@@ -131,6 +131,9 @@ struct FastPath::State {
   fp::TscClock clock;
   fp::ThreadPointerMap threads;
   std::vector<fp::FastRecord> records;
+  // Frames the undo found left (restore_returns): recorded after every
+  // record of the lanes, innermost first.
+  std::vector<fp::FastRecord> left_at_undo;
   bool writers_gone = false;  // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
@@ -429,6 +432,10 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   if (!s_->reader) return;
   // Local memory: a drain cannot fail, and the lanes outlive the process.
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
+  if (s_->writers_gone && s_->reader->drained() && !s_->left_at_undo.empty()) {
+    s_->records.insert(s_->records.end(), s_->left_at_undo.begin(), s_->left_at_undo.end());
+    s_->left_at_undo.clear();
+  }
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   fp::merge_by_time(s_->records);
@@ -446,8 +453,9 @@ void FastPath::drain(std::vector<formats::Event>& out) {
 
 // Every frame still hooked gets its return address back where its slot
 // still holds the stub (the call then returns untraced: it stays open in
-// the trace, as any call in flight at the end of a recording), and every
-// shadow stack is emptied (fastpath/return_fixups.h).
+// the trace, as any call in flight at the end of a recording), one whose
+// slot was written over is recorded left (abandoned), and every shadow
+// stack is emptied (fastpath/return_fixups.h).
 void FastPath::State::restore_returns(fp::StoppedProcess& process) {
   fp::ProcessMemory mem(process.pid());
   const uint64_t table = ring_address + layout.threads_offset;
@@ -457,15 +465,33 @@ void FastPath::State::restore_returns(fp::StoppedProcess& process) {
   } catch (const fp::InjectError&) {
     return;
   }
+  const uint64_t now = fp::read_tsc();
   for (const auto& fix : fp::return_fixups(copy.data(), copy.size(), layout)) {
     uint64_t held = 0;
     try {
       mem.read_any(fix.stack_slot, std::as_writable_bytes(std::span<uint64_t>(&held, 1)));
-      if (held == stub)
+    } catch (const fp::InjectError&) {  // a stack gone since: nothing returns there
+      continue;
+    }
+    if (held == stub) {
+      try {
         mem.write_any(fix.stack_slot,
                       std::as_bytes(std::span<const uint64_t>(&fix.return_address, 1)));
-    } catch (const fp::InjectError&) {  // a stack gone since: nothing returns there
+      } catch (const fp::InjectError&) {
+      }
+      continue;
     }
+    // An armed frame's slot holds the stub as long as its call runs: this
+    // one's was written over, so its activation is gone (left by longjmp
+    // with no hooked return below it since, which would have found it):
+    // abandoned, as the kernel path says, rather than open at the end.
+    fp::FastRecord r{};
+    r.tsc = now + left_at_undo.size();  // one thread's from the top down: in that order
+    r.thread_pointer = fix.thread_pointer;
+    r.function_id = fix.function_id;
+    r.kind = static_cast<uint16_t>(fp::RecordKind::Unwound);
+    r.depth = static_cast<uint16_t>(fix.depth);
+    left_at_undo.push_back(r);
   }
   const uint32_t zero = 0;
   for (uint32_t i = 0; i < layout.thread_slots; i++) {
@@ -499,7 +525,9 @@ void FastPath::uninstall() {
   }
 }
 
-bool FastPath::drained() const { return !s_->reader || s_->reader->drained(); }
+bool FastPath::drained() const {
+  return !s_->reader || (s_->reader->drained() && s_->left_at_undo.empty());
+}
 
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;

@@ -173,6 +173,18 @@ TEST_F(FastPathUnwind, PingPongOfTwoContexts) {
   expect_calls(*rep, "step", 13);
 }
 
+// longjmp out of two hooked frames, 50 times, to an untraced caller that
+// then writes over their stack, and no hooked call after: each round's
+// entry finds the previous round's frames left; the last round's are found
+// at the undo (their slots no longer hold the stub): every call abandoned,
+// as on the kernel path, none open at the end.
+TEST_F(FastPathUnwind, FramesLeftByLongjmpWithNoReturnBelowAreAbandoned) {
+  auto rep = traced("leftjmp", "50", "lj_outer,lj_inner");
+  ASSERT_TRUE(rep);
+  expect_calls(*rep, "lj_outer", 50, 0, 50);
+  expect_calls(*rep, "lj_inner", 50, 0, 50);
+}
+
 // glibc backtrace() three hooked frames down, 10 times: the walk finds the
 // frames an untraced run finds (the printed count), and the program runs on.
 // A walk unwinds nothing: its end (the ret of _Unwind_Backtrace, patched)

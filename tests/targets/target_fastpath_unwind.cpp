@@ -242,6 +242,35 @@ static int run_sigjmp(long rounds) {
   return 0;
 }
 
+// ---- leftjmp: longjmp out of two traced frames to an untraced caller,
+// whose next calls (untraced) write over the frames' stack; no traced call
+// returns below them before the recording ends (perl's die, say)
+static jmp_buf lj_env;
+TRACED void lj_inner(long x) {
+  g_sum += step(x);
+  longjmp(lj_env, 1);
+}
+TRACED void lj_outer(long x) {
+  lj_inner(x);
+  BARRIER();
+}
+__attribute__((noinline)) static long lj_scrub(long x) {
+  volatile char buf[4096];
+  memset((char*)buf, (int)x, sizeof buf);
+  return buf[x % sizeof buf];
+}
+static int run_leftjmp(long rounds) {
+  // Changed between the setjmp and its longjmp: statics keep them.
+  static long jumps, sum, i;
+  for (i = 0; i < rounds; i++) {
+    if (setjmp(lj_env) == 0) lj_outer(i);
+    else jumps++;
+    sum += lj_scrub(i);
+  }
+  printf("leftjmp jumps=%ld sum=%ld\n", jumps, sum);
+  return 0;
+}
+
 // ---- stack switches (tests/targets/target_safety.c's three layouts)
 static ucontext_t uc_main_ctx, uc_foo_ctx;
 TRACED void uc_foo(void) { printf("uc_foo: in the context, step=%ld\n", step(7)); }
@@ -402,6 +431,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(mode, "nested")) rc = run_nested(n);
   else if (!strcmp(mode, "exit")) rc = run_exit(n);
   else if (!strcmp(mode, "sigjmp")) rc = run_sigjmp(n);
+  else if (!strcmp(mode, "leftjmp")) rc = run_leftjmp(n);
   else if (!strcmp(mode, "ucontext")) rc = run_ucontext();
   else if (!strcmp(mode, "heapctx")) rc = run_heapctx(n);
   else if (!strcmp(mode, "pingpong")) rc = run_pingpong(n);
