@@ -78,8 +78,12 @@ std::string Result::describe() const {
 
 Child::Child(std::vector<std::string> argv) : argv_(with_probe_path(std::move(argv))) {
   if (argv_.empty()) throw std::invalid_argument("Child: empty command");
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
+  // exec_sync's write end closes at the child's exec (or exit): the
+  // constructor returns once the command runs, so a test that attaches to
+  // pid() right away finds the command's image, not the test runner's.
+  int out_pipe[2], err_pipe[2], exec_sync[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_sync, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
@@ -111,6 +115,11 @@ Child::Child(std::vector<std::string> argv) : argv_(with_probe_path(std::move(ar
     ::_exit(127);
   }
   ::setpgid(pid_, pid_);  // also from here: no race with a signal sent right away
+  ::close(exec_sync[1]);
+  char byte;
+  while (::read(exec_sync[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(exec_sync[0]);
   ::close(null_fd);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
