@@ -1,0 +1,115 @@
+#include "record/hot_switch.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "base/clock.h"
+#include "fastpath/inject/code_patch.h"
+#include "fastpath/inject/inject_error.h"
+#include "fastpath/inject/stopped_process.h"
+#include "record/detacher.h"
+#include "record/fast_path.h"
+#include "record/record_error.h"
+
+namespace atrace {
+
+namespace fp = fastpath;
+
+namespace {
+
+// Stops tried before the functions are detached as usual: a short function
+// is rarely in flight at a stop.
+constexpr int kAttempts = 20;
+constexpr auto kRunBetween = std::chrono::microseconds(500);
+// How long the closes may take to remove the breakpoints (they begin at
+// once; the kernel removes the int3 before it waits for grace periods).
+constexpr uint64_t kBreakpointWaitNs = 2'000'000'000;
+// No thread may resume inside the bytes the jump replaces: more than the
+// jump's 5, a thread there only costs a retry.
+constexpr uint64_t kEntryBytes = 16;
+
+}  // namespace
+
+HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
+                              const std::vector<uint32_t>& ids, uint64_t now) {
+  HotSwitchResult r;
+  if (ids.empty()) return r;
+  // Every check and write below with this one stop: one try, no restop
+  // (a restop would let threads run between the kernel's last entry and
+  // the jump).
+  const fp::RetryPolicy once{1, std::chrono::microseconds(0)};
+  bool touched = false;  // off the kernel's probes
+  try {
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      fp::StoppedProcess process(pid);
+      r.stops++;
+      // 1. Nothing in the way: the jump needs its bytes clear of threads
+      // (tested by set_enabled's own check too), and the return link must
+      // be closable now.
+      std::vector<fp::AddressRange> entries;
+      for (uint32_t id : ids) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
+      if (fp::thread_inside(process, entries, {}) || !detacher.can_close_now(ids)) {
+        process.release();
+        std::this_thread::sleep_for(kRunBetween);
+        continue;
+      }
+      // 2.
+      std::string error;
+      detacher.detach_now(ids, now, error);
+      touched = true;
+      if (!error.empty()) {
+        process.release();
+        r.detached = ids;
+        r.error = "could not re-attach without it: " + error;
+        return r;
+      }
+      // 3 and 4: set_enabled writes an entry only when it holds the
+      // original bytes (else "not what atrace wrote there"), so it is
+      // tried until each is clear of the kernel's breakpoints.
+      std::vector<uint32_t> todo = ids;
+      const uint64_t deadline = now_ns(CLOCK_MONOTONIC) + kBreakpointWaitNs;
+      std::string why;
+      while (!todo.empty()) {
+        FastPathSwitch sw = fast.set_enabled(process, todo, true, once);
+        r.patched.insert(r.patched.end(), sw.switched.begin(), sw.switched.end());
+        todo.clear();
+        for (const auto& refusal : sw.refused) {
+          todo.push_back(refusal.id);
+          why = refusal.reason;
+        }
+        if (todo.empty() || now_ns(CLOCK_MONOTONIC) > deadline) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      process.release();
+      r.held_ns = static_cast<uint64_t>(process.times().held.count());
+      if (!todo.empty()) {
+        r.detached = todo;
+        r.error = "its entry still held the kernel's breakpoint after " +
+                  std::to_string(kBreakpointWaitNs / 1'000'000) + " ms (" + why + ")";
+      }
+      return r;
+    }
+  } catch (const fp::InjectError& e) {
+    // Before detach_now: untouched (busy); after: off and its links gone,
+    // i.e. detached as today, and set_enabled changed nothing (all or
+    // nothing).
+    r.error = e.what();
+  } catch (const RecordError& e) {
+    r.error = e.what();
+  }
+  // Not switched: off the kernel's probes already (detached as today), or
+  // untouched, for the caller to detach.
+  for (uint32_t id : ids)
+    if (std::find(r.patched.begin(), r.patched.end(), id) == r.patched.end() &&
+        std::find(r.detached.begin(), r.detached.end(), id) == r.detached.end())
+      (touched ? r.detached : r.busy).push_back(id);
+  if (r.error.empty() && !r.busy.empty())
+    r.error = "a call of it in flight (or a thread on its entry) at each of " +
+              std::to_string(kAttempts) + " stops";
+  return r;
+}
+
+}  // namespace atrace
