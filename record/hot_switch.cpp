@@ -30,6 +30,8 @@ constexpr uint64_t kBreakpointWaitNs = 2'000'000'000;
 // No thread may resume inside the bytes the jump replaces: more than the
 // jump's 5, a thread there only costs a retry.
 constexpr uint64_t kEntryBytes = 16;
+// Instructions a thread inside an entry is stepped at most.
+constexpr int kMaxSteps = 64;
 
 }  // namespace
 
@@ -51,6 +53,14 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
       // be closable now.
       std::vector<fp::AddressRange> entries;
       for (uint32_t id : ids) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
+      // A thread just past the kernel's probe, inside the entry: the stop
+      // lands there (the kernel holds a stop back until a probed
+      // instruction has run). Its call is stepped to its return, the other
+      // threads held: a short function's few instructions.
+      for (int steps = 0; steps < kMaxSteps; ++steps) {
+        const pid_t tid = fp::thread_inside(process, entries, {});
+        if (tid == 0 || !process.step(process.thread(tid))) break;
+      }
       if (fp::thread_inside(process, entries, {}) || !detacher.can_close_now(ids)) {
         process.release();
         std::this_thread::sleep_for(kRunBetween);
