@@ -43,16 +43,20 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
   // (a restop would let threads run between the kernel's last entry and
   // the jump).
   const fp::RetryPolicy once{1, std::chrono::microseconds(0)};
-  bool touched = false;  // off the kernel's probes
+  auto among = [](const std::vector<uint32_t>& v, uint32_t id) {
+    return std::find(v.begin(), v.end(), id) != v.end();
+  };
+  std::vector<uint32_t> pending = ids;  // not switched yet, untouched
+  std::vector<uint32_t> ready;          // this stop's: off the kernel's probes from step 2
   try {
-    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kAttempts && !pending.empty(); ++attempt) {
       fp::StoppedProcess process(pid);
       r.stops++;
       // 1. Nothing in the way: the jump needs its bytes clear of threads
       // (tested by set_enabled's own check too), and the return link must
       // be closable now.
       std::vector<fp::AddressRange> entries;
-      for (uint32_t id : ids) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
+      for (uint32_t id : pending) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
       // A thread just past the kernel's probe, inside the entry: the stop
       // lands there (the kernel holds a stop back until a probed
       // instruction has run). Its call is stepped to its return, the other
@@ -61,25 +65,32 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
         const pid_t tid = fp::thread_inside(process, entries, {});
         if (tid == 0 || !process.step(process.thread(tid))) break;
       }
-      if (fp::thread_inside(process, entries, {}) || !detacher.can_close_now(ids)) {
+      ready.clear();
+      for (size_t i = 0; i < pending.size(); ++i) {
+        const fp::AddressRange one[] = {entries[i]};
+        if (!fp::thread_inside(process, one, {}) && detacher.can_close_now({pending[i]}))
+          ready.push_back(pending[i]);
+      }
+      if (ready.empty()) {
         process.release();
         std::this_thread::sleep_for(kRunBetween);
         continue;
       }
+      std::erase_if(pending, [&](uint32_t id) { return among(ready, id); });
       // 2.
       std::string error;
-      detacher.detach_now(ids, now, error);
-      touched = true;
+      detacher.detach_now(ready, now, error);
       if (!error.empty()) {
         process.release();
-        r.detached = ids;
+        r.detached.insert(r.detached.end(), ready.begin(), ready.end());
+        ready.clear();
         r.error = "could not re-attach without it: " + error;
-        return r;
+        continue;
       }
       // 3 and 4: set_enabled writes an entry only when it holds the
       // original bytes (else "not what atrace wrote there"), so it is
       // tried until each is clear of the kernel's breakpoints.
-      std::vector<uint32_t> todo = ids;
+      std::vector<uint32_t> todo = ready;
       const uint64_t deadline = now_ns(CLOCK_MONOTONIC) + kBreakpointWaitNs;
       std::string why;
       while (!todo.empty()) {
@@ -94,28 +105,26 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
       process.release();
-      r.held_ns = static_cast<uint64_t>(process.times().held.count());
+      r.held_ns = std::max(r.held_ns, static_cast<uint64_t>(process.times().held.count()));
+      ready.clear();
       if (!todo.empty()) {
-        r.detached = todo;
+        r.detached.insert(r.detached.end(), todo.begin(), todo.end());
         r.error = "its entry still held the kernel's breakpoint after " +
                   std::to_string(kBreakpointWaitNs / 1'000'000) + " ms (" + why + ")";
       }
-      return r;
     }
   } catch (const fp::InjectError& e) {
-    // Before detach_now: untouched (busy); after: off and its links gone,
-    // i.e. detached as today, and set_enabled changed nothing (all or
-    // nothing).
+    // Those of this stop past step 2 are off and their links gone, i.e.
+    // detached as today (set_enabled changed nothing: all or nothing);
+    // the others are untouched.
     r.error = e.what();
   } catch (const RecordError& e) {
     r.error = e.what();
   }
-  // Not switched: off the kernel's probes already (detached as today), or
-  // untouched, for the caller to detach.
-  for (uint32_t id : ids)
-    if (std::find(r.patched.begin(), r.patched.end(), id) == r.patched.end() &&
-        std::find(r.detached.begin(), r.detached.end(), id) == r.detached.end())
-      (touched ? r.detached : r.busy).push_back(id);
+  for (uint32_t id : ready)
+    if (!among(r.patched, id) && !among(r.detached, id)) r.detached.push_back(id);
+  // Untouched: for the caller to detach.
+  r.busy = pending;
   if (r.error.empty() && !r.busy.empty())
     r.error = "a call of it in flight (or a thread on its entry) at each of " +
               std::to_string(kAttempts) + " stops";

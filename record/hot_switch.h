@@ -36,7 +36,7 @@ struct HotSwitchResult {
   std::vector<uint32_t> detached;  // off the kernel's probes, not patched (`error`)
   std::string error;
   unsigned stops = 0;
-  uint64_t held_ns = 0;  // the program stopped, the last stop
+  uint64_t held_ns = 0;  // the program stopped, the longest stop
 };
 
 HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
