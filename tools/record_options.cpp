@@ -196,7 +196,8 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
                "instead of microseconds). all (the default): every selected function is patched "
                "from the start, those that cannot be are not traced; hot: the kernel's probes "
                "first, a function the relevance filter finds too hot patched instead of "
-               "detached (not built yet: refused). Experimental (docs/fast-path.md)");
+               "detached (-p PID only, a process with no C++ unwinder mapped so far). "
+               "Experimental (docs/fast-path.md)");
   cmd.option("--fast-path-buffer", args.fast_path_buffer,
              "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "
              "of two of them: e.g. 256M, 8 Mi records). Memory is used only for the records "
