@@ -57,20 +57,33 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
       // be closable now.
       std::vector<fp::AddressRange> entries;
       for (uint32_t id : pending) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
-      // A thread just past the kernel's probe, inside the entry: the stop
-      // lands there (the kernel holds a stop back until a probed
-      // instruction has run). Its call is stepped to its return, the other
-      // threads held: a short function's few instructions.
-      for (int steps = 0; steps < kMaxSteps; ++steps) {
-        const pid_t tid = fp::thread_inside(process, entries, {});
-        if (tid == 0 || !process.step(process.thread(tid))) break;
+      // A thread inside an entry (the stop lands just past the kernel's
+      // probe: the kernel holds a stop back until a probed instruction has
+      // run), or with a call in flight (on its way back through the
+      // kernel's return trampoline, say): the threads are stepped, one
+      // instruction at a time, the others held, until one of the functions
+      // is clear: a short function's few instructions.
+      auto clear = [&](size_t i) {
+        const fp::AddressRange one[] = {entries[i]};
+        return !fp::thread_inside(process, one, {}) && detacher.can_close_now({pending[i]});
+      };
+      auto any_clear = [&] {
+        for (size_t i = 0; i < pending.size(); ++i)
+          if (clear(i)) return true;
+        return false;
+      };
+      for (int steps = 0; steps < kMaxSteps && !any_clear(); ++steps) {
+        if (const pid_t tid = fp::thread_inside(process, entries, {})) {
+          if (!process.step(process.thread(tid))) break;
+          continue;
+        }
+        bool stepped = false;
+        for (const auto& t : process.threads()) stepped |= process.step(process.thread(t.tid));
+        if (!stepped) break;
       }
       ready.clear();
-      for (size_t i = 0; i < pending.size(); ++i) {
-        const fp::AddressRange one[] = {entries[i]};
-        if (!fp::thread_inside(process, one, {}) && detacher.can_close_now({pending[i]}))
-          ready.push_back(pending[i]);
-      }
+      for (size_t i = 0; i < pending.size(); ++i)
+        if (clear(i)) ready.push_back(pending[i]);
       if (ready.empty()) {
         process.release();
         std::this_thread::sleep_for(kRunBetween);
