@@ -275,7 +275,9 @@ void ProfileBuilder::mark_detached(Profile& p) {
     d.name = std::move(named.name);
     d.module = std::move(named.module);
     if (auto it = probes_.find(d.id); it != probes_.end()) d.path = it->second.path_kind;
-    first.try_emplace(d.id, d.ts);
+    // Patched instead (--fast-path=hot): its calls go on being recorded,
+    // its numbers are whole.
+    if (d.reason != formats::DetachReason::PatchedInstead) first.try_emplace(d.id, d.ts);
   }
   for (auto* rows : {&p.functions, &p.per_thread})
     for (auto& f : *rows) {

@@ -5,6 +5,9 @@
 #   untraced  the same harness, nothing attached
 #   fast      atrace record -p PID --fast-path --filter=off (issue 35)
 #   kernel    atrace record -p PID --filter=off (uprobes and uretprobes)
+#   hot       atrace record -p PID --fast-path=hot (the kernel's probes, the
+#             default filter; what it finds too hot patched instead of
+#             detached: every call kept)
 #   bpftrace  bpftrace -p PID counting the same functions' entries and returns
 #   uftrace   uftrace record --force launching sqlite3 (it cannot attach):
 #             it hooks the PLT, so it records the shell's calls into
@@ -21,7 +24,7 @@
 # the input on) is printed too: on a machine loaded by other work the wall
 # time mostly says how long sqlite3 waited for a CPU.
 #
-# usage: bench/fastpath_sqlite.sh [-b BUILD] [-r ROUNDS] [-m "untraced fast kernel bpftrace uftrace"]
+# usage: bench/fastpath_sqlite.sh [-b BUILD] [-r ROUNDS] [-m "untraced fast kernel hot bpftrace uftrace"]
 # Run as root from the repository root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,10 +63,11 @@ one() {
 	local pid=""
 	for _ in $(seq 100); do pid=$(pgrep -n -f "^sqlite3 file:fastpath_sqlite_$$" || true); [[ -n $pid ]] && break; sleep 0.01; done
 	case $mode in
-	fast | kernel)
-		local extra=()
-		[[ $mode == fast ]] && extra=(--fast-path)
-		"$atrace" record -p "$pid" -v "${extra[@]}" --filter=off --select='libsqlite3.so*:sqlite3_*' \
+	fast | kernel | hot)
+		local extra=(--filter=off)
+		[[ $mode == fast ]] && extra=(--fast-path --filter=off)
+		[[ $mode == hot ]] && extra=(--fast-path=hot)
+		"$atrace" record -p "$pid" -v "${extra[@]}" --select='libsqlite3.so*:sqlite3_*' \
 			-o "$work/$mode.data" 2>"$err" &
 		tracer=$!
 		for _ in $(seq 600); do grep -q "probing" "$err" 2>/dev/null && break; sleep 0.05; done ;;
@@ -94,8 +98,8 @@ one() {
 	local ok=no note=""
 	grep -q '^20000|199990000$' "$out" && ok=yes
 	case $mode in
-	fast | kernel)
-		note=$(grep -oE '[0-9]+ records,|[0-9]+ records lost' "$err" | tr '\n' ' ' || true)
+	fast | kernel | hot)
+		note=$(grep -oE '[0-9]+ records,|[0-9]+ records lost|[0-9]+ functions? patched instead' "$err" | tr '\n' ' ' || true)
 		note+=$("$atrace" report -i "$work/$mode.data" --format=json 2>/dev/null |
 			python3 -c 'import json,sys; d=json.load(sys.stdin); print("calls", sum(f["calls"] for f in d["functions"]), "lost", d["lost_events"])' || true) ;;
 	bpftrace) note=$(grep -E '^@' "$err" | tr '\n' ' ' || true) ;;

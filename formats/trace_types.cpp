@@ -77,6 +77,7 @@ const char* to_string(DetachReason r) {
     case DetachReason::MaxCalls: return "max-calls";
     case DetachReason::User: return "user";
     case DetachReason::Budget: return "budget";
+    case DetachReason::PatchedInstead: return "patched instead";
   }
   return "unknown";
 }

@@ -84,6 +84,9 @@ enum class DetachReason : uint8_t {
   MaxCalls = 3,  // called the maximum number of times
   User = 4,      // asked for by the user while recording
   Budget = 5,    // removed to bring the estimated overhead under its budget
+  // Too costly for the kernel's probes (reasons 1, 2, 5) and patched instead
+  // (--fast-path=hot): its later calls come from the fast path's ring.
+  PatchedInstead = 6,
 };
 inline DetachReason detach_reason(uint8_t flags) { return static_cast<DetachReason>(flags); }
 

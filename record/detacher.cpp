@@ -110,6 +110,30 @@ void Detacher::detach(const std::vector<uint32_t>& ids, uint64_t now, std::strin
   }
 }
 
+bool Detacher::can_close_now(const std::vector<uint32_t>& ids) const {
+  std::vector<int> groups;
+  for (uint32_t id : ids) {
+    const int g = id < n_ ? probes_.group_of(id) : -1;
+    if (g < 0) return false;
+    groups.push_back(g);
+    if (in_flight(id) > 0) return false;
+  }
+  for (uint32_t id = 0; id < n_; ++id) {
+    if (!__atomic_load_n(&state_[id].off, __ATOMIC_SEQ_CST)) continue;
+    if (std::find(groups.begin(), groups.end(), probes_.group_of(id)) == groups.end()) continue;
+    if (in_flight(id) > 0) return false;
+  }
+  return true;
+}
+
+void Detacher::detach_now(const std::vector<uint32_t>& ids, uint64_t now, std::string& error) {
+  const size_t before = parked_.size();
+  detach(ids, now, error);
+  // No call in flight (can_close_now): nothing needs the old return links.
+  for (size_t i = before; i < parked_.size(); ++i) retire_exit(parked_[i]);
+  parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(before), parked_.end());
+}
+
 void Detacher::retire_exit(Parked& p) {
   Timing& t = timing_store_[p.slots.front()];
   closer_.close_later(std::move(p.exit), &t.exit_gone, &t.closed);

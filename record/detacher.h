@@ -82,6 +82,14 @@ class Detacher {
   // be rebuilt sets `error`: its functions stay silenced by the off flag and
   // their probes stay until the end.
   void detach(const std::vector<uint32_t>& ids, uint64_t now, std::string& error);
+  // --fast-path=hot (record/hot_switch.h), with the process stopped: steps
+  // 1-3, and the old return links closed at once too (their probes go as
+  // the closes begin), for functions that can_close_now().
+  void detach_now(const std::vector<uint32_t>& ids, uint64_t now, std::string& error);
+  // Whether these functions' return links can go now: each in a link group,
+  // and no call in flight of them or of any other function switched off in
+  // their groups (the old return link serves them all).
+  bool can_close_now(const std::vector<uint32_t>& ids) const;
   // Step 4 for the groups whose removed functions have returned.
   void poll(uint64_t now);
   bool pending() const { return !parked_.empty(); }

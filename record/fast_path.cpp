@@ -144,7 +144,7 @@ struct FastPath::State {
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                    const std::vector<uprobes::UnwindPoint>& unwinders, uint64_t lane_slots,
-                   fp::StoppedProcess* held)
+                   fp::StoppedProcess* held, bool start_on)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
   if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
@@ -313,6 +313,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         site.address = t.runtime;
         site.bytes.resize(plan.jump.size());
         std::memcpy(site.bytes.data(), plan.jump.data(), plan.jump.size());
+        site.on = start_on || t.kind != fp::TrampolineKind::Traced;
         patch_sites.push_back(std::move(site));
         planned.emplace_back(t.id, t.kind == fp::TrampolineKind::Traced);
         if (t.kind == fp::TrampolineKind::Traced) s_->entry_of[t.id] = t.runtime;
@@ -600,6 +601,13 @@ FastPathSwitch FastPath::set_enabled(const std::vector<uint32_t>& ids, bool on,
   } catch (const fp::InjectError& e) {
     throw RecordError(std::string("--fast-path: ") + e.what());
   }
+}
+
+bool FastPath::patchable(uint32_t id) const { return s_->entry_of.count(id) > 0; }
+
+uint64_t FastPath::entry(uint32_t id) const {
+  auto it = s_->entry_of.find(id);
+  return it == s_->entry_of.end() ? 0 : it->second;
 }
 
 bool FastPath::enabled(uint32_t id) const {

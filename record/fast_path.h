@@ -100,9 +100,13 @@ class FastPath {
   // stopped by the caller (launch mode: at its entry point,
   // record/entry_stop.h), released here once installed, left held when
   // nothing could be patched or this throws; else it is stopped here.
+  // `start_on` false (--fast-path=hot): the trampolines are written from
+  // the entries' bytes as they are now, but no entry is changed: every
+  // function starts switched off, for set_enabled() to switch on.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
-           uint64_t lane_slots = kFastPathLaneSlots, fastpath::StoppedProcess* held = nullptr);
+           uint64_t lane_slots = kFastPathLaneSlots, fastpath::StoppedProcess* held = nullptr,
+           bool start_on = true);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;
@@ -144,6 +148,10 @@ class FastPath {
                              bool on, fastpath::RetryPolicy policy = {});
   FastPathSwitch set_enabled(const std::vector<uint32_t>& ids, bool on,
                              fastpath::RetryPolicy policy = {});
+  // Whether `id` has a trampoline here (switched on or off).
+  bool patchable(uint32_t id) const;
+  // Its first byte in the process (0: no trampoline).
+  uint64_t entry(uint32_t id) const;
   // Whether the patched function `id` is switched on now.
   bool enabled(uint32_t id) const;
 

@@ -27,6 +27,7 @@
 #include "base/plural.h"
 #include "bpf/atrace.h"
 #include "fastpath/inject/stopped_process.h"
+#include "fastpath/trampoline.h"
 #include "formats/trace_writer.h"
 #include "record/announce.h"
 #include "record/async_writer.h"
@@ -182,6 +183,8 @@ class Recorder {
   void drain_fast_path_rest();
   uint64_t release_edge(uint64_t now) const;
   void finish_fast_path();
+  void refuse_hot_with_unwinder() const;
+  void install_hot(pid_t pid);
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
   bool on_wake(uint64_t now);
@@ -325,6 +328,10 @@ void Recorder::check_request() {
     opts_.pid = opts_.pids.front();
   }
   several_ = traced_pids(opts_).size() > 1 || cgroup_ || opts_.follow_forks;
+  if (opts_.fast_path_hot && !opts_.filter.active())
+    throw RecordError(
+        "--fast-path=hot: needs a relevance filter (it patches what the filter would detach): "
+        "not with --filter=off");
   if (opts_.fast_path && several_)
     throw RecordError(
         "--fast-path: only for one process so far (-p PID or a launched command): not with "
@@ -562,7 +569,8 @@ void Recorder::start(const ProbeCost& cost) {
   // Before any return probe and before atrace's thread-exit program.
   // With the fast path, the unwinders' entries are the trampolines' to patch
   // (a uprobe there would be written into the patched bytes).
-  if (probes_.unwind_guard && !opts_.fast_path)
+  if (opts_.fast_path_hot) refuse_hot_with_unwinder();
+  if (probes_.unwind_guard && (!opts_.fast_path || opts_.fast_path_hot))
     probes_.unwind_guard->attach(probes_.unwind_points, several_ ? kEveryProcess : pid);
   bpf_->attach_tracepoints();
 
@@ -665,6 +673,10 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
       const uint64_t floor = costs.floor_ns[path % costs.floor_ns.size()];
       st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor);
       st.early_limit_ns = early_limit_ns(opts_.filter.threshold_ns, floor);
+      // --fast-path=hot: the programs would turn it off at once, losing
+      // its calls until the switch; the recorder's decision (each tick)
+      // patches it instead, with no call lost.
+      if (fast_ && fast_->patchable(site.id)) st.limit_ns = st.early_limit_ns = 0;
     }
     // What the programs take off the callers' measured durations when
     // this function returns (its probes ran inside them).
@@ -691,7 +703,8 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
     at_entry_ = attachable;  // none is mapped before the exec
     return {};
   }
-  if (opts_.fast_path) return install_fast_path(attachable, run_.target->pid());
+  if (opts_.fast_path && !opts_.fast_path_hot)
+    return install_fast_path(attachable, run_.target->pid());
   if (attachable.empty())
     throw RecordError("no selected function can be probed: " + refused.front()->name +
                       " starts with an instruction the kernel refuses to probe");
@@ -753,6 +766,53 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
                  static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
                  static_cast<double>(st.install_stop_ns) / 1e6);
   return table;
+}
+
+// --fast-path=hot, the smallest step: a process with a C++ unwinder mapped
+// is refused. The unwind guard's uprobes (which the kernel's return probes
+// need) and the fast path's unwinder trampolines (which its patched frames
+// need) would both have to hold the unwinders' entries (docs/fast-path.md,
+// "Hot functions": the memfd code region is the way past it).
+void Recorder::refuse_hot_with_unwinder() const {
+  // Mapped now: the points also name modules the process may load later
+  // (libgcc_s, which glibc loads for pthread_cancel).
+  std::vector<uprobes::FileId> mapped;
+  for (const auto& m : uprobes::file_mappings(opts_.pid)) mapped.push_back(m.id);
+  auto is_mapped = [&](const std::string& path) {
+    const auto id = uprobes::file_id(path);
+    return id && std::find(mapped.begin(), mapped.end(), *id) != mapped.end();
+  };
+  // The one that throws: libc's _Unwind_Resume & co are wrappers that load
+  // libgcc_s when first called (then the guard's module watch sees it).
+  const uprobes::UnwindPoint* found = nullptr;
+  for (const auto& p : probes_.unwind_points)
+    if (p.name == "_Unwind_RaiseException" && is_mapped(p.path)) found = &p;
+  if (found) {
+    const auto& p = *found;
+    const std::string module = p.path.substr(p.path.rfind('/') + 1);
+    throw RecordError("--fast-path=hot: " + module + " is mapped, with the C++ " + "unwinder (" +
+                      p.name +
+                      "): the unwind guard's uprobes and the fast path's unwinder trampolines " +
+                      "both need its entries; not built yet for such a process " +
+                      "(docs/fast-path.md, \"Hot functions\")");
+  }
+}
+
+// --fast-path=hot: every selected function that can be patched gets its
+// trampoline now, from its entry as the file has it (no uprobe is there
+// yet), switched off: nothing changes in the program until the filter
+// decides (record/hot_switch.h). Stack switches (swapcontext) are left to
+// the unwind guard: no Switch trampoline (the guard's uprobes are there).
+void Recorder::install_hot(pid_t pid) {
+  const uint64_t start = now_ns(CLOCK_MONOTONIC);
+  fast_ = std::make_unique<FastPath>(pid, plan_.sites, std::vector<uprobes::UnwindPoint>{},
+                                     opts_.fast_path_lane_slots, nullptr, /*start_on=*/false);
+  base::progress(
+      "--fast-path=hot: %s ready to patch (trampolines written, entries unchanged) in %.1f ms, "
+      "the program stopped %.2f ms",
+      base::plural(fast_->patched().size(), "function").c_str(),
+      static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
+      static_cast<double>(fast_->stats().install_stop_ns) / 1e6);
 }
 
 // The time before which the reorder window releases events: the window
@@ -869,6 +929,9 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
                                                        bpf_->func_exit_program(), where, multi_);
   probes_.functions->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
   probes_.functions->set_stack_program(bpf_->stack_entry_program());
+  // --fast-path=hot: the trampolines from the entries' bytes before any
+  // uprobe is written there, every function switched off.
+  if (opts_.fast_path_hot && !plan_.sites.empty()) install_hot(pid);
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
@@ -895,6 +958,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
       probes_.relevance = std::make_unique<RelevanceRun>(
           opts_.filter, *probes_.functions, bpf_->fn_state_fd(), bpf_->fn_stat_fd(), bpf_->ncpus(),
           pid, functions, plan_.keep_ids, costs.floor_ns, costs.cost_ns);
+      if (opts_.fast_path_hot) probes_.relevance->patch_with(fast_.get());
     } catch (const std::exception& e) {
       // Kept: the prefix tells the user which part of the recording failed.
       throw RecordError(std::string("relevance filters: ") + e.what());

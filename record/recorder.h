@@ -72,6 +72,10 @@ struct RecordOptions {
   // to record in the process itself (record/fast_path.h); those that
   // cannot be patched are not traced.
   bool fast_path = false;
+  // --fast-path=hot (with fast_path): the kernel's probes first; a function
+  // the relevance filter would detach for its cost is patched instead
+  // (record/hot_switch.h). Attach mode, a process with no C++ unwinder.
+  bool fast_path_hot = false;
   // --fast-path-buffer: records a CPU's lane holds (a power of two;
   // record/fast_path.h kFastPathLaneSlots).
   uint64_t fast_path_lane_slots = uint64_t{1} << 23;

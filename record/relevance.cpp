@@ -15,6 +15,9 @@
 #include <sstream>
 #include <string>
 
+#include "base/plural.h"
+#include "record/fast_path.h"
+#include "record/hot_switch.h"
 #include "record/record_error.h"
 
 namespace atrace {
@@ -133,26 +136,59 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
   last_cpu_ = cpu;
   auto decisions = policy_.decide(sample(), cpu_delta, cost_ns_);
   if (decisions.empty()) return events;
+  // --fast-path=hot: those decided for their cost go to the fast path
+  // instead, where they can; what it cannot take is detached below.
+  std::vector<uint32_t> to_patch;
+  for (const auto& d : decisions)
+    if (fast_ && fast_->patchable(d.id) &&
+        (d.reason == DetachReason::Absolute || d.reason == DetachReason::Relative ||
+         d.reason == DetachReason::Budget))
+      to_patch.push_back(d.id);
+  HotSwitchResult hot;
+  if (!to_patch.empty()) {
+    hot = patch_instead(pid_, *fast_, *detacher_, to_patch, now);
+    patched_ += hot.patched.size();
+    not_patched_ += hot.busy.size() + hot.detached.size();
+    if (!hot.error.empty())
+      base::warning("--fast-path=hot: %s not patched, detached instead: %s",
+                    base::plural(hot.busy.size() + hot.detached.size(), "function").c_str(),
+                    hot.error.c_str());
+  }
+  auto among = [](const std::vector<uint32_t>& v, uint32_t id) {
+    return std::find(v.begin(), v.end(), id) != v.end();
+  };
   std::vector<uint32_t> ids;
   for (const auto& d : decisions) {
-    ids.push_back(d.id);
+    const bool patched = among(hot.patched, d.id);
+    // Off the kernel's probes already: patched, or detached by the switch.
+    if (!patched && !among(hot.detached, d.id)) ids.push_back(d.id);
     formats::Event ev;
     ev.ts = now;
     ev.pid = static_cast<uint32_t>(pid_);
     ev.tid = 0;
     ev.kind = formats::EventKind::Detach;
     ev.id = d.id;
-    ev.flags = static_cast<uint8_t>(d.reason);
+    ev.flags = static_cast<uint8_t>(patched ? DetachReason::PatchedInstead : d.reason);
     ev.arg0 = d.calls;
     ev.arg1 = d.sum_ns;
     events.push_back(ev);
     const auto& p = table_[d.id];
+    if (patched) {
+      base::progress(
+          "patched %s instead of detaching it (%s: %llu calls, %s; the program "
+          "stopped %.2f ms)",
+          base::short_name(p.name).c_str(), formats::to_string(d.reason),
+          static_cast<unsigned long long>(d.calls), d.rule.c_str(),
+          static_cast<double>(hot.held_ns) / 1e6);
+      continue;
+    }
     detached_.push_back(p);
     // The short name reports use, and the comparison that decided.
     base::progress("detached %s (%s: %llu calls, %s)", base::short_name(p.name).c_str(),
                    formats::to_string(d.reason), static_cast<unsigned long long>(d.calls),
                    d.rule.c_str());
   }
+  if (ids.empty()) return events;
   std::string error;
   detacher_->detach(ids, now, error);
   // A short function's calls in flight end within microseconds: wait for
@@ -174,12 +210,18 @@ void RelevanceRun::finish() { detacher_->finish(); }
 
 std::string RelevanceRun::summary() const {
   const auto& t = detacher_->timings();
-  if (t.empty()) return {};
+  std::string hot;
+  if (fast_)
+    hot = "; --fast-path=hot: " + base::plural(patched_, "function") +
+          " patched instead of detached" +
+          (not_patched_ ? " (" + std::to_string(not_patched_) + " could not be, detached)" : "");
+  if (t.empty()) return hot.empty() ? hot : hot.substr(2);
   std::vector<uint64_t> gone;
   for (const auto& x : t)
     if (x.exit_gone > x.decided) gone.push_back(x.exit_gone - x.decided);
   std::sort(gone.begin(), gone.end());
-  std::string s = "relevance filter detached " + std::to_string(t.size()) + " function(s)";
+  std::string s =
+      "relevance filter detached " + std::to_string(t.size() - patched_) + " function(s)";
   if (!gone.empty()) {
     char b[128];
     std::snprintf(b, sizeof b, "; decision to probes gone: median %.1f ms, max %.1f ms",
@@ -187,7 +229,7 @@ std::string RelevanceRun::summary() const {
                   static_cast<double>(gone.back()) / 1e6);
     s += b;
   }
-  return s;
+  return s + hot;
 }
 
 }  // namespace atrace

@@ -20,6 +20,8 @@
 
 namespace atrace {
 
+class FastPath;
+
 class RelevanceRun {
  public:
   // `state_fd`/`stat_fd`: the fn_state and fn_stat maps, sized for the
@@ -33,6 +35,10 @@ class RelevanceRun {
   RelevanceRun(const RelevanceRun&) = delete;
   RelevanceRun& operator=(const RelevanceRun&) = delete;
 
+  // --fast-path=hot: a function decided for its cost (absolute, relative,
+  // budget) that has a trampoline in `fast` is patched instead of detached
+  // (record/hot_switch.h), DETACH reason PatchedInstead.
+  void patch_with(FastPath* fast) { fast_ = fast; }
   // A program's hint: decide at the next tick, whatever the period.
   void hint() { due_ = true; }
   // Decides and detaches when due; returns the DETACH events (tid 0).
@@ -60,6 +66,8 @@ class RelevanceRun {
   size_t state_len_ = 0;
   std::unique_ptr<Detacher> detacher_;
   std::vector<formats::ProbeInfo> detached_;
+  FastPath* fast_ = nullptr;
+  size_t patched_ = 0, not_patched_ = 0;  // by the hot switch, and those it could not
   uint64_t last_tick_ = 0, last_cpu_ = 0;
   bool due_ = false;
 };

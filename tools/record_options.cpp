@@ -44,18 +44,19 @@ std::vector<pid_t> parse_pids(const std::string& list) {
   }
 }
 
-// --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` is
-// refused until the unwind guard's uprobes can sit in the fast path's code
-// region: both need the unwinders' entries, and a recording on the kernel's
-// probes needs the guard.
+// --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` takes
+// an attached process only so far, one with no C++ unwinder mapped (the
+// recorder checks: record/recorder.cpp refuse_hot_with_unwinder).
 void parse_fast_path(RecordArgs& a) {
   if (a.fast_path.empty()) return;
-  if (a.fast_path == "hot")
-    throw OptionError(
-        "--fast-path=hot: not built yet: the unwind guard's uprobes and the fast path's "
-        "unwinder trampolines both need the unwinders' entries (_Unwind_RaiseException...); "
-        "use --fast-path (=all) or the kernel's probes (docs/fast-path.md, \"Hot functions\")");
-  if (a.fast_path != "all")
+  if (a.fast_path == "hot") {
+    if (a.opts.pid <= 0 && a.opts.pids.empty())
+      throw OptionError(
+          "--fast-path=hot: attach mode only so far (-p PID): a launched command's kernel "
+          "probes go on before its exec, before the trampolines could be made from its "
+          "entries (docs/fast-path.md, \"Hot functions\")");
+    a.opts.fast_path_hot = true;
+  } else if (a.fast_path != "all")
     throw OptionError("--fast-path: '" + a.fast_path + "' is not all or hot");
   a.opts.fast_path = true;
 }
@@ -195,7 +196,8 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
                "instead of microseconds). all (the default): every selected function is patched "
                "from the start, those that cannot be are not traced; hot: the kernel's probes "
                "first, a function the relevance filter finds too hot patched instead of "
-               "detached (not built yet: refused). Experimental (docs/fast-path.md)");
+               "detached (-p PID only, a process with no C++ unwinder mapped so far). "
+               "Experimental (docs/fast-path.md)");
   cmd.option("--fast-path-buffer", args.fast_path_buffer,
              "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "
              "of two of them: e.g. 256M, 8 Mi records). Memory is used only for the records "

@@ -56,7 +56,7 @@ CodePatch CodePatch::apply(StoppedProcess& process, std::vector<PatchSite> sites
   for (PatchSite& s : sites) {
     if (s.bytes.empty()) throw InjectError("an empty patch at " + hex(s.address));
     ranges.push_back({s.address, s.address + s.bytes.size()});
-    patch.sites_.push_back({s.address, std::move(s.bytes), {}});
+    patch.sites_.push_back({s.address, std::move(s.bytes), {}, s.on});
   }
   std::vector<AddressRange> sorted = ranges;
   std::sort(sorted.begin(), sorted.end(),
@@ -74,12 +74,13 @@ CodePatch CodePatch::apply(StoppedProcess& process, std::vector<PatchSite> sites
       memory.read_any(s.address, s.original);
     }
     for (Site& s : patch.sites_) {
-      memory.write_any(s.address, s.written);
+      if (s.active) memory.write_any(s.address, s.written);
       ++written;
     }
   } catch (...) {
     // All or nothing: put back what was written (the process is still stopped).
     for (size_t i = 0; i < written; ++i) {
+      if (!patch.sites_[i].active) continue;
       try {
         memory.write_any(patch.sites_[i].address, patch.sites_[i].original);
       } catch (const InjectError&) {

@@ -31,6 +31,9 @@ namespace atrace::fastpath {
 struct PatchSite {
   uint64_t address = 0;
   std::vector<std::byte> bytes;  // what to write there
+  // false: its original bytes kept and nothing written (switched off from
+  // the start: set_active() writes it later; --fast-path=hot)
+  bool on = true;
 };
 
 struct RetryPolicy {

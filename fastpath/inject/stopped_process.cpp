@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -260,6 +261,25 @@ void StoppedProcess::refresh(StoppedThread& t) {
   if (trace(PTRACE_GETREGS, t.tid, reinterpret_cast<unsigned long>(&t.regs)) < 0)
     throw ProcessGone(
         errno_message("cannot read the registers of thread " + std::to_string(t.tid), errno));
+}
+
+bool StoppedProcess::step(StoppedThread& t) {
+  check_thread();
+  int sig = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (trace(PTRACE_SINGLESTEP, t.tid, static_cast<unsigned long>(sig)) < 0) return false;
+    int status = 0;
+    if (waitpid(t.tid, &status, __WALL) != t.tid) return false;
+    if (!WIFSTOPPED(status)) return false;  // it exited
+    sig = WSTOPSIG(status);
+    if (sig == SIGTRAP && (status >> 16) == 0) {
+      refresh(t);
+      return true;
+    }
+    if ((status >> 16) != 0) sig = 0;  // an event stop, no signal to give
+  }
+  refresh(t);
+  return true;
 }
 
 void StoppedProcess::release() noexcept {

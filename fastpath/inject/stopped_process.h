@@ -92,6 +92,11 @@ class StoppedProcess {
   void refresh(StoppedThread& thread);
   StopTimes times() const { return times_; }
 
+  // Runs one instruction of `thread`, the others held (PTRACE_SINGLESTEP),
+  // and re-reads its registers. A signal that arrives meanwhile is given
+  // to the thread with the next step, as the kernel would have given it.
+  // False when the thread is gone.
+  bool step(StoppedThread& thread);
   // Lets every thread go on (idempotent, never throws).
   void release() noexcept;
   // release(), let the process run for `run`, stop it again (the thread

@@ -491,7 +491,8 @@ TEST(FormatsTrace, EnumNames) {
   EXPECT_STREQ(to_string(DetachReason::User), "user");
   EXPECT_STREQ(to_string(DetachReason::Budget), "budget");
   EXPECT_STREQ(to_string(detach_reason(0)), "unknown");
-  EXPECT_STREQ(to_string(detach_reason(6)), "unknown");  // a newer writer's rule
+  EXPECT_STREQ(to_string(DetachReason::PatchedInstead), "patched instead");
+  EXPECT_STREQ(to_string(detach_reason(7)), "unknown");  // a newer writer's rule
   EXPECT_FALSE(is_kernel_kind(EventKind::Detach));
   EXPECT_TRUE(is_kernel_kind(EventKind::Comm));
 }
