@@ -71,8 +71,11 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
     }
   EXPECT_TRUE(switched) << (*rep)["detached"].dump();
   // Its numbers are whole: not marked detached (partial).
-  for (const auto& f : (*rep)["functions"])
-    if (f["name"] == "hot") EXPECT_EQ(f["detached"], false) << f.dump();
+  for (const auto& f : (*rep)["functions"]) {
+    if (f["name"] == "hot") {
+      EXPECT_EQ(f["detached"], false) << f.dump();
+    }
+  }
   auto info = run({Paths::atrace, "info", "-i", out});
   EXPECT_NE(info.out.find("patched instead"), std::string::npos) << info.out;
 }
