@@ -142,6 +142,7 @@ struct ForkChild {
   std::unique_ptr<fp::CodePatch> patch;
   bool writers_gone = false;
   bool installed = false;  // its code is patched and the ring ours: undone at the end
+  bool done = false;       // gone and read to the end: its lanes unmapped here
 };
 
 }  // namespace
@@ -412,6 +413,14 @@ void FastPath::on_kernel_event(const formats::Event& ev) {
     s_->followed.erase(pid);
     return;
   }
+  if (ev.kind == formats::EventKind::ProcExit && pid != s_->pid) {
+    // Its last thread is gone: nothing writes its lanes, nothing to undo;
+    // they are read to the end and given back (drain_child).
+    for (auto& c : s_->children)
+      if (c->pid == pid) c->writers_gone = true, c->installed = false;
+    s_->followed.erase(pid);
+    return;
+  }
   if (!threads) return;
   if (ev.kind == formats::EventKind::ProcFork && (ev.flags & formats::kForkThread)) {
     if (const uint64_t tp = formats::fork_thread_pointer(ev))
@@ -498,6 +507,7 @@ void FastPath::State::adopt(pid_t child) {
 }
 
 void FastPath::State::drain_child(ForkChild& c, std::vector<formats::Event>& out) {
+  if (c.done) return;
   c.reader->drain(fp::read_tsc(), c.records, c.writers_gone, kFastPathDrainBatch);
   fp::merge_by_time(c.records);
   to_events(out, c.records, c.threads, c.pid);
@@ -506,6 +516,12 @@ void FastPath::State::drain_child(ForkChild& c, std::vector<formats::Event>& out
     c.pages.reset();
     madvise(c.lanes->local() + (layout.records_offset - layout.lanes_offset),
             c.lanes->size() - (layout.records_offset - layout.lanes_offset), MADV_REMOVE);
+  }
+  // A fork-heavy program (a shell) has many children over a recording:
+  // each one's lanes (256 MiB of address space a CPU) go once read.
+  if (c.writers_gone && c.reader->drained()) {
+    c.done = true;
+    c.lanes.reset();
   }
 }
 
@@ -668,14 +684,15 @@ void FastPath::uninstall() {
 bool FastPath::drained() const {
   if (!s_->reader) return true;
   for (const auto& c : s_->children)
-    if (!c->reader->drained()) return false;
+    if (!c->done && !c->reader->drained()) return false;
   return s_->reader->drained();
 }
 
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;
   uint64_t tsc = s_->reader->complete_until();
-  for (const auto& c : s_->children) tsc = std::min(tsc, c->reader->complete_until());
+  for (const auto& c : s_->children)
+    if (!c->done) tsc = std::min(tsc, c->reader->complete_until());
   return tsc == UINT64_MAX ? UINT64_MAX : s_->clock.to_ns(tsc);
 }
 
