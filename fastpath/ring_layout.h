@@ -20,9 +20,10 @@
 // its threads have the same thread pointers as its parent's: the
 // trampolines write a record only while RingHeader::gate is not 0, and the
 // header page is wiped in a fork child (MADV_WIPEONFORK), so a child's
-// calls go unrecorded while its returns stay hooked and unhooked through
-// its own shadow stacks. Memfd pages cost nothing until a writer touches
-// them: a lane uses memory only as far as it has been written.
+// calls go unrecorded (counted in RingHeader::ungated) while its returns
+// stay hooked and unhooked through its own shadow stacks, until atrace
+// (--follow-forks) gives the child lanes and a header of its own. Memfd pages cost nothing until a
+// writer touches them: a lane uses memory only as far as it has been written.
 //
 // Writers never wait: a full lane drops the record and counts it in
 // LaneHeader::lost; a full thread table or a full shadow stack records the
@@ -36,7 +37,7 @@
 namespace atrace::fastpath {
 
 inline constexpr uint64_t kRingMagic = 0x3154534146525441ull;  // "ATRFAST1"
-inline constexpr uint32_t kRingVersion = 2;                    // 2: RingHeader::gate
+inline constexpr uint32_t kRingVersion = 3;                    // 2: RingHeader::gate, 3: ungated
 
 // What a record says happened. The values are written by generated code.
 enum class RecordKind : uint16_t {
@@ -121,9 +122,14 @@ struct RingHeader {
   uint64_t records_offset;  // FastRecord[lane_count * lane_slots]
   uint64_t threads_offset;  // thread_slots slots of thread_slot_bytes() each
   uint64_t total_bytes;
-  uint64_t gate;  // 1 in the traced process, 0 in its fork children
+  uint64_t gate;  // 1 in the traced process, 0 in its fork children (until given a ring)
+  // Calls (entries) made while the gate was 0: a fork child's before atrace
+  // gave it a ring of its own (record/fast_path.cpp, adopt); atrace reads
+  // it there and says how many went unrecorded.
+  uint64_t ungated;
 };
 static_assert(offsetof(RingHeader, gate) == 64);
+static_assert(offsetof(RingHeader, ungated) == 72);
 
 // Sizes and offsets of a region with these parameters (all powers of two,
 // checked by make_layout).

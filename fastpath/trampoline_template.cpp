@@ -121,11 +121,12 @@ atrace_fp_template_begin:
 # In: r9 = function_id | kind << 32 | depth << 48, rsi = thread pointer.
 # Clobbers rax, rcx, rdx, r10, r11. A full lane counts the record as lost.
 # Nothing is written while the gate word is 0: a fork child's (its page is
-# wiped on fork) shares the lanes with its parent (ring_layout.h).
+# wiped on fork) shares the lanes with its parent (ring_layout.h); its calls
+# (Entry, EntryNoExit) are counted in RingHeader::ungated, the next word.
 .Lfp_record:
   mov .Lfp_gate(%rip), %rax
   cmpq $0, (%rax)
-  je 3f
+  je 4f
   # 6 bytes the generator may replace by `rdtsc; rdpid %rcx` (the same
   # values, half the cost on this kind of CPU: trampoline.h TscRead).
   .globl atrace_fp_template_tsc
@@ -161,6 +162,16 @@ atrace_fp_template_tsc:
 2:
   lock incq 128(%r10)
 3:
+  ret
+4:
+  mov %r9, %rdx
+  shr $32, %rdx
+  cmp $1, %dx
+  je 5f
+  cmp $3, %dx
+  jne 3b
+5:
+  lock incq 8(%rax)
   ret
 
 # fp_entry: called by a function's trampoline.

@@ -37,6 +37,8 @@ void EventCollector::on_record(const void* data, size_t size) {
   if (r.event.kind == formats::EventKind::ProcFork && !(r.event.flags & formats::kForkThread))
     processes_.note(static_cast<pid_t>(r.event.arg0));
   if (on_thread_event && (r.event.kind == formats::EventKind::ProcFork ||
+                          r.event.kind == formats::EventKind::ProcExec ||
+                          r.event.kind == formats::EventKind::ProcExit ||
                           r.event.kind == formats::EventKind::ThreadExit))
     on_thread_event(r.event);
   last_event_ts_ = std::max(last_event_ts_, r.event.ts);

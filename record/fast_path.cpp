@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "base/clock.h"
@@ -112,6 +113,50 @@ bool running(pid_t pid) {
          line[close + 2] != 'X';
 }
 
+// Whether `pid` maps the lanes inherited from its parent at `address`
+// (a fork child before its exec).
+bool maps_lanes_at(pid_t pid, uint64_t address) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (std::strtoull(line.c_str(), nullptr, 16) != address) continue;
+    return line.find("/memfd:atrace-ring") != std::string::npos;
+  }
+  return false;
+}
+
+// Where a fork child's memfd name is written for memfd_create: in the
+// ring's header page, past the header (the child's own, wiped at fork).
+constexpr uint64_t kNameScratch = 2048;
+static_assert(kNameScratch >= sizeof(fp::RingHeader));
+
+// A fork child of the patched process, or of another such child, given a
+// ring of its own (FastPath::State::adopt): its own lanes, read like the
+// parent's, and its own copy of the patch to undo.
+// The frames the undo found left (FastPath::State::restore_returns) join a
+// process's records once its lanes are read to the end: after every record
+// of its threads, innermost first.
+void take_left_at_undo(bool writers_gone, const fp::RingReader& reader,
+                       std::vector<fp::FastRecord>& left, std::vector<fp::FastRecord>& records) {
+  if (!writers_gone || !reader.drained() || left.empty()) return;
+  records.insert(records.end(), left.begin(), left.end());
+  left.clear();
+}
+
+struct ForkChild {
+  pid_t pid = 0;
+  std::unique_ptr<fp::SharedMapping> lanes;
+  std::unique_ptr<fp::LanePages> pages;
+  std::unique_ptr<fp::RingReader> reader;
+  fp::ThreadPointerMap threads;
+  std::vector<fp::FastRecord> records;
+  std::vector<fp::FastRecord> left_at_undo;  // as the parent's (FastPath::State)
+  std::unique_ptr<fp::CodePatch> patch;
+  bool writers_gone = false;
+  bool installed = false;  // its code is patched and the ring ours: undone at the end
+  bool done = false;       // gone and read to the end: its lanes unmapped here
+};
+
 }  // namespace
 
 struct FastPath::State {
@@ -137,9 +182,18 @@ struct FastPath::State {
   bool writers_gone = false;  // nothing can commit a record any more
   FastPathStats stats;
   bool installed = false;
+  // --follow-forks (fast_path.cpp, "Fork children").
+  bool follow_forks = false;
+  std::set<pid_t> followed;    // the process and the children it and they forked
+  std::vector<pid_t> pending;  // forked, not yet given a ring
+  std::vector<std::unique_ptr<ForkChild>> children;
 
-  void to_events(std::vector<formats::Event>& out);
-  void restore_returns(fp::StoppedProcess& process);
+  void to_events(std::vector<formats::Event>& out, std::vector<fp::FastRecord>& records,
+                 fp::ThreadPointerMap& threads, pid_t pid);
+  std::vector<fp::FastRecord> restore_returns(fp::StoppedProcess& process);
+  void adopt(pid_t child);
+  void drain_child(ForkChild& c, std::vector<formats::Event>& out);
+  void uninstall_child(ForkChild& c);
 };
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
@@ -376,27 +430,192 @@ FastPath::~FastPath() {
 const std::vector<uint32_t>& FastPath::patched() const { return s_->patched; }
 const std::vector<FastPathRefusal>& FastPath::refused() const { return s_->refused; }
 
+void FastPath::follow_forks() {
+  s_->follow_forks = true;
+  s_->followed.insert(s_->pid);
+}
+
 void FastPath::on_kernel_event(const formats::Event& ev) {
-  if (ev.pid != static_cast<uint32_t>(s_->pid)) return;
+  const pid_t pid = static_cast<pid_t>(ev.pid);
+  fp::ThreadPointerMap* threads = nullptr;
+  if (pid == s_->pid) {
+    threads = &s_->threads;
+  } else {
+    for (auto& c : s_->children)
+      if (c->pid == pid && !c->writers_gone) threads = &c->threads;
+  }
+  if (ev.kind == formats::EventKind::ProcFork && !(ev.flags & formats::kForkThread)) {
+    // A new process: queued for a ring of its own when its parent is
+    // followed (a child's child may fork before its parent got a ring).
+    if (s_->follow_forks && s_->installed && s_->followed.count(pid)) {
+      s_->followed.insert(static_cast<pid_t>(ev.arg0));
+      s_->pending.push_back(static_cast<pid_t>(ev.arg0));
+    }
+    return;
+  }
+  if (ev.kind == formats::EventKind::ProcExec && pid != s_->pid) {
+    // The exec took the child's copy of the code and of the ring: nothing
+    // writes its lanes any more, nothing is left to undo there.
+    for (auto& c : s_->children) {
+      if (c->pid != pid || !c->installed) continue;
+      c->writers_gone = true;
+      c->installed = false;
+      s_->stats.children_execd++;
+    }
+    s_->followed.erase(pid);
+    return;
+  }
+  if (ev.kind == formats::EventKind::ProcExit && pid != s_->pid) {
+    // Its last thread is gone: nothing writes its lanes, nothing to undo;
+    // they are read to the end and given back (drain_child).
+    for (auto& c : s_->children)
+      if (c->pid == pid) c->writers_gone = true, c->installed = false;
+    s_->followed.erase(pid);
+    return;
+  }
+  if (!threads) return;
   if (ev.kind == formats::EventKind::ProcFork && (ev.flags & formats::kForkThread)) {
     if (const uint64_t tp = formats::fork_thread_pointer(ev))
-      s_->threads.thread_created(ev.ts, static_cast<uint32_t>(ev.arg1), tp);
+      threads->thread_created(ev.ts, static_cast<uint32_t>(ev.arg1), tp);
   } else if (ev.kind == formats::EventKind::ThreadExit) {
-    s_->threads.thread_ended(ev.ts, ev.tid);
+    threads->thread_ended(ev.ts, ev.tid);
   }
 }
 
-void FastPath::State::to_events(std::vector<formats::Event>& out) {
-  for (size_t i = 0; i < records.size(); i++) {
-    const fp::FastRecord& r = records[i];
+// Fork children. A fork child of a patched process has the patched
+// entries and the code region (private copies), its shadow stacks
+// (private copies), the parent's lanes (the memfd, MAP_SHARED: inherited)
+// and the ring's header page wiped (MADV_WIPEONFORK): its gate is 0, so
+// it writes nothing into its parent's lanes, and its trampolines count its
+// calls in RingHeader::ungated instead. Here it is stopped (from the
+// thread that drains, which does the whole stop), given lanes of its own
+// (a memfd made in it, mapped MAP_FIXED over the inherited ones, and here),
+// then its header as a fresh install writes it, the gate open; its lanes
+// are read like the parent's, with its own thread map (its one thread:
+// the forking thread's pointer). The calls it made before are the count
+// read from `ungated` just before, stated, not recorded. Its frames open
+// across the fork (entered in the parent) return through its own copy of
+// the shadow stacks: their exits are recorded in the child once its gate
+// is open, as the kernel path records a child's return from a call its
+// parent entered (the replay gives the child the parent's open calls at
+// the fork). A child that shares its parent's memory (vfork: its header
+// is the parent's, gate 1) is not given one: its calls are the parent
+// thread's until its exec or _exit (docs/fast-path.md).
+void FastPath::State::adopt(pid_t child) {
+  auto c = std::make_unique<ForkChild>();
+  c->pid = child;
+  const uint64_t lanes_at = ring_address + layout.lanes_offset;
+  auto refuse = [&](const std::string& why) {
+    stats.children_not_ringed++;
+    if (stats.child_refusal.empty())
+      stats.child_refusal = "process " + std::to_string(child) + ": " + why;
+  };
+  try {
+    fp::StoppedProcess process(child);
+    fp::ProcessMemory mem(child);
+    fp::RingHeader header{};
+    mem.read(ring_address, std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
+    if (header.magic != 0 || header.gate != 0 || !maps_lanes_at(child, lanes_at)) {
+      // vfork (the parent's memory), or an exec already: not ours to ring.
+      if (header.magic == fp::kRingMagic && header.gate != 0) return;  // shares the parent's
+      refuse("it exec'd before atrace could give it a ring");
+      return;
+    }
+    fp::RemoteSyscall sys(process);
+    // The memfd's name goes into the header page (the child's own): the
+    // inherited lanes are still the parent's until replaced.
+    c->lanes = std::make_unique<fp::SharedMapping>(
+        fp::SharedMapping::replace(sys, lanes_at, layout.threads_offset - layout.lanes_offset,
+                                   "atrace-ring", ring_address + kNameScratch));
+    const uint64_t local_ring = reinterpret_cast<uint64_t>(c->lanes->local()) - layout.lanes_offset;
+    c->reader = std::make_unique<fp::RingReader>(
+        *memory, local_ring, layout, clock.ticks(kFastPathCommitWaitNs), fp::read_tsc());
+    c->pages = std::make_unique<fp::LanePages>(
+        reinterpret_cast<fp::LaneHeader*>(c->lanes->local()),
+        c->lanes->local() + (layout.records_offset - layout.lanes_offset), layout.lane_count,
+        layout.lane_slots, kFastPathAheadBytes, child, ring_address + layout.records_offset);
+    c->reader->set_pages(c->pages.get());
+    std::vector<fp::ThreadPointer> existing;
+    for (const auto& t : process.threads())
+      existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
+    c->threads.add_existing(existing, now_ns(CLOCK_MONOTONIC));
+    c->patch = std::make_unique<fp::CodePatch>(patch->copy_for_child());
+    // The count up to now (every thread stopped), then the gate open.
+    mem.read(ring_address, std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
+    stats.child_calls_before_ring += header.ungated;
+    fp::RingHeader fresh = layout;
+    fresh.ungated = 0;
+    mem.write(ring_address, std::as_bytes(std::span<const fp::RingHeader>(&fresh, 1)));
+    c->installed = true;
+    process.release();
+    stats.children++;
+    children.push_back(std::move(c));
+  } catch (const fp::ProcessGone&) {
+    refuse("it ended before atrace could give it a ring (its calls neither recorded nor counted)");
+  } catch (const fp::InjectError& e) {
+    // Its gate stays 0: it runs on correctly, unrecorded.
+    refuse(e.what());
+  }
+}
+
+void FastPath::State::drain_child(ForkChild& c, std::vector<formats::Event>& out) {
+  if (c.done) return;
+  c.reader->drain(fp::read_tsc(), c.records, c.writers_gone, kFastPathDrainBatch);
+  take_left_at_undo(c.writers_gone, *c.reader, c.left_at_undo, c.records);
+  fp::merge_by_time(c.records);
+  to_events(out, c.records, c.threads, c.pid);
+  if (c.pages && c.writers_gone && c.reader->drained()) {
+    c.reader->set_pages(nullptr);
+    c.pages.reset();
+    madvise(c.lanes->local() + (layout.records_offset - layout.lanes_offset),
+            c.lanes->size() - (layout.records_offset - layout.lanes_offset), MADV_REMOVE);
+  }
+  // A fork-heavy program (a shell) has many children over a recording:
+  // each one's lanes (256 MiB of address space a CPU) go once read.
+  if (c.writers_gone && c.reader->drained()) {
+    c.done = true;
+    c.lanes.reset();
+  }
+}
+
+// As the parent's uninstall, where the ring is still the child's (not
+// exec'd since: the header atrace wrote is there).
+void FastPath::State::uninstall_child(ForkChild& c) {
+  if (!c.installed) return;
+  c.installed = false;
+  try {
+    fp::StoppedProcess process(c.pid);
+    fp::RingHeader header{};
+    fp::ProcessMemory(c.pid).read(ring_address,
+                                  std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
+    if (header.magic == fp::kRingMagic &&
+        maps_lanes_at(c.pid, ring_address + layout.lanes_offset)) {
+      c.patch->undo(process, code_ranges);
+      c.left_at_undo = restore_returns(process);
+      stats.children_undone++;
+    }
+    process.release();
+    c.writers_gone = true;
+  } catch (const fp::ProcessGone&) {
+    c.writers_gone = true;
+  } catch (const fp::InjectError&) {
+    c.writers_gone = !running(c.pid);
+  }
+}
+
+void FastPath::State::to_events(std::vector<formats::Event>& out,
+                                std::vector<fp::FastRecord>& taken,
+                                fp::ThreadPointerMap& thread_map, pid_t of_pid) {
+  for (size_t i = 0; i < taken.size(); i++) {
+    const fp::FastRecord& r = taken[i];
     formats::Event ev;
     ev.ts = clock.to_ns(r.tsc);
-    ev.tid = threads.tid_at(r.thread_pointer, ev.ts);
+    ev.tid = thread_map.tid_at(r.thread_pointer, ev.ts);
     if (ev.tid == fp::kUnknownTid) {
       stats.unknown_thread++;
       continue;
     }
-    ev.pid = static_cast<uint32_t>(pid);
+    ev.pid = static_cast<uint32_t>(of_pid);
     ev.id = r.function_id;
     ev.cpu = static_cast<uint16_t>(r.seq);  // the lane, i.e. the CPU (RingReader::drain)
     switch (static_cast<fp::RecordKind>(r.kind)) {
@@ -425,22 +644,24 @@ void FastPath::State::to_events(std::vector<formats::Event>& out) {
     }
     out.push_back(std::move(ev));
   }
-  stats.records += records.size();
-  records.clear();
+  stats.records += taken.size();
+  taken.clear();
 }
 
 void FastPath::drain(std::vector<formats::Event>& out) {
   if (!s_->reader) return;
+  // Children forked since the last drain (their fork events were decoded
+  // before this): a ring each, before their lanes are read.
+  if (s_->installed)
+    for (pid_t child : std::exchange(s_->pending, {})) s_->adopt(child);
   // Local memory: a drain cannot fail, and the lanes outlive the process.
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
-  if (s_->writers_gone && s_->reader->drained() && !s_->left_at_undo.empty()) {
-    s_->records.insert(s_->records.end(), s_->left_at_undo.begin(), s_->left_at_undo.end());
-    s_->left_at_undo.clear();
-  }
+  take_left_at_undo(s_->writers_gone, *s_->reader, s_->left_at_undo, s_->records);
   // After the read: every record taken lies before this anchor.
   s_->clock.refresh();
   fp::merge_by_time(s_->records);
-  s_->to_events(out);
+  s_->to_events(out, s_->records, s_->threads, s_->pid);
+  for (auto& c : s_->children) s_->drain_child(*c, out);
   // Nothing more to read or to write: the lanes' memory goes back to the
   // system (the pages allocated ahead of the writers too). A process whose
   // trampolines still run (it could not be stopped) keeps its lanes.
@@ -457,14 +678,15 @@ void FastPath::drain(std::vector<formats::Event>& out) {
 // the trace, as any call in flight at the end of a recording), one whose
 // slot was written over is recorded left (abandoned), and every shadow
 // stack is emptied (fastpath/return_fixups.h).
-void FastPath::State::restore_returns(fp::StoppedProcess& process) {
+std::vector<fp::FastRecord> FastPath::State::restore_returns(fp::StoppedProcess& process) {
+  std::vector<fp::FastRecord> left;  // frames found left (below)
   fp::ProcessMemory mem(process.pid());
   const uint64_t table = ring_address + layout.threads_offset;
   std::vector<uint8_t> copy(layout.total_bytes - layout.threads_offset);
   try {
     mem.read(table, std::as_writable_bytes(std::span<uint8_t>(copy)));
   } catch (const fp::InjectError&) {
-    return;
+    return left;
   }
   const uint64_t now = fp::read_tsc();
   for (const auto& fix : fp::return_fixups(copy.data(), copy.size(), layout)) {
@@ -487,12 +709,12 @@ void FastPath::State::restore_returns(fp::StoppedProcess& process) {
     // with no hooked return below it since, which would have found it):
     // abandoned, as the kernel path says, rather than open at the end.
     fp::FastRecord r{};
-    r.tsc = now + left_at_undo.size();  // one thread's from the top down: in that order
+    r.tsc = now + left.size();  // one thread's from the top down: in that order
     r.thread_pointer = fix.thread_pointer;
     r.function_id = fix.function_id;
     r.kind = static_cast<uint16_t>(fp::RecordKind::Unwound);
     r.depth = static_cast<uint16_t>(fix.depth);
-    left_at_undo.push_back(r);
+    left.push_back(r);
   }
   const uint32_t zero = 0;
   for (uint32_t i = 0; i < layout.thread_slots; i++) {
@@ -502,6 +724,7 @@ void FastPath::State::restore_returns(fp::StoppedProcess& process) {
     } catch (const fp::InjectError&) {
     }
   }
+  return left;
 }
 
 void FastPath::uninstall() {
@@ -510,7 +733,7 @@ void FastPath::uninstall() {
   try {
     fp::StoppedProcess process(s_->pid);
     s_->patch->undo(process, s_->code_ranges);
-    s_->restore_returns(process);
+    s_->left_at_undo = s_->restore_returns(process);
     process.release();
     s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
     // No entry jumps to a trampoline, no return to the stub, and no thread
@@ -524,15 +747,28 @@ void FastPath::uninstall() {
     // nobody reading (docs/fast-path.md).
     s_->writers_gone = !running(s_->pid);
   }
+  for (auto& c : s_->children) s_->uninstall_child(*c);
+  // Forked since the last drain: never given a ring (their gate stays 0).
+  for (pid_t child : std::exchange(s_->pending, {})) {
+    s_->stats.children_not_ringed++;
+    if (s_->stats.child_refusal.empty())
+      s_->stats.child_refusal =
+          "process " + std::to_string(child) + ": forked as the recording ended";
+  }
 }
 
 bool FastPath::drained() const {
-  return !s_->reader || (s_->reader->drained() && s_->left_at_undo.empty());
+  if (!s_->reader) return true;
+  for (const auto& c : s_->children)
+    if (!c->done && (!c->reader->drained() || !c->left_at_undo.empty())) return false;
+  return s_->reader->drained() && s_->left_at_undo.empty();
 }
 
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;
-  const uint64_t tsc = s_->reader->complete_until();
+  uint64_t tsc = s_->reader->complete_until();
+  for (const auto& c : s_->children)
+    if (!c->done) tsc = std::min(tsc, c->reader->complete_until());
   return tsc == UINT64_MAX ? UINT64_MAX : s_->clock.to_ns(tsc);
 }
 
@@ -621,6 +857,16 @@ FastPathStats FastPath::stats() const {
     st.lost = s_->reader->lost();
     for (const auto& lane : s_->reader->lanes()) {
       st.lost_per_lane.push_back(lane.lost());
+      st.full += lane.full;
+      st.given_up += lane.skipped;
+      st.malformed += lane.malformed;
+    }
+  }
+  for (const auto& c : s_->children) {
+    st.lost += c->reader->lost();
+    for (size_t i = 0; i < c->reader->lanes().size() && i < st.lost_per_lane.size(); i++) {
+      const auto& lane = c->reader->lanes()[i];
+      st.lost_per_lane[i] += lane.lost();
       st.full += lane.full;
       st.given_up += lane.skipped;
       st.malformed += lane.malformed;

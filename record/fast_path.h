@@ -79,6 +79,16 @@ struct FastPathStats {
   uint64_t install_stop_ns = 0;         // how long the program was stopped to install
   uint64_t uninstall_stop_ns = 0;       // ... and to uninstall
   uint64_t conversion_error_ns = 0;     // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
+  // Fork children (follow_forks()): given a ring of their own, not given
+  // one (the message of the first failure in `child_refusal`), and the
+  // calls they made before their ring, counted by the trampolines, not
+  // recorded.
+  uint64_t children = 0;
+  uint64_t children_not_ringed = 0;
+  std::string child_refusal;
+  uint64_t child_calls_before_ring = 0;
+  uint64_t children_undone = 0;  // the uninstall gave their code back
+  uint64_t children_execd = 0;   // exec'd since: the new program is not patched
 };
 
 // What a switch did (FastPath::set_enabled).
@@ -115,8 +125,14 @@ class FastPath {
   const std::vector<FastPathRefusal>& refused() const;
 
   // A kernel event of the process as it is decoded: thread creations
-  // (their thread pointers) and ends keep the thread map.
+  // (their thread pointers) and ends keep the thread map; with
+  // follow_forks(), a process fork of the process or of a child already
+  // followed queues the child, which the next drain() gives a ring of its
+  // own (fast_path.cpp, "Fork children"), and an exec drops a child's.
   void on_kernel_event(const formats::Event& ev);
+  // Fork children get their own ring and are recorded (--follow-forks).
+  // Call from the thread that drains: the children are stopped there.
+  void follow_forks();
   // The records written since the last drain, as events: at most
   // kFastPathDrainBatch a lane.
   void drain(std::vector<formats::Event>& out);

@@ -332,10 +332,21 @@ void Recorder::check_request() {
     throw RecordError(
         "--fast-path=hot: needs a relevance filter (it patches what the filter would detach): "
         "not with --filter=off");
-  if (opts_.fast_path && several_)
+  if (opts_.fast_path_hot && opts_.follow_forks)
+    throw RecordError(
+        "--fast-path=hot: one process so far: not with --follow-forks (docs/fast-path.md)");
+  // --follow-forks with -p PID: the fork children get rings of their own
+  // (fast_path.cpp, "Fork children"). A launched command followed through
+  // forks has atrace's exec_follow thread for its tracer the whole
+  // recording, and a process has one tracer.
+  if (opts_.fast_path && (traced_pids(opts_).size() > 1 || cgroup_))
     throw RecordError(
         "--fast-path: only for one process so far (-p PID or a launched command): not with "
-        "several processes, --cgroup or --follow-forks (docs/fast-path.md)");
+        "several processes or --cgroup (docs/fast-path.md)");
+  if (opts_.fast_path && follows_tree())
+    throw RecordError(
+        "--fast-path --follow-forks: only with -p PID so far, not with a launched command "
+        "(atrace is its tracer through the whole recording; docs/fast-path.md)");
   // Before any thread of atrace's starts: they inherit it (exec_follow.h).
   if (follows_tree()) block_child_signals();
 }
@@ -738,6 +749,7 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
   fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, opts_.fast_path_lane_slots,
                                      held);
+  if (opts_.follow_forks) fast_->follow_forks();
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
   std::vector<formats::ProbeInfo> table;
   for (const auto& s : sites) {
@@ -883,6 +895,24 @@ void Recorder::finish_fast_path() {
         "trampoline on a loaded machine, or left there by a signal handler's longjmp)",
         base::plural(st.given_up, "record").c_str(),
         static_cast<double>(kFastPathCommitWaitNs) / 1e6);
+  if (st.children || st.children_not_ringed) {
+    base::progress("--fast-path: %s given a ring of its own (%llu undone at the end)",
+                   base::plural(st.children, "fork child", "fork children").c_str(),
+                   static_cast<unsigned long long>(st.children_undone));
+  }
+  if (st.child_calls_before_ring)
+    base::warning(
+        "--fast-path: %s of fork children not recorded: made before atrace gave the child a "
+        "ring (counted by the trampolines)",
+        base::plural(st.child_calls_before_ring, "call").c_str());
+  if (st.children_execd)
+    base::warning(
+        "--fast-path: %s exec'd: the programs they ran are not patched, their calls not recorded",
+        base::plural(st.children_execd, "fork child", "fork children").c_str());
+  if (st.children_not_ringed)
+    base::warning("--fast-path: %s not recorded: no ring given (first: %s)",
+                  base::plural(st.children_not_ringed, "fork child", "fork children").c_str(),
+                  st.child_refusal.c_str());
   if (st.malformed)
     base::warning("--fast-path: %s lost: written with a kind no trampoline writes",
                   base::plural(st.malformed, "record").c_str());

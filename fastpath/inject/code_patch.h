@@ -75,6 +75,16 @@ class CodePatch {
   // site or in `avoid` for `policy.attempts` stops. After undo(): InjectError.
   Switched set_active(StoppedProcess& process, std::span<const uint64_t> addresses, bool on,
                       std::span<const AddressRange> avoid = {}, RetryPolicy policy = {});
+  // The same patch as a fork child of the process has it (its private copy
+  // of the code, with the sites as they are switched now): undone there
+  // the same way, with the child stopped.
+  CodePatch copy_for_child() const {
+    CodePatch c;
+    c.sites_ = sites_;
+    c.applied_ = applied_;
+    return c;
+  }
+
   // Whether the site at `address` is switched on (false: not one of ours).
   bool active(uint64_t address) const;
 

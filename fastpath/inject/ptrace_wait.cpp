@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -21,6 +22,15 @@ char thread_state(pid_t pid, pid_t tid) {
   size_t paren = stat.rfind(')');
   if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
   return stat[paren + 2];
+}
+
+// The real parent of `pid` (PPid: not its tracer), 0 when unknown.
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::atoi(line.c_str() + 5));
+  return 0;
 }
 
 }  // namespace
@@ -41,7 +51,16 @@ std::optional<int> wait_traced(pid_t pid, pid_t tid, std::chrono::milliseconds t
     if (info.si_pid != 0) {
       bool ended =
           info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
-      if (ended && tid == pid) return std::nullopt;
+      if (ended && tid == pid) {
+        // Left for its parent when that is atrace. Any other parent (a
+        // fork child's, --follow-forks) would wait for it until atrace let
+        // it go: the tracer's wait hands the exit to the real parent.
+        if (parent_of(pid) != getpid()) {
+          int status = 0;
+          waitpid(tid, &status, __WALL | WNOHANG);
+        }
+        return std::nullopt;
+      }
       int status = 0;
       pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
       if (r > 0) return status;

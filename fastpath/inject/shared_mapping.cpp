@@ -35,15 +35,16 @@ struct RemoteFd {
 }  // namespace
 
 SharedMapping SharedMapping::replace(RemoteSyscall& sys, uint64_t address, uint64_t size,
-                                     const std::string& name) {
+                                     const std::string& name, uint64_t scratch) {
   const pid_t pid = sys.memory().pid();
-  // memfd_create reads the name from the target's memory: the range itself,
-  // whose old content goes anyway.
+  // memfd_create reads the name from the target's memory: the range itself
+  // unless told otherwise, whose old content goes anyway.
+  if (!scratch) scratch = address;
   std::vector<std::byte> text(name.size() + 1);
   std::memcpy(text.data(), name.data(), name.size());
-  sys.memory().write_any(address, text);
+  sys.memory().write_any(scratch, text);
   const long fd =
-      static_cast<long>(sys.checked("memfd_create", SYS_memfd_create, address, MFD_CLOEXEC));
+      static_cast<long>(sys.checked("memfd_create", SYS_memfd_create, scratch, MFD_CLOEXEC));
   RemoteFd target_fd{sys, fd};
   sys.checked("ftruncate", SYS_ftruncate, static_cast<uint64_t>(fd), size);
   const uint64_t at = sys.checked("mmap", SYS_mmap, address, size, PROT_READ | PROT_WRITE,

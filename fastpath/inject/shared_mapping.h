@@ -29,9 +29,12 @@ class SharedMapping {
   // writable, inside a mapping atrace made) by the shared memfd `name`
   // (/proc/PID/maps shows /memfd:NAME). The range's old content is lost.
   // InjectError when a step fails (the target's descriptor is closed then
-  // too).
+  // too). memfd_create reads `name` from the target's memory: it is written
+  // at `scratch` (writable, the target's own, name.size() + 1 bytes), by
+  // default the range itself; a range still shared with another process
+  // (a fork child's inherited lanes) needs a private scratch elsewhere.
   static SharedMapping replace(RemoteSyscall& sys, uint64_t address, uint64_t size,
-                               const std::string& name);
+                               const std::string& name, uint64_t scratch = 0);
   ~SharedMapping();
   SharedMapping(SharedMapping&& o) noexcept;
   SharedMapping& operator=(SharedMapping&&) = delete;

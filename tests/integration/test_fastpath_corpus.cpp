@@ -574,5 +574,28 @@ TEST_F(FastPathCorpus, RustPanicsInThreads) {
   EXPECT_EQ(function_field(*fast, "middle", "unfinished"), 0);
 }
 
+// bash following its forks (-p PID --follow-forks): its subshells and
+// pipelines' children are given rings of their own as they fork (exact
+// counts per process: test_fastpath_forks.cpp). Here the rule of the
+// corpus with children patched too: the output and status as untraced, the
+// shell's code back, atrace exit 0, and the children recorded.
+TEST_F(FastPathCorpus, BashFollowingForks) {
+  const Feed feed{{"/bin/bash", "-s"}, "", ". " + input("fastpath_bash.sh") + "\n", "exit 7\n"};
+  auto fast = expect_unchanged(feed, "bash:*", nullptr, {"--follow-forks"});
+  ASSERT_TRUE(fast);
+  // Every child is accounted for: given a ring, or said not to be (one
+  // that ends before atrace reaches it: how many depends on the machine's
+  // load, so neither count is asserted).
+  const bool ringed = fast_err_.find("given a ring of its own") != std::string::npos;
+  EXPECT_TRUE(ringed || fast_err_.find("no ring given") != std::string::npos) << fast_err_;
+  auto threads = report_json(file("fast" + std::to_string(runs_ - 1) + ".atrace"), {"--threads"});
+  ASSERT_TRUE(threads);
+  std::set<long long> pids;
+  for (const auto& th : (*threads)["threads"]) pids.insert(th["pid"].get<long long>());
+  if (ringed) {
+    EXPECT_GT(pids.size(), 1u) << "no child recorded\n" << fast_err_;
+  }
+}
+
 }  // namespace
 }  // namespace atrace::it
