@@ -165,7 +165,18 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     if (pages_) {
       constexpr uint64_t kPageSlots = LanePages::kSlotsPerPage;
       publish &= ~(kPageSlots - 1);
-      const uint64_t from = (lane.published + kPageSlots - 1) & ~(kPageSlots - 1);
+      uint64_t from = (lane.published + kPageSlots - 1) & ~(kPageSlots - 1);
+      // Not the page of a slot given up and still watched: its writer may
+      // commit there yet (take_late), and a page given back meanwhile
+      // would take its record with it. That page stays until the lane
+      // comes round to it.
+      for (uint64_t watched : lane.given_up) {
+        const uint64_t page = watched & ~(kPageSlots - 1);
+        if (page + kPageSlots <= from) continue;
+        if (page >= publish) break;
+        if (page > from) pages_->release(i, from, page);
+        from = page + kPageSlots;
+      }
       if (publish > from) pages_->release(i, from, publish);
     }
     if (publish > lane.published) {

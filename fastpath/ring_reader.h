@@ -23,7 +23,8 @@
 // Once the slot has been reserved for `commit_wait_ticks` (counted from
 // the last drain that had not seen it reserved, which it cannot be older
 // than) the reader gives it up: the tail passes it and the lane's
-// `skipped` counts it. It stays watched until the lane comes round to it
+// `skipped` counts it (its page is not given back to the system: see
+// LanePages). It stays watched until the lane comes round to it
 // (a writer of the next lap may reserve it): a writer that commits
 // meanwhile (preempted for longer than the wait, as happens on a loaded
 // machine) has its record taken then, late (LaneStats::late; the
