@@ -61,6 +61,11 @@ formats::UnwindHow unwind_how(fp::RecordKind kind) {
 
 // The most of a function's code read to relocate its entry (trampoline.h).
 constexpr size_t kMaxCodeRead = fp::kMaxEntryCode;
+// The uninstall is the last chance to give the code back: a thread that
+// stays inside a trampoline (preempted there on a loaded machine, where a
+// runnable thread can wait tens of milliseconds for a CPU) gets up to about
+// 2 s to leave, not the 20 ms of a switch during the recording.
+constexpr fp::RetryPolicy kUndoRetries{200, std::chrono::microseconds(10000)};
 // A trampoline: push, call, lea, the relocated entry (at most a few
 // instructions rewritten to absolute jumps) and the jump back.
 constexpr size_t kTrampolineBytes = 256;
@@ -590,7 +595,7 @@ void FastPath::State::uninstall_child(ForkChild& c) {
                                   std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
     if (header.magic == fp::kRingMagic &&
         maps_lanes_at(c.pid, ring_address + layout.lanes_offset)) {
-      c.patch->undo(process, code_ranges);
+      c.patch->undo(process, code_ranges, kUndoRetries);
       c.left_at_undo = restore_returns(process);
       stats.children_undone++;
     }
@@ -732,7 +737,7 @@ void FastPath::uninstall() {
   s_->installed = false;
   try {
     fp::StoppedProcess process(s_->pid);
-    s_->patch->undo(process, s_->code_ranges);
+    s_->patch->undo(process, s_->code_ranges, kUndoRetries);
     s_->left_at_undo = s_->restore_returns(process);
     process.release();
     s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
@@ -741,11 +746,12 @@ void FastPath::uninstall() {
     s_->writers_gone = true;
   } catch (const fp::ProcessGone&) {
     s_->writers_gone = true;  // its threads with it
-  } catch (const fp::InjectError&) {
+  } catch (const fp::InjectError& e) {
     // A zombie cannot be stopped either, but its threads are gone. One
     // still running but not stoppable: its trampolines keep working with
-    // nobody reading (docs/fast-path.md).
+    // nobody reading (docs/fast-path.md), and the recording says so.
     s_->writers_gone = !running(s_->pid);
+    if (!s_->writers_gone) s_->stats.undo_failed = e.what();
   }
   for (auto& c : s_->children) s_->uninstall_child(*c);
   // Forked since the last drain: never given a ring (their gate stays 0).

@@ -78,7 +78,10 @@ struct FastPathStats {
   uint64_t unknown_thread = 0;          // records of a thread pointer no known thread held
   uint64_t install_stop_ns = 0;         // how long the program was stopped to install
   uint64_t uninstall_stop_ns = 0;       // ... and to uninstall
-  uint64_t conversion_error_ns = 0;     // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
+  // Why the uninstall could not give the code back (the process runs on
+  // patched, its records unread); empty when it did or the process is gone.
+  std::string undo_failed;
+  uint64_t conversion_error_ns = 0;  // the TSC -> CLOCK_MONOTONIC map's (tsc_clock.h)
   // Fork children (follow_forks()): given a ring of their own, not given
   // one (the message of the first failure in `child_refusal`), and the
   // calls they made before their ring, counted by the trampolines, not

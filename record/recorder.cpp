@@ -881,6 +881,11 @@ void Recorder::finish_fast_path() {
                    static_cast<unsigned long long>(st.records), undo,
                    static_cast<double>(st.conversion_error_ns));
   }
+  if (!st.undo_failed.empty())
+    base::warning(
+        "--fast-path: the program's code could not be given back (%s): it runs on with its "
+        "trampolines, whose records nobody reads (docs/fast-path.md)",
+        st.undo_failed.c_str());
   // Each cause in its own words: a full lane wants a bigger buffer, a
   // record given up was a writer held longer than the commit wait
   // (preempted, or left by a signal handler's longjmp: ring_reader.h).
