@@ -56,6 +56,7 @@ HotSwitchResult patch_instead(pid_t pid, FastPath& fast, Detacher& detacher,
       // (tested by set_enabled's own check too), and the return link must
       // be closable now.
       std::vector<fp::AddressRange> entries;
+      entries.reserve(pending.size());
       for (uint32_t id : pending) entries.push_back({fast.entry(id), fast.entry(id) + kEntryBytes});
       // A thread inside an entry (the stop lands just past the kernel's
       // probe: the kernel holds a stop back until a probed instruction has
