@@ -39,7 +39,8 @@ std::string bpf_link_holders() {
       std::ifstream comm(proc.path() / "comm");
       std::string name;
       std::getline(comm, name);
-      out += (out.empty() ? "" : ", ") + pid + " (" + name + ")";
+      if (!out.empty()) out += ", ";
+      out.append(pid).append(" (").append(name).append(")");
       break;
     }
   }
@@ -281,6 +282,7 @@ TEST_F(KillCampaign, RandomMomentsInBothModes) {
   std::uniform_int_distribution<int> which(0, 2);
 
   std::vector<Trial> trials;
+  trials.reserve(2 * per_mode);
   for (int i = 0; i < 2 * per_mode; ++i)
     trials.push_back({i + 1, i >= per_mode, sigs[which(rng)], delay(rng)});
   int failed = 0;
