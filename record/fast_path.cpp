@@ -121,12 +121,8 @@ bool running(pid_t pid) {
 // Whether `pid` maps the lanes inherited from its parent at `address`
 // (a fork child before its exec).
 bool maps_lanes_at(pid_t pid, uint64_t address) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (std::strtoull(line.c_str(), nullptr, 16) != address) continue;
-    return line.find("/memfd:atrace-ring") != std::string::npos;
-  }
+  for (const auto& m : fp::read_maps(pid))
+    if (m.start == address) return m.name.find("/memfd:atrace-ring") != std::string::npos;
   return false;
 }
 
@@ -146,6 +142,20 @@ void take_left_at_undo(bool writers_gone, const fp::RingReader& reader,
   if (!writers_gone || !reader.drained() || left.empty()) return;
   records.insert(records.end(), left.begin(), left.end());
   left.clear();
+}
+
+// Nothing more to read or to write in a process's lanes: their memory goes
+// back to the system (the pages allocated ahead of the writers too). A
+// process whose trampolines still run (it could not be stopped) keeps its
+// lanes.
+void give_back_read_lanes(bool writers_gone, fp::RingReader& reader,
+                          std::unique_ptr<fp::LanePages>& pages, fp::SharedMapping& lanes,
+                          const fp::RingHeader& layout) {
+  if (!pages || !writers_gone || !reader.drained()) return;
+  reader.set_pages(nullptr);
+  pages.reset();
+  const uint64_t records = layout.records_offset - layout.lanes_offset;
+  madvise(lanes.local() + records, lanes.size() - records, MADV_REMOVE);
 }
 
 struct ForkChild {
@@ -569,12 +579,7 @@ void FastPath::State::drain_child(ForkChild& c, std::vector<formats::Event>& out
   take_left_at_undo(c.writers_gone, *c.reader, c.left_at_undo, c.records);
   fp::merge_by_time(c.records);
   to_events(out, c.records, c.threads, c.pid);
-  if (c.pages && c.writers_gone && c.reader->drained()) {
-    c.reader->set_pages(nullptr);
-    c.pages.reset();
-    madvise(c.lanes->local() + (layout.records_offset - layout.lanes_offset),
-            c.lanes->size() - (layout.records_offset - layout.lanes_offset), MADV_REMOVE);
-  }
+  give_back_read_lanes(c.writers_gone, *c.reader, c.pages, *c.lanes, layout);
   // A fork-heavy program (a shell) has many children over a recording:
   // each one's lanes (256 MiB of address space a CPU) go once read.
   if (c.writers_gone && c.reader->drained()) {
@@ -667,15 +672,7 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   fp::merge_by_time(s_->records);
   s_->to_events(out, s_->records, s_->threads, s_->pid);
   for (auto& c : s_->children) s_->drain_child(*c, out);
-  // Nothing more to read or to write: the lanes' memory goes back to the
-  // system (the pages allocated ahead of the writers too). A process whose
-  // trampolines still run (it could not be stopped) keeps its lanes.
-  if (s_->pages && s_->writers_gone && s_->reader->drained()) {
-    s_->reader->set_pages(nullptr);
-    s_->pages.reset();
-    madvise(s_->lanes->local() + (s_->layout.records_offset - s_->layout.lanes_offset),
-            s_->lanes->size() - (s_->layout.records_offset - s_->layout.lanes_offset), MADV_REMOVE);
-  }
+  give_back_read_lanes(s_->writers_gone, *s_->reader, s_->pages, *s_->lanes, s_->layout);
 }
 
 // Every frame still hooked gets its return address back where its slot

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <vector>
 
+#include "base/whole_file.h"
 #include "fastpath/inject/inject_error.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -45,10 +46,10 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 std::vector<MapsEntry> read_maps(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  if (!in) throw ProcessGone("no process with pid " + std::to_string(pid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_maps(text);
+  // Read without throwing: the process may go between the open and the read.
+  auto text = base::read_whole_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!text) throw ProcessGone("no process with pid " + std::to_string(pid));
+  return parse_maps(*text);
 }
 
 RemoteRegion RemoteRegion::map_near(RemoteSyscall& sys, AddressRange module, uint64_t size,
