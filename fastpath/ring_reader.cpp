@@ -139,13 +139,17 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
     }
     // The tail passes what was taken, and each slot reserved for longer
     // than the wait; it stops at the first one reserved more recently.
+    lane.waiting_since = UINT64_MAX;
     while (lane.tail < r.to) {
       if (lane.ahead.erase(lane.tail)) {
         ++lane.tail;
         continue;
       }
       const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
-      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) break;
+      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) {
+        lane.waiting_since = since;
+        break;
+      }
       ++stats.skipped;
       if (!writers_gone) {
         lane.given_up.push_back(lane.tail);
@@ -240,8 +244,10 @@ bool RingReader::drained() const {
 
 uint64_t RingReader::complete_until() const {
   uint64_t until = UINT64_MAX;
-  for (const Lane& l : lanes_)
+  for (const Lane& l : lanes_) {
     if (l.capped) until = std::min(until, l.last_tsc);
+    until = std::min(until, l.waiting_since);
+  }
   return until;
 }
 

@@ -103,8 +103,13 @@ class RingReader {
   bool drained() const;
   // The TSC up to which the last drain took every lane's records: the
   // newest record taken from each lane it left slots of for the next drain
-  // (max_per_lane), the earliest of those; UINT64_MAX when it left none.
-  // A consumer that orders records by time releases nothing later.
+  // (max_per_lane), and the earliest time a slot the tail waits at (reserved,
+  // not committed yet, not given up) can have been reserved; the earliest of
+  // those, UINT64_MAX when there is none. A consumer that orders records by
+  // time releases nothing later: a writer preempted between its reservation
+  // and its commit (up to the commit wait) still lands in order, where a
+  // later record of its thread may already have been taken from another
+  // lane (it moved CPUs) or after it in the same one.
   uint64_t complete_until() const;
 
   // Gives read pages back and allocates pages ahead of the writers
@@ -124,6 +129,9 @@ class RingReader {
     uint64_t head = 0;      // as the last drain read it
     bool capped = false;    // the last drain stopped at max_per_lane
     uint64_t last_tsc = 0;  // the newest record's taken
+    // The tail waits at a slot reserved and not committed: the earliest
+    // time it can have been reserved (UINT64_MAX: the tail waits at none).
+    uint64_t waiting_since = UINT64_MAX;
     // Slots past the tail taken already (while the tail waits at a slot
     // reserved but not committed).
     std::set<uint64_t> ahead;

@@ -140,7 +140,8 @@ class FastPath {
   // kFastPathDrainBatch a lane.
   void drain(std::vector<formats::Event>& out);
   // Every event before this time (CLOCK_MONOTONIC) has been given by
-  // drain(); UINT64_MAX when the last drain left no lane behind. The
+  // drain(); UINT64_MAX when the last drain left no lane behind and no
+  // slot waiting for its writer's commit (RingReader::complete_until). The
   // reorder window releases nothing later.
   uint64_t complete_until_ns() const;
   // Every lane was read to the head its last drain saw.

@@ -154,12 +154,16 @@ TEST(FastPathRingReader, TakesRecordsPastASlotNotCommittedYet) {
   ASSERT_TRUE(reader.drain(100, out));
   EXPECT_EQ(tscs(out), (std::vector<uint64_t>{21, 22}));
   EXPECT_EQ(ring.lane(0).tail, 0u);  // the slot is still the writer's
+  // Nothing later than the reader's start is complete: the held record
+  // may be older than 21 and 22.
+  EXPECT_EQ(reader.complete_until(), 0u);
   ring.commit(0, held, 20);
   ASSERT_TRUE(ring.write(0, 23));
   out.clear();
   ASSERT_TRUE(reader.drain(200, out));
   EXPECT_EQ(tscs(out), (std::vector<uint64_t>{20, 23}));
   EXPECT_EQ(ring.lane(0).tail, 4u);
+  EXPECT_EQ(reader.complete_until(), UINT64_MAX);
   EXPECT_EQ(reader.lost(), 0u);
 }
 
@@ -179,10 +183,12 @@ TEST(FastPathRingReader, GivesUpASlotReservedLongerThanTheWait) {
   EXPECT_EQ(tscs(out), (std::vector<uint64_t>{600}));
   EXPECT_EQ(ring.lane(0).tail, 0u);
   EXPECT_EQ(reader.lanes()[0].skipped, 0u);
+  EXPECT_EQ(reader.complete_until(), 500u);  // held back while the slot may commit
   out.clear();
   ASSERT_TRUE(reader.drain(1500, out));
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(ring.lane(0).tail, 2u);
+  EXPECT_EQ(reader.complete_until(), UINT64_MAX);  // given up: no longer waited for
   EXPECT_EQ(reader.lanes()[0].skipped, 1u);
   EXPECT_EQ(reader.lost(), 1u);
   for (uint64_t t = 1700; t < 1707; ++t) ASSERT_TRUE(ring.write(0, t));  // slots 2..8
