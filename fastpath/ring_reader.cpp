@@ -138,7 +138,12 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
       lane.last_tsc = std::max(lane.last_tsc, b.tsc);
     }
     // The tail passes what was taken, and each slot reserved for longer
-    // than the wait; it stops at the first one reserved more recently.
+    // than the wait that an earlier drain already found reserved; it stops
+    // at the first other one. Seen for the first time, a slot may be old
+    // only because the drain before came late (a loaded machine): its
+    // writer may be in the middle of its record, or of a signal handler
+    // that interrupted it there, so it waits for the next drain (one
+    // drain period: the kill bound counts one, record/kill_bound.h).
     lane.waiting_since = UINT64_MAX;
     while (lane.tail < r.to) {
       if (lane.ahead.erase(lane.tail)) {
@@ -146,7 +151,8 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
         continue;
       }
       const uint64_t since = reserved_since(lane, lane.tail, now_tsc);
-      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_)) {
+      const bool seen_before = lane.tail < lane.looked_to;
+      if (!writers_gone && (now_tsc <= since || now_tsc - since < wait_ || !seen_before)) {
         lane.waiting_since = since;
         break;
       }
@@ -157,6 +163,7 @@ bool RingReader::drain(uint64_t now_tsc, std::vector<FastRecord>& out, bool writ
       }
       ++lane.tail;
     }
+    lane.looked_to = std::max(lane.looked_to, r.to);
     lane.heads.emplace_back(now_tsc, lane.head);
     // Keep the drains that can still bound a waiting slot's age: the
     // newest one older than the wait is enough for the older ones.

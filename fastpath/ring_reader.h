@@ -22,14 +22,14 @@
 // records after it: they are taken, and only the tail waits at the slot.
 // Once the slot has been reserved for `commit_wait_ticks` (counted from
 // the last drain that had not seen it reserved, which it cannot be older
-// than) the reader gives it up: the tail passes it and the lane's
-// `skipped` counts it (its page is not given back to the system: see
-// LanePages). It stays watched until the lane comes round to it
-// (a writer of the next lap may reserve it): a writer that commits
-// meanwhile (preempted for longer than the wait, as happens on a loaded
-// machine) has its record taken then, late (LaneStats::late; the
-// consumer's reorder window puts it back in order or counts it late), and
-// it is no longer counted lost. A writer that commits after the lane came
+// than), and an earlier drain already found it uncommitted (a drain that
+// came late after the one before would otherwise give up a slot whose
+// writer is only in the middle of its record), the reader gives it up: the tail passes it and the
+// lane's `skipped` counts it (its page is not given back to the system: see LanePages). It stays
+// watched until the lane comes round to it (a writer of the next lap may reserve it): a writer that
+// commits meanwhile (preempted for longer than the wait, as happens on a loaded machine) has its
+// record taken then, late (LaneStats::late; the consumer's reorder window puts it back in order or
+// counts it late), and it is no longer counted lost. A writer that commits after the lane came
 // round writes `seq` = its old index + 1, which never matches the index
 // the reader expects in that slot, so it is not taken; the record the
 // slot holds then may be overwritten by it and then is skipped in turn
@@ -125,8 +125,10 @@ class RingReader {
  private:
   struct Lane {
     bool started = false;
-    uint64_t tail = 0;      // the first slot not taken: what the target sees
-    uint64_t head = 0;      // as the last drain read it
+    uint64_t tail = 0;  // the first slot not taken: what the target sees
+    uint64_t head = 0;  // as the last drain read it
+    uint64_t looked_to =
+        0;                  // the slots before it were read by a drain (not by a capped one's rest)
     bool capped = false;    // the last drain stopped at max_per_lane
     uint64_t last_tsc = 0;  // the newest record's taken
     // The tail waits at a slot reserved and not committed: the earliest

@@ -32,6 +32,7 @@
 
 #include "fastpath/inject/code_patch.h"
 #include "formats/trace_types.h"
+#include "record/kill_bound.h"
 #include "uprobes/probe_site.h"
 #include "uprobes/unwind_points.h"
 
@@ -45,6 +46,11 @@ class StoppedProcess;
 // lanes are read while the program runs, so that what is left when it
 // exits (atrace reads that afterwards: the lanes are shared) stays small.
 inline constexpr uint64_t kFastPathDrainPeriodNs = 5'000'000;
+// A slot reserved and not committed is given up only when a drain before
+// already found it so (fastpath/ring_reader.h): the second drain must come
+// within the commit wait for the kill bound to hold (record/kill_bound.h).
+static_assert(2 * kFastPathDrainPeriodNs <= kFastPathCommitWaitNs,
+              "two fast-path drains within the commit wait");
 // Records a lane (a CPU) holds: 8 Mi, 256 MiB of address space a CPU in
 // the process and in atrace (one memfd). Memory is used only for what is
 // written and not yet read: pages are touched by the writers as they fill

@@ -9,9 +9,12 @@
 //     a fast-path record whose writer is held between reserving its slot
 //     and committing it (preempted in the trampoline) is taken at the
 //     first drain after it commits, or given up and counted lost once
-//     reserved for kFastPathCommitWaitNs (fastpath/ring_reader.h): it
-//     reaches atrace at most kFastPathCommitWaitNs + kMaxDrainPeriodNs
-//     after its reservation
+//     reserved for kFastPathCommitWaitNs and found uncommitted by two
+//     drains (fastpath/ring_reader.h): with the fast path's drains at most
+//     half the wait apart (record/fast_path.h checks it), it reaches
+//     atrace at most kFastPathCommitWaitNs + kMaxDrainPeriodNs after its
+//     reservation; the reorder window holds the records after it that
+//     long too (it releases nothing past a slot the reader waits at)
 //   in the reorder window       until it is that old      kReorderWindowNs
 //   in its thread's open block  until its oldest event is that old, at the
 //                               next batch the writer gets (every drain,

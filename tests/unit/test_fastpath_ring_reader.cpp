@@ -217,6 +217,7 @@ TEST(FastPathRingReader, TakesALateCommitBeforeTheLaneComesRound) {
   ASSERT_TRUE(reader.drain(500, out));
   const int64_t held = ring.reserve(0);
   ASSERT_TRUE(ring.write(0, 600));
+  ASSERT_TRUE(reader.drain(900, out));  // found reserved
   ASSERT_TRUE(reader.drain(1600, out));
   EXPECT_EQ(reader.lanes()[0].skipped, 1u);
   out.clear();
@@ -231,6 +232,33 @@ TEST(FastPathRingReader, TakesALateCommitBeforeTheLaneComesRound) {
   out.clear();
   ASSERT_TRUE(reader.drain(1900, out));
   EXPECT_TRUE(out.empty());
+}
+
+// A drain that comes late after the one before (a loaded machine) finds a
+// slot reserved longer than the wait may allow, for all it knows; it was
+// not found reserved before, so its writer may only be in the middle of its
+// record: the slot waits for the next drain, and nothing past its possible
+// reservation leaves the reorder window meanwhile.
+TEST(FastPathRingReader, ASlotFirstSeenAfterALateDrainWaitsForTheNext) {
+  TestRing ring(1, 8);
+  LocalMemory mem;
+  RingReader reader(mem, ring.addr(), ring.header(), kWait, 0);
+  std::vector<FastRecord> out;
+  ASSERT_TRUE(reader.drain(500, out));
+  const int64_t held = ring.reserve(0);
+  ASSERT_TRUE(ring.write(0, 2400));
+  ASSERT_TRUE(reader.drain(2500, out));  // 2,000 ticks after the last drain
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{2400}));
+  EXPECT_EQ(reader.lanes()[0].skipped, 0u);
+  EXPECT_EQ(reader.complete_until(), 500u);
+  ring.commit(0, held, 2399);
+  out.clear();
+  ASSERT_TRUE(reader.drain(2505, out));
+  EXPECT_EQ(tscs(out), (std::vector<uint64_t>{2399}));
+  EXPECT_EQ(ring.lane(0).tail, 2u);
+  EXPECT_EQ(reader.complete_until(), UINT64_MAX);
+  EXPECT_EQ(reader.lost(), 0u);
+  EXPECT_EQ(reader.lanes()[0].late, 0u);
 }
 
 // A record committed while the reader was between its two reads of the
