@@ -27,20 +27,25 @@ struct {
 /* A free slot of this CPU's lane, claimed, or 0 when the lane is full. A
  * program preempted between reading the producer index and claiming it
  * finds the index moved on: it tries once more, then counts a loss rather
- * than spin. The index is claimed only while the lane has room for it, so
- * no claimed slot is ever one the recorder has not read. */
+ * than spin. The consumer index is read before the producer index: read
+ * after, it can be past it (the program preempted between the two reads
+ * while others wrote and the recorder read), which looked like a full
+ * lane; read before, it is at worst a little old. The index is
+ * claimed only while the lane has room for it, so no claimed slot is ever
+ * one the recorder has not read. */
 static __always_inline struct atrace_lane_slot *lane_claim(__u32 cpu, __u64 *seq)
 {
 	struct atrace_lane_ctl *l = bpf_map_lookup_elem(&lane_ctl, &cpu);
-	__u64 p;
+	__u64 c, p;
 	__u32 k;
 	int i;
 
 	if (!l)
 		return 0;
 	for (i = 0; i < 2; i++) {
+		c = *(volatile __u64 *)&l->cons;
 		p = *(volatile __u64 *)&l->prod;
-		if (p - *(volatile __u64 *)&l->cons >= lane_slots)
+		if (p - c >= lane_slots)
 			return 0;
 		if (__sync_val_compare_and_swap(&l->prod, p, p + 1) == p) {
 			k = cpu * lane_slots + (__u32)(p & (lane_slots - 1));

@@ -140,10 +140,17 @@ atrace_fp_template_tsc:
   and .Lfp_lane_mask(%rip), %rcx
   imul $192, %rcx, %r10
   add .Lfp_lanes(%rip), %r10
-  mov (%r10), %rax
+  # The tail is read before the head: a tail read after the head can be
+  # past it (a signal handler's records written and read in between, or a
+  # preemption while other threads' were), and head - tail would look like
+  # a full lane. Read first, the tail is never past the head read after it
+  # (atrace publishes only tails it has seen committed); at worst it is a
+  # little old and the lane looks a little fuller than it is.
 1:
-  mov %rax, %rdx
-  sub 64(%r10), %rdx
+  mov 64(%r10), %rdx
+  neg %rdx
+  mov (%r10), %rax
+  add %rax, %rdx
   cmp .Lfp_lane_slots(%rip), %rdx
   jae 2f
   lea 1(%rax), %rdx
