@@ -30,9 +30,4 @@ std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
   return out;
 }
 
-uint64_t thread_depth_offset(const RingHeader& layout, uint32_t i) {
-  return layout.threads_offset + uint64_t{i} * thread_slot_bytes(layout.shadow_depth) +
-         offsetof(ThreadSlot, depth);
-}
-
 }  // namespace atrace::fastpath

@@ -2,9 +2,12 @@
 // (docs/fast-path.md, "Trampolines"): every hooked frame's stack slot holds
 // the return stub's address. With the threads stopped (and none of them
 // inside a code region), atrace writes each frame's original return address
-// back where the slot still holds the stub, in the order given here, then
-// empties every thread's shadow stack (ThreadSlot::depth = 0), so that a
-// later patch does not take today's frames for abandoned ones.
+// back where the slot still holds the stub, in the order given here. The
+// shadow stacks stay as they are: a thread stopped in a signal handler that
+// interrupted the entry code between a frame's push and the write of the
+// stub into its slot (its slot still holds its own return address) writes
+// the stub when the handler returns, and its call's return must find that
+// frame.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +34,5 @@ struct ReturnFixup {
 // Depths beyond layout.shadow_depth (a torn copy) are clamped.
 std::vector<ReturnFixup> return_fixups(const uint8_t* table, size_t bytes,
                                        const RingHeader& layout);
-
-// The offset in the ring of thread slot i's depth, for emptying it.
-uint64_t thread_depth_offset(const RingHeader& layout, uint32_t i);
 
 }  // namespace atrace::fastpath

@@ -530,6 +530,43 @@ TEST_F(FastPathCorpus, SignalsAtAHighRateDuringPatchedCalls) {
   expect_no_orphans(*fast);
 }
 
+// atrace ended, and started again, while the signals program works: an
+// undo can stop a thread in a SIGALRM handler that interrupted the entry
+// code between a frame's push and the stub's write into its slot (the
+// thread is in the handler, outside the code regions, so the stop does not
+// wait for it). The undo leaves the shadow stacks as they are and that
+// call's return through the stub finds its frame; emptied, they made it
+// stop the process ("no shadow frame", SIGILL: 1 run in 10 with one undo).
+TEST_F(FastPathCorpus, AtraceEndedRepeatedlyWhileSignalsInterruptPatchedCalls) {
+  constexpr int kRounds = 10;
+  const Feed feed = target({"signals", "3000000", file("ticks")});
+  FedRun untraced = run_fed(feed, {}, "");
+  ASSERT_TRUE(untraced.stages_ok) << untraced.why;
+  FedProcess program(feed.argv, file("work.out"), file("work.err"));
+  ASSERT_TRUE(program.feed(feed.start) && program.wait_idle(milliseconds(60000)));
+  ASSERT_TRUE(program.feed(feed.work));
+  int during_work = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string trace = file("round" + std::to_string(i) + ".atrace");
+    Result r = run({Paths::atrace, "record", "-p", std::to_string(program.pid()), "-o", trace,
+                    "--fast-path", "--filter=off", "--select=work,leaf,on_tick", "--no-kernel",
+                    "--duration=0.1"});
+    ASSERT_TRUE(r.exited(0)) << "round " << i << "\n" << r.describe() << program.err();
+    if (!program.wait_idle(milliseconds(0))) ++during_work;
+  }
+  ASSERT_TRUE(program.wait_idle(milliseconds(120000))) << program.err();
+  program.feed(feed.finish);
+  Result done = program.finish(milliseconds(60000));
+  EXPECT_EQ(done.term_signal, 0) << done.err;
+  EXPECT_EQ(done.exit_code, untraced.program.exit_code);
+  EXPECT_EQ(done.out, untraced.program.out);
+  EXPECT_EQ(done.err, untraced.program.err);
+  // The rounds must have ended while the work ran, or they test nothing.
+  EXPECT_GE(during_work, kRounds / 2) << "the work ended too early: make it longer";
+  std::cout << "[ fast path ] " << during_work << " of " << kRounds
+            << " recordings ended while the program worked\n";
+}
+
 // C++ exceptions thrown and caught in 4 threads, 1,000 rounds each,
 // through traced frames with destructors (libgcc's unwinder entries get
 // the fast path's unwinder trampolines). The output and the calls are
