@@ -93,9 +93,9 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   return vfprintf(stderr, fmt, args);
 }
 
-std::string join(const std::vector<std::string>& v) {
+std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   std::string s;
-  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  for (const auto& a : v) s += (s.empty() ? "" : sep) + a;
   return s;
 }
 
@@ -1179,15 +1179,28 @@ void Recorder::write_rest(RecordResult& r) {
   // Exits of calls in flight at the stop come after it.
   auto& header = run_.header;
   header.end_mono_ns = std::max(header.end_mono_ns, events_->last_event_ts());
-  formats::LostCounts lost = bpf_->read_lost(&r.lost_by_kind);
-  // The fast path's ring is one more place events are lost, by CPU too.
+  std::string full_kinds;
+  formats::LostCounts lost = bpf_->read_lost(&full_kinds);
+  if (!full_kinds.empty()) {
+    r.lost_by_kind = "buffer full: " + full_kinds;
+    r.lost_hint = "--buffer-size";
+  }
+  // The fast path's ring is one more place events are lost, by CPU too,
+  // and for more reasons than a full lane (each also said on its own line).
   if (fast_) {
     const FastPathStats st = fast_->stats();
     if (lost.per_cpu.size() < st.lost_per_lane.size()) lost.per_cpu.resize(st.lost_per_lane.size());
     for (size_t i = 0; i < st.lost_per_lane.size(); i++) lost.per_cpu[i] += st.lost_per_lane[i];
-    if (st.lost)
+    std::vector<std::string> why;
+    if (st.full) why.push_back(std::to_string(st.full) + " lane full");
+    if (st.given_up) why.push_back(std::to_string(st.given_up) + " not written in time");
+    if (st.malformed) why.push_back(std::to_string(st.malformed) + " malformed");
+    if (!why.empty())
       r.lost_by_kind +=
-          (r.lost_by_kind.empty() ? "" : ", ") + std::to_string(st.lost) + " fast-path";
+          (r.lost_by_kind.empty() ? "" : "; ") + std::string("fast-path: ") + join(why, ", ");
+    if (st.full)
+      r.lost_hint =
+          r.lost_hint.empty() ? "--fast-path-buffer" : "--buffer-size and --fast-path-buffer";
   }
   const auto threads = events_->threads().table();
   if (out_.writer) {

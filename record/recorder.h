@@ -90,7 +90,12 @@ struct RecordResult {
   uint64_t events = 0;
   uint64_t hits = 0;  // function entries and USDT hits among the events
   uint64_t lost = 0;
-  std::string lost_by_kind;  // "12 syscall, 3 entry" when lost > 0
+  // Where and why, when lost > 0: "buffer full: 12 syscall, 3 entry;
+  // fast-path: 2 lane full, 1 not written in time".
+  std::string lost_by_kind;
+  // The option that gives the buffers that overflowed more room ("" when
+  // none overflowed: the losses had other causes).
+  std::string lost_hint;
   size_t probes = 0;
   // The trace could not be written to the end (said on stderr when it
   // happened; the file is readable up to there): the run failed.

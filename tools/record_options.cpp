@@ -279,13 +279,11 @@ int run_recording(const RecordOptions& o, StopSignals& stop, EventSink* sink) {
   try {
     RecordResult r = record(o, stop, sink);
     if (!r.write_error.empty()) return 1;  // already said, when it happened
-    // The fast path's ring has its own size (its losses are named so).
+    // Each buffer has its own size option (the fast path's ring too).
     if (r.lost)
-      base::warning("%llu events lost (buffer full: %s): try %s",
-                    static_cast<unsigned long long>(r.lost), r.lost_by_kind.c_str(),
-                    r.lost_by_kind.find("fast-path") != std::string::npos
-                        ? "--fast-path-buffer (or --buffer-size)"
-                        : "--buffer-size");
+      base::warning("%llu events lost (%s)%s", static_cast<unsigned long long>(r.lost),
+                    r.lost_by_kind.c_str(),
+                    r.lost_hint.empty() ? "" : (": try " + r.lost_hint).c_str());
     if (!o.output.empty()) {
       const char* where = o.output == "-" ? "stdout" : o.output.c_str();
       if (r.probes && !r.hits)  // said on the last line, where it is read (issue 31)
