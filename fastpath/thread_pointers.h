@@ -49,6 +49,9 @@ class ThreadPointerMap {
   // Thread `tid` ended at `ts`: its pointer is free from then on.
   void thread_ended(uint64_t ts, uint32_t tid);
 
+  // Whether thread `tid` is alive here (known, not ended).
+  bool live(uint32_t tid) const { return live_.count(tid) > 0; }
+
   // The thread that held `fs_base` at `ts`, or kUnknownTid.
   uint32_t tid_at(uint64_t fs_base, uint64_t ts) const;
 

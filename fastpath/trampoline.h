@@ -32,6 +32,7 @@
 // the unwinder hook of any region recognises every hooked frame.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -122,6 +123,11 @@ class CodeRegion {
   uint64_t return_stub() const { return stub_; }
   uint64_t address() const { return address_; }
   size_t used() const { return used_; }  // bytes of buf to copy into the target
+
+  // The next trampoline starts at `offset` at least (a page boundary: the
+  // pages a kernel probe will be on apart from the template's, which is
+  // written later: RemoteRegion, "--fast-path=hot").
+  void skip_to(size_t offset) { used_ = std::max(used_, std::min(offset, size_)); }
 
   // Generates the trampoline of the function at `function` (code[0, len),
   // `whole` as for relocate_entry). A refusal leaves the region unchanged.

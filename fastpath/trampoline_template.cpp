@@ -74,6 +74,7 @@ atrace_fp_template_begin:
 .Lfp_depth:      .quad 0
 .Lfp_stub:       .quad 0
 .Lfp_gate:       .quad 0
+.Lfp_uretprobe:  .quad 0
   .balign 64
   .fill 128 - (. - atrace_fp_template_begin), 1, 0
 
@@ -227,6 +228,12 @@ atrace_fp_template_entry:
 4:
   cmp .Lfp_depth(%rip), %r8
   jae 8f
+  # A return into the kernel's uretprobe trampoline (a kernel-probed caller
+  # tail-called this function) is not hooked: the unwind guard must find
+  # the trampoline in that slot at an unwind, and the kernel returns it.
+  mov 88(%rsp), %rax
+  cmp .Lfp_uretprobe(%rip), %rax
+  je 8f
   lea (%r8,%r8,2), %rdx
   lea 16(%rdi,%rdx,8), %rdx
   lea 88(%rsp), %rcx

@@ -23,6 +23,10 @@ inline constexpr size_t kThreadMask = 56;  // thread_slots - 1
 inline constexpr size_t kDepth = 64;       // shadow_depth
 inline constexpr size_t kStub = 72;        // the return stub every hooked frame returns to
 inline constexpr size_t kGate = 80;        // address of RingHeader::gate (0: record nothing)
+// The kernel's uretprobe trampoline (the start of the process's [uprobes]
+// page; 0 while unknown): a call whose return address is that is not hooked
+// (docs/fast-path.md, "Hot functions", design step 3).
+inline constexpr size_t kUretprobe = 88;
 inline constexpr size_t kDataBytes = 128;  // code starts here
 
 // Where the template and its entry points are (offsets from its start).

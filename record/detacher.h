@@ -87,8 +87,8 @@ class Detacher {
   // the closes begin), for functions that can_close_now().
   void detach_now(const std::vector<uint32_t>& ids, uint64_t now, std::string& error);
   // Whether these functions' return links can go now: each in a link group,
-  // and no call in flight of them or of any other function switched off in
-  // their groups (the old return link serves them all).
+  // and no call in flight of any function of their groups (the old return
+  // link serves them all).
   bool can_close_now(const std::vector<uint32_t>& ids) const;
   // Step 4 for the groups whose removed functions have returned.
   void poll(uint64_t now);

@@ -32,6 +32,7 @@
 #include "fastpath/ring_reader.h"
 #include "fastpath/thread_pointers.h"
 #include "fastpath/trampoline.h"
+#include "fastpath/trampoline_template.h"
 #include "fastpath/tsc_clock.h"
 #include "record/kill_bound.h"
 #include "record/record_error.h"
@@ -86,7 +87,8 @@ struct PatchTarget {
   uint64_t runtime = 0;     // its first byte in the process
   uint64_t size = 0;
   fp::TrampolineKind kind = fp::TrampolineKind::Traced;
-  fp::AddressRange module;  // the module's mappings in the process
+  uint64_t file_offset = 0;  // an unwinder's entry in its file (the guard's key)
+  fp::AddressRange module;   // the module's mappings in the process
 };
 
 // Where a file offset of the module with identity `id` is in the process.
@@ -176,6 +178,16 @@ struct ForkChild {
 
 struct FastPath::State {
   pid_t pid = 0;
+  bool hot = false;  // --fast-path=hot: memfd code regions, the guard on the trampolines
+  std::vector<fp::RemoteRegion> regions;
+  // The kernel's uretprobe trampoline as the template's constant has it
+  // (0: not written yet).
+  uint64_t uretprobe = 0;
+  // Hot: the unwinders' trampolines, by (module, entry's file offset): the
+  // region's memfd (atrace's descriptor) and the offset in it.
+  std::map<std::pair<std::string, uint64_t>, std::pair<int, uint64_t>> guard_spots;
+  std::string unwinder_refusal;  // hot: an unwinder entry that could not be patched, and why
+  bool unwinders_left = false;   // hot: uninstalled but for the unwinders' entries
   std::vector<uint32_t> patched;
   std::vector<FastPathRefusal> refused;
   fp::RingHeader layout{};
@@ -207,6 +219,8 @@ struct FastPath::State {
                  fp::ThreadPointerMap& threads, pid_t pid);
   std::vector<fp::FastRecord> restore_returns(fp::StoppedProcess& process);
   void adopt(pid_t child);
+  void note_uretprobe();
+  void note_threads(fp::StoppedProcess& process);
   void drain_child(ForkChild& c, std::vector<formats::Event>& out);
   void uninstall_child(ForkChild& c);
 };
@@ -216,6 +230,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                    fp::StoppedProcess* held, bool start_on)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
+  s_->hot = !start_on;
   if (auto why = fp::tsc_refusal(); !why.empty()) throw RecordError("--fast-path: " + why);
   // Two anchors before any record: every time stamp converts.
   s_->clock.refresh();
@@ -241,6 +256,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   auto add_unwinder = [&](const uprobes::UnwindPoint& u, fp::TrampolineKind kind) {
     PatchTarget t{0, u.name, u.path, 0, 0, 0};
     t.kind = kind;
+    t.file_offset = u.entry;
     const bool end = kind == fp::TrampolineKind::WalkEnd;
     if (end && u.window == 0) return false;
     return locate(std::move(t), end ? u.window : u.entry);
@@ -254,7 +270,10 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     if (u.role == uprobes::UnwindRole::LateWalk || u.role == uprobes::UnwindRole::LateWalkEnd)
       continue;  // below
     if (u.role == uprobes::UnwindRole::WalkEnd) {
-      add_unwinder(u, fp::TrampolineKind::WalkEnd);
+      // Hot: the guard's probe stays on the walk's `ret`, which a window's
+      // jump would cover: the walk's frames return untimed instead
+      // (docs/fast-path.md, "Hot functions").
+      if (!s_->hot) add_unwinder(u, fp::TrampolineKind::WalkEnd);
       continue;
     }
     const fp::TrampolineKind kind = fp::unwinder_kind(u.name);
@@ -313,15 +332,24 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       uint64_t end = 0;
       std::string name;
       bool unwinder = false;
+      uint64_t file_offset = 0;  // an unwinder's (PatchTarget)
     };
     std::map<uint64_t, PlannedRange> planned_ranges;  // by first byte
     for (auto& [path, targets] : by_module) {
       const size_t size = kTemplateBytes + targets.size() * kTrampolineBytes;
-      auto region = fp::RemoteRegion::map_near(sys, targets.front().module, size,
-                                               PROT_READ | PROT_EXEC, "atrace-code");
+      // Hot: a memfd, its bytes written through the file, which the kernel
+      // single-steps the guard's probed instructions from; the trampolines
+      // on pages apart from the template's (written again at the switch:
+      // note_uretprobe), as no page is written once a probe is on it.
+      auto region = s_->hot ? fp::RemoteRegion::map_file_near(sys, targets.front().module, size,
+                                                              PROT_READ | PROT_EXEC, "atrace-code",
+                                                              s_->ring_address + kNameScratch)
+                            : fp::RemoteRegion::map_near(sys, targets.front().module, size,
+                                                         PROT_READ | PROT_EXEC, "atrace-code");
       std::vector<uint8_t> buf(region.size());
       fp::CodeRegion code(buf.data(), buf.size(), region.address(), s_->layout, s_->ring_address,
                           s_->stub);
+      if (s_->hot) code.skip_to(kTemplateBytes);
       if (!s_->stub) s_->stub = code.return_stub();
       std::vector<uint64_t> starts;
       for (const auto& t : targets) starts.push_back(t.vaddr);
@@ -329,16 +357,27 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       for (const auto& t : targets) {
         const size_t len = t.size ? std::min<size_t>(t.size, kMaxCodeRead) : 32;
         std::vector<std::byte> bytes(len);
+        // Hot: an unwinder left unpatched would unwind into the stub.
+        auto unwinder_refused = [&](const std::string& why) {
+          const bool unwinds =
+              t.kind == fp::TrampolineKind::Unwinder || t.kind == fp::TrampolineKind::ForcedUnwind;
+          if (!s_->hot || !unwinds || !s_->unwinder_refusal.empty()) return;
+          s_->unwinder_refusal = t.name;
+          s_->unwinder_refusal += " in " + t.module_path;
+          s_->unwinder_refusal += ": " + why;
+        };
         try {
           code_memory.read_any(t.runtime, bytes);
         } catch (const fp::InjectError& e) {
           if (t.id) s_->refused.push_back({t.id, e.what()});
+          unwinder_refused(e.what());
           continue;
         }
         // Another tracer's breakpoint (or anything not the file's code)
         // at the entry: the bytes to relocate would be wrong.
         if (bytes[0] == std::byte{0xcc}) {
           if (t.id) s_->refused.push_back({t.id, "another probe is on its entry"});
+          unwinder_refused("another probe is on its entry");
           continue;
         }
         auto plan = code.add(reinterpret_cast<const uint8_t*>(bytes.data()), len, t.runtime, t.id,
@@ -357,6 +396,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         }
         if (!plan.ok()) {
           if (t.id) s_->refused.push_back({t.id, plan.refusal});
+          unwinder_refused(plan.refusal);
           continue;
         }
         // Two entries whose patches would overlap (aliases of one address,
@@ -368,6 +408,12 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         else if (next != planned_ranges.begin() && std::prev(next)->second.end > t.runtime)
           other = &std::prev(next)->second;
         if (other) {
+          // An alias of an unwinder planned before: the guard's point of
+          // either name moves to that one trampoline.
+          if (!t.id && other->unwinder && s_->hot &&
+              s_->guard_spots.count({t.module_path, other->file_offset}))
+            s_->guard_spots[{t.module_path, t.file_offset}] =
+                s_->guard_spots[{t.module_path, other->file_offset}];
           if (t.id)
             s_->refused.push_back(
                 {t.id,
@@ -377,7 +423,11 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                      : "its entry is patched for " + other->name + " (an alias, or overlapping)"});
           continue;
         }
-        planned_ranges[t.runtime] = {end, t.name, t.kind != fp::TrampolineKind::Traced};
+        planned_ranges[t.runtime] = {end, t.name, t.kind != fp::TrampolineKind::Traced,
+                                     t.file_offset};
+        if (s_->hot && t.kind != fp::TrampolineKind::Traced)
+          s_->guard_spots[{t.module_path, t.file_offset}] = {region.file(),
+                                                             plan.trampoline - region.address()};
         fp::PatchSite site;
         site.address = t.runtime;
         site.bytes.resize(plan.jump.size());
@@ -397,6 +447,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       for (auto& region : regions) region.unmap(sys);
       ring.unmap(sys);
       s_->code_ranges.clear();
+      s_->guard_spots.clear();
       // The caller's held process stays held: it decides (launch mode
       // kills a command whose install patched nothing before it runs).
       if (!held) process.release();
@@ -422,6 +473,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     for (const auto& t : process.threads())
       existing.push_back({static_cast<uint32_t>(t.tid), t.regs.fs_base});
     s_->threads.add_existing(existing, now_ns(CLOCK_MONOTONIC));
+    s_->regions = regions;
     s_->patch =
         std::make_unique<fp::CodePatch>(fp::CodePatch::apply(process, std::move(patch_sites)));
     for (const auto& [id, traced] : planned)
@@ -435,9 +487,9 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 }
 
 FastPath::~FastPath() {
-  if (!s_->installed) return;
   try {
-    uninstall();
+    if (s_->installed) uninstall();
+    uninstall_unwinders();
   } catch (...) {  // the process is gone, or would not stop: nothing to give back
   }
 }
@@ -738,7 +790,16 @@ void FastPath::uninstall() {
   s_->installed = false;
   try {
     fp::StoppedProcess process(s_->pid);
-    s_->patch->undo(process, s_->code_ranges, kUndoRetries);
+    if (s_->hot) {
+      // The functions off; the unwinders' entries stay patched while the
+      // guard probes their trampolines (uninstall_unwinders).
+      std::vector<uint64_t> entries;
+      for (const auto& [id, entry] : s_->entry_of) entries.push_back(entry);
+      s_->patch->set_active(process, entries, false, s_->code_ranges, kUndoRetries);
+      s_->unwinders_left = true;
+    } else {
+      s_->patch->undo(process, s_->code_ranges, kUndoRetries);
+    }
     s_->left_at_undo = s_->restore_returns(process);
     process.release();
     s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
@@ -762,6 +823,20 @@ void FastPath::uninstall() {
       s_->stats.child_refusal =
           "process " + std::to_string(child) + ": forked as the recording ended";
   }
+}
+
+std::string FastPath::uninstall_unwinders() {
+  if (!s_->unwinders_left) return {};
+  s_->unwinders_left = false;
+  try {
+    fp::StoppedProcess process(s_->pid);
+    s_->patch->undo(process, s_->code_ranges, kUndoRetries);
+    process.release();
+  } catch (const fp::ProcessGone&) {
+  } catch (const fp::InjectError& e) {
+    if (running(s_->pid)) return e.what();
+  }
+  return {};
 }
 
 bool FastPath::drained() const {
@@ -820,6 +895,10 @@ FastPathSwitch FastPath::set_enabled(fp::StoppedProcess& process, const std::vec
   }
   if (entries.empty()) return out;
   try {
+    if (on) {
+      s_->note_uretprobe();
+      s_->note_threads(process);
+    }
     const auto avoid = on ? std::span<const fp::AddressRange>() : std::span(s_->code_ranges);
     auto done = s_->patch->set_active(process, entries, on, avoid, policy);
     out.stops = done.stops;
@@ -832,6 +911,53 @@ FastPathSwitch FastPath::set_enabled(fp::StoppedProcess& process, const std::vec
   }
   return out;
 }
+
+// Before a function goes on: the template's constant names the kernel's
+// uretprobe trampoline (fp_entry hooks no return into it: docs/fast-path.md,
+// "Hot functions", design step 3). It is the start of the [uprobes] page,
+// which the kernel maps at the process's first probe hit, so it is looked up
+// here, with the process stopped, not at the install. The template's page
+// holds no kernel probe (the trampolines start a page further: the
+// constructor), so the write reaches the process through the memfd.
+void FastPath::State::note_uretprobe() {
+  uint64_t at = 0;
+  for (const auto& m : fp::read_maps(pid))
+    if (m.name == "[uprobes]") at = m.start;
+  if (at == uretprobe) return;
+  fp::ProcessMemory mem(pid);
+  for (const auto& region : regions)
+    region.write(mem, fp::tmpl::kUretprobe, std::as_bytes(std::span<const uint64_t>(&at, 1)));
+  uretprobe = at;
+}
+
+// The threads created since the install whose creation atrace has not seen
+// (hot: the trampolines were written before the tracepoints that see them
+// were attached; docs/fast-path.md): their pointers as they are now. A
+// thread that is already known is left alone; one whose fork event comes
+// later is added twice, under the same tid.
+void FastPath::State::note_threads(fp::StoppedProcess& process) {
+  const uint64_t now = now_ns(CLOCK_MONOTONIC);
+  for (const auto& t : process.threads())
+    if (!threads.live(static_cast<uint32_t>(t.tid)))
+      threads.thread_created(now, static_cast<uint32_t>(t.tid), t.regs.fs_base);
+}
+
+std::vector<uprobes::UnwindPoint> FastPath::guard_points(
+    const std::vector<uprobes::UnwindPoint>& points) const {
+  std::vector<uprobes::UnwindPoint> out = points;
+  for (auto& p : out) {
+    if (p.role == uprobes::UnwindRole::WalkEnd || p.role == uprobes::UnwindRole::LateWalk ||
+        p.role == uprobes::UnwindRole::LateWalkEnd)
+      continue;
+    auto it = s_->guard_spots.find({p.path, p.entry});
+    if (it == s_->guard_spots.end()) continue;
+    p.path = "/proc/self/fd/" + std::to_string(it->second.first);
+    p.offset = p.entry = it->second.second;
+  }
+  return out;
+}
+
+const std::string& FastPath::unwinder_refusal() const { return s_->unwinder_refusal; }
 
 FastPathSwitch FastPath::set_enabled(const std::vector<uint32_t>& ids, bool on,
                                      fp::RetryPolicy policy) {

@@ -121,7 +121,10 @@ class FastPath {
   // nothing could be patched or this throws; else it is stopped here.
   // `start_on` false (--fast-path=hot): the trampolines are written from
   // the entries' bytes as they are now, but no entry is changed: every
-  // function starts switched off, for set_enabled() to switch on.
+  // function starts switched off, for set_enabled() to switch on. The
+  // unwinders' entries are patched (no WalkEnd window: the guard keeps the
+  // walk's `ret`s), and the code regions are memfds on which the unwind
+  // guard probes their trampolines (guard_points()).
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
            uint64_t lane_slots = kFastPathLaneSlots, fastpath::StoppedProcess* held = nullptr,
@@ -158,6 +161,12 @@ class FastPath {
   // (in batches: millions of records may be left when atrace fell
   // behind); the lanes' memory goes back once they are.
   void uninstall();
+  // --fast-path=hot: uninstall() gives the functions' entries back but not
+  // the unwinders' (the unwind guard probes their trampolines, and a throw
+  // through a kernel-probed frame needs the guard until the kernel's probes
+  // are gone); this does, once the guard is gone. Returns why it could not
+  // ("" when done or nothing to do). The destructor does it when not done.
+  std::string uninstall_unwinders();
 
   // Switches patched functions off (their entries get their original bytes
   // back: their calls run untraced) or on again (the same jump to the same
@@ -174,6 +183,18 @@ class FastPath {
                              bool on, fastpath::RetryPolicy policy = {});
   FastPathSwitch set_enabled(const std::vector<uint32_t>& ids, bool on,
                              fastpath::RetryPolicy policy = {});
+  // --fast-path=hot: `points` with each point on an unwinder whose entry is
+  // patched moved to its trampoline's first byte in the code region's memfd
+  // (path /proc/self/fd/N, atrace's descriptor, which lives as long as this
+  // object); the others as they are. The jump changes neither registers nor
+  // stack: the guard sees there what it sees at the entry.
+  std::vector<uprobes::UnwindPoint> guard_points(
+      const std::vector<uprobes::UnwindPoint>& points) const;
+  // Hot: the first unwinder entry (_Unwind_RaiseException & co) of a mapped
+  // module that could not be patched, and why; "" when none. A patched
+  // function's frame unwound by it would unwind into the return stub.
+  const std::string& unwinder_refusal() const;
+
   // Whether `id` has a trampoline here (switched on or off).
   bool patchable(uint32_t id) const;
   // Its first byte in the process (0: no trampoline).

@@ -183,7 +183,6 @@ class Recorder {
   void drain_fast_path_rest();
   uint64_t release_edge(uint64_t now) const;
   void finish_fast_path();
-  void refuse_hot_with_unwinder() const;
   void install_hot(pid_t pid);
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
@@ -225,6 +224,9 @@ class Recorder {
   CalibrationKey cost_key_;
   // start
   Run run_;
+  // --fast-path, once installed. Destroyed after the probes: hot mode's
+  // unwinders keep their trampolines while the unwind guard probes those.
+  std::unique_ptr<FastPath> fast_;
   Probes probes_;
   // Every process that became traced (became_traced).
   std::set<pid_t> traced_;
@@ -237,7 +239,6 @@ class Recorder {
   uint32_t next_id_ = 0;
   // record_events
   std::unique_ptr<EventCollector> events_;
-  std::unique_ptr<FastPath> fast_;  // --fast-path, once installed
   // --fast-path in launch mode: the functions to patch once the program
   // reached its entry point (install_at_entry).
   std::vector<uprobes::ProbeSite> at_entry_;
@@ -579,10 +580,15 @@ void Recorder::start(const ProbeCost& cost) {
   if (follows_tree()) follow_tree();
   // Before any return probe and before atrace's thread-exit program.
   // With the fast path, the unwinders' entries are the trampolines' to patch
-  // (a uprobe there would be written into the patched bytes).
-  if (opts_.fast_path_hot) refuse_hot_with_unwinder();
+  // (a uprobe there would be written into the patched bytes): hot mode's
+  // guard probes the trampolines instead, so they are written first.
+  auto guard_points = probes_.unwind_points;
+  if (opts_.fast_path_hot && !plan_.sites.empty()) {
+    install_hot(pid);
+    guard_points = fast_->guard_points(guard_points);
+  }
   if (probes_.unwind_guard && (!opts_.fast_path || opts_.fast_path_hot))
-    probes_.unwind_guard->attach(probes_.unwind_points, several_ ? kEveryProcess : pid);
+    probes_.unwind_guard->attach(guard_points, several_ ? kEveryProcess : pid);
   bpf_->attach_tracepoints();
 
   // Built before the probes go in: from there to the target's release,
@@ -780,45 +786,23 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   return table;
 }
 
-// --fast-path=hot, the smallest step: a process with a C++ unwinder mapped
-// is refused. The unwind guard's uprobes (which the kernel's return probes
-// need) and the fast path's unwinder trampolines (which its patched frames
-// need) would both have to hold the unwinders' entries (docs/fast-path.md,
-// "Hot functions": the memfd code region is the way past it).
-void Recorder::refuse_hot_with_unwinder() const {
-  // Mapped now: the points also name modules the process may load later
-  // (libgcc_s, which glibc loads for pthread_cancel).
-  std::vector<uprobes::FileId> mapped;
-  for (const auto& m : uprobes::file_mappings(opts_.pid)) mapped.push_back(m.id);
-  auto is_mapped = [&](const std::string& path) {
-    const auto id = uprobes::file_id(path);
-    return id && std::find(mapped.begin(), mapped.end(), *id) != mapped.end();
-  };
-  // The one that throws: libc's _Unwind_Resume & co are wrappers that load
-  // libgcc_s when first called (then the guard's module watch sees it).
-  const uprobes::UnwindPoint* found = nullptr;
-  for (const auto& p : probes_.unwind_points)
-    if (p.name == "_Unwind_RaiseException" && is_mapped(p.path)) found = &p;
-  if (found) {
-    const auto& p = *found;
-    const std::string module = p.path.substr(p.path.rfind('/') + 1);
-    throw RecordError("--fast-path=hot: " + module + " is mapped, with the C++ " + "unwinder (" +
-                      p.name +
-                      "): the unwind guard's uprobes and the fast path's unwinder trampolines " +
-                      "both need its entries; not built yet for such a process " +
-                      "(docs/fast-path.md, \"Hot functions\")");
-  }
-}
-
 // --fast-path=hot: every selected function that can be patched gets its
 // trampoline now, from its entry as the file has it (no uprobe is there
-// yet), switched off: nothing changes in the program until the filter
-// decides (record/hot_switch.h). Stack switches (swapcontext) are left to
-// the unwind guard: no Switch trampoline (the guard's uprobes are there).
+// yet), switched off: nothing changes in the program's functions until the
+// filter decides (record/hot_switch.h). The unwinders' entries are patched
+// now (their trampolines give a patched frame's return address back before
+// an unwind, as in --fast-path=all), and the unwind guard then probes those
+// trampolines (docs/fast-path.md, "Hot functions", design steps 1 and 2).
+// An unwinder that cannot be patched refuses the recording: a patched
+// frame would unwind into the return stub.
 void Recorder::install_hot(pid_t pid) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
-  fast_ = std::make_unique<FastPath>(pid, plan_.sites, std::vector<uprobes::UnwindPoint>{},
+  fast_ = std::make_unique<FastPath>(pid, plan_.sites, probes_.unwind_points,
                                      opts_.fast_path_lane_slots, nullptr, /*start_on=*/false);
+  if (!fast_->unwinder_refusal().empty())
+    throw RecordError("--fast-path=hot: an unwinder's entry cannot be patched (" +
+                      fast_->unwinder_refusal() + "): a patched function's frame would unwind " +
+                      "into the fast path's return stub");
   base::progress(
       "--fast-path=hot: %s ready to patch (trampolines written, entries unchanged) in %.1f ms, "
       "the program stopped %.2f ms",
@@ -964,9 +948,6 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
                                                        bpf_->func_exit_program(), where, multi_);
   probes_.functions->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
   probes_.functions->set_stack_program(bpf_->stack_entry_program());
-  // --fast-path=hot: the trampolines from the entries' bytes before any
-  // uprobe is written there, every function switched off.
-  if (opts_.fast_path_hot && !plan_.sites.empty()) install_hot(pid);
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);
@@ -1227,6 +1208,14 @@ void Recorder::write_rest(RecordResult& r) {
 // waited for.
 void Recorder::teardown(RecordResult&) {
   probes_ = Probes{};
+  // --fast-path=hot: the unwinders' entries, once the guard on their
+  // trampolines is gone.
+  if (fast_)
+    if (auto why = fast_->uninstall_unwinders(); !why.empty())
+      base::warning(
+          "--fast-path=hot: the unwinders' entries could not be given back (%s): they keep "
+          "jumping to their trampolines, which work on",
+          why.c_str());
   bpf_.reset();
   reaper_ = {};  // the helper may close its copies now
 }

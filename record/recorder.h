@@ -74,7 +74,7 @@ struct RecordOptions {
   bool fast_path = false;
   // --fast-path=hot (with fast_path): the kernel's probes first; a function
   // the relevance filter would detach for its cost is patched instead
-  // (record/hot_switch.h). Attach mode, a process with no C++ unwinder.
+  // (record/hot_switch.h). Attach mode, one process.
   bool fast_path_hot = false;
   // --fast-path-buffer: records a CPU's lane holds (a power of two;
   // record/fast_path.h kFastPathLaneSlots).

@@ -45,8 +45,7 @@ std::vector<pid_t> parse_pids(const std::string& list) {
 }
 
 // --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` takes
-// an attached process only so far, one with no C++ unwinder mapped (the
-// recorder checks: record/recorder.cpp refuse_hot_with_unwinder).
+// an attached process only so far (the recorder refuses --follow-forks).
 void parse_fast_path(RecordArgs& a) {
   if (a.fast_path.empty()) return;
   if (a.fast_path == "hot") {
@@ -196,7 +195,7 @@ void add_recording_options(cli::Command cmd, RecordArgs& args) {
                "instead of microseconds). all (the default): every selected function is patched "
                "from the start, those that cannot be are not traced; hot: the kernel's probes "
                "first, a function the relevance filter finds too hot patched instead of "
-               "detached (-p PID only, a process with no C++ unwinder mapped so far). "
+               "detached (-p PID only so far). "
                "Experimental (docs/fast-path.md)");
   cmd.option("--fast-path-buffer", args.fast_path_buffer,
              "With --fast-path: the records a CPU's lane holds, in bytes (32 a record, a power "

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +14,7 @@
 
 #include "base/whole_file.h"
 #include "fastpath/inject/inject_error.h"
+#include "fastpath/inject/remote_memfd.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -54,7 +56,25 @@ std::vector<MapsEntry> read_maps(pid_t pid) {
 
 RemoteRegion RemoteRegion::map_near(RemoteSyscall& sys, AddressRange module, uint64_t size,
                                     int prot, const std::string& name) {
+  RemoteRegion region =
+      place_near(sys, module, page_up(size), prot, MAP_PRIVATE | MAP_ANONYMOUS, ~uint64_t{0});
+  region.name_it(sys, name);
+  return region;
+}
+
+// The memfd's name shows in /proc/PID/maps (/memfd:NAME (deleted)): no
+// PR_SET_VMA name, which is for anonymous memory only.
+RemoteRegion RemoteRegion::map_file_near(RemoteSyscall& sys, AddressRange module, uint64_t size,
+                                         int prot, const std::string& name, uint64_t scratch) {
   size = page_up(size);
+  RemoteMemfd file(sys, name, size, scratch);
+  RemoteRegion region = place_near(sys, module, size, prot, MAP_PRIVATE, file.target_fd());
+  region.file_ = std::make_shared<const UniqueFd>(file.take());
+  return region;
+}
+
+RemoteRegion RemoteRegion::place_near(RemoteSyscall& sys, AddressRange module, uint64_t size,
+                                      int prot, int flags, uint64_t fd) {
   pid_t pid = sys.memory().pid();
   std::vector<uint64_t> candidates =
       near_candidates(read_maps(pid), module, size, min_mmap_address());
@@ -62,7 +82,7 @@ RemoteRegion RemoteRegion::map_near(RemoteSyscall& sys, AddressRange module, uin
   for (uint64_t at : candidates) {
     if (++tried > 16) break;
     long r = sys.call(SYS_mmap, at, size, static_cast<uint64_t>(prot),
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, ~uint64_t{0}, 0);
+                      static_cast<uint64_t>(flags) | MAP_FIXED_NOREPLACE, fd, 0);
     if (r == -EEXIST) continue;  // taken since the maps were read
     if (r < 0 && r > -4096)
       throw InjectError(errno_message("cannot map " + std::to_string(size) + " bytes in process " +
@@ -73,9 +93,7 @@ RemoteRegion RemoteRegion::map_near(RemoteSyscall& sys, AddressRange module, uin
       sys.call(SYS_munmap, static_cast<uint64_t>(r), size);
       continue;
     }
-    RemoteRegion region(at, size, prot);
-    region.name_it(sys, name);
-    return region;
+    return RemoteRegion(at, size, prot);
   }
   throw InjectError("no free address range of " + std::to_string(size) + " bytes within 2 GiB of " +
                     hex(module.start) + "-" + hex(module.end) + " in process " +
@@ -116,6 +134,12 @@ void RemoteRegion::check(uint64_t offset, size_t length) const {
 void RemoteRegion::write(const ProcessMemory& memory, uint64_t offset,
                          std::span<const std::byte> bytes) const {
   check(offset, bytes.size());
+  if (file_) {
+    const auto n = pwrite(file_->get(), bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n != static_cast<ssize_t>(bytes.size()))
+      throw InjectError(errno_message("write into the code region's memfd", n < 0 ? errno : EIO));
+    return;
+  }
   if (prot_ & PROT_WRITE) memory.write(address_ + offset, bytes);
   else memory.write_any(address_ + offset, bytes);
 }

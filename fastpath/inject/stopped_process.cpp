@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -263,13 +264,60 @@ void StoppedProcess::refresh(StoppedThread& t) {
         errno_message("cannot read the registers of thread " + std::to_string(t.tid), errno));
 }
 
+namespace {
+
+// Whether `t`'s next instruction enters the kernel, where it may wait (a
+// lock another thread holds: the held threads cannot let it go): in a
+// system call now (stopped inside it: it restarts when resumed), or at a
+// `syscall` instruction. Not the kernel's own uretprobe and uprobe calls
+// (the return trampoline's, x86-64 numbers 335 and 336), which never wait:
+// a thread on its way back through the trampoline is stepped out of it.
+bool at_system_call(const StoppedThread& t) {
+  auto waits = [](uint64_t nr) { return nr != 335 && nr != 336; };
+  if (static_cast<long>(t.regs.orig_rax) >= 0) return waits(t.regs.orig_rax);
+  errno = 0;
+  const long word = ptrace(PTRACE_PEEKTEXT, t.tid, as_pointer(t.regs.rip), nullptr);
+  // Unreadable through ptrace: the kernel's own [uprobes] page (the return
+  // trampoline), whose system call never waits.
+  if (errno != 0) return false;
+  return (word & 0xffff) == 0x050f && waits(t.regs.rax);
+}
+
+// A step's SIGTRAP still queued on `tid` (it stopped for an interrupt
+// first): taken here, at its signal-delivery stop, where the thread stays
+// held and a detach drops it. Let through, it would kill the program.
+void take_step_trap(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  bool pending = false;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0)
+      pending |= (std::strtoull(line.c_str() + 7, nullptr, 16) >> (SIGTRAP - 1)) & 1;
+  if (!pending || trace(PTRACE_CONT, tid, 0) < 0) return;
+  wait_traced(pid, tid, std::chrono::milliseconds(1000));
+}
+
+}  // namespace
+
 bool StoppedProcess::step(StoppedThread& t) {
   check_thread();
+  if (at_system_call(t)) return false;
   int sig = 0;
   for (int i = 0; i < 8; ++i) {
     if (trace(PTRACE_SINGLESTEP, t.tid, static_cast<unsigned long>(sig)) < 0) return false;
-    int status = 0;
-    if (waitpid(t.tid, &status, __WALL) != t.tid) return false;
+    std::optional<int> stopped;
+    try {
+      stopped = wait_traced(pid_, t.tid, kStepWait);
+    } catch (const InjectError&) {
+      // Blocked: held again where it waits, not stepped.
+      if (trace(PTRACE_INTERRUPT, t.tid, 0) < 0) return false;
+      stopped = wait_traced(pid_, t.tid, std::chrono::milliseconds(1000));
+      if (!stopped || !WIFSTOPPED(*stopped)) return false;
+      if ((*stopped >> 16) == PTRACE_EVENT_STOP) take_step_trap(pid_, t.tid);
+      refresh(t);
+      return false;
+    }
+    if (!stopped) return false;
+    const int status = *stopped;
     if (!WIFSTOPPED(status)) return false;  // it exited
     sig = WSTOPSIG(status);
     if (sig == SIGTRAP && (status >> 16) == 0) {

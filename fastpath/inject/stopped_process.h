@@ -95,7 +95,12 @@ class StoppedProcess {
   // Runs one instruction of `thread`, the others held (PTRACE_SINGLESTEP),
   // and re-reads its registers. A signal that arrives meanwhile is given
   // to the thread with the next step, as the kernel would have given it.
-  // False when the thread is gone.
+  // False when the thread is gone; false, not stepped, when it is in or at
+  // a system call, which may wait for a held thread (a lock a C++ throw's
+  // unwinder takes, pthread_join); false when the step still did not end
+  // within kStepWait: the thread is stopped again where it is
+  // (PTRACE_INTERRUPT), its registers re-read.
+  static constexpr std::chrono::milliseconds kStepWait{50};
   bool step(StoppedThread& thread);
   // Lets every thread go on (idempotent, never throws).
   void release() noexcept;

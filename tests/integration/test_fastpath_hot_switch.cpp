@@ -2,13 +2,18 @@
 // functions"): the kernel's probes first; the function the relevance filter
 // finds too short is patched instead of detached, in one stop, so that its
 // calls are all recorded once: the kernel's before the switch, the fast
-// path's after. A process with a C++ unwinder mapped is refused.
+// path's after; in a C program and in a C++ one whose exceptions go through
+// patched and kernel-probed frames.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/fixture.h"
 #include "tests/integration/report.h"
@@ -17,42 +22,72 @@ namespace atrace::it {
 namespace {
 
 constexpr const char* kTarget = TARGET_FASTPATH_HOT_SWITCH_BIN;
+constexpr const char* kCxxTarget = TARGET_FASTPATH_HOT_SWITCH_CXX_BIN;
 
-class FastPathHotSwitch : public IntegrationTest {};
+// hot()'s DETACH event says "patched instead" (reason 6).
+template <typename Json>
+void expect_patched_instead(const Json& rep) {
+  bool switched = false;
+  for (const auto& d : rep["detached"])
+    if (d["name"] == "hot") {
+      EXPECT_EQ(d["rule"], "patched instead") << d.dump();
+      switched = true;
+    }
+  EXPECT_TRUE(switched) << rep["detached"].dump();
+}
+
+class FastPathHotSwitch : public IntegrationTest {
+ protected:
+  // Runs `target` untraced ("-"), then traced by `record -p PID
+  // --fast-path=hot` with `args` into `out` until it has done its work
+  // (DIR/done), then stops the recording; checks that hot() was patched
+  // instead of detached, that the program exited 0 with the untraced
+  // output and its code given back byte for byte ("restored same"), and
+  // returns the counts the program wrote into DIR/count.
+  std::string run_switched(const char* target_bin, const std::string& name,
+                           std::vector<std::string> args, const std::string& out) {
+    Child reference({target_bin, "-"});
+    Result ref = reference.wait(milliseconds(30000));
+    EXPECT_TRUE(ref.exited(0)) << ref.describe();
+    const std::string dir = file(name);
+    EXPECT_EQ(mkdir(dir.c_str(), 0755), 0);
+    Child target({target_bin, dir});
+    std::vector<std::string> cmd = {Paths::atrace, "record", "-p", std::to_string(target.pid()),
+                                    "--fast-path=hot"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    cmd.insert(cmd.end(), {"-o", out});
+    Child atrace(cmd);
+    const std::string done = dir + "/done";
+    struct stat st {};
+    for (int i = 0; i < 1800 && stat(done.c_str(), &st) != 0 && atrace.running(); i++)
+      std::this_thread::sleep_for(milliseconds(50));
+    EXPECT_EQ(stat(done.c_str(), &st), 0) << "the target never finished its workload\n"
+                                          << atrace.wait(milliseconds(5000)).describe();
+    atrace.signal(SIGINT);
+    Result r = atrace.wait(milliseconds(60000));
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
+    Result t = target.wait(milliseconds(40000));
+    EXPECT_TRUE(t.exited(0)) << t.describe();
+    EXPECT_EQ(t.out, ref.out + "restored same\n");
+    std::ifstream in(dir + "/count");
+    std::string counts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unlink((dir + "/count").c_str());
+    unlink(done.c_str());
+    rmdir(dir.c_str());
+    return counts;
+  }
+};
 
 TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce) {
-  Child reference({kTarget, "-"});
-  Result ref = reference.wait(milliseconds(30000));
-  ASSERT_TRUE(ref.exited(0)) << ref.describe();
-
-  const std::string dir = file("hot");
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
-  Child target({kTarget, dir});
   const std::string out = file("hot.data");
   // The default filter (absolute, 2 us): hot() is far shorter, other()
   // sleeps 200 us a call.
-  Child atrace({Paths::atrace, "record", "-p", std::to_string(target.pid()), "--fast-path=hot",
-                "--select=hot,other", "-o", out});
-  const std::string done = dir + "/done";
-  struct stat st {};
-  for (int i = 0; i < 900 && stat(done.c_str(), &st) != 0 && atrace.running(); i++)
-    std::this_thread::sleep_for(milliseconds(50));
-  ASSERT_EQ(stat(done.c_str(), &st), 0) << "the target never finished its workload\n"
-                                        << atrace.wait(milliseconds(5000)).describe();
-  atrace.signal(SIGINT);
-  Result r = atrace.wait(milliseconds(60000));
-  ASSERT_TRUE(r.exited(0)) << r.describe();
-  EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
-  // Its code given back byte for byte: no jump, no kernel breakpoint left.
-  Result t = target.wait(milliseconds(40000));
-  ASSERT_TRUE(t.exited(0)) << t.describe();
-  EXPECT_EQ(t.out, ref.out + "restored same\n");
+  std::istringstream counts(run_switched(kTarget, "hot", {"--select=hot,other"}, out));
+  ASSERT_FALSE(HasFailure());
   long long made = 0;
-  std::ifstream(dir + "/count") >> made;
-  unlink((dir + "/count").c_str());
-  unlink(done.c_str());
-  rmdir(dir.c_str());
+  counts >> made;
   ASSERT_GT(made, 200 * 1000);
 
   auto rep = report_json(out);
@@ -63,13 +98,7 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
   EXPECT_EQ(calls_of(*rep, "hot"), made);
   EXPECT_EQ(function_field(*rep, "hot", "unfinished"), 0);
   EXPECT_EQ(calls_of(*rep, "other"), 200);
-  bool switched = false;
-  for (const auto& d : (*rep)["detached"])
-    if (d["name"] == "hot") {
-      EXPECT_EQ(d["rule"], "patched instead") << d.dump();
-      switched = true;
-    }
-  EXPECT_TRUE(switched) << (*rep)["detached"].dump();
+  expect_patched_instead(*rep);
   // Its numbers are whole: not marked detached (partial).
   for (const auto& f : (*rep)["functions"]) {
     if (f["name"] == "hot") {
@@ -80,17 +109,37 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
   EXPECT_NE(info.out.find("patched instead"), std::string::npos) << info.out;
 }
 
-TEST_F(FastPathHotSwitch, AProcessWithTheCppUnwinderIsRefusedWithOneLine) {
-  // This test program maps libstdc++ and libgcc_s (the unwinder).
-  Result r = run({Paths::atrace, "record", "-p", std::to_string(getpid()), "--fast-path=hot",
-                  "--select=libc.so.6:getppid", "-o", file("cpp.data")});
-  EXPECT_FALSE(r.exited(0)) << r.describe();
-  const std::string line = expect_one_error_line(r);
-  EXPECT_NE(line.find("--fast-path=hot"), std::string::npos) << line;
-  EXPECT_NE(line.find("_Unwind_RaiseException"), std::string::npos) << line;
-  EXPECT_NE(line.find("unwind guard"), std::string::npos) << line;
-  struct stat st {};
-  EXPECT_NE(stat(file("cpp.data").c_str(), &st), 0) << "no trace is written";
+// The C++ unwinder mapped: the unwinders' entries are patched at the start,
+// the unwind guard probes their trampolines in the memfd code region, and
+// exceptions thrown through hot()'s patched frames and middle()'s and
+// tail_to_hot()'s kernel-probed ones (tail_to_hot jumps to hot: its return
+// is the kernel's uretprobe trampoline) in two threads are caught as
+// untraced, every call counted once.
+TEST_F(FastPathHotSwitch, CxxExceptionsThroughPatchedAndProbedFramesInTwoThreads) {
+  const std::string out = file("hotcxx.data");
+  // middle() and tail_to_hot() kept on the kernel's probes: the throws go
+  // through their uretprobes once hot() is patched. The program's own
+  // output and hot()'s and _Unwind_RaiseException's bytes checked.
+  std::istringstream counts(
+      run_switched(kCxxTarget, "hotcxx",
+                   {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"}, out));
+  ASSERT_FALSE(HasFailure());
+  long long hot = 0, middle = 0, tail = 0;
+  counts >> hot >> middle >> tail;
+  // 200 rounds a thread at least on the fast path.
+  ASSERT_GT(middle, 2 * 200);
+
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ((*rep)["orphan_exits"], 0);
+  EXPECT_EQ(calls_of(*rep, "hot"), hot);
+  EXPECT_EQ(calls_of(*rep, "middle"), middle);
+  EXPECT_EQ(calls_of(*rep, "tail_to_hot"), tail);
+  EXPECT_EQ(function_field(*rep, "middle", "unfinished"), 0);
+  EXPECT_EQ(function_field(*rep, "tail_to_hot", "unfinished"), 0);
+  EXPECT_EQ(function_field(*rep, "hot", "unfinished"), 0);
+  expect_patched_instead(*rep);
 }
 
 }  // namespace

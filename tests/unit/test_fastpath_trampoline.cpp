@@ -28,6 +28,7 @@
 #include "fastpath/relocate.h"
 #include "fastpath/return_fixups.h"
 #include "fastpath/trampoline.h"
+#include "fastpath/trampoline_template.h"
 #include "test_fastpath_trampoline_fns.h"
 #include "uprobes/elf_symbols.h"
 #include "uprobes/placement.h"
@@ -145,6 +146,11 @@ class Patcher {
   }
   LocalRing& ring() { return ring_; }
   uint64_t return_stub() const { return code_.return_stub(); }
+  // The template's constant for the kernel's uretprobe trampoline (before
+  // arm(), which seals the region).
+  void set_uretprobe(uint64_t address) {
+    std::memcpy(region_.data() + tmpl::kUretprobe, &address, sizeof address);
+  }
 
  private:
   LocalRing ring_;
@@ -376,6 +382,26 @@ TEST(FastPathTrampoline, TailCallBetweenHookedFunctions) {
   p.disarm();
   const std::vector<Event> want = {
       {kEntry, 15, 1}, {kEntry, 16, 2}, {kExit, 16, 1}, {kExit, 15, 0}};
+  EXPECT_EQ(p.events(), want);
+}
+
+// A call whose return address is the kernel's uretprobe trampoline (a
+// kernel-probed caller tail-called it) is recorded without hooking its
+// return (docs/fast-path.md, "Hot functions", design step 3). Stood in for
+// here by the stub: fpt_jmp_first's frame puts it into the slot fpt_helper41
+// then enters with.
+TEST(FastPathTrampoline, AReturnIntoTheUretprobeTrampolineIsNotHooked) {
+  Patcher p(geometry(1, 1024));
+  p.hook(faddr(&fpt_jmp_first), 15, addr(fpt_jmp_first_end) - faddr(&fpt_jmp_first), true);
+  p.hook(faddr(&fpt_helper41), 16);
+  p.set_uretprobe(p.return_stub());
+  PinnedToOneCpu pin;
+  p.arm();
+  EXPECT_EQ(fpt_jmp_first(), 41);
+  EXPECT_EQ(fpt_helper41(), 41);  // an ordinary call: hooked as ever
+  p.disarm();
+  const std::vector<Event> want = {
+      {kEntry, 15, 1}, {kNoExit, 16, 1}, {kExit, 15, 0}, {kEntry, 16, 1}, {kExit, 16, 0}};
   EXPECT_EQ(p.events(), want);
 }
 
