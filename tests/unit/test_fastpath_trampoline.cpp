@@ -519,6 +519,51 @@ void call_from_handler(int) {
   if (fpt_add(g_handler_calls, 1) != g_handler_calls + 1) g_handler_wrong = 1;
   g_handler_calls = g_handler_calls + 1;
 }
+
+// SIGUSR1 to the calling thread every 20 us, its handler calling the
+// hooked fpt_add (call_from_handler), from start() to the destructor:
+// thousands of interruptions, most inside the trampoline's code (it is
+// most of a loop of calls' time).
+class HandlerCallsEvery20us {
+ public:
+  HandlerCallsEvery20us() {
+    struct sigaction sa {};
+    sa.sa_handler = call_from_handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    installed_ = sigaction(SIGUSR1, &sa, &old_) == 0;
+    g_handler_calls = 0;
+    g_handler_wrong = 0;
+  }
+  ~HandlerCallsEvery20us() {
+    if (armed_) timer_delete(timer_);
+    if (installed_) sigaction(SIGUSR1, &old_, nullptr);
+  }
+  HandlerCallsEvery20us(const HandlerCallsEvery20us&) = delete;
+  HandlerCallsEvery20us& operator=(const HandlerCallsEvery20us&) = delete;
+
+  // False when the handler or the timer could not be set up.
+  bool start() {
+    sigevent sev{};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGUSR1;
+    sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));  // glibc 2.36 has no macro
+    if (!installed_ || timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) return false;
+    armed_ = true;
+    const itimerspec every{{0, 20000}, {0, 20000}};
+    return timer_settime(timer_, 0, &every, nullptr) == 0;
+  }
+  void stop() {
+    if (armed_) timer_delete(timer_);
+    armed_ = false;
+  }
+
+ private:
+  struct sigaction old_ {};
+  bool installed_ = false;
+  bool armed_ = false;
+  timer_t timer_{};
+};
 }  // namespace
 
 // Signal handlers that call the hooked function land anywhere in the
@@ -529,31 +574,14 @@ TEST(FastPathTrampoline, SignalHandlersCallingHookedFunctions) {
   constexpr int kCalls = 200000;
   Patcher p(geometry(1, 1 << 21));  // room for every record
   p.hook(faddr(&fpt_add), 61);
-  struct sigaction sa {};
-  struct sigaction old {};
-  sa.sa_handler = call_from_handler;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
-  g_handler_calls = 0;
-  g_handler_wrong = 0;
+  HandlerCallsEvery20us signals;
   p.arm();
-  // A timer signals this thread every 20 us: thousands of interruptions,
-  // most of them inside the trampoline's code (it is most of the loop's time).
-  sigevent sev{};
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGUSR1;
-  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));  // glibc 2.36 has no macro
-  timer_t timer;
-  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-  itimerspec every{{0, 20000}, {0, 20000}};
-  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  ASSERT_TRUE(signals.start());
   long long wrong = 0;
   for (int i = 0; i < kCalls; ++i)
     if (fpt_add(i, 2) != i + 2) ++wrong;
-  timer_delete(timer);
+  signals.stop();
   p.disarm();
-  sigaction(SIGUSR1, &old, nullptr);
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(g_handler_wrong, 0);
   const long long handled = g_handler_calls;
@@ -589,14 +617,7 @@ TEST(FastPathTrampoline, AHeadReadBeforeASignalIsNotAFullLane) {
   constexpr long long kSignals = 20000, kMaxCalls = 20000000;
   Patcher p(geometry(1, 1 << 20));
   p.hook(faddr(&fpt_add), 62);
-  struct sigaction sa {};
-  struct sigaction old {};
-  sa.sa_handler = call_from_handler;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
-  g_handler_calls = 0;
-  g_handler_wrong = 0;
+  HandlerCallsEvery20us signals;
   p.arm();
   std::atomic<bool> done{false};
   uint64_t taken = 0;
@@ -609,22 +630,15 @@ TEST(FastPathTrampoline, AHeadReadBeforeASignalIsNotAFullLane) {
       taken += batch.size();
     }
   });
-  sigevent sev{};
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGUSR1;
-  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
-  timer_t timer;
-  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-  itimerspec every{{0, 20000}, {0, 20000}};
-  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  const bool started = signals.start();
   long long wrong = 0, calls = 0;
-  for (; calls < kMaxCalls && g_handler_calls < kSignals; ++calls)
+  for (; started && calls < kMaxCalls && g_handler_calls < kSignals; ++calls)
     if (fpt_add(static_cast<int>(calls), 2) != calls + 2) ++wrong;
-  timer_delete(timer);
+  signals.stop();
   p.disarm();
-  sigaction(SIGUSR1, &old, nullptr);
   done = true;
   reader.join();
+  ASSERT_TRUE(started);
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(g_handler_wrong, 0);
   const long long handled = g_handler_calls;
