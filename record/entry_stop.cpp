@@ -57,7 +57,8 @@ bool is_stop_signal(int sig) {
 
 EntryStop::EntryStop(pid_t pid) : pid_(pid) {
   // Exec events stay reported (an exec before the entry is an error, not a
-  // silent run past it); the rest of the follower's options go.
+  // silent run past it); the rest of the follower's options go until
+  // stopped() (a process a library constructor forks is not followed).
   if (trace(PTRACE_SETOPTIONS, pid_, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) != 0) {
     handed_over_ = true;  // nothing of ours to undo
     throw TargetError("cannot hold the command at its entry point: ptrace: " +
@@ -146,8 +147,8 @@ void EntryStop::run(StopSignals& stop) {
   }
 }
 
-std::unique_ptr<fastpath::StoppedProcess> EntryStop::stopped() {
-  auto process = std::make_unique<fastpath::StoppedProcess>(pid_, pid_);
+std::unique_ptr<fastpath::StoppedProcess> EntryStop::stopped(fastpath::Tracer* tracer) {
+  auto process = std::make_unique<fastpath::StoppedProcess>(pid_, pid_, tracer);
   handed_over_ = true;
   return process;
 }

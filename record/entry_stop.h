@@ -37,7 +37,8 @@ class StopSignals;
 
 namespace fastpath {
 class StoppedProcess;
-}
+class Tracer;
+}  // namespace fastpath
 
 class EntryStop {
  public:
@@ -57,8 +58,10 @@ class EntryStop {
 
   // Every thread stopped (library constructors may have started some), the
   // main thread where run() left it; the process is the StoppedProcess's
-  // from here on (released with it).
-  std::unique_ptr<fastpath::StoppedProcess> stopped();
+  // from here on (released with it). `tracer`: the process goes on traced
+  // by it, with its options (--follow-forks, fastpath/inject/tracer.h),
+  // rather than untraced.
+  std::unique_ptr<fastpath::StoppedProcess> stopped(fastpath::Tracer* tracer = nullptr);
 
  private:
   pid_t pid_;

@@ -91,13 +91,15 @@ void block_child_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-ExecFollower::ExecFollower(pid_t top, bool forks, bool die_with_atrace) : top_(top), forks_(forks) {
-  // Threads too (CLONE): an exec or a fork from any thread of a followed
-  // process is seen.
-  unsigned long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE;
-  if (forks_) options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-  if (die_with_atrace) options |= PTRACE_O_EXITKILL;
-  if (trace_request(PTRACE_SEIZE, top, options) != 0)
+ExecFollower::ExecFollower(pid_t top, bool forks, bool die_with_atrace)
+    : top_(top),
+      forks_(forks),
+      // Threads too (CLONE): an exec or a fork from any thread of a
+      // followed process is seen.
+      options_(PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE |
+               (forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0) |
+               (die_with_atrace ? PTRACE_O_EXITKILL : 0)) {
+  if (trace_request(PTRACE_SEIZE, top, options_) != 0)
     throw TargetError(std::string("cannot follow the command through exec: ptrace: ") +
                       base::errno_text(errno));
   alive_.insert(top);
@@ -146,32 +148,27 @@ std::optional<ExecMatch> ExecFollower::on_event(
     trace_request(PTRACE_CONT, pid, static_cast<unsigned long>(with));
   };
   // A new thread or child's first stop (it may come before its parent's
-  // fork event).
+  // fork event). A new process may be taken first (on_fork()).
   if (fresh_.erase(pid) || !alive_.count(pid)) {
     alive_.insert(pid);
+    if (on_fork_ && !in_stop_ && tgid_of(pid) == pid && on_fork_(pid)) return std::nullopt;
     go_on(0);
     return std::nullopt;
   }
   resume_[pid] = 0;  // stopped: release() knows it can let it go
   switch (event) {
     case PTRACE_EVENT_EXEC: {
-      // A thread that execs takes its process's pid: the old one is gone.
-      const auto former = static_cast<pid_t>(event_message(pid));
-      if (former != pid) exited(former, 0);
-      const std::string exe = exe_of(pid);
-      if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
-      if (!exe.empty() && matches(ExecMatch{pid, exe})) return ExecMatch{pid, exe};
+      auto m = execd(pid);
+      if (m && matches(*m)) return m;
       go_on(0);
       return std::nullopt;
     }
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-    case PTRACE_EVENT_CLONE: {
-      const auto child = static_cast<pid_t>(event_message(pid));
-      if (child > 0 && alive_.insert(child).second) fresh_.insert(child);
+    case PTRACE_EVENT_CLONE:
+      add_child(pid);
       go_on(0);
       return std::nullopt;
-    }
     case PTRACE_EVENT_STOP:
       // A stop signal's group-stop: it stays stopped as it would untraced,
       // until a SIGCONT. Else an interruption of ours: on with it.
@@ -193,6 +190,27 @@ void ExecFollower::exited(pid_t pid, int status) {
   fresh_.erase(pid);
   resume_.erase(pid);
   if (pid == top_) top_status_ = status;
+}
+
+// `pid` stopped just after an exec: the thread that exec'd, if not the
+// leader, took the process's pid (the old one is gone); the program is
+// noted. nullopt when the process is gone already.
+std::optional<ExecMatch> ExecFollower::execd(pid_t pid) {
+  const auto former = static_cast<pid_t>(event_message(pid));
+  if (former != pid) exited(former, 0);
+  const std::string exe = exe_of(pid);
+  if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
+  if (exe.empty()) return std::nullopt;
+  return ExecMatch{pid, exe};
+}
+
+// `pid` stopped at a fork, vfork or clone event: the new thread or process
+// is followed, its first stop awaited (fresh_). Returns it when it is new.
+pid_t ExecFollower::add_child(pid_t pid) {
+  const auto child = static_cast<pid_t>(event_message(pid));
+  if (child <= 0 || !alive_.insert(child).second) return 0;
+  fresh_.insert(child);
+  return child;
 }
 
 // Every followed process stopped where it is, each with the signal it was
@@ -223,18 +241,10 @@ void ExecFollower::stop_all() {
     if (event == PTRACE_EVENT_EXEC) {
       // Another process's exec, just before the match: its program must
       // be probed too before it runs (with --follow-forks), so it is held.
-      const auto former = static_cast<pid_t>(event_message(pid));
-      if (former != pid) exited(former, 0);
-      const std::string exe = exe_of(pid);
-      if (std::find(ran_.begin(), ran_.end(), exe) == ran_.end()) ran_.push_back(exe);
-      if (!exe.empty()) held_execs_.push_back(ExecMatch{pid, exe});
+      if (auto m = execd(pid)) held_execs_.push_back(*m);
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
-      const auto child = static_cast<pid_t>(event_message(pid));
-      if (child > 0 && alive_.insert(child).second) {
-        fresh_.insert(child);
-        waiting.insert(child);
-      }
+      if (const pid_t child = add_child(pid)) waiting.insert(child);
     }
     // A signal-delivery stop keeps its signal; any other stop resumes
     // with none (a group-stop stays one after the detach).
@@ -285,6 +295,52 @@ std::vector<pid_t> ExecFollower::processes() const {
   std::set<pid_t> tgids;
   for (pid_t p : alive_) tgids.insert(tgid_of(p));
   return {tgids.begin(), tgids.end()};
+}
+
+void ExecFollower::outlive_atrace() {
+  options_ &= ~static_cast<unsigned long>(PTRACE_O_EXITKILL);
+  for (const auto& [pid, sig] : resume_) trace_request(PTRACE_SETOPTIONS, pid, options_);
+}
+
+void ExecFollower::adopted(pid_t tid) {
+  fresh_.erase(tid);
+  resume_.erase(tid);
+  alive_.insert(tid);
+}
+
+void ExecFollower::noted(pid_t tid, int status) {
+  if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    exited(tid, status);
+    return;
+  }
+  if (!WIFSTOPPED(status)) return;
+  switch (status >> 16) {
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE: add_child(tid); break;
+    case PTRACE_EVENT_EXEC:
+      // Held for handle_events(), which probes the new program before it
+      // runs; gone already: nothing to hold.
+      if (auto m = execd(tid)) {
+        resume_[m->pid] = 0;
+        held_execs_.push_back(*m);
+      } else {
+        trace_request(PTRACE_CONT, tid);
+      }
+      break;
+    case PTRACE_EVENT_STOP:
+      if (fresh_.erase(tid) || !alive_.count(tid)) alive_.insert(tid);
+      break;
+    default: break;
+  }
+}
+
+void ExecFollower::other(pid_t tid, int status) {
+  in_stop_ = true;
+  // Never a match: an exec is held for handle_events().
+  if (auto m = on_event(tid, status, [](const ExecMatch&) { return true; }))
+    held_execs_.push_back(*m);
+  in_stop_ = false;
 }
 
 void ExecFollower::hand_over(pid_t pid) {

@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "fastpath/inject/tracer.h"
+
 namespace atrace {
 
 class StopSignals;
@@ -41,7 +43,10 @@ struct ExecMatch {
   std::string exe;  // the program (/proc/PID/exe)
 };
 
-class ExecFollower {
+// The followed processes' tracer too for the fast path's stops
+// (fastpath/inject/tracer.h): with --fast-path --follow-forks, atrace
+// patches a process it follows without another tracer.
+class ExecFollower : public fastpath::Tracer {
  public:
   // Takes the held target `top` (before Target::release(); TargetError
   // when the kernel refuses). With `forks`, its children are followed too
@@ -53,7 +58,7 @@ class ExecFollower {
   ExecFollower(pid_t top, bool forks, bool die_with_atrace = false);
   ExecFollower(const ExecFollower&) = delete;
   ExecFollower& operator=(const ExecFollower&) = delete;
-  ~ExecFollower();  // release(): no followed process is ever left stopped
+  ~ExecFollower() override;  // release(): no followed process is ever left stopped
 
   // Runs the command until `matches` is true for a program a followed
   // process exec'd (the process stopped at its exec, the program's path): every followed process is
@@ -95,14 +100,37 @@ class ExecFollower {
   // since.
   void handle_events(const std::function<void(const ExecMatch&)>& on_exec);
 
+  // A process forked by a followed one, at its first stop (before its
+  // first instruction), is handed to `take` before it goes on:
+  // --fast-path gives a fork child of the patched program its ring there
+  // (record/fast_path.h). `take` returns whether it let the child go on
+  // itself; else it goes on here. Not while a stop of the fast path's
+  // waits (other()): that child goes on, taken later by its fork event.
+  void on_fork(std::function<bool(pid_t)> take) { on_fork_ = std::move(take); }
+  // From here on a killed atrace leaves every followed process running,
+  // untraced (no PTRACE_O_EXITKILL): set on those stopped now (every one
+  // after run() found a match), and on the others as a stop lets them go.
+  void outlive_atrace();
+
+  // fastpath::Tracer
+  unsigned long options() const override { return options_; }
+  void adopted(pid_t tid) override;
+  void noted(pid_t tid, int status) override;
+  void other(pid_t tid, int status) override;
+
  private:
   std::optional<ExecMatch> on_event(pid_t pid, int status,
                                     const std::function<bool(const ExecMatch&)>& matches);
   void stop_all();
   void exited(pid_t pid, int status);
+  std::optional<ExecMatch> execd(pid_t pid);
+  pid_t add_child(pid_t pid);
 
   pid_t top_;
   bool forks_;
+  unsigned long options_;
+  std::function<bool(pid_t)> on_fork_;
+  bool in_stop_ = false;  // other(): a stop of the fast path's is waiting
   bool released_ = false;
   int interrupted_ = 0;
   std::set<pid_t> alive_;        // followed threads and processes, not ended

@@ -172,6 +172,11 @@ struct ForkChild {
   bool writers_gone = false;
   bool installed = false;  // its code is patched and the ring ours: undone at the end
   bool done = false;       // gone and read to the end: its lanes unmapped here
+  // What its process did last, as the kernel's events say: an exec (the
+  // program it runs is not patched), its end. Decoded as late as the end
+  // of the recording, after the uninstall found it gone.
+  bool execd = false;
+  bool exited = false;
 };
 
 }  // namespace
@@ -214,11 +219,16 @@ struct FastPath::State {
   std::set<pid_t> followed;    // the process and the children it and they forked
   std::vector<pid_t> pending;  // forked, not yet given a ring
   std::vector<std::unique_ptr<ForkChild>> children;
+  // The processes' tracer when atrace follows a launched command
+  // (fastpath/inject/tracer.h): every stop goes through it.
+  fp::Tracer* tracer = nullptr;
+  std::set<pid_t> ringed_at_fork;  // by forked(), their fork events not decoded yet
 
   void to_events(std::vector<formats::Event>& out, std::vector<fp::FastRecord>& records,
                  fp::ThreadPointerMap& threads, pid_t pid);
   std::vector<fp::FastRecord> restore_returns(fp::StoppedProcess& process);
-  void adopt(pid_t child);
+  bool ringed(pid_t child) const;
+  void adopt(pid_t child, bool held);
   void note_uretprobe();
   void note_threads(fp::StoppedProcess& process);
   void drain_child(ForkChild& c, std::vector<formats::Event>& out);
@@ -309,7 +319,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
 
   try {
     std::optional<fp::StoppedProcess> own;
-    fp::StoppedProcess& process = held ? *held : own.emplace(pid);
+    fp::StoppedProcess& process = held ? *held : own.emplace(pid, s_->tracer);
     fp::RemoteSyscall sys(process);
     auto ring = fp::RemoteRegion::map_anywhere(sys, s_->layout.total_bytes, PROT_READ | PROT_WRITE,
                                                "atrace-ring");
@@ -497,9 +507,21 @@ FastPath::~FastPath() {
 const std::vector<uint32_t>& FastPath::patched() const { return s_->patched; }
 const std::vector<FastPathRefusal>& FastPath::refused() const { return s_->refused; }
 
-void FastPath::follow_forks() {
+void FastPath::follow_forks(fp::Tracer* tracer) {
   s_->follow_forks = true;
+  s_->tracer = tracer;
   s_->followed.insert(s_->pid);
+}
+
+bool FastPath::forked(pid_t child) {
+  if (!s_->follow_forks || !s_->installed || !s_->tracer || s_->ringed(child) ||
+      !maps_lanes_at(child, s_->ring_address + s_->layout.lanes_offset))
+    return false;
+  s_->followed.insert(child);
+  s_->adopt(child, true);
+  // Its fork event, decoded later, queues it again: taken already.
+  s_->ringed_at_fork.insert(child);
+  return true;
 }
 
 void FastPath::on_kernel_event(const formats::Event& ev) {
@@ -524,7 +546,8 @@ void FastPath::on_kernel_event(const formats::Event& ev) {
     // The exec took the child's copy of the code and of the ring: nothing
     // writes its lanes any more, nothing is left to undo there.
     for (auto& c : s_->children) {
-      if (c->pid != pid || !c->installed) continue;
+      if (c->pid != pid || c->execd || c->exited) continue;
+      c->execd = true;
       c->writers_gone = true;
       c->installed = false;
       s_->stats.children_execd++;
@@ -535,8 +558,12 @@ void FastPath::on_kernel_event(const formats::Event& ev) {
   if (ev.kind == formats::EventKind::ProcExit && pid != s_->pid) {
     // Its last thread is gone: nothing writes its lanes, nothing to undo;
     // they are read to the end and given back (drain_child).
-    for (auto& c : s_->children)
-      if (c->pid == pid) c->writers_gone = true, c->installed = false;
+    for (auto& c : s_->children) {
+      if (c->pid != pid || c->exited) continue;
+      c->exited = true;
+      c->writers_gone = true;
+      c->installed = false;
+    }
     s_->followed.erase(pid);
     return;
   }
@@ -568,7 +595,17 @@ void FastPath::on_kernel_event(const formats::Event& ev) {
 // the fork). A child that shares its parent's memory (vfork: its header
 // is the parent's, gate 1) is not given one: its calls are the parent
 // thread's until its exec or _exit (docs/fast-path.md).
-void FastPath::State::adopt(pid_t child) {
+// Given a ring already, and still writing it (a pid is used again once
+// its process is gone).
+bool FastPath::State::ringed(pid_t child) const {
+  return std::any_of(children.begin(), children.end(),
+                     [child](const auto& c) { return c->pid == child && !c->writers_gone; });
+}
+
+void FastPath::State::adopt(pid_t child, bool held) {
+  // Given its ring at its first stop already (FastPath::forked), before
+  // its fork event was decoded (it may have exec'd or ended since).
+  if (ringed_at_fork.erase(child) || ringed(child)) return;
   auto c = std::make_unique<ForkChild>();
   c->pid = child;
   const uint64_t lanes_at = ring_address + layout.lanes_offset;
@@ -578,7 +615,9 @@ void FastPath::State::adopt(pid_t child) {
       stats.child_refusal = "process " + std::to_string(child) + ": " + why;
   };
   try {
-    fp::StoppedProcess process(child);
+    std::optional<fp::StoppedProcess> own;
+    fp::StoppedProcess& process =
+        held ? own.emplace(child, child, tracer) : own.emplace(child, tracer);
     fp::ProcessMemory mem(child);
     fp::RingHeader header{};
     mem.read(ring_address, std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
@@ -646,7 +685,7 @@ void FastPath::State::uninstall_child(ForkChild& c) {
   if (!c.installed) return;
   c.installed = false;
   try {
-    fp::StoppedProcess process(c.pid);
+    fp::StoppedProcess process(c.pid, tracer);
     fp::RingHeader header{};
     fp::ProcessMemory(c.pid).read(ring_address,
                                   std::as_writable_bytes(std::span<fp::RingHeader>(&header, 1)));
@@ -715,7 +754,7 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   // Children forked since the last drain (their fork events were decoded
   // before this): a ring each, before their lanes are read.
   if (s_->installed)
-    for (pid_t child : std::exchange(s_->pending, {})) s_->adopt(child);
+    for (pid_t child : std::exchange(s_->pending, {})) s_->adopt(child, false);
   // Local memory: a drain cannot fail, and the lanes outlive the process.
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
   take_left_at_undo(s_->writers_gone, *s_->reader, s_->left_at_undo, s_->records);
@@ -789,7 +828,7 @@ void FastPath::uninstall() {
   if (!s_->installed) return;
   s_->installed = false;
   try {
-    fp::StoppedProcess process(s_->pid);
+    fp::StoppedProcess process(s_->pid, s_->tracer);
     if (s_->hot) {
       // The functions off; the unwinders' entries stay patched while the
       // guard probes their trampolines (uninstall_unwinders).
@@ -829,7 +868,7 @@ std::string FastPath::uninstall_unwinders() {
   if (!s_->unwinders_left) return {};
   s_->unwinders_left = false;
   try {
-    fp::StoppedProcess process(s_->pid);
+    fp::StoppedProcess process(s_->pid, s_->tracer);
     s_->patch->undo(process, s_->code_ranges, kUndoRetries);
     process.release();
   } catch (const fp::ProcessGone&) {
@@ -962,7 +1001,7 @@ const std::string& FastPath::unwinder_refusal() const { return s_->unwinder_refu
 FastPathSwitch FastPath::set_enabled(const std::vector<uint32_t>& ids, bool on,
                                      fp::RetryPolicy policy) {
   try {
-    fp::StoppedProcess process(s_->pid);
+    fp::StoppedProcess process(s_->pid, s_->tracer);
     FastPathSwitch out = set_enabled(process, ids, on, policy);
     process.release();
     out.held_ns = static_cast<uint64_t>(process.times().held.count());

@@ -40,7 +40,8 @@ namespace atrace {
 
 namespace fastpath {
 class StoppedProcess;
-}
+class Tracer;
+}  // namespace fastpath
 
 // How often the drain loop reads the ring while the fast path is on: the
 // lanes are read while the program runs, so that what is left when it
@@ -144,7 +145,15 @@ class FastPath {
   void on_kernel_event(const formats::Event& ev);
   // Fork children get their own ring and are recorded (--follow-forks).
   // Call from the thread that drains: the children are stopped there.
-  void follow_forks();
+  // `tracer`: atrace follows the processes already (a launched command,
+  // record/exec_follow.h); every stop of this object's goes through it.
+  void follow_forks(fastpath::Tracer* tracer = nullptr);
+  // With a tracer: a process a followed one forked, held by the caller at
+  // its first stop. A fork child of the patched program (it maps the
+  // lanes) is given its ring there, before its first instruction: none of
+  // its calls goes uncounted. Returns whether it was (it is let go then);
+  // false: not one of the patched program's, the caller lets it go.
+  bool forked(pid_t child);
   // The records written since the last drain, as events: at most
   // kFastPathDrainBatch a lane.
   void drain(std::vector<formats::Event>& out);

@@ -336,18 +336,13 @@ void Recorder::check_request() {
   if (opts_.fast_path_hot && opts_.follow_forks)
     throw RecordError(
         "--fast-path=hot: one process so far: not with --follow-forks (docs/fast-path.md)");
-  // --follow-forks with -p PID: the fork children get rings of their own
-  // (fast_path.cpp, "Fork children"). A launched command followed through
-  // forks has atrace's exec_follow thread for its tracer the whole
-  // recording, and a process has one tracer.
+  // --follow-forks: the fork children get rings of their own (fast_path.cpp,
+  // "Fork children"); a launched command's through atrace's follower, its
+  // tracer the whole recording (fastpath/inject/tracer.h).
   if (opts_.fast_path && (traced_pids(opts_).size() > 1 || cgroup_))
     throw RecordError(
         "--fast-path: only for one process so far (-p PID or a launched command): not with "
         "several processes or --cgroup (docs/fast-path.md)");
-  if (opts_.fast_path && follows_tree())
-    throw RecordError(
-        "--fast-path --follow-forks: only with -p PID so far, not with a launched command "
-        "(atrace is its tracer through the whole recording; docs/fast-path.md)");
   // Before any thread of atrace's starts: they inherit it (exec_follow.h).
   if (follows_tree()) block_child_signals();
 }
@@ -626,13 +621,22 @@ void Recorder::start(const ProbeCost& cost) {
 // the libraries' constructors) is not recorded. A failure kills the
 // command: it does not run on untraced for a recording that failed before
 // it began.
+//
+// With --follow-forks the follower stays the tracer of every process of
+// the command, this one included once patched: the others wait, held,
+// until it is, so that a fork child of the program gets its ring at its
+// first stop (FastPath::forked), and an atrace killed from then on leaves
+// them all running (ExecFollower::outlive_atrace).
 void Recorder::install_at_entry() {
   const pid_t pid = run_.followed->pid;
+  const bool tree = follows_tree();
   EntryStop entry(pid);
   run_.follower->hand_over(pid);
-  run_.follower->release();  // any other process the command had started
+  if (!tree) run_.follower->release();  // any other process the command had started
   entry.run(stop_);
-  std::unique_ptr<fastpath::StoppedProcess> process = entry.stopped();
+  if (tree) run_.follower->outlive_atrace();
+  std::unique_ptr<fastpath::StoppedProcess> process =
+      entry.stopped(tree ? run_.follower.get() : nullptr);
   try {
     const uint64_t start = now_ns(CLOCK_MONOTONIC);
     auto table = install_fast_path(at_entry_, pid, process.get());
@@ -642,6 +646,9 @@ void Recorder::install_at_entry() {
     kill(pid, SIGKILL);
     throw;
   }
+  if (!tree) return;
+  run_.follower->on_fork([this](pid_t child) { return fast_->forked(child); });
+  run_.follower->keep_following();
 }
 
 // Return probes made exception-safe (record/unwind_guard.h), loaded
@@ -755,7 +762,7 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
   fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, opts_.fast_path_lane_slots,
                                      held);
-  if (opts_.follow_forks) fast_->follow_forks();
+  if (opts_.follow_forks) fast_->follow_forks(follows_tree() ? run_.follower.get() : nullptr);
   std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
   std::vector<formats::ProbeInfo> table;
   for (const auto& s : sites) {
@@ -1312,6 +1319,8 @@ void Recorder::on_exec(const ExecMatch& m) {
 // it ended while followed, was reaped there (its status kept for run()).
 void Recorder::release_tree() {
   if (!run_.follower || !follows_tree()) return;
+  // The fast path's undo stops the processes through their tracer.
+  if (fast_) fast_->uninstall();
   run_.follower->release();
   if (auto status = run_.follower->top_status()) run_.target->reaped(*status);
 }

@@ -88,30 +88,18 @@ void check_untraced(pid_t pid) {
   std::string head = "cannot stop process " + std::to_string(pid) + " to patch it: ";
   if (access(("/proc/self/task/" + std::to_string(tracer)).c_str(), F_OK) == 0)
     throw AlreadyTraced(head +
-                        "atrace itself is its tracer (it follows the command's execs and forks); "
-                        "the fast path cannot be used together with --follow-forks");
+                        "atrace itself is its tracer (it follows the command's execs and forks): "
+                        "stopped without its tracer (fastpath/inject/tracer.h)");
+  const std::string comm = comm_of(tracer);
+  if (comm == "atrace")
+    throw AlreadyTraced(head + "another atrace (process " + std::to_string(tracer) +
+                        ") follows it through its forks, and a process has one tracer");
   throw AlreadyTraced(head + "it is already traced by process " + std::to_string(tracer) + " (" +
-                      comm_of(tracer) + "); a process has one tracer: detach the debugger first");
+                      comm + "); a process has one tracer: detach the debugger first");
 }
 
-enum class Waited { Stopped, Gone };
-
-// Waits for the interrupt stop of `tid`, passing on any signal it was
-// about to take (see the header).
-Waited wait_for_stop(pid_t pid, pid_t tid, unsigned& signals_passed) {
-  for (;;) {
-    std::optional<int> status = wait_traced(pid, tid, std::chrono::seconds(5));
-    if (!status || WIFEXITED(*status) || WIFSIGNALED(*status)) return Waited::Gone;
-    if (!WIFSTOPPED(*status)) continue;
-    int event = *status >> 16;
-    if (event == PTRACE_EVENT_STOP) return Waited::Stopped;
-    // A signal-delivery-stop: deliver it as the kernel would have; the
-    // pending interrupt stops the thread again before its next instruction.
-    int sig = event == 0 ? WSTOPSIG(*status) : 0;
-    if (sig != 0) ++signals_passed;
-    if (trace(PTRACE_CONT, tid, static_cast<unsigned long>(sig)) < 0 && errno == ESRCH)
-      return Waited::Gone;
-  }
+bool is_stop_signal(int sig) {
+  return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
 // PTRACE_DETACH needs a stopped tracee: a thread seized but not stopped yet
@@ -155,16 +143,17 @@ bool StoppedThread::restarting_syscall() const {
          rax == -kErestartRestartBlock;
 }
 
-StoppedProcess::StoppedProcess(pid_t pid) : pid_(pid), owner_(gettid()) {
+StoppedProcess::StoppedProcess(pid_t pid, Tracer* tracer)
+    : pid_(pid), owner_(gettid()), tracer_(tracer) {
   if (pid <= 0) throw std::invalid_argument("StoppedProcess: bad pid");
   if (access(proc_path(pid, "task").c_str(), F_OK) != 0)
     throw ProcessGone("no process with pid " + std::to_string(pid));
-  check_untraced(pid);
+  if (!tracer_) check_untraced(pid);
   stop_all();
 }
 
-StoppedProcess::StoppedProcess(pid_t pid, pid_t held)
-    : pid_(pid), owner_(gettid()), adopted_(held) {
+StoppedProcess::StoppedProcess(pid_t pid, pid_t held, Tracer* tracer)
+    : pid_(pid), owner_(gettid()), adopted_(held), tracer_(tracer) {
   if (pid <= 0 || held <= 0) throw std::invalid_argument("StoppedProcess: bad pid");
   stop_all();
 }
@@ -189,32 +178,22 @@ void StoppedProcess::stop_all() {
   if (const pid_t held = std::exchange(adopted_, 0)) {
     known.insert(held);
     threads_.push_back(StoppedThread{held, {}});
+    if (tracer_) tracer_->adopted(held);
   }
   try {
     for (;;) {
       ++times_.rounds;
-      std::vector<pid_t> seized;
+      std::vector<pid_t> taken;
       for (pid_t tid : list_threads(pid_)) {
         if (known.count(tid)) continue;
         known.insert(tid);
-        if (trace(PTRACE_SEIZE, tid) < 0) {
-          int err = errno;
-          if (err == ESRCH) continue;  // ended since the listing
-          char state = thread_state(pid_, tid);
-          if (state == 'Z' || state == 'X' || state == 0) continue;  // an exited leader
-          check_untraced(pid_);
-          throw InjectError(errno_message("cannot stop thread " + std::to_string(tid) +
-                                              " of process " + std::to_string(pid_) +
-                                              " (ptrace seize)",
-                                          err));
-        }
+        if (!take_thread(tid)) continue;
         threads_.push_back(StoppedThread{tid, {}});
-        trace(PTRACE_INTERRUPT, tid);  // ESRCH: it ended, its wait says so
-        seized.push_back(tid);
+        taken.push_back(tid);
       }
-      if (seized.empty()) break;
-      for (pid_t tid : seized)
-        if (wait_for_stop(pid_, tid, times_.signals_passed) == Waited::Gone) gone.insert(tid);
+      if (taken.empty()) break;
+      for (pid_t tid : taken)
+        if (wait_for_stop(tid) == Waited::Gone) gone.insert(tid);
     }
     std::erase_if(threads_, [&](const StoppedThread& t) { return gone.count(t.tid) != 0; });
     if (threads_.empty()) throw ProcessGone("process " + std::to_string(pid_) + " ended");
@@ -227,6 +206,100 @@ void StoppedProcess::stop_all() {
     throw;
   }
   times_.to_stop = Clock::now() - start_;
+}
+
+// Seizes `tid` and asks it to stop (PTRACE_INTERRUPT); with a tracer, it
+// is the tracer's already (PTRACE_O_TRACECLONE): only asked, unless it is
+// a thread no clone event made traced (one a library constructor started
+// while the caller held the process with other options). False when it
+// ended since the listing.
+bool StoppedProcess::take_thread(pid_t tid) {
+  if (tracer_ && trace(PTRACE_INTERRUPT, tid) == 0) return true;
+  const unsigned long options = tracer_ ? tracer_->options() : 0;
+  if (trace(PTRACE_SEIZE, tid, options) < 0) {
+    int err = errno;
+    if (err == ESRCH) return false;  // ended since the listing
+    char state = thread_state(pid_, tid);
+    if (state == 'Z' || state == 'X' || state == 0) return false;  // an exited leader
+    if (!tracer_) check_untraced(pid_);
+    throw InjectError(errno_message("cannot stop thread " + std::to_string(tid) + " of process " +
+                                        std::to_string(pid_) + " (ptrace seize)",
+                                    err));
+  }
+  if (tracer_) tracer_->adopted(tid);
+  trace(PTRACE_INTERRUPT, tid);  // ESRCH: it ended, its wait says so
+  return true;
+}
+
+// The next wait status of `tid`, as wait_traced() gives it. With a tracer,
+// every traced process's statuses come through the one wait (a vfork
+// child must be let go for its parent to reach its stop): another thread
+// of this stop's is kept for its own wait, anything else is the tracer's.
+std::optional<int> StoppedProcess::wait_thread(pid_t tid, std::chrono::milliseconds timeout) {
+  if (!tracer_) return wait_traced(pid_, tid, timeout);
+  if (auto it = early_.find(tid); it != early_.end()) {
+    const int status = it->second;
+    early_.erase(it);
+    return status;
+  }
+  const auto deadline = Clock::now() + timeout;
+  auto ours = [this](pid_t t) {
+    return std::any_of(threads_.begin(), threads_.end(),
+                       [t](const StoppedThread& s) { return s.tid == t; });
+  };
+  for (unsigned idle = 0;; ++idle) {
+    int status = 0;
+    const pid_t got = waitpid(-1, &status, __WALL | WNOHANG);
+    if (got == tid) return status;
+    if (got > 0) {
+      if (ours(got)) early_[got] = status;
+      else tracer_->other(got, status);
+      idle = 0;
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return std::nullopt;  // ECHILD: nothing of atrace's left to wait for
+    if (idle < 32) {
+      sched_yield();
+      continue;
+    }
+    if (idle % 64 == 0) {
+      const char state = thread_state(pid_, tid);
+      if (state == 0 || state == 'Z' || state == 'X') return std::nullopt;
+      if (Clock::now() > deadline)
+        throw InjectError("thread " + std::to_string(tid) + " of process " + std::to_string(pid_) +
+                          " did not stop within " + std::to_string(timeout.count()) +
+                          " ms (state " + std::string(1, state) + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// Waits for the interrupt stop of `tid`, passing on any signal it was
+// about to take (see the header). With a tracer, the events on the way
+// are noted there: a fork's child is followed, an exec or an end gives
+// the thread up (the exec'd process is the tracer's to hold).
+StoppedProcess::Waited StoppedProcess::wait_for_stop(pid_t tid) {
+  for (;;) {
+    std::optional<int> status = wait_thread(tid, std::chrono::seconds(5));
+    if (!status) return Waited::Gone;
+    const bool ended = WIFEXITED(*status) || WIFSIGNALED(*status);
+    const int event = *status >> 16;
+    if (tracer_ && (ended || event != 0)) tracer_->noted(tid, *status);
+    if (ended) return Waited::Gone;
+    if (!WIFSTOPPED(*status)) continue;
+    if (event == PTRACE_EVENT_STOP) {
+      if (tracer_ && is_stop_signal(WSTOPSIG(*status))) group_stopped_.insert(tid);
+      return Waited::Stopped;
+    }
+    if (tracer_ && event == PTRACE_EVENT_EXEC) return Waited::Gone;
+    // A signal-delivery-stop: deliver it as the kernel would have; the
+    // pending interrupt stops the thread again before its next instruction.
+    int sig = event == 0 ? WSTOPSIG(*status) : 0;
+    if (sig != 0) ++times_.signals_passed;
+    if (trace(PTRACE_CONT, tid, static_cast<unsigned long>(sig)) < 0 && errno == ESRCH)
+      return Waited::Gone;
+  }
 }
 
 // A few blocking calls fail with EINTR when their thread is stopped, even
@@ -306,11 +379,11 @@ bool StoppedProcess::step(StoppedThread& t) {
     if (trace(PTRACE_SINGLESTEP, t.tid, static_cast<unsigned long>(sig)) < 0) return false;
     std::optional<int> stopped;
     try {
-      stopped = wait_traced(pid_, t.tid, kStepWait);
+      stopped = wait_thread(t.tid, kStepWait);
     } catch (const InjectError&) {
       // Blocked: held again where it waits, not stepped.
       if (trace(PTRACE_INTERRUPT, t.tid, 0) < 0) return false;
-      stopped = wait_traced(pid_, t.tid, std::chrono::milliseconds(1000));
+      stopped = wait_thread(t.tid, std::chrono::milliseconds(1000));
       if (!stopped || !WIFSTOPPED(*stopped)) return false;
       if ((*stopped >> 16) == PTRACE_EVENT_STOP) take_step_trap(pid_, t.tid);
       refresh(t);
@@ -345,7 +418,15 @@ void StoppedProcess::release() noexcept {
     rt.sched_priority = 1;
     bool realtime = policy >= 0 && sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
     auto detaching = Clock::now();
-    for (const StoppedThread& t : threads_) detach(pid_, t.tid);
+    if (tracer_) {
+      // What was waited for a thread of this stop and not taken: the
+      // tracer's now, as if this stop had not been.
+      for (const auto& [tid, status] : std::exchange(early_, {})) tracer_->other(tid, status);
+      for (const StoppedThread& t : threads_) let_go(t.tid);
+      group_stopped_.clear();
+    } else {
+      for (const StoppedThread& t : threads_) detach(pid_, t.tid);
+    }
     // Measured before atrace gives up its priority (the threads it woke
     // may then run first): from here on, every thread of the program runs.
     auto released = Clock::now();
@@ -354,6 +435,17 @@ void StoppedProcess::release() noexcept {
     if (realtime) sched_setscheduler(0, policy, &old);
   }
   boost_.reset();
+}
+
+// With a tracer: the thread goes on traced, with the tracer's options;
+// one that was in a group-stop goes back to it (PTRACE_LISTEN: it stays
+// stopped until a SIGCONT, as untraced). Not stopped (an error cut the
+// stop short before its wait): its interrupt stop comes later, to the
+// tracer, which lets it go.
+void StoppedProcess::let_go(pid_t tid) noexcept {
+  trace(PTRACE_SETOPTIONS, tid, tracer_->options());
+  if (group_stopped_.count(tid)) trace(PTRACE_LISTEN, tid);
+  else trace(PTRACE_CONT, tid, 0);
 }
 
 void StoppedProcess::restop(std::chrono::microseconds run) {

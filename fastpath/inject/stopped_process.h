@@ -26,13 +26,13 @@
 //
 // Ptrace requests are only accepted from the thread that seized the
 // process, so every method must be called from the thread that made this
-// object (checked). Launch mode: atrace is the tracer of the launched
-// command only while record/exec_follow.h follows it through its execs;
-// with --follow-forks it stays the tracer for the whole recording, from
-// another thread. A process traced by anyone, atrace included, is refused
-// here with a clear InjectError (AlreadyTraced): the fast path is set up
-// after ExecFollower::release(), and is not available together with
-// --follow-forks (docs/fast-path.md, "Injection").
+// object (checked). A process traced by anyone else (gdb, strace, another
+// atrace) is refused with a clear InjectError (AlreadyTraced). One that
+// atrace's calling thread traces already (a launched command followed
+// through its forks with --follow-forks, record/exec_follow.h) is stopped
+// through its tracer (tracer.h): interrupted, not seized; continued, not
+// detached; the wait statuses that are not the stop's (a fork event,
+// another followed process's exec) handed to the tracer.
 #pragma once
 
 #include <sys/types.h>
@@ -40,10 +40,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "fastpath/inject/inject_error.h"
+#include "fastpath/inject/tracer.h"
 
 namespace atrace::fastpath {
 
@@ -74,11 +77,13 @@ class StoppedProcess {
  public:
   // Stops every thread of `pid`. Throws AlreadyTraced, ProcessGone, or
   // InjectError (permission, or a thread that does not stop within 5 s).
-  explicit StoppedProcess(pid_t pid);
+  // `tracer`: the calling thread traces the process already (tracer.h).
+  explicit StoppedProcess(pid_t pid, Tracer* tracer = nullptr);
   // The same for a process whose thread `held` the calling thread already
   // holds in an interrupt stop (PTRACE_SEIZE, then PTRACE_EVENT_STOP): it
-  // becomes one of this object's threads, released with them.
-  StoppedProcess(pid_t pid, pid_t held);
+  // becomes one of this object's threads, released with them (with a
+  // tracer: the tracer's from here on).
+  StoppedProcess(pid_t pid, pid_t held, Tracer* tracer = nullptr);
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
   ~StoppedProcess();  // release()
@@ -111,6 +116,11 @@ class StoppedProcess {
 
  private:
   void stop_all();
+  bool take_thread(pid_t tid);
+  enum class Waited { Stopped, Gone };
+  Waited wait_for_stop(pid_t tid);
+  std::optional<int> wait_thread(pid_t tid, std::chrono::milliseconds timeout);
+  void let_go(pid_t tid) noexcept;
   void restart_if_interrupted(StoppedThread& thread);
   void check_thread() const;
 
@@ -130,6 +140,12 @@ class StoppedProcess {
   pid_t pid_;
   pid_t owner_;        // the thread whose ptrace requests the kernel accepts
   pid_t adopted_ = 0;  // held already by the caller (first stop only)
+  Tracer* tracer_;     // the calling thread traces the process already, or null
+  // With a tracer: statuses waited for one thread that were another's of
+  // this stop, and the threads stopped in a group-stop (SIGSTOP ...),
+  // which go back to it (PTRACE_LISTEN), not on.
+  std::map<pid_t, int> early_;
+  std::set<pid_t> group_stopped_;
   bool held_ = false;
   std::vector<StoppedThread> threads_;
   std::chrono::steady_clock::time_point start_;

@@ -4,6 +4,10 @@
 // gives it the ring are counted and said; an exec'd child's new program is
 // not patched (said); the program computes what it computes untraced; the
 // code of every process still alive at the end is given back.
+// With a launched command (record --fast-path --follow-forks -- CMD),
+// atrace is the tracer of every process of the command: a fork child gets
+// its ring at its first stop, before its first instruction, so that every
+// call is recorded; a killed atrace leaves them all running.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "tests/integration/fixture.h"
@@ -104,6 +109,73 @@ TEST_F(FastPathForks, EachChildRecordedInItsOwnRing) {
   // So 2 in the parent, A's own and its return (2), G's and C's returns.
   EXPECT_EQ(calls_of(*rep, "forker"), 6);
   EXPECT_EQ(function_field(*rep, "forker", "unfinished"), 0);
+}
+
+// The same program launched: patched before main, each child ringed at
+// its fork's first stop (the target exits 3 from a child that finds no
+// ring of its own at its first look), every call of every process
+// recorded, A's 7 made right after the fork included.
+TEST_F(FastPathForks, LaunchedCommandChildrenRingedBeforeTheirFirstInstruction) {
+  Child reference({kTarget, "-"});
+  Result ref = reference.wait(milliseconds(30000));
+  ASSERT_TRUE(ref.exited(0)) << ref.describe();
+
+  const std::string dir = file("forks");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string out = file("forks.data");
+  Result r = run({Paths::atrace, "record", "--fast-path", "--follow-forks", "--filter=off",
+                  "--select=work,forker", "-o", out, "--", kTarget, dir, "launched"},
+                 milliseconds(60000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(r.out, ref.out);
+  unlink((dir + "/done").c_str());
+  rmdir(dir.c_str());
+  EXPECT_NE(r.err.find("3 fork children given a ring of its own"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 fork child exec'd"), std::string::npos) << r.err;
+  EXPECT_EQ(calls_before_ring(r.err), 0) << r.err;
+  EXPECT_EQ(r.err.find("no ring given"), std::string::npos) << r.err;
+
+  auto rep = report_json(out, {"--threads"});
+  ASSERT_TRUE(rep);
+  EXPECT_EQ((*rep)["lost_events"], 0);
+  EXPECT_EQ((*rep)["orphan_exits"], 0);
+  const nlohmann::json* work = find_function(*rep, "work");
+  ASSERT_NE(work, nullptr) << function_names(*rep);
+  std::multiset<long long> per_process;
+  for (const auto& th : (*work)["per_thread"]) {
+    per_process.insert(th["calls"].get<long long>());
+    EXPECT_EQ(th["unfinished"], 0) << th.dump();
+  }
+  // The parent, A (7 + 200), G, C (its exec'd program's 60: not patched).
+  EXPECT_EQ(per_process, (std::multiset<long long>{100, 207, 300, 50}))
+      << (*work)["per_thread"].dump();
+  EXPECT_EQ(calls_of(*rep, "forker"), 6);
+  EXPECT_EQ(function_field(*rep, "forker", "unfinished"), 0);
+}
+
+// atrace killed (SIGKILL) while it follows a patched bash and its
+// subshells: the script runs to its end and prints what it prints
+// untraced; no process is left stopped or killed with atrace.
+TEST_F(FastPathForks, KilledAtraceLeavesTheLaunchedTreeRunning) {
+  const std::string script =
+      "echo started; sleep 0.5; for i in 1 2 3 4 5; do (echo sub $i; exit $i); echo st $?; "
+      "done; echo $(echo nested) end";
+  Child untraced({"/bin/bash", "-c", script});
+  Result ref = untraced.wait(milliseconds(30000));
+  ASSERT_TRUE(ref.exited(0)) << ref.describe();
+
+  Child atrace({Paths::atrace, "record", "--fast-path", "--follow-forks", "--select=libc.so.6:*",
+                "-o", file("killed.data"), "--", "/bin/bash", "-c", script});
+  // bash runs its first line only once patched (launch mode: at its entry).
+  ASSERT_TRUE(atrace.wait_for_line("started", milliseconds(60000)))
+      << atrace.wait(milliseconds(5000)).describe();
+  atrace.signal(SIGKILL);
+  // bash writes on into the pipe atrace's test holds, to its last line.
+  EXPECT_TRUE(atrace.wait_for_line("nested end", milliseconds(30000))) << atrace.out();
+  Result r = atrace.wait(milliseconds(30000));
+  EXPECT_EQ(r.term_signal, SIGKILL) << r.describe();
+  EXPECT_FALSE(r.timed_out) << r.describe();
+  EXPECT_EQ(r.out, ref.out);
 }
 
 }  // namespace

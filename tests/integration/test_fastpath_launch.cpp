@@ -125,14 +125,5 @@ TEST_F(FastPathLaunch, SelectedUnwinderEntryKeepsItsOwnPatch) {
   EXPECT_NE(r.err.find("--fast-path: 1 function patched"), std::string::npos) << r.err;
 }
 
-// What the fast path does not do yet is refused in one line.
-TEST_F(FastPathLaunch, FollowForksRefusedInOneLine) {
-  Result r = run({Paths::atrace, "record", "--fast-path", "--follow-forks", "--select=work", "-o",
-                  file("ff.atrace"), "--", kTarget, "-"});
-  const std::string line = expect_one_error_line(r);
-  EXPECT_NE(line.find("--fast-path"), std::string::npos) << line;
-  EXPECT_NE(line.find("--follow-forks"), std::string::npos) << line;
-}
-
 }  // namespace
 }  // namespace atrace::it
