@@ -87,7 +87,15 @@ void TscClock::add(const ClockPair& p) {
   }
   anchors_.push_back(a);
   widest_ = std::max(widest_, p.after - p.before);
-  while (anchors_.size() > 2 && anchors_.back().ns - anchors_[1].ns >= keep_ns_)
+  forget_old();
+}
+
+// The oldest anchor goes once the segment after it ends `keep_ns` before
+// the newest anchor and before the oldest time stamp still to come.
+void TscClock::forget_old() {
+  const uint64_t until =
+      hold_tsc_ == UINT64_MAX ? anchors_.back().ns : std::min(anchors_.back().ns, to_ns(hold_tsc_));
+  while (anchors_.size() > 2 && until >= anchors_[1].ns && until - anchors_[1].ns >= keep_ns_)
     anchors_.pop_front();
 }
 

@@ -15,7 +15,12 @@
 // never changes: a time stamp converts the same at every drain, and two of
 // one thread keep their order. Anchors older than `keep_ns` before the
 // newest are dropped (a time stamp before the oldest kept is extrapolated
-// from the first segment: only a record that arrived that late).
+// from the first segment: only a record that arrived that late), unless
+// records still to be read need them: hold() names the oldest time stamp
+// still to come (a backlog read in batches after the process exited can
+// take longer than `keep_ns` on a loaded machine; converted with anchors
+// dropped in between, one thread's records came out of order and a call
+// read as an exit without its entry), and the window counts from there.
 //
 // Only on a TSC that ticks at one rate on every CPU, idle or not
 // (/proc/cpuinfo's constant_tsc and nonstop_tsc): tsc_refusal() says why
@@ -73,6 +78,10 @@ class TscClock {
   // CLOCK_MONOTONIC ns of a TSC reading: monotonic in `tsc`, exact at the
   // anchors (their bracket's middle). 0 until ready().
   uint64_t to_ns(uint64_t tsc) const;
+  // The oldest time stamp still to be converted (the ring reader's
+  // complete_until()): no anchor within `keep_ns` before it is dropped.
+  // UINT64_MAX, the default: none, the window counts from the newest.
+  void hold(uint64_t tsc) { hold_tsc_ = tsc; }
   // TSC ticks in `ns` nanoseconds, at the last segment's rate (the ring
   // reader's wait). 0 until ready().
   uint64_t ticks(uint64_t ns) const;
@@ -85,7 +94,10 @@ class TscClock {
     uint64_t tsc2;  // before + after: twice the bracket's middle, exactly
     uint64_t ns;
   };
+  void forget_old();
+
   uint64_t keep_ns_;
+  uint64_t hold_tsc_ = UINT64_MAX;
   std::deque<Anchor> anchors_;
   uint64_t widest_ = 0;  // the widest bracket kept, in ticks
   ConversionError error_;

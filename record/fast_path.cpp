@@ -228,6 +228,7 @@ struct FastPath::State {
                  fp::ThreadPointerMap& threads, pid_t pid);
   std::vector<fp::FastRecord> restore_returns(fp::StoppedProcess& process);
   bool ringed(pid_t child) const;
+  uint64_t complete_until() const;
   void adopt(pid_t child, bool held);
   void note_uretprobe();
   void note_threads(fp::StoppedProcess& process);
@@ -764,6 +765,10 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   s_->to_events(out, s_->records, s_->threads, s_->pid);
   for (auto& c : s_->children) s_->drain_child(*c, out);
   give_back_read_lanes(s_->writers_gone, *s_->reader, s_->pages, *s_->lanes, s_->layout);
+  // Every record still in the lanes (a backlog read in batches after the
+  // process exited) converts with the anchors it falls between: they stay
+  // through the next drain's refresh, whose records are all from here on.
+  s_->clock.hold(s_->complete_until());
 }
 
 // Every frame still hooked gets its return address back where its slot
@@ -887,10 +892,17 @@ bool FastPath::drained() const {
 
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;
-  uint64_t tsc = s_->reader->complete_until();
-  for (const auto& c : s_->children)
-    if (!c->done) tsc = std::min(tsc, c->reader->complete_until());
+  const uint64_t tsc = s_->complete_until();
   return tsc == UINT64_MAX ? UINT64_MAX : s_->clock.to_ns(tsc);
+}
+
+// The TSC up to which every lane, the children's too, was read
+// (RingReader::complete_until): the oldest time stamp still to come.
+uint64_t FastPath::State::complete_until() const {
+  uint64_t tsc = reader->complete_until();
+  for (const auto& c : children)
+    if (!c->done) tsc = std::min(tsc, c->reader->complete_until());
+  return tsc;
 }
 
 // Switching functions off and on during the recording. Off gives a

@@ -56,6 +56,32 @@ TEST(FastPathTscClock, KeepsAnchorsForItsWindowOnly) {
   EXPECT_EQ(c.to_ns(6500), 3250u);
 }
 
+// A backlog of records older than the window, read over many drains: the
+// anchors it falls between stay while it is still to come, so a time
+// stamp converts the same at the last drain as at the first. Dropped
+// (the window counted from the newest anchor alone), the stamps of the
+// backlog were extrapolated from a later segment, differently at each
+// drain: two records of one thread, 0.2 ns apart in true time and read
+// in two drains, came out 15-50 ns in the wrong order.
+TEST(FastPathTscClock, KeepsTheAnchorsOfStampsStillToCome) {
+  TscClock c(/*keep_ns=*/1000);
+  // Anchors at a rate that changes: extrapolating a later segment back
+  // over an earlier one gives another answer.
+  c.add({0, 0, 0});
+  c.add({1000, 500, 1000});
+  c.add({2000, 1100, 2000});
+  const uint64_t backlog = 1500;  // still in the lanes
+  c.hold(backlog);
+  const uint64_t first = c.to_ns(backlog);
+  for (uint64_t i = 3; i < 40; ++i) c.add({i * 1000, 1100 + (i - 2) * 500, i * 1000});
+  EXPECT_EQ(c.to_ns(backlog), first);
+  EXPECT_EQ(c.to_ns(1600), 860u);  // on the segment it falls in
+  // The backlog read: the window counts from the newest again.
+  c.hold(UINT64_MAX);
+  c.add({40000, 1100 + 38 * 500, 40000});
+  EXPECT_EQ(c.anchors(), 3u);
+}
+
 TEST(FastPathTscClock, RefusesATscThatDoesNotTickSteadily) {
   const char* good =
       "processor\t: 0\nflags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc pni\n\n"
