@@ -55,11 +55,13 @@ bool is_stop_signal(int sig) {
 
 }  // namespace
 
-EntryStop::EntryStop(pid_t pid) : pid_(pid) {
+EntryStop::EntryStop(pid_t pid, bool die_with_atrace)
+    : pid_(pid), die_with_atrace_(die_with_atrace) {
   // Exec events stay reported (an exec before the entry is an error, not a
   // silent run past it); the rest of the follower's options go until
   // stopped() (a process a library constructor forks is not followed).
-  if (trace(PTRACE_SETOPTIONS, pid_, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) != 0) {
+  const uint64_t options = PTRACE_O_TRACEEXEC | (die_with_atrace ? PTRACE_O_EXITKILL : 0);
+  if (trace(PTRACE_SETOPTIONS, pid_, 0, options) != 0) {
     handed_over_ = true;  // nothing of ours to undo
     throw TargetError("cannot hold the command at its entry point: ptrace: " +
                       base::errno_text(errno));
@@ -68,6 +70,26 @@ EntryStop::EntryStop(pid_t pid) : pid_(pid) {
 
 EntryStop::~EntryStop() {
   if (handed_over_) return;
+  if (!die_with_atrace_) {
+    // It runs on untraced, from where it is, the breakpoint gone: held
+    // first if it runs (a breakpoint's trap on the way is not delivered).
+    auto let_go = [this] {
+      return trace(PTRACE_POKEUSER, pid_, debugreg(7), 0) == 0 &&
+             trace(PTRACE_DETACH, pid_, 0, 0) == 0;
+    };
+    if (let_go() || trace(PTRACE_INTERRUPT, pid_) != 0) return;
+    for (;;) {
+      int status = 0;
+      const pid_t got = waitpid(pid_, &status, __WALL);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != pid_ || !WIFSTOPPED(status)) return;  // gone
+      if ((status >> 16) == PTRACE_EVENT_STOP) break;
+      const int sig = WSTOPSIG(status);
+      trace(PTRACE_CONT, pid_, 0, (status >> 16) == 0 && sig != SIGTRAP ? sig : 0);
+    }
+    let_go();
+    return;
+  }
   // Killed while traced and stopped: its end waits for its parent, the
   // Target, which reaps it.
   kill(pid_, SIGKILL);

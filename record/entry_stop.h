@@ -44,10 +44,13 @@ class EntryStop {
  public:
   // Takes `pid`, stopped at its PTRACE_EVENT_EXEC stop by the calling
   // thread's PTRACE_SEIZE. Throws TargetError when it is gone.
-  explicit EntryStop(pid_t pid);
+  // `die_with_atrace` false (a program a followed process exec'd, whose
+  // tree a killed atrace leaves running): no PTRACE_O_EXITKILL, and one
+  // not handed over is let go (detached) rather than killed.
+  explicit EntryStop(pid_t pid, bool die_with_atrace = true);
   EntryStop(const EntryStop&) = delete;
   EntryStop& operator=(const EntryStop&) = delete;
-  ~EntryStop();  // kills the process unless stopped() took it
+  ~EntryStop();  // kills the process unless stopped() took it (see above)
 
   // Runs the process to its entry point. Signals it gets meanwhile are
   // delivered as without atrace. Throws TargetError when it ends, execs
@@ -65,6 +68,7 @@ class EntryStop {
 
  private:
   pid_t pid_;
+  bool die_with_atrace_;
   uint64_t entry_ = 0;
   bool handed_over_ = false;
 };

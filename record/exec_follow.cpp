@@ -16,6 +16,7 @@
 #include "base/diagnostics.h"
 #include "base/unique_fd.h"
 #include "fastpath/inject/as_pointer.h"
+#include "fastpath/inject/ptrace_wait.h"
 #include "record/stop_signals.h"
 #include "record/target.h"
 
@@ -151,7 +152,15 @@ std::optional<ExecMatch> ExecFollower::on_event(
   // fork event). A new process may be taken first (on_fork()).
   if (fresh_.erase(pid) || !alive_.count(pid)) {
     alive_.insert(pid);
-    if (on_fork_ && !in_stop_ && tgid_of(pid) == pid && on_fork_(pid)) return std::nullopt;
+    if (on_fork_ && tgid_of(pid) == pid) {
+      if (!stopping_) {
+        if (on_fork_(pid)) return std::nullopt;
+      } else if (fastpath::parent_of(pid) != stopping_) {
+        resume_[pid] = 0;
+        held_forks_.push_back(pid);
+        return std::nullopt;
+      }
+    }
     go_on(0);
     return std::nullopt;
   }
@@ -270,24 +279,25 @@ void ExecFollower::keep_following() {
 
 int ExecFollower::fd() const { return signals_ ? signals_->fd() : -1; }
 
-void ExecFollower::handle_events(const std::function<void(const ExecMatch&)>& on_exec) {
+void ExecFollower::handle_events(const std::function<bool(const ExecMatch&)>& on_exec) {
   if (released_ || !signals_) return;
+  for (pid_t pid : std::exchange(held_forks_, {})) {
+    if (!resume_.erase(pid)) continue;  // gone meanwhile
+    if (!on_fork_(pid)) trace_request(PTRACE_CONT, pid);
+  }
   for (const auto& m : std::exchange(held_execs_, {})) {
-    on_exec(m);
+    if (on_exec(m)) continue;
     resume_.erase(m.pid);
     trace_request(PTRACE_CONT, m.pid, 0);
   }
   signals_->drain();
-  // Never a match: on_event() lets the process go on after on_exec.
-  auto held = [&](const ExecMatch& m) {
-    on_exec(m);
-    return false;
-  };
+  // A match is an exec on_exec took: on_event() left it to it. Any other
+  // goes on there.
   for (;;) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, __WALL | WNOHANG);
     if (pid <= 0) break;
-    on_event(pid, status, held);
+    on_event(pid, status, on_exec);
   }
 }
 
@@ -335,12 +345,16 @@ void ExecFollower::noted(pid_t tid, int status) {
   }
 }
 
-void ExecFollower::other(pid_t tid, int status) {
-  in_stop_ = true;
+void ExecFollower::other(pid_t tid, int status, pid_t stopping) {
+  stopping_ = stopping;
+  const size_t held = held_forks_.size() + held_execs_.size();
   // Never a match: an exec is held for handle_events().
   if (auto m = on_event(tid, status, [](const ExecMatch&) { return true; }))
     held_execs_.push_back(*m);
-  in_stop_ = false;
+  stopping_ = 0;
+  // Its SIGCHLD may have been read already: one more, so that the next
+  // look (fd() readable) comes at once.
+  if (held_forks_.size() + held_execs_.size() > held) kill(getpid(), SIGCHLD);
 }
 
 void ExecFollower::hand_over(pid_t pid) {

@@ -97,15 +97,19 @@ class ExecFollower : public fastpath::Tracer {
   // program loaded, none of its instructions run), then it goes on. The
   // first call also hands over the execs that happened while run()
   // stopped everyone (another process's exec raced the match), held
-  // since.
-  void handle_events(const std::function<void(const ExecMatch&)>& on_exec);
+  // since. `on_exec` returns true when it took the process (hand_over())
+  // and let it go itself: it is not resumed here.
+  void handle_events(const std::function<bool(const ExecMatch&)>& on_exec);
 
   // A process forked by a followed one, at its first stop (before its
   // first instruction), is handed to `take` before it goes on:
   // --fast-path gives a fork child of the patched program its ring there
   // (record/fast_path.h). `take` returns whether it let the child go on
-  // itself; else it goes on here. Not while a stop of the fast path's
-  // waits (other()): that child goes on, taken later by its fork event.
+  // itself; else it goes on here. One that comes while a stop of the fast
+  // path's waits (other()) is held until the next handle_events(), unless
+  // the process being stopped forked it (it may be a vfork child its
+  // parent's stop waits for): that one goes on, taken later by its fork
+  // event.
   void on_fork(std::function<bool(pid_t)> take) { on_fork_ = std::move(take); }
   // From here on a killed atrace leaves every followed process running,
   // untraced (no PTRACE_O_EXITKILL): set on those stopped now (every one
@@ -116,7 +120,8 @@ class ExecFollower : public fastpath::Tracer {
   unsigned long options() const override { return options_; }
   void adopted(pid_t tid) override;
   void noted(pid_t tid, int status) override;
-  void other(pid_t tid, int status) override;
+  void other(pid_t tid, int status, pid_t stopping) override;
+  bool holds(pid_t tid) const override { return resume_.count(tid) != 0; }
 
  private:
   std::optional<ExecMatch> on_event(pid_t pid, int status,
@@ -130,7 +135,8 @@ class ExecFollower : public fastpath::Tracer {
   bool forks_;
   unsigned long options_;
   std::function<bool(pid_t)> on_fork_;
-  bool in_stop_ = false;  // other(): a stop of the fast path's is waiting
+  pid_t stopping_ = 0;             // other(): the process a fast path's stop waits for
+  std::vector<pid_t> held_forks_;  // new processes held by other() for on_fork()
   bool released_ = false;
   int interrupted_ = 0;
   std::set<pid_t> alive_;        // followed threads and processes, not ended

@@ -19,11 +19,13 @@
 #include "fastpath/inject/code_patch.h"
 #include "fastpath/inject/inject_error.h"
 #include "fastpath/inject/process_memory.h"
+#include "fastpath/inject/ptrace_wait.h"
 #include "fastpath/inject/region_placement.h"
 #include "fastpath/inject/remote_region.h"
 #include "fastpath/inject/remote_syscall.h"
 #include "fastpath/inject/shared_mapping.h"
 #include "fastpath/inject/stopped_process.h"
+#include "fastpath/inject/tracer.h"
 #include "fastpath/lane_pages.h"
 #include "fastpath/memory_access.h"
 #include "fastpath/relocate.h"
@@ -212,6 +214,7 @@ struct FastPath::State {
   // record of the lanes, innermost first.
   std::vector<fp::FastRecord> left_at_undo;
   bool writers_gone = false;  // nothing can commit a record any more
+  bool parent_gone = false;   // the process exited or exec'd: nothing of it to undo
   FastPathStats stats;
   bool installed = false;
   // --follow-forks (fast_path.cpp, "Fork children").
@@ -235,6 +238,28 @@ struct FastPath::State {
   void drain_child(ForkChild& c, std::vector<formats::Event>& out);
   void uninstall_child(ForkChild& c);
 };
+
+FastPathStats& FastPathStats::operator+=(const FastPathStats& o) {
+  records += o.records;
+  lost += o.lost;
+  full += o.full;
+  given_up += o.given_up;
+  malformed += o.malformed;
+  if (lost_per_lane.size() < o.lost_per_lane.size()) lost_per_lane.resize(o.lost_per_lane.size());
+  for (size_t i = 0; i < o.lost_per_lane.size(); i++) lost_per_lane[i] += o.lost_per_lane[i];
+  unknown_thread += o.unknown_thread;
+  install_stop_ns += o.install_stop_ns;
+  uninstall_stop_ns += o.uninstall_stop_ns;
+  if (undo_failed.empty()) undo_failed = o.undo_failed;
+  conversion_error_ns = std::max(conversion_error_ns, o.conversion_error_ns);
+  children += o.children;
+  children_not_ringed += o.children_not_ringed;
+  if (child_refusal.empty()) child_refusal = o.child_refusal;
+  child_calls_before_ring += o.child_calls_before_ring;
+  children_undone += o.children_undone;
+  children_execd += o.children_execd;
+  return *this;
+}
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                    const std::vector<uprobes::UnwindPoint>& unwinders, uint64_t lane_slots,
@@ -515,7 +540,10 @@ void FastPath::follow_forks(fp::Tracer* tracer) {
 }
 
 bool FastPath::forked(pid_t child) {
+  // One of this install's processes forked it (another install's ring may
+  // sit at the same address in its own process).
   if (!s_->follow_forks || !s_->installed || !s_->tracer || s_->ringed(child) ||
+      !s_->followed.count(fp::parent_of(child)) ||
       !maps_lanes_at(child, s_->ring_address + s_->layout.lanes_offset))
     return false;
   s_->followed.insert(child);
@@ -541,6 +569,16 @@ void FastPath::on_kernel_event(const formats::Event& ev) {
       s_->followed.insert(static_cast<pid_t>(ev.arg0));
       s_->pending.push_back(static_cast<pid_t>(ev.arg0));
     }
+    return;
+  }
+  if ((ev.kind == formats::EventKind::ProcExec || ev.kind == formats::EventKind::ProcExit) &&
+      pid == s_->pid) {
+    // The patched program is gone (an exec replaced it, with its code and
+    // ring): its lanes are read to the end and given back, nothing is left
+    // to undo, and its pid is no longer its (the uninstall must not stop
+    // whatever has it now). Its fork children go on as they were.
+    s_->writers_gone = true;
+    s_->parent_gone = true;
     return;
   }
   if (ev.kind == formats::EventKind::ProcExec && pid != s_->pid) {
@@ -754,8 +792,12 @@ void FastPath::drain(std::vector<formats::Event>& out) {
   if (!s_->reader) return;
   // Children forked since the last drain (their fork events were decoded
   // before this): a ring each, before their lanes are read.
+  // One the tracer holds is taken there (forked()), or next time.
   if (s_->installed)
-    for (pid_t child : std::exchange(s_->pending, {})) s_->adopt(child, false);
+    for (pid_t child : std::exchange(s_->pending, {})) {
+      if (s_->tracer && s_->tracer->holds(child)) s_->pending.push_back(child);
+      else s_->adopt(child, false);
+    }
   // Local memory: a drain cannot fail, and the lanes outlive the process.
   s_->reader->drain(fp::read_tsc(), s_->records, s_->writers_gone, kFastPathDrainBatch);
   take_left_at_undo(s_->writers_gone, *s_->reader, s_->left_at_undo, s_->records);
@@ -832,33 +874,33 @@ std::vector<fp::FastRecord> FastPath::State::restore_returns(fp::StoppedProcess&
 void FastPath::uninstall() {
   if (!s_->installed) return;
   s_->installed = false;
-  try {
-    fp::StoppedProcess process(s_->pid, s_->tracer);
-    if (s_->hot) {
-      // The functions off; the unwinders' entries stay patched while the
-      // guard probes their trampolines (uninstall_unwinders).
-      std::vector<uint64_t> entries;
-      for (const auto& [id, entry] : s_->entry_of) entries.push_back(entry);
-      s_->patch->set_active(process, entries, false, s_->code_ranges, kUndoRetries);
-      s_->unwinders_left = true;
-    } else {
-      s_->patch->undo(process, s_->code_ranges, kUndoRetries);
+  if (!s_->parent_gone) try {
+      fp::StoppedProcess process(s_->pid, s_->tracer);
+      if (s_->hot) {
+        // The functions off; the unwinders' entries stay patched while the
+        // guard probes their trampolines (uninstall_unwinders).
+        std::vector<uint64_t> entries;
+        for (const auto& [id, entry] : s_->entry_of) entries.push_back(entry);
+        s_->patch->set_active(process, entries, false, s_->code_ranges, kUndoRetries);
+        s_->unwinders_left = true;
+      } else {
+        s_->patch->undo(process, s_->code_ranges, kUndoRetries);
+      }
+      s_->left_at_undo = s_->restore_returns(process);
+      process.release();
+      s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
+      // No entry jumps to a trampoline, no return to the stub, and no thread
+      // was left inside them (StoppedProcess lets them out first).
+      s_->writers_gone = true;
+    } catch (const fp::ProcessGone&) {
+      s_->writers_gone = true;  // its threads with it
+    } catch (const fp::InjectError& e) {
+      // A zombie cannot be stopped either, but its threads are gone. One
+      // still running but not stoppable: its trampolines keep working with
+      // nobody reading (docs/fast-path.md), and the recording says so.
+      s_->writers_gone = !running(s_->pid);
+      if (!s_->writers_gone) s_->stats.undo_failed = e.what();
     }
-    s_->left_at_undo = s_->restore_returns(process);
-    process.release();
-    s_->stats.uninstall_stop_ns = static_cast<uint64_t>(process.times().held.count());
-    // No entry jumps to a trampoline, no return to the stub, and no thread
-    // was left inside them (StoppedProcess lets them out first).
-    s_->writers_gone = true;
-  } catch (const fp::ProcessGone&) {
-    s_->writers_gone = true;  // its threads with it
-  } catch (const fp::InjectError& e) {
-    // A zombie cannot be stopped either, but its threads are gone. One
-    // still running but not stoppable: its trampolines keep working with
-    // nobody reading (docs/fast-path.md), and the recording says so.
-    s_->writers_gone = !running(s_->pid);
-    if (!s_->writers_gone) s_->stats.undo_failed = e.what();
-  }
   for (auto& c : s_->children) s_->uninstall_child(*c);
   // Forked since the last drain: never given a ring (their gate stays 0).
   for (pid_t child : std::exchange(s_->pending, {})) {

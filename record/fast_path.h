@@ -98,7 +98,11 @@ struct FastPathStats {
   std::string child_refusal;
   uint64_t child_calls_before_ring = 0;
   uint64_t children_undone = 0;  // the uninstall gave their code back
-  uint64_t children_execd = 0;   // exec'd since: the new program is not patched
+  uint64_t children_execd = 0;   // exec'd since: the new program is not patched here
+
+  // Another install's added in (record/fast_paths.h): counts summed, the
+  // stops' times too (the programs' stops add up), the first failure kept.
+  FastPathStats& operator+=(const FastPathStats& o);
 };
 
 // What a switch did (FastPath::set_enabled).

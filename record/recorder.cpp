@@ -43,6 +43,7 @@
 #include "record/exclude_list.h"
 #include "record/exec_follow.h"
 #include "record/fast_path.h"
+#include "record/fast_paths.h"
 #include "record/features.h"
 #include "record/kill_bound.h"
 #include "record/link_reaper.h"
@@ -135,6 +136,14 @@ class Recorder {
     std::vector<formats::ProbeInfo> detached;  // by the filters
     uint64_t released_at = 0;                  // CLOCK_MONOTONIC
   };
+  // --fast-path: an exec'd program's functions, its table rows written
+  // once (patch_exec).
+  struct ExecPlan {
+    std::vector<uprobes::ProbeSite> sites;
+    std::vector<uprobes::UnwindPoint> unwinders;
+    std::set<uint32_t> fresh_ids;  // its functions no program had before
+    bool in_table = false;
+  };
   // Everything attached to the target, and the filters that take
   // functions out of it.
   struct Probes {
@@ -197,7 +206,10 @@ class Recorder {
   void note_joined();
   bool follows_tree() const;
   void follow_tree();
-  void on_exec(const ExecMatch& m);
+  bool on_exec(const ExecMatch& m);
+  bool patch_exec(const ExecMatch& m);
+  void same_functions_as_before(ExecPlan& plan);
+  void add_probe_rows(std::vector<formats::ProbeInfo> rows);
   void release_tree();
   void forget_gone();
 
@@ -227,6 +239,9 @@ class Recorder {
   // --fast-path, once installed. Destroyed after the probes: hot mode's
   // unwinders keep their trampolines while the unwind guard probes those.
   std::unique_ptr<FastPath> fast_;
+  // Every install: fast_, and with --follow-forks each program exec'd
+  // since (patch_exec). Made with fast_, destroyed before it.
+  std::unique_ptr<FastPaths> fast_all_;
   Probes probes_;
   // Every process that became traced (became_traced).
   std::set<pid_t> traced_;
@@ -236,6 +251,9 @@ class Recorder {
   std::set<uprobes::FileId> planned_programs_;
   ResolvedModules resolved_modules_;
   std::set<std::pair<uprobes::FileId, uint64_t>> probed_places_;
+  std::map<uprobes::FileId, ExecPlan> exec_plans_;  // by program file
+  // Each function patched so far (file identity, offset): its id.
+  std::map<std::pair<uprobes::FileId, uint64_t>, uint32_t> patched_places_;
   uint32_t next_id_ = 0;
   // record_events
   std::unique_ptr<EventCollector> events_;
@@ -379,7 +397,7 @@ void Recorder::plan() {
     if (probes_.relevance) probes_.relevance->hint();
   };
   events_->on_thread_event = [this](const formats::Event& ev) {
-    if (fast_) fast_->on_kernel_event(ev);
+    if (fast_all_) fast_all_->on_kernel_event(ev);
   };
 }
 
@@ -647,7 +665,7 @@ void Recorder::install_at_entry() {
     throw;
   }
   if (!tree) return;
-  run_.follower->on_fork([this](pid_t child) { return fast_->forked(child); });
+  run_.follower->on_fork([this](pid_t child) { return fast_all_->forked(child); });
   run_.follower->keep_following();
 }
 
@@ -752,6 +770,29 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
   return table;
 }
 
+// The table's rows of the functions `f` patched (path "patched").
+std::vector<formats::ProbeInfo> patched_rows(const FastPath& f,
+                                             const std::vector<uprobes::ProbeSite>& sites) {
+  std::vector<formats::ProbeInfo> rows;
+  for (const auto& s : sites) {
+    if (!f.patchable(s.id)) continue;
+    formats::ProbeInfo info = probe_info(s);
+    info.path_kind = formats::ProbePath::Patched;
+    info.entry_delta = 0;
+    rows.push_back(std::move(info));
+  }
+  return rows;
+}
+
+// "name: why" of the first function `f` refused ("" when none).
+std::string first_refusal(const FastPath& f, const std::vector<uprobes::ProbeSite>& sites) {
+  if (f.refused().empty()) return "";
+  const auto& first = f.refused().front();
+  const auto site = std::find_if(sites.begin(), sites.end(),
+                                 [&](const uprobes::ProbeSite& s) { return s.id == first.id; });
+  return (site != sites.end() ? site->name : std::to_string(first.id)) + ": " + first.reason;
+}
+
 // --fast-path: patches what it can of `sites` and returns their table
 // entries (path "patched"). A function that cannot be patched is not
 // traced at all: the kernel's return probes are safe only with the unwind
@@ -762,35 +803,107 @@ std::vector<formats::ProbeInfo> Recorder::install_fast_path(
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
   fast_ = std::make_unique<FastPath>(pid, sites, probes_.unwind_points, opts_.fast_path_lane_slots,
                                      held);
+  fast_all_ = std::make_unique<FastPaths>(*fast_);
   if (opts_.follow_forks) fast_->follow_forks(follows_tree() ? run_.follower.get() : nullptr);
-  std::set<uint32_t> patched(fast_->patched().begin(), fast_->patched().end());
-  std::vector<formats::ProbeInfo> table;
-  for (const auto& s : sites) {
-    if (!patched.count(s.id)) continue;
-    formats::ProbeInfo info = probe_info(s);
-    info.path_kind = formats::ProbePath::Patched;
-    info.entry_delta = 0;
-    table.push_back(std::move(info));
-  }
-  const auto& refused = fast_->refused();
-  if (!refused.empty()) {
-    const auto& first = refused.front();
-    const auto site = std::find_if(sites.begin(), sites.end(),
-                                   [&](const uprobes::ProbeSite& s) { return s.id == first.id; });
-    const std::string name = site != sites.end() ? site->name : std::to_string(first.id);
+  std::vector<formats::ProbeInfo> table = patched_rows(*fast_, sites);
+  if (const auto& refused = fast_->refused(); !refused.empty()) {
+    const std::string first = first_refusal(*fast_, sites);
     if (table.empty())
-      throw RecordError("--fast-path: no selected function can be patched (first: " + name + ": " +
-                        first.reason + ")");
-    base::warning("--fast-path: %s cannot be patched and are not traced (first: %s: %s)",
-                  base::plural(refused.size(), "function").c_str(), name.c_str(),
-                  first.reason.c_str());
+      throw RecordError("--fast-path: no selected function can be patched (first: " + first + ")");
+    base::warning("--fast-path: %s cannot be patched and are not traced (first: %s)",
+                  base::plural(refused.size(), "function").c_str(), first.c_str());
   }
   const FastPathStats st = fast_->stats();
   base::progress("--fast-path: %s patched in %.1f ms, the program stopped %.2f ms",
-                 base::plural(patched.size(), "function").c_str(),
+                 base::plural(table.size(), "function").c_str(),
                  static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
                  static_cast<double>(st.install_stop_ns) / 1e6);
   return table;
+}
+
+// A function patched in another program already (the same file, the
+// same place: libc's in each program a shell runs) keeps its id: one row
+// in the table, one function in the reports. The first program's
+// functions are the first known.
+void Recorder::same_functions_as_before(ExecPlan& plan) {
+  if (patched_places_.empty())
+    for (const auto& s : at_entry_)
+      if (auto id = uprobes::file_id(s.path)) patched_places_.try_emplace({*id, s.offset}, s.id);
+  std::map<std::string, std::optional<uprobes::FileId>> files;
+  for (auto& site : plan.sites) {
+    auto [f, fresh] = files.try_emplace(site.path);
+    if (fresh) f->second = uprobes::file_id(site.path);
+    if (!f->second) continue;
+    auto [known, added] = patched_places_.try_emplace({*f->second, site.offset}, site.id);
+    if (added) plan.fresh_ids.insert(site.id);
+    else site.id = known->second;
+  }
+}
+
+// --fast-path --follow-forks: a program a followed process exec'd, held
+// just after the exec, is patched as the first one was (install_at_entry):
+// run to its entry point and patched there with an install of its own
+// (fast_paths.h), whose fork children get their rings at their first
+// stop. A program seen before reuses its plan (its ids, its table rows).
+// What cannot be patched is said, and the process goes on unrecorded; a
+// killed atrace leaves it running (no PTRACE_O_EXITKILL). Returns whether
+// it took the process (let it go itself).
+bool Recorder::patch_exec(const ExecMatch& m) {
+  const auto program = uprobes::file_id("/proc/" + std::to_string(m.pid) + "/exe");
+  if (!program) return false;
+  auto [it, fresh] = exec_plans_.try_emplace(*program);
+  ExecPlan& plan = it->second;
+  if (fresh) {
+    std::vector<uprobes::Module> modules;
+    ResolvedModules none;
+    try {
+      // Every selected function of it, in every module it maps: the
+      // places patched in other processes are not this one's.
+      plan.sites = plan_exec(opts_, features_, m, next_id_, {}, none, modules);
+    } catch (const std::exception& e) {
+      status_.clear();
+      base::warning("%s exec'd by process %d: not patched (%s)", m.exe.c_str(), m.pid, e.what());
+      return false;
+    }
+    plan.unwinders = uprobes::find_unwind_points(modules);
+    for (const auto& site : plan.sites) next_id_ = std::max(next_id_, site.id + 1);
+    same_functions_as_before(plan);
+  }
+  if (plan.sites.empty()) return false;
+  run_.follower->hand_over(m.pid);
+  auto not_patched = [&](const std::string& why) {
+    status_.clear();
+    base::warning("%s exec'd by process %d: not patched (%s)", m.exe.c_str(), m.pid, why.c_str());
+  };
+  try {
+    EntryStop entry(m.pid, /*die_with_atrace=*/false);
+    entry.run(stop_);
+    std::unique_ptr<fastpath::StoppedProcess> process = entry.stopped(run_.follower.get());
+    auto install = std::make_unique<FastPath>(m.pid, plan.sites, plan.unwinders,
+                                              opts_.fast_path_lane_slots, process.get());
+    install->follow_forks(run_.follower.get());
+    std::vector<formats::ProbeInfo> rows = patched_rows(*install, plan.sites);
+    if (rows.empty()) {
+      not_patched(first_refusal(*install, plan.sites));
+      return true;
+    }
+    status_.clear();
+    base::progress("%s exec'd by process %d: %s patched, the program stopped %.2f ms",
+                   m.exe.c_str(), m.pid, base::plural(rows.size(), "function").c_str(),
+                   static_cast<double>(install->stats().install_stop_ns) / 1e6);
+    fast_all_->add(std::move(install));
+    if (!std::exchange(plan.in_table, true)) {
+      std::erase_if(rows, [&](const formats::ProbeInfo& r) { return !plan.fresh_ids.count(r.id); });
+      add_probe_rows(std::move(rows));
+    }
+  } catch (const RecordInterrupted& e) {
+    // The stop signal was for the recording, which it ends as ever.
+    kill(getpid(), e.signal);
+    not_patched("the recording was stopped");
+  } catch (const std::exception& e) {
+    not_patched(e.what());
+  }
+  return true;
 }
 
 // --fast-path=hot: every selected function that can be patched gets its
@@ -806,6 +919,7 @@ void Recorder::install_hot(pid_t pid) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
   fast_ = std::make_unique<FastPath>(pid, plan_.sites, probes_.unwind_points,
                                      opts_.fast_path_lane_slots, nullptr, /*start_on=*/false);
+  fast_all_ = std::make_unique<FastPaths>(*fast_);
   if (!fast_->unwinder_refusal().empty())
     throw RecordError("--fast-path=hot: an unwinder's entry cannot be patched (" +
                       fast_->unwinder_refusal() + "): a patched function's frame would unwind " +
@@ -823,8 +937,8 @@ void Recorder::install_hot(pid_t pid) {
 // has given.
 uint64_t Recorder::release_edge(uint64_t now) const {
   uint64_t edge = now > kReorderWindowNs ? now - kReorderWindowNs : 0;
-  if (fast_) {
-    const uint64_t until = fast_->complete_until_ns();
+  if (fast_all_) {
+    const uint64_t until = fast_all_->complete_until_ns();
     if (until != UINT64_MAX)
       edge = std::min(edge, until > kReorderWindowNs ? until - kReorderWindowNs : 0);
   }
@@ -837,7 +951,7 @@ uint64_t Recorder::release_edge(uint64_t now) const {
 // every lane is read, or after 100 drains in a row found nothing (a slot
 // its dead writer never committed is given up within the commit wait).
 void Recorder::drain_fast_path_rest() {
-  for (int idle = 0; !fast_->drained() && idle < 100;) {
+  for (int idle = 0; !fast_all_->drained() && idle < 100;) {
     const uint64_t before = events_->events();
     drain_fast_path();
     if (events_->events() == before) {
@@ -852,16 +966,16 @@ void Recorder::drain_fast_path_rest() {
 
 void Recorder::drain_fast_path() {
   fast_events_.clear();
-  fast_->drain(fast_events_);
+  fast_all_->drain(fast_events_);
   for (auto& ev : fast_events_) events_->add_event(std::move(ev));
 }
 
 // Before the kernel's probes go: the process is stopped once more, its
 // code and return addresses given back, the rest of the ring drained.
 void Recorder::finish_fast_path() {
-  fast_->uninstall();
+  fast_all_->uninstall();
   drain_fast_path_rest();
-  const FastPathStats st = fast_->stats();
+  const FastPathStats st = fast_all_->stats();
   if (opts_.verbose) {
     char undo[64];
     if (st.uninstall_stop_ns)
@@ -901,7 +1015,9 @@ void Recorder::finish_fast_path() {
         "--fast-path: %s of fork children not recorded: made before atrace gave the child a "
         "ring (counted by the trampolines)",
         base::plural(st.child_calls_before_ring, "call").c_str());
-  if (st.children_execd)
+  // Following a launched command, each exec'd program is patched on its
+  // own (patch_exec), or said why not there.
+  if (st.children_execd && !follows_tree())
     base::warning(
         "--fast-path: %s exec'd: the programs they ran are not patched, their calls not recorded",
         base::plural(st.children_execd, "fork child", "fork children").c_str());
@@ -1054,7 +1170,7 @@ void Recorder::record_events(RecordResult& r) {
     if (run_.follower && follows_tree()) {
       loop.children_fd = run_.follower->fd();
       loop.on_children = [this] {
-        run_.follower->handle_events([this](const ExecMatch& m) { on_exec(m); });
+        run_.follower->handle_events([this](const ExecMatch& m) { return on_exec(m); });
       };
       loop.on_children();  // execs held since the match (exec_follow.h)
     }
@@ -1175,8 +1291,8 @@ void Recorder::write_rest(RecordResult& r) {
   }
   // The fast path's ring is one more place events are lost, by CPU too,
   // and for more reasons than a full lane (each also said on its own line).
-  if (fast_) {
-    const FastPathStats st = fast_->stats();
+  if (fast_all_) {
+    const FastPathStats st = fast_all_->stats();
     if (lost.per_cpu.size() < st.lost_per_lane.size()) lost.per_cpu.resize(st.lost_per_lane.size());
     for (size_t i = 0; i < st.lost_per_lane.size(); i++) lost.per_cpu[i] += st.lost_per_lane[i];
     std::vector<std::string> why;
@@ -1258,10 +1374,11 @@ void Recorder::follow_tree() {
 // per inode, and the pid stays in the map the programs filter on). A
 // program seen before is not resolved again. Nothing here stops the
 // recording: what cannot be probed is said, and the process goes on.
-void Recorder::on_exec(const ExecMatch& m) {
-  if (!probes_.functions) return;
+bool Recorder::on_exec(const ExecMatch& m) {
+  if (fast_all_) return patch_exec(m);
+  if (!probes_.functions) return false;
   const auto program = uprobes::file_id("/proc/" + std::to_string(m.pid) + "/exe");
-  if (!program || !planned_programs_.insert(*program).second) return;
+  if (!program || !planned_programs_.insert(*program).second) return false;
   std::vector<uprobes::ProbeSite> sites;
   std::vector<uprobes::Module> modules;
   try {
@@ -1269,9 +1386,9 @@ void Recorder::on_exec(const ExecMatch& m) {
   } catch (const std::exception& e) {
     status_.clear();
     base::warning("%s exec'd by process %d: not probed (%s)", m.exe.c_str(), m.pid, e.what());
-    return;
+    return false;
   }
-  if (sites.empty()) return;
+  if (sites.empty()) return false;
   // Its C++ unwinder must be guarded before its functions get return
   // probes (unwind_guard.h): a file the guard has not probed is refused.
   const auto points = uprobes::find_unwind_points(modules);
@@ -1286,7 +1403,7 @@ void Recorder::on_exec(const ExecMatch& m) {
         "%s exec'd by process %d: not probed (its C++ unwinder in %s is not guarded: an "
         "exception through a traced function would abort it)",
         m.exe.c_str(), m.pid, uprobes::seen_path(p.path).c_str());
-    return;
+    return false;
   }
   auto failures = probes_.functions->attach(sites);
   std::set<uint32_t> failed;
@@ -1307,9 +1424,15 @@ void Recorder::on_exec(const ExecMatch& m) {
   base::progress("%s exec'd by process %d: %s more probed%s", m.exe.c_str(), m.pid,
                  base::plural(rows.size(), "function").c_str(),
                  failures.empty() ? "" : (" (" + failures.front().reason + ")").c_str());
+  add_probe_rows(std::move(rows));
+  return false;
+}
+
+// Functions probed or patched during the recording: into the table, and
+// into the trace before the events that use them.
+void Recorder::add_probe_rows(std::vector<formats::ProbeInfo> rows) {
   if (rows.empty()) return;
   run_.table.insert(run_.table.end(), rows.begin(), rows.end());
-  // The new rows go into the trace before the events that use them.
   if (out_.async)
     out_.async->run([this, rows = std::move(rows)] { out_.writer->write_probes(rows); });
   else if (out_.writer) out_.writer->write_probes(rows);
@@ -1320,7 +1443,7 @@ void Recorder::on_exec(const ExecMatch& m) {
 void Recorder::release_tree() {
   if (!run_.follower || !follows_tree()) return;
   // The fast path's undo stops the processes through their tracer.
-  if (fast_) fast_->uninstall();
+  if (fast_all_) fast_all_->uninstall();
   run_.follower->release();
   if (auto status = run_.follower->top_status()) run_.target->reaped(*status);
 }

@@ -24,7 +24,8 @@ char thread_state(pid_t pid, pid_t tid) {
   return stat[paren + 2];
 }
 
-// The real parent of `pid` (PPid: not its tracer), 0 when unknown.
+}  // namespace
+
 pid_t parent_of(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -32,8 +33,6 @@ pid_t parent_of(pid_t pid) {
     if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::atoi(line.c_str() + 5));
   return 0;
 }
-
-}  // namespace
 
 std::optional<int> wait_traced(pid_t pid, pid_t tid, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -16,4 +16,7 @@ namespace atrace::fastpath {
 // `timeout`.
 std::optional<int> wait_traced(pid_t pid, pid_t tid, std::chrono::milliseconds timeout);
 
+// The real parent of `pid` (PPid: not its tracer), 0 when unknown.
+pid_t parent_of(pid_t pid);
+
 }  // namespace atrace::fastpath

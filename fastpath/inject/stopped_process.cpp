@@ -253,7 +253,7 @@ std::optional<int> StoppedProcess::wait_thread(pid_t tid, std::chrono::milliseco
     if (got == tid) return status;
     if (got > 0) {
       if (ours(got)) early_[got] = status;
-      else tracer_->other(got, status);
+      else tracer_->other(got, status, pid_);
       idle = 0;
       continue;
     }
@@ -421,7 +421,7 @@ void StoppedProcess::release() noexcept {
     if (tracer_) {
       // What was waited for a thread of this stop and not taken: the
       // tracer's now, as if this stop had not been.
-      for (const auto& [tid, status] : std::exchange(early_, {})) tracer_->other(tid, status);
+      for (const auto& [tid, status] : std::exchange(early_, {})) tracer_->other(tid, status, pid_);
       for (const StoppedThread& t : threads_) let_go(t.tid);
       group_stopped_.clear();
     } else {

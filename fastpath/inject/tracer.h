@@ -31,10 +31,16 @@ class Tracer {
   // thread itself, or gives it up (exec, end).
   virtual void noted(pid_t tid, int status) = 0;
   // A wait status of a thread that is not being stopped (another process
-  // of the tracer's, or a child's first stop): the tracer acts on it as it
-  // would have (lets it go on, holds an exec for its next look), without
-  // starting another stop from here.
-  virtual void other(pid_t tid, int status) = 0;
+  // of the tracer's, or a child's first stop) while process `stopping` is:
+  // the tracer acts on it as it would have (lets it go on, holds an exec
+  // or a new process for its next look), without starting another stop
+  // from here. A new process `stopping` forked must go on: a vfork parent
+  // reaches its stop only once its child has exec'd or exited.
+  virtual void other(pid_t tid, int status, pid_t stopping) = 0;
+  // Whether the tracer holds `tid` stopped for its next look (its stop's
+  // status taken: a stop of it here would wait for a status that never
+  // comes).
+  virtual bool holds(pid_t tid) const = 0;
 };
 
 }  // namespace atrace::fastpath
