@@ -932,6 +932,12 @@ bool FastPath::drained() const {
   return s_->reader->drained() && s_->left_at_undo.empty();
 }
 
+bool FastPath::finished() const {
+  return s_->parent_gone && s_->writers_gone && s_->pending.empty() && drained() &&
+         std::all_of(s_->children.begin(), s_->children.end(),
+                     [](const auto& c) { return c->done; });
+}
+
 uint64_t FastPath::complete_until_ns() const {
   if (!s_->reader) return UINT64_MAX;
   const uint64_t tsc = s_->complete_until();

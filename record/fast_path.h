@@ -168,6 +168,10 @@ class FastPath {
   uint64_t complete_until_ns() const;
   // Every lane was read to the head its last drain saw.
   bool drained() const;
+  // Its process exited or exec'd, and every child given a ring is gone too,
+  // every record read: nothing left to read or to undo (fast_paths.h lets
+  // the install go: each holds lanes and mappings).
+  bool finished() const;
   // Stops the process and gives back its code and return addresses; no
   // record is written after it. Once; the destructor does it when not
   // done. The rest of the lanes is then read by drain() until drained()

@@ -23,6 +23,11 @@ bool FastPaths::forked(pid_t child) {
 
 void FastPaths::drain(std::vector<formats::Event>& out) {
   each([&](FastPath& p) { p.drain(out); });
+  std::erase_if(more_, [this](const std::unique_ptr<FastPath>& p) {
+    if (!p->finished()) return false;
+    finished_ += p->stats();
+    return true;
+  });
 }
 
 uint64_t FastPaths::complete_until_ns() const {
@@ -42,7 +47,7 @@ void FastPaths::uninstall() {
 }
 
 FastPathStats FastPaths::stats() const {
-  FastPathStats sum;
+  FastPathStats sum = finished_;
   each([&](const FastPath& p) { sum += p.stats(); });
   return sum;
 }

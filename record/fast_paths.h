@@ -9,7 +9,8 @@
 //   forks      a followed process's new child, at its first stop, to the
 //              install whose process forked it (FastPath::forked)
 //   drain      each one's records; the release edge is the earliest of
-//              theirs; drained() when every one is
+//              theirs; drained() when every one is; an exec'd program's
+//              install let go once finished (its counts kept)
 //   end        each one's uninstall; their counts summed for the summary
 #pragma once
 
@@ -33,8 +34,6 @@ class FastPaths {
 
   // A program exec'd since, patched.
   void add(std::unique_ptr<FastPath> install) { more_.push_back(std::move(install)); }
-  // Programs patched after the first.
-  size_t execd() const { return more_.size(); }
 
   void on_kernel_event(const formats::Event& ev);
   // The install one of whose processes forked `child` (held at its first
@@ -53,6 +52,9 @@ class FastPaths {
 
   FastPath& first_;
   std::vector<std::unique_ptr<FastPath>> more_;
+  // The counts of the installs let go once finished (a shell runs
+  // thousands of programs: each install holds its lanes' mappings).
+  FastPathStats finished_;
 };
 
 }  // namespace atrace

@@ -252,6 +252,7 @@ class Recorder {
   ResolvedModules resolved_modules_;
   std::set<std::pair<uprobes::FileId, uint64_t>> probed_places_;
   std::map<uprobes::FileId, ExecPlan> exec_plans_;  // by program file
+  uint64_t execs_patched_ = 0;                      // processes patched at an exec
   // Each function patched so far (file identity, offset): its id.
   std::map<std::pair<uprobes::FileId, uint64_t>, uint32_t> patched_places_;
   uint32_t next_id_ = 0;
@@ -887,10 +888,14 @@ bool Recorder::patch_exec(const ExecMatch& m) {
       not_patched(first_refusal(*install, plan.sites));
       return true;
     }
-    status_.clear();
-    base::progress("%s exec'd by process %d: %s patched, the program stopped %.2f ms",
-                   m.exe.c_str(), m.pid, base::plural(rows.size(), "function").c_str(),
-                   static_cast<double>(install->stats().install_stop_ns) / 1e6);
+    // Said for a program's first process; a shell runs some thousands.
+    if (fresh) {
+      status_.clear();
+      base::progress("%s exec'd by process %d: %s patched, the program stopped %.2f ms",
+                     m.exe.c_str(), m.pid, base::plural(rows.size(), "function").c_str(),
+                     static_cast<double>(install->stats().install_stop_ns) / 1e6);
+    }
+    ++execs_patched_;
     fast_all_->add(std::move(install));
     if (!std::exchange(plan.in_table, true)) {
       std::erase_if(rows, [&](const formats::ProbeInfo& r) { return !plan.fresh_ids.count(r.id); });
@@ -1005,6 +1010,13 @@ void Recorder::finish_fast_path() {
         "trampoline on a loaded machine, or left there by a signal handler's longjmp)",
         base::plural(st.given_up, "record").c_str(),
         static_cast<double>(kFastPathCommitWaitNs) / 1e6);
+  if (execs_patched_) {
+    const auto files = std::count_if(exec_plans_.begin(), exec_plans_.end(),
+                                     [](const auto& p) { return p.second.in_table; });
+    base::progress("--fast-path: %s exec'd by the command's processes patched (%s)",
+                   base::plural(execs_patched_, "program").c_str(),
+                   base::plural(static_cast<uint64_t>(files), "different file").c_str());
+  }
   if (st.children || st.children_not_ringed) {
     base::progress("--fast-path: %s given a ring of its own (%llu undone at the end)",
                    base::plural(st.children, "fork child", "fork children").c_str(),
