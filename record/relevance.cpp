@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -27,6 +28,12 @@ namespace {
 // Sampling the statistics costs a map read per CPU and function: a few
 // times per second is enough unless a program hints.
 constexpr uint64_t kTickNs = 100'000'000;
+// --fast-path=hot: a function the switch found with a call in flight at
+// each of its stops stays on the kernel's probes and is tried again at
+// each wake-up for this long before it is detached (two threads calling
+// it in turn keep a call in flight most of the time; a few milliseconds
+// later one stop finds it clear).
+constexpr uint64_t kBusyRetryNs = 1'000'000'000;
 
 }  // namespace
 
@@ -135,6 +142,7 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
   uint64_t cpu_delta = cpu > last_cpu_ ? cpu - last_cpu_ : 0;
   last_cpu_ = cpu;
   auto decisions = policy_.decide(sample(), cpu_delta, cost_ns_);
+  for (const auto& [id, b] : busy_) decisions.push_back(b.decision);
   if (decisions.empty()) return events;
   // --fast-path=hot: those decided for their cost go to the fast path
   // instead, where they can; what it cannot take is detached below.
@@ -145,20 +153,32 @@ std::vector<formats::Event> RelevanceRun::tick(uint64_t now) {
          d.reason == DetachReason::Budget))
       to_patch.push_back(d.id);
   HotSwitchResult hot;
+  std::set<uint32_t> retry;  // busy: tried again at the next wake-ups
   if (!to_patch.empty()) {
     hot = patch_instead(pid_, *fast_, *detacher_, to_patch, now);
+    for (uint32_t id : hot.patched) busy_.erase(id);
+    for (uint32_t id : hot.detached) busy_.erase(id);
+    for (uint32_t id : hot.busy) {
+      const auto d = std::find_if(decisions.begin(), decisions.end(),
+                                  [id](const FilterDecision& x) { return x.id == id; });
+      auto [b, fresh] = busy_.try_emplace(id, Busy{*d, now});
+      if (now - b->second.since < kBusyRetryNs) retry.insert(id);
+      else busy_.erase(b);
+    }
+    if (!retry.empty()) due_ = true;
     patched_ += hot.patched.size();
-    not_patched_ += hot.busy.size() + hot.detached.size();
-    if (!hot.error.empty())
+    const size_t given_up = hot.busy.size() - retry.size() + hot.detached.size();
+    not_patched_ += given_up;
+    if (given_up && !hot.error.empty())
       base::warning("--fast-path=hot: %s not patched, detached instead: %s",
-                    base::plural(hot.busy.size() + hot.detached.size(), "function").c_str(),
-                    hot.error.c_str());
+                    base::plural(given_up, "function").c_str(), hot.error.c_str());
   }
   auto among = [](const std::vector<uint32_t>& v, uint32_t id) {
     return std::find(v.begin(), v.end(), id) != v.end();
   };
   std::vector<uint32_t> ids;
   for (const auto& d : decisions) {
+    if (retry.count(d.id)) continue;  // still on the kernel's probes, undecided
     const bool patched = among(hot.patched, d.id);
     // Off the kernel's probes already: patched, or detached by the switch.
     if (!patched && !among(hot.detached, d.id)) ids.push_back(d.id);

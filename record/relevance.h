@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,13 @@ class RelevanceRun {
   std::vector<formats::ProbeInfo> detached_;
   FastPath* fast_ = nullptr;
   size_t patched_ = 0, not_patched_ = 0;  // by the hot switch, and those it could not
+  // Decided, found busy by the switch since `since`: tried again
+  // (relevance.cpp, kBusyRetryNs).
+  struct Busy {
+    FilterDecision decision;
+    uint64_t since = 0;
+  };
+  std::map<uint32_t, Busy> busy_;
   uint64_t last_tick_ = 0, last_cpu_ = 0;
   bool due_ = false;
 };

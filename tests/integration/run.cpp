@@ -187,6 +187,15 @@ std::optional<std::string> Child::wait_for_line(std::string_view prefix, millise
   }
 }
 
+bool Child::wait_for_err(std::string_view text, milliseconds timeout) {
+  auto deadline = Clock::now() + scaled(timeout);
+  for (;;) {
+    if (err_.find(text) != std::string::npos) return true;
+    if (err_fd_ < 0 || Clock::now() >= deadline) return false;
+    pump(20);
+  }
+}
+
 // What every process of a timed-out group was doing (state, kernel stack),
 // so a hang in CI says where it hung instead of only that it did.
 static std::string describe_stuck_group(pid_t pgid) {

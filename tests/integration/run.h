@@ -50,6 +50,10 @@ class Child {
   // timeout passed or stdout closed first.
   std::optional<std::string> wait_for_line(std::string_view prefix, milliseconds timeout);
 
+  // Waits until stderr holds `text`; false when the timeout passed or
+  // stderr closed first.
+  bool wait_for_err(std::string_view text, milliseconds timeout);
+
   // True while the process has not exited (reaps it when it has).
   bool running();
   void signal(int sig);

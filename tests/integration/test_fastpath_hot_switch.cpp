@@ -57,6 +57,12 @@ class FastPathHotSwitch : public IntegrationTest {
     cmd.insert(cmd.end(), args.begin(), args.end());
     cmd.insert(cmd.end(), {"-o", out});
     Child atrace(cmd);
+    // The target starts once atrace's every probe is on: the kernel writes
+    // a return probe's int3 before its entry probe's, and calls begun in
+    // between would open the trace with exits without entries.
+    EXPECT_TRUE(atrace.wait_for_err("attached in", milliseconds(60000)))
+        << atrace.wait(milliseconds(5000)).describe();
+    std::ofstream(dir + "/go").close();
     const std::string done = dir + "/done";
     struct stat st {};
     for (int i = 0; i < 1800 && stat(done.c_str(), &st) != 0 && atrace.running(); i++)
@@ -74,6 +80,7 @@ class FastPathHotSwitch : public IntegrationTest {
     std::ifstream in(dir + "/count");
     std::string counts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     unlink((dir + "/count").c_str());
+    unlink((dir + "/go").c_str());
     unlink(done.c_str());
     rmdir(dir.c_str());
     return counts;

@@ -2,7 +2,7 @@
 // `record -p PID --fast-path=hot` (tests/integration/
 // test_fastpath_hot_switch.cpp). Before anything it keeps a copy of hot()'s
 // first bytes; it waits until atrace's kernel probe is on hot() (an int3 in
-// them), then:
+// them) and the test says atrace is done attaching (argv[1]/go), then:
 //   other()     100 calls (a 200 us sleep each: kept by the filter)
 //   hot(i)      rounds of 1,000 calls until its entry holds the fast path's
 //               jump (0xe9: the filter decided, atrace patched it instead),
@@ -49,6 +49,17 @@ static long round_sum(void) {
   return sum;
 }
 
+// Whether argv[1]/go appeared within 60 s.
+static int wait_for_go(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/go", dir);
+  for (int i = 0; i < 60000; i++) {
+    if (access(path, F_OK) == 0) return 1;
+    sleep_ms(1);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const int traced = strcmp(argv[1], "-") != 0;
@@ -61,6 +72,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 60000 && !has_byte(code, 0xcc); i++) sleep_ms(1);
     if (!has_byte(code, 0xcc)) {
       printf("never probed\n");
+      return 1;
+    }
+    // The int3 may be a return probe's, whose entry probe is not on yet:
+    // the test says when atrace is done attaching (argv[1]/go).
+    if (!wait_for_go(argv[1])) {
+      printf("never told to go\n");
       return 1;
     }
   }

@@ -12,8 +12,8 @@
 // with n = 100 and a 10 ms pause until hot()'s entry holds the fast path's
 // jump (0xe9), then 200 rounds more with n = 1,000. Before anything it keeps copies of hot()'s and
 // _Unwind_RaiseException's first bytes and waits for atrace's kernel probe
-// on hot() (an int3). It prints what it computed (the same untraced),
-// writes the calls it made (hot, middle, tail_to_hot) into argv[1]/count,
+// on hot() (an int3) and the test's argv[1]/go (atrace done attaching). It prints what it computed
+// (the same untraced), writes the calls it made (hot, middle, tail_to_hot) into argv[1]/count,
 // creates argv[1]/done and waits until both entries hold their first bytes
 // again ("restored same") or 30 s ("restored differs"). With argv[1] = "-"
 // it runs 3 rounds a thread at once and prints the lines a traced run
@@ -170,6 +170,15 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 60000 && !has_byte(code, 0xcc); i++) sleep_ms(1);
     if (!has_byte(code, 0xcc)) {
       std::printf("never probed\n");
+      return 1;
+    }
+    // The int3 may be a return probe's, whose entry probe is not on yet:
+    // the test says when atrace is done attaching (argv[1]/go).
+    const std::string go = std::string(argv[1]) + "/go";
+    bool told = false;
+    for (int i = 0; i < 60000 && !(told = std::ifstream(go).good()); i++) sleep_ms(1);
+    if (!told) {
+      std::printf("never told to go\n");
       return 1;
     }
   }
