@@ -36,6 +36,18 @@ void expect_patched_instead(const Json& rep) {
   EXPECT_TRUE(switched) << rep["detached"].dump();
 }
 
+// The C target's recording: every call of hot() once (`made`, the
+// program's count), the kernel's part and the fast path's, no loss, no
+// double count; other() stayed on the kernel's probes.
+template <typename Json>
+void expect_every_call_once(const Json& rep, long long made) {
+  EXPECT_EQ(rep["lost_events"], 0);
+  EXPECT_EQ(calls_of(rep, "hot"), made);
+  EXPECT_EQ(function_field(rep, "hot", "unfinished"), 0);
+  EXPECT_EQ(calls_of(rep, "other"), 200);
+  expect_patched_instead(rep);
+}
+
 class FastPathHotSwitch : public IntegrationTest {
  protected:
   // Runs `target` untraced ("-"), then traced by `record -p PID
@@ -92,13 +104,7 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
 
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
-  EXPECT_EQ((*rep)["lost_events"], 0);
-  // Every call once: the kernel's part and the fast path's, no loss, no
-  // double count; other() stayed on the kernel's probes.
-  EXPECT_EQ(calls_of(*rep, "hot"), made);
-  EXPECT_EQ(function_field(*rep, "hot", "unfinished"), 0);
-  EXPECT_EQ(calls_of(*rep, "other"), 200);
-  expect_patched_instead(*rep);
+  expect_every_call_once(*rep, made);
   // Its numbers are whole: not marked detached (partial).
   for (const auto& f : (*rep)["functions"]) {
     if (f["name"] == "hot") {
@@ -107,6 +113,35 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
   }
   auto info = run({Paths::atrace, "info", "-i", out});
   EXPECT_NE(info.out.find("patched instead"), std::string::npos) << info.out;
+}
+
+// A launched command (`record --fast-path=hot -- CMD`): the kernel's probes
+// go on the files before its exec, the trampolines are made from the files'
+// bytes at its entry point, and the switch works as in attach mode: every
+// call of hot() recorded once, the output the untraced one.
+TEST_F(FastPathHotSwitch, ALaunchedCommandsHotFunctionIsPatchedInstead) {
+  Child reference({kTarget, "-"});
+  Result ref = reference.wait(milliseconds(30000));
+  ASSERT_TRUE(ref.exited(0)) << ref.describe();
+  const std::string dir = file("hotlaunch");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string out = file("hotlaunch.data");
+  Result r = run({Paths::atrace, "record", "--fast-path=hot", "--select=hot,other", "-o", out, "--",
+                  kTarget, dir, "launched"},
+                 milliseconds(90000));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_NE(r.err.find("ready to patch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, ref.out);
+  std::ifstream in(dir + "/count");
+  long long made = 0;
+  in >> made;
+  ASSERT_GT(made, 200 * 1000);
+
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  expect_every_call_once(*rep, made);
 }
 
 // The C++ unwinder mapped: the unwinders' entries are patched at the start,
