@@ -147,6 +147,7 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
 UnwindGuard::~UnwindGuard() {
   release();
   links_.clear();
+  for (auto& t : closing_) t.join();
   exit_link_ = {};
   stop_ = true;
   const uint64_t one = 1;
@@ -290,7 +291,10 @@ void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t 
   attach_points(points, pid);
 }
 
-void UnwindGuard::detach_points() { links_.clear(); }
+void UnwindGuard::detach_points() {
+  for (auto& l : links_) closing_.emplace_back([link = std::move(l)]() mutable { link.close(); });
+  links_.clear();
+}
 
 void UnwindGuard::attach_points(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {
   auto prog_of = [this](uprobes::UnwindRole r) {

@@ -48,6 +48,25 @@ void expect_every_call_once(const Json& rep, long long made) {
   expect_patched_instead(rep);
 }
 
+// The C++ target's recording: hot(), middle() and tail_to_hot() counted
+// as the program counts them (`counts`: its three numbers), no orphan exit.
+template <typename Json>
+void expect_cxx_calls_once(const Json& rep, std::istream& counts) {
+  long long hot = 0, middle = 0, tail = 0;
+  counts >> hot >> middle >> tail;
+  // 200 rounds a thread at least on the fast path.
+  ASSERT_GT(middle, 2 * 200);
+  EXPECT_EQ(rep["lost_events"], 0);
+  EXPECT_EQ(rep["orphan_exits"], 0);
+  EXPECT_EQ(calls_of(rep, "hot"), hot);
+  EXPECT_EQ(calls_of(rep, "middle"), middle);
+  EXPECT_EQ(calls_of(rep, "tail_to_hot"), tail);
+  EXPECT_EQ(function_field(rep, "middle", "unfinished"), 0);
+  EXPECT_EQ(function_field(rep, "tail_to_hot", "unfinished"), 0);
+  EXPECT_EQ(function_field(rep, "hot", "unfinished"), 0);
+  expect_patched_instead(rep);
+}
+
 class FastPathHotSwitch : public IntegrationTest {
  protected:
   // Runs `target` untraced ("-"), then traced by `record -p PID
@@ -90,6 +109,31 @@ class FastPathHotSwitch : public IntegrationTest {
     rmdir(dir.c_str());
     return counts;
   }
+
+  // The same launched: `record --fast-path=hot ARGS -o OUT -- TARGET DIR
+  // launched` (the program exits once its work is done); checks hot() was
+  // patched instead, the exit status and the untraced output; returns the
+  // program's counts.
+  std::string run_launched(const char* target_bin, const std::string& name,
+                           std::vector<std::string> args, const std::string& out) {
+    Child reference({target_bin, "-"});
+    Result ref = reference.wait(milliseconds(30000));
+    EXPECT_TRUE(ref.exited(0)) << ref.describe();
+    const std::string dir = file(name);
+    EXPECT_EQ(mkdir(dir.c_str(), 0755), 0);
+    std::vector<std::string> cmd = {Paths::atrace, "record", "--fast-path=hot"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    cmd.insert(cmd.end(), {"-o", out, "--", target_bin, dir, "launched"});
+    Result r = run(cmd, milliseconds(90000));
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.err.find("ready to patch"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, ref.out);
+    std::ifstream in(dir + "/count");
+    std::string counts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return counts;
+  }
 };
 
 TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce) {
@@ -120,28 +164,29 @@ TEST_F(FastPathHotSwitch, TheHotFunctionIsPatchedInsteadAndEveryCallCountedOnce)
 // bytes at its entry point, and the switch works as in attach mode: every
 // call of hot() recorded once, the output the untraced one.
 TEST_F(FastPathHotSwitch, ALaunchedCommandsHotFunctionIsPatchedInstead) {
-  Child reference({kTarget, "-"});
-  Result ref = reference.wait(milliseconds(30000));
-  ASSERT_TRUE(ref.exited(0)) << ref.describe();
-  const std::string dir = file("hotlaunch");
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
   const std::string out = file("hotlaunch.data");
-  Result r = run({Paths::atrace, "record", "--fast-path=hot", "--select=hot,other", "-o", out, "--",
-                  kTarget, dir, "launched"},
-                 milliseconds(90000));
-  ASSERT_TRUE(r.exited(0)) << r.describe();
-  EXPECT_NE(r.err.find("ready to patch"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, ref.out);
-  std::ifstream in(dir + "/count");
+  std::istringstream counts(run_launched(kTarget, "hotlaunch", {"--select=hot,other"}, out));
+  ASSERT_FALSE(HasFailure());
   long long made = 0;
-  in >> made;
+  counts >> made;
   ASSERT_GT(made, 200 * 1000);
 
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
   expect_every_call_once(*rep, made);
+}
+
+// The C++ test's launched form: the guard's probes, on the unwinders'
+// entries from the exec, moved onto their trampolines at the entry point.
+TEST_F(FastPathHotSwitch, ALaunchedCxxCommandsExceptionsThroughPatchedAndProbedFrames) {
+  const std::string out = file("hotlaunchcxx.data");
+  std::istringstream counts(
+      run_launched(kCxxTarget, "hotlaunchcxx",
+                   {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"}, out));
+  ASSERT_FALSE(HasFailure());
+  auto rep = report_json(out);
+  ASSERT_TRUE(rep);
+  expect_cxx_calls_once(*rep, counts);
 }
 
 // The C++ unwinder mapped: the unwinders' entries are patched at the start,
@@ -159,22 +204,9 @@ TEST_F(FastPathHotSwitch, CxxExceptionsThroughPatchedAndProbedFramesInTwoThreads
       run_switched(kCxxTarget, "hotcxx",
                    {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"}, out));
   ASSERT_FALSE(HasFailure());
-  long long hot = 0, middle = 0, tail = 0;
-  counts >> hot >> middle >> tail;
-  // 200 rounds a thread at least on the fast path.
-  ASSERT_GT(middle, 2 * 200);
-
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
-  EXPECT_EQ((*rep)["lost_events"], 0);
-  EXPECT_EQ((*rep)["orphan_exits"], 0);
-  EXPECT_EQ(calls_of(*rep, "hot"), hot);
-  EXPECT_EQ(calls_of(*rep, "middle"), middle);
-  EXPECT_EQ(calls_of(*rep, "tail_to_hot"), tail);
-  EXPECT_EQ(function_field(*rep, "middle", "unfinished"), 0);
-  EXPECT_EQ(function_field(*rep, "tail_to_hot", "unfinished"), 0);
-  EXPECT_EQ(function_field(*rep, "hot", "unfinished"), 0);
-  expect_patched_instead(*rep);
+  expect_cxx_calls_once(*rep, counts);
 }
 
 }  // namespace
