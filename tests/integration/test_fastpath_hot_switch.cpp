@@ -48,6 +48,13 @@ void expect_every_call_once(const Json& rep, long long made) {
   expect_patched_instead(rep);
 }
 
+// The C++ tests' selection: middle() and tail_to_hot() kept on the
+// kernel's probes, so that the throws go through their uretprobes once
+// hot() is patched.
+std::vector<std::string> cxx_selection() {
+  return {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"};
+}
+
 // The C++ target's recording: hot(), middle() and tail_to_hot() counted
 // as the program counts them (`counts`: its three numbers), no orphan exit.
 template <typename Json>
@@ -77,9 +84,7 @@ class FastPathHotSwitch : public IntegrationTest {
   // returns the counts the program wrote into DIR/count.
   std::string run_switched(const char* target_bin, const std::string& name,
                            std::vector<std::string> args, const std::string& out) {
-    Child reference({target_bin, "-"});
-    Result ref = reference.wait(milliseconds(30000));
-    EXPECT_TRUE(ref.exited(0)) << ref.describe();
+    const std::string ref = untraced(target_bin);
     const std::string dir = file(name);
     EXPECT_EQ(mkdir(dir.c_str(), 0755), 0);
     Child target({target_bin, dir});
@@ -96,18 +101,11 @@ class FastPathHotSwitch : public IntegrationTest {
                                           << atrace.wait(milliseconds(5000)).describe();
     atrace.signal(SIGINT);
     Result r = atrace.wait(milliseconds(60000));
-    EXPECT_TRUE(r.exited(0)) << r.describe();
-    EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
+    expect_switched(r);
     Result t = target.wait(milliseconds(40000));
     EXPECT_TRUE(t.exited(0)) << t.describe();
-    EXPECT_EQ(t.out, ref.out + "restored same\n");
-    std::ifstream in(dir + "/count");
-    std::string counts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    unlink((dir + "/count").c_str());
-    unlink(done.c_str());
-    rmdir(dir.c_str());
-    return counts;
+    EXPECT_EQ(t.out, ref + "restored same\n");
+    return take_counts(dir);
   }
 
   // The same launched: `record --fast-path=hot ARGS -o OUT -- TARGET DIR
@@ -116,22 +114,40 @@ class FastPathHotSwitch : public IntegrationTest {
   // program's counts.
   std::string run_launched(const char* target_bin, const std::string& name,
                            std::vector<std::string> args, const std::string& out) {
-    Child reference({target_bin, "-"});
-    Result ref = reference.wait(milliseconds(30000));
-    EXPECT_TRUE(ref.exited(0)) << ref.describe();
+    const std::string ref = untraced(target_bin);
     const std::string dir = file(name);
     EXPECT_EQ(mkdir(dir.c_str(), 0755), 0);
     std::vector<std::string> cmd = {Paths::atrace, "record", "--fast-path=hot"};
     cmd.insert(cmd.end(), args.begin(), args.end());
     cmd.insert(cmd.end(), {"-o", out, "--", target_bin, dir, "launched"});
     Result r = run(cmd, milliseconds(90000));
-    EXPECT_TRUE(r.exited(0)) << r.describe();
     EXPECT_NE(r.err.find("ready to patch"), std::string::npos) << r.err;
+    expect_switched(r);
+    EXPECT_EQ(r.out, ref);
+    return take_counts(dir);
+  }
+
+ private:
+  // What `target_bin` prints untraced.
+  static std::string untraced(const char* target_bin) {
+    Child reference({target_bin, "-"});
+    Result ref = reference.wait(milliseconds(30000));
+    EXPECT_TRUE(ref.exited(0)) << ref.describe();
+    return ref.out;
+  }
+  // The recording ended well, hot() patched instead of detached.
+  static void expect_switched(const Result& r) {
+    EXPECT_TRUE(r.exited(0)) << r.describe();
     EXPECT_NE(r.err.find("patched hot instead of detaching it"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("1 function patched instead of detached"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out, ref.out);
+  }
+  // The program's counts (DIR/count); DIR goes.
+  static std::string take_counts(const std::string& dir) {
     std::ifstream in(dir + "/count");
     std::string counts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    unlink((dir + "/count").c_str());
+    unlink((dir + "/done").c_str());
+    rmdir(dir.c_str());
     return counts;
   }
 };
@@ -180,9 +196,7 @@ TEST_F(FastPathHotSwitch, ALaunchedCommandsHotFunctionIsPatchedInstead) {
 // entries from the exec, moved onto their trampolines at the entry point.
 TEST_F(FastPathHotSwitch, ALaunchedCxxCommandsExceptionsThroughPatchedAndProbedFrames) {
   const std::string out = file("hotlaunchcxx.data");
-  std::istringstream counts(
-      run_launched(kCxxTarget, "hotlaunchcxx",
-                   {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"}, out));
+  std::istringstream counts(run_launched(kCxxTarget, "hotlaunchcxx", cxx_selection(), out));
   ASSERT_FALSE(HasFailure());
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
@@ -200,9 +214,7 @@ TEST_F(FastPathHotSwitch, CxxExceptionsThroughPatchedAndProbedFramesInTwoThreads
   // middle() and tail_to_hot() kept on the kernel's probes: the throws go
   // through their uretprobes once hot() is patched. The program's own
   // output and hot()'s and _Unwind_RaiseException's bytes checked.
-  std::istringstream counts(
-      run_switched(kCxxTarget, "hotcxx",
-                   {"--select=hot,middle,tail_to_hot", "--filter-keep=middle,tail_to_hot"}, out));
+  std::istringstream counts(run_switched(kCxxTarget, "hotcxx", cxx_selection(), out));
   ASSERT_FALSE(HasFailure());
   auto rep = report_json(out);
   ASSERT_TRUE(rep);
