@@ -1,5 +1,6 @@
 #include "record/fast_path.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 
 #include <time.h>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/unique_fd.h"
 #include "fastpath/inject/code_patch.h"
 #include "fastpath/inject/inject_error.h"
 #include "fastpath/inject/process_memory.h"
@@ -90,6 +92,7 @@ struct PatchTarget {
   uint64_t size = 0;
   fp::TrampolineKind kind = fp::TrampolineKind::Traced;
   uint64_t file_offset = 0;  // an unwinder's entry in its file (the guard's key)
+  uint64_t code_offset = 0;  // its first byte in its file
   fp::AddressRange module;   // the module's mappings in the process
 };
 
@@ -109,6 +112,41 @@ bool runtime_of(const std::vector<uprobes::FileMapping>& maps, const uprobes::Fi
   }
   *module = range;
   return found;
+}
+
+// How long an unwinder's entry may keep the int3 of the guard's probe the
+// caller took off (the kernel removes it as the link closes).
+constexpr uint64_t kProbeGoneWaitNs = 2'000'000'000;
+
+// --fast-path=hot, a launched command: `bytes`, the process's at `runtime`,
+// become the file's at `offset` (`fd`, `path`). Atrace's kernel probes went
+// on the files before the exec: the two may differ where the process holds
+// an int3 only, a probe's (the switch takes a function's off before its
+// patch). With a `deadline` (CLOCK_MONOTONIC; an unwinder's entry, patched
+// now, whose guard probe the caller took off) no int3 may be left by then.
+// Anything else differing (text relocations, a file changed since it was
+// mapped) is refused. Returns why ("" when taken).
+std::string take_file_code(fp::ProcessMemory& memory, int fd, const std::string& path,
+                           uint64_t runtime, uint64_t offset, uint64_t deadline,
+                           std::vector<std::byte>& bytes) {
+  std::vector<std::byte> file(bytes.size());
+  if (fd < 0 || pread(fd, file.data(), file.size(), static_cast<off_t>(offset)) !=
+                    static_cast<ssize_t>(file.size()))
+    return "its code cannot be read from " + path;
+  for (;;) {
+    bool probed = false;
+    for (size_t i = 0; i < bytes.size(); i++) {
+      if (bytes[i] == file[i]) continue;
+      if (bytes[i] != std::byte{0xcc}) return "its code in the process is not its file's";
+      probed = true;
+    }
+    if (!probed || !deadline) break;
+    if (now_ns(CLOCK_MONOTONIC) > deadline) return "a probe not atrace's is on it";
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    memory.read_any(runtime, bytes);
+  }
+  bytes = std::move(file);
+  return {};
 }
 
 // Whether the process still has threads that can run (not gone, not a
@@ -263,7 +301,7 @@ FastPathStats& FastPathStats::operator+=(const FastPathStats& o) {
 
 FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
                    const std::vector<uprobes::UnwindPoint>& unwinders, uint64_t lane_slots,
-                   fp::StoppedProcess* held, bool start_on)
+                   fp::StoppedProcess* held, bool start_on, bool code_from_files)
     : s_(std::make_unique<State>()) {
   s_->pid = pid;
   s_->hot = !start_on;
@@ -281,6 +319,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     auto [it, fresh] = ids.try_emplace(t.module_path);
     if (fresh) it->second = uprobes::file_id(t.module_path).value_or(uprobes::FileId{});
     if (!runtime_of(maps, it->second, file_offset, &t.runtime, &t.module)) return false;
+    t.code_offset = file_offset;
     by_module[t.module_path].push_back(std::move(t));
     return true;
   };
@@ -337,6 +376,7 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
   }
 
   fp::ProcessMemory code_memory(pid);
+  const uint64_t deadline = now_ns(CLOCK_MONOTONIC) + kProbeGoneWaitNs;
   fp::RingGeometry geometry;
   geometry.lane_slots = static_cast<uint32_t>(lane_slots);
   geometry.lane_count =
@@ -390,6 +430,8 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
       std::vector<uint64_t> starts;
       for (const auto& t : targets) starts.push_back(t.vaddr);
       std::unique_ptr<uprobes::CodeEntries> entries;
+      UniqueFd file;
+      if (code_from_files) file.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
       for (const auto& t : targets) {
         const size_t len = t.size ? std::min<size_t>(t.size, kMaxCodeRead) : 32;
         std::vector<std::byte> bytes(len);
@@ -408,6 +450,16 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
           if (t.id) s_->refused.push_back({t.id, e.what()});
           unwinder_refused(e.what());
           continue;
+        }
+        if (code_from_files) {
+          const bool unwinder = t.kind != fp::TrampolineKind::Traced;
+          if (auto why = take_file_code(code_memory, file.get(), path, t.runtime, t.code_offset,
+                                        unwinder ? deadline : 0, bytes);
+              !why.empty()) {
+            if (t.id) s_->refused.push_back({t.id, why});
+            unwinder_refused(why);
+            continue;
+          }
         }
         // Another tracer's breakpoint (or anything not the file's code)
         // at the entry: the bytes to relocate would be wrong.
@@ -469,6 +521,10 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
         site.bytes.resize(plan.jump.size());
         std::memcpy(site.bytes.data(), plan.jump.data(), plan.jump.size());
         site.on = start_on || t.kind != fp::TrampolineKind::Traced;
+        // The file's: the process's may hold a kernel probe's int3 there.
+        if (code_from_files)
+          site.original.assign(bytes.begin(),
+                               bytes.begin() + static_cast<std::ptrdiff_t>(site.bytes.size()));
         patch_sites.push_back(std::move(site));
         planned.emplace_back(t.id, t.kind == fp::TrampolineKind::Traced);
         if (t.kind == fp::TrampolineKind::Traced) s_->entry_of[t.id] = t.runtime;
@@ -515,6 +571,8 @@ FastPath::FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
     for (const auto& [id, traced] : planned)
       if (traced) s_->patched.push_back(id);
     s_->installed = true;
+    // Hot with the caller's stop: the caller moves the guard, then lets go.
+    if (held && !start_on) return;
     process.release();
     s_->stats.install_stop_ns = static_cast<uint64_t>(process.times().held.count());
   } catch (const fp::InjectError& e) {

@@ -129,11 +129,17 @@ class FastPath {
   // function starts switched off, for set_enabled() to switch on. The
   // unwinders' entries are patched (no WalkEnd window: the guard keeps the
   // walk's `ret`s), and the code regions are memfds on which the unwind
-  // guard probes their trampolines (guard_points()).
+  // guard probes their trampolines (guard_points()). With start_on false a
+  // `held` process stays held (the caller moves the guard first).
+  // `code_from_files` (hot, a launched command): the kernel's probes went on
+  // the files before the exec, so the trampolines are made from the files'
+  // bytes (the process's may differ only by an int3, a probe's, restored by
+  // the switch's close), and the unwinders' entries, whose guard probes the
+  // caller took off, are waited for until they hold the files' bytes.
   FastPath(pid_t pid, const std::vector<uprobes::ProbeSite>& sites,
            const std::vector<uprobes::UnwindPoint>& unwinders,
            uint64_t lane_slots = kFastPathLaneSlots, fastpath::StoppedProcess* held = nullptr,
-           bool start_on = true);
+           bool start_on = true, bool code_from_files = false);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;

@@ -192,7 +192,10 @@ class Recorder {
   void drain_fast_path_rest();
   uint64_t release_edge(uint64_t now) const;
   void finish_fast_path();
-  void install_hot(pid_t pid);
+  void install_hot(pid_t pid, fastpath::StoppedProcess* held = nullptr);
+  bool hot_limits_off(uint32_t id) const;
+  void set_limits(const uprobes::ProbeSite& site, atrace_fn_state& st) const;
+  void restore_limits();
   void attach_usdt(std::vector<formats::ProbeInfo>& table);
   void push_start_events();
   bool on_wake(uint64_t now);
@@ -256,6 +259,7 @@ class Recorder {
   // Each function patched so far (file identity, offset): its id.
   std::map<std::pair<uprobes::FileId, uint64_t>, uint32_t> patched_places_;
   uint32_t next_id_ = 0;
+  FilterCosts costs_;  // the filters' (attach_probes)
   // record_events
   std::unique_ptr<EventCollector> events_;
   // --fast-path in launch mode: the functions to patch once the program
@@ -596,8 +600,10 @@ void Recorder::start(const ProbeCost& cost) {
   // With the fast path, the unwinders' entries are the trampolines' to patch
   // (a uprobe there would be written into the patched bytes): hot mode's
   // guard probes the trampolines instead, so they are written first.
+  // A launched command's are written at its entry point (install_at_entry),
+  // the guard's and the functions' probes on the files before its exec.
   auto guard_points = probes_.unwind_points;
-  if (opts_.fast_path_hot && !plan_.sites.empty()) {
+  if (opts_.fast_path_hot && !plan_.sites.empty() && !fast_launch()) {
     install_hot(pid);
     guard_points = fast_->guard_points(guard_points);
   }
@@ -657,6 +663,10 @@ void Recorder::install_at_entry() {
   std::unique_ptr<fastpath::StoppedProcess> process =
       entry.stopped(tree ? run_.follower.get() : nullptr);
   try {
+    if (opts_.fast_path_hot) {
+      install_hot(pid, process.get());
+      return;  // one process (no --follow-forks): nothing more to follow
+    }
     const uint64_t start = now_ns(CLOCK_MONOTONIC);
     auto table = install_fast_path(at_entry_, pid, process.get());
     announce_probes(table, now_ns(CLOCK_MONOTONIC) - start, multi_, opts_.kernel_groups);
@@ -713,19 +723,26 @@ void Recorder::set_filter_state(const FilterCosts& costs) {
     st.keep =
         std::find(plan_.keep_ids.begin(), plan_.keep_ids.end(), site.id) != plan_.keep_ids.end();
     if (opts_.filter.mode == FilterMode::Absolute) {
-      const uint64_t floor = costs.floor_ns[path % costs.floor_ns.size()];
-      st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor);
-      st.early_limit_ns = early_limit_ns(opts_.filter.threshold_ns, floor);
+      set_limits(site, st);
       // --fast-path=hot: the programs would turn it off at once, losing
       // its calls until the switch; the recorder's decision (each tick)
       // patches it instead, with no call lost.
-      if (fast_ && fast_->patchable(site.id)) st.limit_ns = st.early_limit_ns = 0;
+      if (hot_limits_off(site.id)) st.limit_ns = st.early_limit_ns = 0;
     }
     // What the programs take off the callers' measured durations when
     // this function returns (its probes ran inside them).
     st.cost_ns = costs.cost_ns[path % costs.cost_ns.size()];
     bpf_->set_fn_state(site.id, st);
   }
+}
+
+// The absolute rule's limits the programs apply to `site` (its path's share
+// of the probe cost added to the threshold).
+void Recorder::set_limits(const uprobes::ProbeSite& site, atrace_fn_state& st) const {
+  const uint64_t floor =
+      costs_.floor_ns[static_cast<size_t>(site.entry_path) % costs_.floor_ns.size()];
+  st.limit_ns = absolute_limit_ns(opts_.filter.threshold_ns, floor);
+  st.early_limit_ns = early_limit_ns(opts_.filter.threshold_ns, floor);
 }
 
 std::vector<formats::ProbeInfo> Recorder::attach_functions() {
@@ -744,7 +761,9 @@ std::vector<formats::ProbeInfo> Recorder::attach_functions() {
         refused.size(), refused.front()->name.c_str(), refused.front()->module.c_str());
   if (fast_launch()) {
     at_entry_ = attachable;  // none is mapped before the exec
-    return {};
+    // Hot: on the kernel's probes until the entry point, and after for
+    // what is not patched (install_hot).
+    if (!opts_.fast_path_hot) return {};
   }
   if (opts_.fast_path && !opts_.fast_path_hot)
     return install_fast_path(attachable, run_.target->pid());
@@ -920,21 +939,61 @@ bool Recorder::patch_exec(const ExecMatch& m) {
 // trampolines (docs/fast-path.md, "Hot functions", design steps 1 and 2).
 // An unwinder that cannot be patched refuses the recording: a patched
 // frame would unwind into the return stub.
-void Recorder::install_hot(pid_t pid) {
+//
+// A launched command (`held`, at its entry point: install_at_entry) has
+// had the guard's and the functions' probes since before its exec: the
+// trampolines are made from the files' bytes, the guard's probes are taken
+// off the unwinders' entries before those are patched and put on their
+// trampolines after, and only then is the program let go.
+void Recorder::install_hot(pid_t pid, fastpath::StoppedProcess* held) {
   const uint64_t start = now_ns(CLOCK_MONOTONIC);
+  if (held && probes_.unwind_guard) probes_.unwind_guard->detach_points();
   fast_ = std::make_unique<FastPath>(pid, plan_.sites, probes_.unwind_points,
-                                     opts_.fast_path_lane_slots, nullptr, /*start_on=*/false);
+                                     opts_.fast_path_lane_slots, held, /*start_on=*/false,
+                                     /*code_from_files=*/held != nullptr);
   fast_all_ = std::make_unique<FastPaths>(*fast_);
   if (!fast_->unwinder_refusal().empty())
     throw RecordError("--fast-path=hot: an unwinder's entry cannot be patched (" +
                       fast_->unwinder_refusal() + "): a patched function's frame would unwind " +
                       "into the fast path's return stub");
+  uint64_t stopped_ns = fast_->stats().install_stop_ns;
+  if (held) {
+    if (probes_.unwind_guard)
+      probes_.unwind_guard->attach_points(fast_->guard_points(probes_.unwind_points), pid);
+    if (opts_.filter.active()) restore_limits();
+    if (probes_.relevance) probes_.relevance->patch_with(fast_.get());
+    held->release();
+    stopped_ns = static_cast<uint64_t>(held->times().held.count());
+  }
   base::progress(
       "--fast-path=hot: %s ready to patch (trampolines written, entries unchanged) in %.1f ms, "
       "the program stopped %.2f ms",
       base::plural(fast_->patched().size(), "function").c_str(),
       static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e6,
-      static_cast<double>(fast_->stats().install_stop_ns) / 1e6);
+      static_cast<double>(stopped_ns) / 1e6);
+}
+
+// Hot: a function with a trampoline is judged by the recorder alone (the
+// programs' own early off would lose its calls until the switch); a
+// launched command's are not known before its entry point, so every
+// function is until then (restore_limits).
+bool Recorder::hot_limits_off(uint32_t id) const {
+  if (!opts_.fast_path_hot) return false;
+  return fast_ ? fast_->patchable(id) : fast_launch();
+}
+
+// A launched command at its entry point, held: the functions without a
+// trampoline get the programs' limits back (set_filter_state's), the rest
+// of their state (links' generation, off flag) kept.
+void Recorder::restore_limits() {
+  if (opts_.filter.mode != FilterMode::Absolute) return;
+  for (const auto& site : plan_.sites) {
+    if (fast_->patchable(site.id)) continue;
+    atrace_fn_state st{};
+    if (bpf_map_lookup_elem(bpf_->fn_state_fd(), &site.id, &st) != 0) continue;
+    set_limits(site, st);
+    bpf_->set_fn_state(site.id, st);
+  }
 }
 
 // The time before which the reorder window releases events: the window
@@ -1083,6 +1142,7 @@ std::vector<formats::ProbeInfo> Recorder::attach_probes(pid_t pid, const FilterC
                                                        bpf_->func_exit_program(), where, multi_);
   probes_.functions->set_value_programs(bpf_->values_entry_program(), bpf_->values_exit_program());
   probes_.functions->set_stack_program(bpf_->stack_entry_program());
+  costs_ = costs;
   if (opts_.filter.active()) set_filter_state(costs);
   std::vector<formats::ProbeInfo> table;
   const uint64_t attach_start = now_ns(CLOCK_MONOTONIC);

@@ -147,6 +147,8 @@ UnwindGuard::UnwindGuard(const UnwindGuardMaps& maps, const std::vector<uprobes:
 UnwindGuard::~UnwindGuard() {
   release();
   links_.clear();
+  for (auto& t : closing_) t.join();
+  exit_link_ = {};
   stop_ = true;
   const uint64_t one = 1;
   if (wake_.get() >= 0) (void)!write(wake_.get(), &one, sizeof one);
@@ -283,12 +285,18 @@ void UnwindGuard::release(std::chrono::milliseconds budget) {
 }
 
 void UnwindGuard::attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {
-  OwnedLink exit_link;
-  exit_link.link.reset(bpf_program__attach(skel_->progs.unwind_exit));
-  if (!exit_link)
+  exit_link_.link.reset(bpf_program__attach(skel_->progs.unwind_exit));
+  if (!exit_link_)
     throw UnwindGuardError("cannot attach to thread exits: " + base::errno_text(errno));
-  links_.push_back(std::move(exit_link));
+  attach_points(points, pid);
+}
 
+void UnwindGuard::detach_points() {
+  for (auto& l : links_) closing_.emplace_back([link = std::move(l)]() mutable { link.close(); });
+  links_.clear();
+}
+
+void UnwindGuard::attach_points(const std::vector<uprobes::UnwindPoint>& points, pid_t pid) {
   auto prog_of = [this](uprobes::UnwindRole r) {
     switch (r) {
       case uprobes::UnwindRole::Start: return skel_->progs.unwind_start;

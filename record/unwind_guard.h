@@ -79,6 +79,17 @@ class UnwindGuard {
   // process that maps the modules (--follow-forks). Throws UnwindGuardError
   // when a point cannot be probed.
   void attach(const std::vector<uprobes::UnwindPoint>& points, pid_t pid);
+  // --fast-path=hot with a launched command (docs/fast-path.md, "Hot
+  // functions"): the points' probes taken off (their links closed; the
+  // thread-exit program stays), with the process stopped, so that the
+  // unwinders' entries can be patched; then attach_points() puts them on
+  // again, where FastPath::guard_points() moved them, before it runs. The
+  // links close on threads of their own, all at once (each close waits for
+  // grace periods, after the kernel took the breakpoint out): the caller
+  // waits for the entries' bytes instead (FastPath's code_from_files).
+  void detach_points();
+  // A probe on every point (attach()'s, without the thread-exit program).
+  void attach_points(const std::vector<uprobes::UnwindPoint>& points, pid_t pid);
 
  private:
   // In each traced process still running, every return slot of atrace's
@@ -105,7 +116,9 @@ class UnwindGuard {
   bool multi_;
   bool can_release_ = false;     // release_scan loaded (Linux 6.18)
   std::string release_refused_;  // why a kernel with task work refused it
-  std::vector<OwnedLink> links_;
+  OwnedLink exit_link_;
+  std::vector<OwnedLink> links_;      // the points'
+  std::vector<std::thread> closing_;  // detach_points()'s closes, joined when the guard goes
   // (file, function offset) of atrace's probed functions: a point in one
   // of them stays at its entry (uprobes/unwind_points.h).
   std::set<std::pair<std::string, uint64_t>> probed_;

@@ -45,15 +45,10 @@ std::vector<pid_t> parse_pids(const std::string& list) {
 }
 
 // --fast-path[=all|hot] (docs/fast-path.md, "Hot functions"). `hot` takes
-// an attached process only so far (the recorder refuses --follow-forks).
+// one process, attached or launched (the recorder refuses --follow-forks).
 void parse_fast_path(RecordArgs& a) {
   if (a.fast_path.empty()) return;
   if (a.fast_path == "hot") {
-    if (a.opts.pid <= 0 && a.opts.pids.empty())
-      throw OptionError(
-          "--fast-path=hot: attach mode only so far (-p PID): a launched command's kernel "
-          "probes go on before its exec, before the trampolines could be made from its "
-          "entries (docs/fast-path.md, \"Hot functions\")");
     a.opts.fast_path_hot = true;
   } else if (a.fast_path != "all")
     throw OptionError("--fast-path: '" + a.fast_path + "' is not all or hot");

@@ -56,7 +56,10 @@ CodePatch CodePatch::apply(StoppedProcess& process, std::vector<PatchSite> sites
   for (PatchSite& s : sites) {
     if (s.bytes.empty()) throw InjectError("an empty patch at " + hex(s.address));
     ranges.push_back({s.address, s.address + s.bytes.size()});
-    patch.sites_.push_back({s.address, std::move(s.bytes), {}, s.on});
+    if (!s.original.empty() && s.original.size() != s.bytes.size())
+      throw InjectError("the original bytes given at " + hex(s.address) +
+                        " are not the patch's size");
+    patch.sites_.push_back({s.address, std::move(s.bytes), std::move(s.original), s.on});
   }
   std::vector<AddressRange> sorted = ranges;
   std::sort(sorted.begin(), sorted.end(),
@@ -70,8 +73,11 @@ CodePatch CodePatch::apply(StoppedProcess& process, std::vector<PatchSite> sites
   size_t written = 0;
   try {
     for (Site& s : patch.sites_) {
-      s.original.resize(s.written.size());
-      memory.read_any(s.address, s.original);
+      std::vector<std::byte> now(s.written.size());
+      memory.read_any(s.address, now);
+      if (s.original.empty()) s.original = std::move(now);
+      else if (s.active && now != s.original)
+        throw InjectError("the bytes at " + hex(s.address) + " are not the original ones given");
     }
     for (Site& s : patch.sites_) {
       if (s.active) memory.write_any(s.address, s.written);

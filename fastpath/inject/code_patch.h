@@ -34,6 +34,11 @@ struct PatchSite {
   // false: its original bytes kept and nothing written (switched off from
   // the start: set_active() writes it later; --fast-path=hot)
   bool on = true;
+  // Its original bytes when the process's are not (empty: read from the
+  // process): the file's, where a kernel probe of the caller's own holds an
+  // int3 that goes before the site is switched on (--fast-path=hot, launch
+  // mode). A site switched on here must hold them already.
+  std::vector<std::byte> original;
 };
 
 struct RetryPolicy {
