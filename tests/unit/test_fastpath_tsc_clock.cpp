@@ -61,8 +61,8 @@ TEST(FastPathTscClock, KeepsAnchorsForItsWindowOnly) {
 // stamp converts the same at the last drain as at the first. Dropped
 // (the window counted from the newest anchor alone), the stamps of the
 // backlog were extrapolated from a later segment, differently at each
-// drain: two records of one thread, 0.2 ns apart in true time and read
-// in two drains, came out 15-50 ns in the wrong order.
+// drain: two records of one thread, 35-60 ns apart in true time and read
+// in two drains, came out 6-9 ns in the wrong order.
 TEST(FastPathTscClock, KeepsTheAnchorsOfStampsStillToCome) {
   TscClock c(/*keep_ns=*/1000);
   // Anchors at a rate that changes: extrapolating a later segment back
